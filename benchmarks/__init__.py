@@ -1,0 +1,34 @@
+"""`python -m benchmarks` prints the performance table.
+
+Each module benchmarks/bench_<topic>.py exposes
+
+    BENCHMARKS: dict[str, Callable[[], Measurement]]
+
+(name -> a function that runs the work and returns a Measurement). They are discovered
+automatically; `python -m benchmarks gan` runs only modules whose name contains "gan".
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Measurement:
+    value: float          # the number reported (seconds, it/s, ...)
+    unit: str             # "ms", "it/s", "x plain loop", ...
+    note: str = ""        # what it is measured against / the target
+
+
+def median_time(fn: Callable[[], object], repeat: int = 5, warmup: int = 1) -> float:
+    """Median wall time of fn() in seconds over `repeat` runs after `warmup` runs."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)

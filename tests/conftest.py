@@ -1,0 +1,24 @@
+"""Shared fixtures. `device` runs a test on every compute device this machine has
+("cpu" always; "cuda"/"mps" when present), so engine tests run unchanged on a GPU machine."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from engine.device import available_devices  # noqa: E402
+
+torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+
+
+@pytest.fixture(params=available_devices()[::-1], ids=lambda d: d)
+def device(request) -> str:
+    """'cpu', then 'cuda' / 'mps' where they exist."""
+    return request.param

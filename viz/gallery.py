@@ -1,0 +1,34 @@
+"""The home page: a gallery of the topics, grouped by section, each a card with a
+thumbnail, one sentence and a link (or a "coming soon" badge)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from viz.topics import SECTIONS, TOPICS, Topic
+
+CARDS_PER_ROW = 4
+
+
+def _card(topic: Topic, page) -> None:
+    with st.container(border=True):
+        if topic.thumbnail.exists():
+            st.image(str(topic.thumbnail), width="stretch")
+        st.page_link(page, label=topic.title, icon=topic.icon)
+        st.caption(topic.sentence)
+        if not topic.ready:
+            st.html('<span class="dlplay-badge soon">coming soon</span>')
+
+
+def gallery(pages: dict[str, object]) -> None:
+    """pages: slug -> st.Page, as registered with st.navigation."""
+    st.title("Deep-learning playground")
+    st.markdown("Every figure here is computed live by real PyTorch code: move a slider and "
+                "the model, the optimizer or the sampler runs again. Pick a topic.")
+    for section in SECTIONS:
+        st.subheader(section)
+        topics = [t for t in TOPICS if t.section == section]
+        for row in range(0, len(topics), CARDS_PER_ROW):
+            cols = st.columns(CARDS_PER_ROW)
+            for col, topic in zip(cols, topics[row:row + CARDS_PER_ROW]):
+                with col:
+                    _card(topic, pages[topic.slug])

@@ -1,0 +1,31 @@
+"""Drawing on the page: every figure goes through show_figure(), long text through explain()."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from viz import session
+from viz.theme import style_figure
+
+PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+
+
+def show_figure(fig: go.Figure, *, key: str | None = None, on_select="ignore",
+                selection_mode=("points", "box", "lasso"), height: int | None = None):
+    """Style `fig` with the shared template (classroom-aware) and draw it.
+    Returns what st.plotly_chart returns (the selection state when on_select is set)."""
+    style_figure(fig, session.classroom())
+    if height is not None:
+        fig.update_layout(height=height)
+    return st.plotly_chart(fig, key=key, on_select=on_select, selection_mode=selection_mode,
+                           theme=None, config=PLOTLY_CONFIG)
+
+
+def explain(markdown: str, title: str = "Explanation") -> None:
+    """A paragraph of explanation: shown in full normally, collapsed in classroom mode
+    (the teacher talks; the screen shows the figure)."""
+    if session.classroom():
+        with st.expander(title, expanded=False):
+            st.markdown(markdown)
+    else:
+        st.markdown(markdown)

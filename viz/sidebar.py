@@ -1,0 +1,55 @@
+"""The sidebar every page shares: compute device, global seed, classroom mode.
+
+- device: select box of the devices that exist (auto order CUDA > MPS > CPU; DLPLAY_DEVICE
+  overrides the default), bound to ?device=.
+- seed: bound to ?seed= (an invalid value in the URL is ignored by Streamlit -> default 0).
+- classroom: toggle, synced by hand with ?classroom=1 because the URL convention is "1",
+  which Streamlit's bound toggles (true/false only) would reject.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from engine.device import available_devices, default_device, device_label
+from viz import session
+from viz.page import inject_css
+
+TRUTHY = {"1", "true", "yes", "on"}
+
+
+def _classroom_from_url() -> bool:
+    return str(st.query_params.get("classroom", "")).strip().lower() in TRUTHY
+
+
+def _sync_classroom_to_url() -> None:
+    if st.session_state.get("classroom"):
+        st.query_params["classroom"] = "1"
+    elif "classroom" in st.query_params:
+        del st.query_params["classroom"]
+
+
+def shared_sidebar() -> None:
+    if "classroom" not in st.session_state:
+        st.session_state["classroom"] = _classroom_from_url()
+    choice = default_device()
+    devices = available_devices()
+    with st.sidebar:
+        st.markdown("### Settings")
+        st.selectbox("Compute device", devices, index=devices.index(choice.name), key="device",
+                     bind="query-params",
+                     help="Where the PyTorch engine runs. Auto order: CUDA > MPS > CPU; "
+                          "the environment variable DLPLAY_DEVICE sets the default.")
+        st.caption(f"In use: **{device_label(session.device())}**")
+        if choice.warning:
+            st.warning(choice.warning)
+        st.number_input("Seed", min_value=0, max_value=session.SEED_MAX,
+                        value=session.DEFAULT_SEED, step=1, key="seed", bind="query-params",
+                        help="Every random draw on every page derives from this seed: the "
+                             "same seed and URL reproduce the same picture.")
+        st.toggle("Classroom mode", key="classroom", on_change=_sync_classroom_to_url,
+                  help="Larger fonts, thicker lines and bigger markers for projection; long "
+                       "explanations are collapsed. Also ?classroom=1 in the URL.")
+    _sync_classroom_to_url()
+    inject_css("base")
+    if session.classroom():
+        inject_css("classroom")

@@ -1,0 +1,65 @@
+"""The one Plotly look of the playground, in a light and a classroom variant.
+
+Figure builders in viz/ return plain go.Figure objects without styling; viz.render.show_figure
+applies `style_figure(fig, classroom)` right before drawing, so every figure shares one
+template and classroom mode scales all of them at once.
+"""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+COLORWAY = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+            "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"]
+
+# classroom variant: font sizes in px, and scale factors for explicit line widths/markers
+SIZES = {
+    False: {"font": 14, "title": 17, "tick": 12, "line": 2.0, "marker": 7, "scale_line": 1.0,
+            "scale_marker": 1.0},
+    True: {"font": 22, "title": 26, "tick": 19, "line": 4.0, "marker": 12, "scale_line": 1.9,
+           "scale_marker": 1.6},
+}
+
+
+def make_template(classroom: bool = False) -> go.layout.Template:
+    s = SIZES[bool(classroom)]
+    axis = dict(showgrid=True, gridcolor="#e6e6e6", zeroline=False, linecolor="#444",
+                ticks="outside", tickfont=dict(size=s["tick"]), title=dict(font=dict(size=s["font"])))
+    return go.layout.Template(
+        layout=dict(
+            font=dict(family="Inter, 'Source Sans Pro', Arial, sans-serif", size=s["font"],
+                      color="#222"),
+            title=dict(font=dict(size=s["title"]), x=0.02, xanchor="left"),
+            colorway=COLORWAY,
+            paper_bgcolor="white", plot_bgcolor="white",
+            xaxis=axis, yaxis=axis,
+            legend=dict(font=dict(size=s["font"]), bgcolor="rgba(255,255,255,0.7)"),
+            hoverlabel=dict(font=dict(size=s["font"])),
+            margin=dict(l=60, r=20, t=50, b=50),
+        ),
+        data=dict(
+            scatter=[go.Scatter(line=dict(width=s["line"]), marker=dict(size=s["marker"]))],
+            scattergl=[go.Scattergl(line=dict(width=s["line"]), marker=dict(size=s["marker"]))],
+            contour=[go.Contour(line=dict(width=s["line"] / 2))],
+        ),
+    )
+
+
+TEMPLATES = {False: make_template(False), True: make_template(True)}
+
+
+def style_figure(fig: go.Figure, classroom: bool = False) -> go.Figure:
+    """Apply the shared template; in classroom mode also scale explicit line widths and
+    marker sizes that a builder set on individual traces. Returns the same figure."""
+    s = SIZES[bool(classroom)]
+    already = (fig.layout.meta or {}).get("dlplay_classroom") if isinstance(fig.layout.meta, dict) else None
+    fig.update_layout(template=TEMPLATES[bool(classroom)], meta={"dlplay_classroom": bool(classroom)})
+    if classroom and not already:
+        for trace in fig.data:
+            line = getattr(trace, "line", None)
+            if line is not None and getattr(line, "width", None):
+                line.width = line.width * s["scale_line"]
+            marker = getattr(trace, "marker", None)
+            size = getattr(marker, "size", None) if marker is not None else None
+            if isinstance(size, (int, float)):
+                marker.size = size * s["scale_marker"]
+    return fig

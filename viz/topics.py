@@ -1,0 +1,62 @@
+"""The topics of the playground, one entry per page, in gallery order.
+
+`ready` is False while a page is not built: its page file then shows an honest
+"coming soon" card and the gallery marks it so. A topic page flips its own flag when done.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Topic:
+    slug: str        # url path, page file pages/<slug>.py, thumbnail assets/thumbnails/<slug>.png
+    title: str
+    section: str     # navigation group
+    sentence: str    # one sentence for the gallery card
+    icon: str        # material icon for the navigation
+    issue: int       # the issue that builds the page
+    ready: bool = False
+
+    @property
+    def page_file(self) -> str:
+        return f"pages/{self.slug}.py"
+
+    @property
+    def thumbnail(self) -> Path:
+        return ROOT / "assets" / "thumbnails" / f"{self.slug}.png"
+
+
+SECTIONS = ("Optimization", "Architectures", "Generative models")
+
+TOPICS: tuple[Topic, ...] = (
+    Topic("gradient_descent", "Gradient descent & the optimizer race", "Optimization",
+          "Why gradient descent zigzags, when it diverges, and what momentum and Adam change.",
+          ":material/trending_down:", 3, ready=False),
+    Topic("relu_regions", "ReLU linear regions", "Architectures",
+          "A ReLU network cuts the plane into polygons; watch them multiply with depth.",
+          ":material/change_history:", 4, ready=False),
+    Topic("convolution", "Convolution & receptive fields", "Architectures",
+          "Slide a kernel over a real photo and see which input pixels each output sees.",
+          ":material/grid_on:", 5, ready=False),
+    Topic("lstm_gating", "LSTM gating", "Architectures",
+          "Watch input, forget and output gates work on a sequence, and why gradients survive.",
+          ":material/memory:", 6, ready=False),
+    Topic("attention", "Attention maps", "Architectures",
+          "From one softmax to the heads of a small transformer trained to reverse and sort.",
+          ":material/visibility:", 7, ready=False),
+    Topic("gan", "GAN mode collapse", "Generative models",
+          "Train a GAN on many modes, count the modes it covers, and cure the collapse.",
+          ":material/scatter_plot:", 8, ready=False),
+    Topic("vae", "VAE latent grids", "Generative models",
+          "Decode a grid of the 2-D latent space of a VAE while it trains on digits.",
+          ":material/blur_on:", 9, ready=False),
+    Topic("diffusion", "Diffusion sampling", "Generative models",
+          "Noise 2-D data, then sample it back with DDPM, DDIM and Langevin dynamics.",
+          ":material/grain:", 10, ready=False),
+)
+
+TOPICS_BY_SLUG = {t.slug: t for t in TOPICS}
