@@ -1,0 +1,24 @@
+"""AppTest helpers shared by the page tests: run the whole app (navigation + sidebar) and
+switch to a page, as a user arriving from the gallery would."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+TIMEOUT = 120
+
+
+def run_app(query: dict | None = None, page: str | None = None,
+            timeout: float = TIMEOUT) -> AppTest:
+    """Run app.py with the given URL query, then switch to `page` ("pages/<slug>.py")."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run()
+    if page:
+        at.switch_page(page)
+        at.run()
+    return at
