@@ -13,10 +13,12 @@ def _card(topic: Topic, page) -> None:
     with st.container(border=True):
         if topic.thumbnail.exists():
             st.image(str(topic.thumbnail), width="stretch")
-        st.page_link(page, label=topic.title, icon=topic.icon)
+        st.markdown(f"**{topic.title}**")
         st.caption(topic.sentence)
-        if not topic.ready:
-            st.html('<span class="dlplay-badge soon">coming soon</span>')
+        if topic.ready:
+            st.page_link(page, label="Open", icon=":material/arrow_forward:")
+        else:
+            st.page_link(page, label="Coming soon", icon=":material/schedule:")
 
 
 def gallery(pages: dict[str, object]) -> None:

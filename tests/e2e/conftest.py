@@ -1,0 +1,102 @@
+"""Real-browser fixtures: a `streamlit run app.py` server on a free loopback port, and
+Debian's Chromium driven by Playwright (never a browser Playwright downloads itself).
+
+On CI (CI=true) these tests must run: a missing Chromium is a failure. On a developer
+machine without Chromium they are skipped with the reason."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--no-first-run", "--disable-sync", "--disable-quic"]
+SCREENSHOTS = Path(os.environ.get("DLPLAY_SCREENSHOTS", ROOT / "assets" / "screenshots"))
+
+
+def _need(what: str, reason: str):
+    if os.environ.get("CI"):
+        pytest.fail(f"{what} is required on CI: {reason}")
+    pytest.skip(f"{what} not available: {reason}")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server_url():
+    port = _free_port()
+    log = open(ROOT / "tests" / "e2e" / "_server.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port),
+         "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        env={**os.environ, "DLPLAY_DEVICE": os.environ.get("DLPLAY_DEVICE", "cpu")})
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail(f"streamlit did not start: see {log.name}")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    exe = shutil.which("chromium")
+    if exe is None:
+        _need("chromium", "install Debian's package: apt-get install -y chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _need("playwright", "pip install -r requirements-dev.txt")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_FLAGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    yield pg
+    context.close()
+
+
+def wait_idle(page, timeout_s: float = 90.0) -> None:
+    """Wait until the app is rendered and the script is no longer running (the status
+    widget is gone for ~0.6 s in a row)."""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_s * 1000)
+    page.wait_for_selector("h1", timeout=timeout_s * 1000)
+    quiet, deadline = 0, time.time() + timeout_s
+    while quiet < 3 and time.time() < deadline:
+        running = page.evaluate(
+            "() => !!document.querySelector('[data-testid=\"stStatusWidget\"]')"
+            " || !!document.querySelector('[data-testid=\"stSkeleton\"]')")
+        quiet = 0 if running else quiet + 1
+        page.wait_for_timeout(200)

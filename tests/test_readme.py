@@ -1,0 +1,25 @@
+"""README's two commands exist, and .ci/run runs exactly the README's test command."""
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN = "pip install -r requirements.txt && streamlit run app.py"
+TEST = "pip install -r requirements-dev.txt && python -m pytest"
+
+
+def test_readme_has_run_and_test_commands():
+    text = (ROOT / "README.md").read_text()
+    assert RUN in text and TEST in text
+
+
+def test_ci_runs_the_readme_test_command_last():
+    lines = [ln.strip() for ln in (ROOT / ".ci" / "run").read_text().splitlines()
+             if ln.strip() and not ln.strip().startswith("#")]
+    assert lines[-1] == TEST
+    assert "set -euo pipefail" in lines
+
+
+def test_requirements_pin_a_cpu_friendly_torch_range():
+    req = (ROOT / "requirements.txt").read_text()
+    assert "torch>=2.4" in req
+    dev = (ROOT / "requirements-dev.txt").read_text()
+    assert "-r requirements.txt" in dev and "pytest" in dev and "playwright" in dev
