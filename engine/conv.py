@@ -317,7 +317,7 @@ class ERF:
 def effective_receptive_field(model: nn.Module, input_shape: tuple[int, int, int],
                               out_index: tuple[int, int] | None = None, seed: int = 0,
                               n_samples: int = 32, device: str | torch.device | None = "cpu",
-                              inputs: torch.Tensor | None = None) -> ERF:
+                              inputs: np.ndarray | torch.Tensor | None = None) -> ERF:
     """Luo et al. 2016: ERF(x_in) = E_x |d y[out_index] / d x|, with y summed over output
     channels and x ~ N(0, 1) of shape (n_samples, *input_shape) (or the given inputs).
     One batched backward pass: the samples do not interact, so d(sum_b y_b)/d x_b = d y_b/d x_b.
@@ -328,7 +328,7 @@ def effective_receptive_field(model: nn.Module, input_shape: tuple[int, int, int
         g = make_generator(seed, dev)
         x = torch.randn((n_samples, *input_shape), generator=g, device=dev)
     else:
-        x = inputs.to(dev, torch.float32)
+        x = torch.as_tensor(np.asarray(inputs, np.float32), device=dev).clone()
         n_samples = x.shape[0]
     x.requires_grad_(True)
     y = model(x)
@@ -474,7 +474,7 @@ def shapes(size: int = 128) -> np.ndarray:
     return img
 
 
-def _downscale(img: np.ndarray, max_side: int) -> np.ndarray:
+def downscale(img: np.ndarray, max_side: int) -> np.ndarray:
     """Area-average downscale so max(H, W) <= max_side (no change if already small)."""
     h, w = img.shape[:2]
     scale = max(h, w) / max_side
@@ -511,7 +511,7 @@ def _raw_image(name: str) -> np.ndarray:
 
 @functools.lru_cache(maxsize=32)
 def _cached_image(name: str, grayscale: bool, max_side: int) -> np.ndarray:
-    img = _downscale(_raw_image(name), max_side)
+    img = downscale(_raw_image(name), max_side)
     img = _to_gray(img) if grayscale else _gray_to_rgb(img)
     img.setflags(write=False)
     return img

@@ -1,0 +1,251 @@
+"""Figure builders for the convolution page: arrays / engine dataclasses in, go.Figure out.
+
+Large images are sent as PNG (go.Image with a data URI via px.imshow(binary_string=True)),
+which keeps a 512x512 map to a few hundred KB instead of a JSON heatmap of 262k numbers.
+Signed maps (edge detectors, differences) use a blue-white-red scale centred at 0.
+"""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import plotly.express as px
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from engine.conv import ERF, ConvFrames, Equivariance, FeatureMap, RFInfo, Region
+
+BLUE, RED, BOX = np.array([33, 102, 172]), np.array([178, 24, 43]), "#ff7f0e"
+DIVERGING = [[0, "rgb(33,102,172)"], [0.5, "white"], [1, "rgb(178,24,43)"]]
+
+
+def to_rgb8(arr: np.ndarray, signed: bool | None = None) -> np.ndarray:
+    """(H, W) or (H, W, 3) floats -> uint8 RGB. Unsigned: min..max -> black..white (RGB kept);
+    signed (default when arr has both signs): -m..0..m -> blue..white..red, m = max |arr|."""
+    a = np.nan_to_num(np.asarray(arr, np.float64))
+    if signed is None:
+        signed = a.ndim == 2 and a.min() < 0 < a.max()
+    if signed:
+        t = a / (np.abs(a).max() or 1.0)
+        t = t[..., None] if t.ndim == 2 else t.mean(-1, keepdims=True)
+        white = np.full(3, 255.0)
+        rgb = np.where(t >= 0, white + t * (RED - white), white + (-t) * (BLUE - white))
+        return rgb.astype(np.uint8)
+    lo, hi = a.min(), a.max()
+    t = (a - lo) / (hi - lo) if hi > lo else np.zeros_like(a)
+    rgb = t if t.ndim == 3 else np.repeat(t[..., None], 3, -1)
+    return (rgb * 255).round().astype(np.uint8)
+
+
+def png_bytes(arr: np.ndarray, signed: bool | None = None) -> bytes:
+    """The map as a PNG file (same colouring as on screen), for download."""
+    from PIL import Image
+    buf = io.BytesIO()
+    Image.fromarray(to_rgb8(arr, signed)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def image_figure(arr: np.ndarray, title: str, signed: bool | None = None,
+                 height: int = 340) -> go.Figure:
+    """A map drawn as an image with pixel axes (row 0 at the top)."""
+    fig = px.imshow(to_rgb8(arr, signed), binary_string=True)
+    h, w = np.asarray(arr).shape[:2]
+    fig.update_layout(title=f"{title}  ({h}×{w})", height=height, margin=dict(l=10, r=10, t=40, b=10))
+    fig.update_xaxes(showgrid=False, showticklabels=False)
+    fig.update_yaxes(showgrid=False, showticklabels=False)
+    return fig
+
+
+def _annotated_heatmap(z: np.ndarray, fmt: str = "{:.2f}", signed: bool = True, **kw) -> go.Heatmap:
+    z = np.asarray(z, np.float64)
+    m = np.nanmax(np.abs(z)) if np.isfinite(z).any() else 1.0
+    return go.Heatmap(z=z, text=[[("" if not np.isfinite(v) else fmt.format(v)) for v in row] for row in z],
+                      texttemplate="%{text}", colorscale=DIVERGING if signed else "Greys",
+                      zmin=-m if signed else None, zmax=m if signed else None, showscale=False,
+                      hovertemplate="row %{y}, col %{x}: %{z:.3f}<extra></extra>", **kw)
+
+
+def kernel_figure(kernel: np.ndarray, title: str = "Kernel") -> go.Figure:
+    fig = go.Figure(_annotated_heatmap(kernel))
+    fig.update_yaxes(autorange="reversed", showgrid=False, dtick=1, scaleanchor="x")
+    fig.update_xaxes(showgrid=False, dtick=1)
+    fig.update_layout(title=f"{title}  (sum {float(np.sum(kernel)):.3g})", height=340,
+                      margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def sliding_window_figure(frames: ConvFrames, u: int, kernel: np.ndarray) -> go.Figure:
+    """CNN Explainer's view: the padded input with the window of output u (its taps marked),
+    the products window * kernel, and the output filled in up to u."""
+    kh, kw = kernel.shape
+    r0, c0 = frames.corners[u]
+    d = frames.dilation
+    fig = make_subplots(1, 3, column_widths=[0.45, 0.25, 0.3], horizontal_spacing=0.06,
+                        subplot_titles=("padded input, window of this output",
+                                        "products  x · k", f"output: sum = {frames.sums[u]:.3f}"))
+    fig.add_trace(_annotated_heatmap(frames.padded, "{:.1f}", signed=False, opacity=0.85), 1, 1)
+    p, (h, w) = frames.padding, frames.padded.shape
+    if p:
+        fig.add_shape(type="rect", x0=p - 0.5, x1=w - p - 0.5, y0=p - 0.5, y1=h - p - 0.5,
+                      line=dict(color="#555", dash="dot"), row=1, col=1)
+    ti, tj = np.meshgrid(r0 + d * np.arange(kh), c0 + d * np.arange(kw), indexing="ij")
+    fig.add_trace(go.Scatter(x=tj.ravel(), y=ti.ravel(), mode="markers", hoverinfo="skip",
+                             marker=dict(symbol="square-open", size=22, color=BOX,
+                                         line=dict(width=3))), 1, 1)
+    fig.add_trace(_annotated_heatmap(frames.products[u]), 1, 2)
+    out = np.full(frames.out_shape, np.nan)
+    out.ravel()[:u + 1] = frames.sums[:u + 1]
+    fig.add_trace(_annotated_heatmap(out), 1, 3)
+    oi, oj = divmod(u, frames.out_shape[1])
+    fig.add_shape(type="rect", x0=oj - 0.5, x1=oj + 0.5, y0=oi - 0.5, y1=oi + 0.5,
+                  line=dict(color=BOX, width=3), row=1, col=3)
+    for c in (1, 2, 3):
+        fig.update_yaxes(autorange="reversed", showgrid=False, scaleanchor=f"x{'' if c == 1 else c}",
+                         row=1, col=c)
+        fig.update_xaxes(showgrid=False, row=1, col=c)
+    fig.update_layout(showlegend=False, height=420, margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def rf_growth_figure(infos: list[RFInfo]) -> go.Figure:
+    """r and j after every layer (log2 axis: dilation doubling gives a straight line)."""
+    names = [i.name for i in infos]
+    fig = go.Figure([go.Scatter(x=names, y=[i.size for i in infos], name="receptive field r",
+                                mode="lines+markers+text", text=[i.size for i in infos],
+                                textposition="top center"),
+                     go.Scatter(x=names, y=[i.jump for i in infos], name="jump j",
+                                mode="lines+markers", line=dict(dash="dash"))])
+    fig.update_layout(title="Receptive field r and jump j per layer", height=340,
+                      yaxis=dict(type="log", dtick=np.log10(2), title="pixels (log scale)"),
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def rf_layers_figure(infos: list[RFInfo], region: Region, input_image: np.ndarray | None = None,
+                     max_cols: int = 4) -> go.Figure:
+    """Every layer's grid (input first) with the units feeding the chosen output highlighted;
+    on the input also the theoretical box (dashed, may reach into the padding). The last panel
+    has a clickable marker per output unit (plotly on_select)."""
+    n = len(infos)
+    cols = min(max_cols, n)
+    rows = -(-n // cols)
+    fig = make_subplots(rows, cols, subplot_titles=[f"{i.name}: {i.out_size}², r={i.size}, j={i.jump}"
+                                                    for i in infos],
+                        horizontal_spacing=0.04, vertical_spacing=0.12)
+    for li, info in enumerate(infos):
+        r, c = divmod(li, cols)
+        r, c = r + 1, c + 1
+        size = info.out_size
+        (rlo, clo), (rhi, chi) = region.per_layer[li]
+        mask = np.zeros((size, size))
+        mask[rlo:rhi + 1, clo:chi + 1] = 1
+        if li == 0 and input_image is not None and input_image.shape[:2] == mask.shape:
+            base = (input_image - input_image.min()) / (np.ptp(input_image) or 1)
+            z = 0.25 * base + 0.75 * mask
+        else:
+            z = mask
+        fig.add_trace(go.Heatmap(z=z, colorscale=[[0, "#f4f4f4"], [1, "#1f77b4"]], zmin=0, zmax=1,
+                                 showscale=False, hovertemplate="row %{y}, col %{x}<extra></extra>"),
+                      r, c)
+        if li == 0:
+            fig.add_shape(type="rect", x0=region.lo[1] - 0.5, x1=region.hi[1] + 0.5,
+                          y0=region.lo[0] - 0.5, y1=region.hi[0] + 0.5,
+                          line=dict(color=BOX, dash="dash", width=2), row=r, col=c)
+        if li == n - 1:
+            ii, jj = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
+            fig.add_trace(go.Scatter(x=jj.ravel(), y=ii.ravel(), mode="markers",
+                                     marker=dict(size=max(3, min(12, 240 // max(size, 1))),
+                                                 color="rgba(214,39,40,0.25)"),
+                                     hovertemplate="output (%{y}, %{x}): click<extra></extra>",
+                                     name="outputs"), r, c)
+        axis = dict(showgrid=False, showticklabels=False)
+        pad = max(region.pad_before + region.pad_after) if li == 0 else 0
+        fig.update_xaxes(range=[-0.5 - pad, size - 0.5 + pad] if li == 0 else None, row=r, col=c, **axis)
+        fig.update_yaxes(range=[size - 0.5 + pad, -0.5 - pad] if li == 0 else None,
+                         autorange="reversed" if li else None, row=r, col=c, **axis)
+    fig.update_layout(showlegend=False, height=260 * rows + 40, margin=dict(l=10, r=10, t=50, b=10),
+                      clickmode="event+select")
+    return fig
+
+
+def erf_figure(erf: ERF, title: str) -> go.Figure:
+    """The ERF heatmap with the theoretical box (dashed) and its 2σ circle."""
+    fig = go.Figure(go.Heatmap(z=erf.heatmap, colorscale="Viridis", zmin=0, zmax=1,
+                               colorbar=dict(title="|∂y/∂x|"),
+                               hovertemplate="row %{y}, col %{x}: %{z:.3f}<extra></extra>"))
+    reg = erf.region
+    fig.add_shape(type="rect", x0=reg.lo[1] - 0.5, x1=reg.hi[1] + 0.5, y0=reg.lo[0] - 0.5,
+                  y1=reg.hi[0] + 0.5, line=dict(color=BOX, dash="dash", width=2))
+    cy, cx = (reg.lo[0] + reg.hi[0]) / 2, (reg.lo[1] + reg.hi[1]) / 2
+    rad = erf.radius_2sigma
+    fig.add_shape(type="circle", x0=cx - rad, x1=cx + rad, y0=cy - rad, y1=cy + rad,
+                  line=dict(color="white", dash="dot", width=2))
+    h, w = erf.heatmap.shape
+    fig.update_xaxes(range=[-0.5, w - 0.5], showgrid=False)
+    fig.update_yaxes(range=[h - 0.5, -0.5], showgrid=False, scaleanchor="x")
+    fig.update_layout(title=title, height=380, margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def feature_maps_figure(fm: FeatureMap, per_row: int = 8) -> go.Figure:
+    """All channels of one layer, one small panel each (shared colour scale per layer)."""
+    c = fm.maps.shape[0]
+    rows = -(-c // per_row)
+    fig = make_subplots(rows, per_row, horizontal_spacing=0.01, vertical_spacing=0.04,
+                        subplot_titles=[f"ch {i}" for i in range(c)])
+    zmax = float(np.abs(fm.maps).max()) or 1.0
+    signed = bool(fm.maps.min() < 0)
+    for i in range(c):
+        fig.add_trace(go.Heatmap(z=fm.maps[i], zmin=-zmax if signed else 0, zmax=zmax,
+                                 colorscale=DIVERGING if signed else "Viridis", showscale=False,
+                                 hovertemplate=f"ch {i}, row %{{y}}, col %{{x}}: %{{z:.3f}}<extra></extra>"),
+                      i // per_row + 1, i % per_row + 1)
+    fig.update_xaxes(showticklabels=False, showgrid=False)
+    fig.update_yaxes(showticklabels=False, showgrid=False, autorange="reversed")
+    h, w = fm.maps.shape[1:]
+    fig.update_layout(title=f"{fm.name}: {c} channels of {h}×{w}, each unit sees {fm.rf.size}×{fm.rf.size} "
+                            f"input pixels", height=120 * rows + 60, margin=dict(l=10, r=10, t=60, b=10))
+    return fig
+
+
+def probabilities_figure(probs: np.ndarray, label: int | None = None) -> go.Figure:
+    colors = ["#2ca02c" if i == label else "#1f77b4" for i in range(len(probs))]
+    fig = go.Figure(go.Bar(x=list(range(len(probs))), y=probs, marker_color=colors))
+    fig.update_layout(title="Predicted class probabilities", height=300, yaxis=dict(range=[0, 1]),
+                      xaxis=dict(dtick=1, title="digit"))
+    return fig
+
+
+def equivariance_figure(eq: Equivariance, pool: int) -> go.Figure:
+    """Top: f(Tx), T f(x) and their difference (zero: equivariance). Bottom: P f(x), P f(Tx)
+    and their difference (small: approximate invariance)."""
+    fig = make_subplots(2, 3, horizontal_spacing=0.03, vertical_spacing=0.1, subplot_titles=(
+        "conv(shifted image)", "shifted conv(image)", f"difference (max {eq.equivariance_error:.1e})",
+        f"maxpool{pool}(conv(image))", f"maxpool{pool}(conv(shifted))",
+        f"difference (relative {eq.change_pooled:.2f})"))
+    m1 = float(np.abs(eq.shifted_conv).max()) or 1.0
+    m2 = float(np.abs(eq.pooled).max()) or 1.0
+    panels = [(eq.conv_of_shifted, m1), (eq.shifted_conv, m1), (eq.conv_of_shifted - eq.shifted_conv, m1),
+              (eq.pooled, m2), (eq.pooled_of_shifted, m2), (eq.pooled_difference, m2)]
+    for k, (z, m) in enumerate(panels):
+        fig.add_trace(go.Heatmap(z=z, zmin=-m, zmax=m, colorscale=DIVERGING, showscale=False,
+                                 hovertemplate="row %{y}, col %{x}: %{z:.3f}<extra></extra>"),
+                      k // 3 + 1, k % 3 + 1)
+    fig.update_xaxes(showticklabels=False, showgrid=False)
+    fig.update_yaxes(showticklabels=False, showgrid=False, autorange="reversed")
+    fig.update_layout(height=620, margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def tile_maps(maps: np.ndarray, per_row: int = 8, gap: int = 1) -> np.ndarray:
+    """(C, H, W) -> one (rows*(H+gap), per_row*(W+gap)) image of all channels, NaN gaps,
+    each channel min-max scaled to [0, 1] (for a PNG download)."""
+    c, h, w = maps.shape
+    rows = -(-c // per_row)
+    out = np.full((rows * (h + gap) - gap, per_row * (w + gap) - gap), 0.0)
+    for i in range(c):
+        m = maps[i]
+        m = (m - m.min()) / (np.ptp(m) or 1.0)
+        r, k = divmod(i, per_row)
+        out[r * (h + gap):r * (h + gap) + h, k * (w + gap):k * (w + gap) + w] = m
+    return out
