@@ -1,0 +1,700 @@
+"""ReLU networks are piecewise linear: the exact linear regions of a small MLP on 2-D inputs.
+
+A ReLU MLP  f(x) = W_L+1 h_L + b_L+1,  h_l = relu(W_l h_l-1 + b_l),  h_0 = x
+is affine on every set where the on/off pattern of all hidden units is fixed. On such a set,
+with D_l = diag(pattern of layer l),
+
+    h_l = M_l x + c_l,   M_l = D_l W_l M_l-1,   c_l = D_l (W_l c_l-1 + b_l),   M_0 = I, c_0 = 0,
+
+so every pre-activation z_l = W_l h_l-1 + b_l = (W_l M_l-1) x + (W_l c_l-1 + b_l) is affine and
+each hidden unit cuts a region along a straight line. `linear_regions` computes the exact
+partition of a box by cutting convex polygons with one unit's line after another, layer by
+layer, vectorized over all polygons at once (padded vertex arrays, numpy float64).
+
+Bounds on the number of regions for input dimension d (MATH.md): the trivial 2^(#ReLUs);
+one layer of n units is an arrangement of n hyperplanes, at most sum_{i=0..d} C(n, i)
+(Zaslavsky); deep nets at most prod_l sum_{i=0..d_l-1} C(d_l, i) (Raghu et al. / Serra et al.).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from engine.device import make_generator, resolve_device, to_numpy
+from engine.datasets import make_dataset
+from engine.training import History
+
+Box = tuple[float, float, float, float]  # (xmin, xmax, ymin, ymax)
+
+
+# --------------------------------------------------------------------------------------
+# Building networks
+# --------------------------------------------------------------------------------------
+
+def _kaiming_std(fan_in: int, fan_out: int) -> float:
+    """He et al.: W ~ N(0, 2 / fan_in), keeps the second moment of h through ReLU layers."""
+    return math.sqrt(2.0 / fan_in)
+
+
+def _xavier_std(fan_in: int, fan_out: int) -> float:
+    """Glorot: W ~ N(0, 2 / (fan_in + fan_out))."""
+    return math.sqrt(2.0 / (fan_in + fan_out))
+
+
+def _lecun_std(fan_in: int, fan_out: int) -> float:
+    """LeCun: W ~ N(0, 1 / fan_in)."""
+    return math.sqrt(1.0 / fan_in)
+
+
+INITS: dict[str, Callable[[int, int], float]] = {
+    "kaiming": _kaiming_std,
+    "xavier": _xavier_std,
+    "lecun": _lecun_std,
+}
+
+
+def make_mlp(widths: Sequence[int], input_dim: int = 2, output_dim: int = 1, seed: int = 0,
+             init: str = "kaiming", init_scale: float = 1.0) -> nn.Sequential:
+    """Linear/ReLU layers of the given hidden `widths`, then a Linear to `output_dim`.
+
+    Weights W ~ init_scale * N(0, std(fan_in, fan_out)^2) with std from INITS[init];
+    biases b ~ init_scale * N(0, 1/fan_in), non-zero so the hyperplanes W_j x + b_j = 0 do not
+    all pass through the origin. Deterministic for a given seed (CPU generator)."""
+    widths = [int(w) for w in widths]
+    if not widths or min(widths) < 1:
+        raise ValueError("widths must be a non-empty list of positive integers")
+    if init not in INITS:
+        raise KeyError(f"unknown init {init!r}; choose one of {sorted(INITS)}")
+    g = make_generator(seed, "cpu")
+    dims = [int(input_dim), *widths, int(output_dim)]
+    layers: list[nn.Module] = []
+    for i, (fan_in, fan_out) in enumerate(zip(dims[:-1], dims[1:])):
+        lin = nn.Linear(fan_in, fan_out)
+        with torch.no_grad():
+            std = INITS[init](fan_in, fan_out)
+            lin.weight.copy_(init_scale * std * torch.randn(fan_out, fan_in, generator=g))
+            lin.bias.copy_(init_scale * torch.randn(fan_out, generator=g) / math.sqrt(fan_in))
+        layers.append(lin)
+        if i < len(dims) - 2:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+def mlp_layers(model: nn.Module) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (W, b) of every Linear of a Linear/ReLU stack, as float64 numpy arrays."""
+    lins = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    if not lins:
+        raise ValueError("the model has no Linear layers")
+    return [(to_numpy(m.weight).astype(np.float64), to_numpy(m.bias).astype(np.float64))
+            for m in lins]
+
+
+def hidden_widths(model: nn.Module) -> list[int]:
+    return [w.shape[0] for w, _ in mlp_layers(model)[:-1]]
+
+
+# --------------------------------------------------------------------------------------
+# Exact regions in 2-D
+# --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Region:
+    vertices: np.ndarray        # (k, 2) counter-clockwise
+    pattern: np.ndarray         # (n_hidden,) bool, on/off of every hidden unit, layer by layer
+    output_affine: tuple[np.ndarray, np.ndarray]  # (w (out, 2), b (out,)): f(x) = w x + b
+
+    @property
+    def area(self) -> float:
+        return float(polygon_area(self.vertices))
+
+    @property
+    def centroid(self) -> np.ndarray:
+        return polygon_centroid(self.vertices)
+
+
+@dataclass(frozen=True)
+class Partition:
+    """All regions as flat arrays (what figures and tables use).
+    Region r has vertices vertices[offsets[r]:offsets[r+1]] (counter-clockwise)."""
+    vertices: np.ndarray        # (V, 2)
+    offsets: np.ndarray         # (R+1,)
+    patterns: np.ndarray        # (R, n_hidden) bool
+    out_w: np.ndarray           # (R, out, 2)
+    out_b: np.ndarray           # (R, out)
+    area: np.ndarray            # (R,)
+    centroid: np.ndarray        # (R, 2)
+    box: Box
+    widths: tuple[int, ...] = field(default=())
+
+    @property
+    def count(self) -> int:
+        return len(self.area)
+
+    def polygon(self, r: int) -> np.ndarray:
+        return self.vertices[self.offsets[r]:self.offsets[r + 1]]
+
+    def regions(self) -> list[Region]:
+        return [Region(self.polygon(r), self.patterns[r], (self.out_w[r], self.out_b[r]))
+                for r in range(self.count)]
+
+
+def polygon_area(v: np.ndarray) -> float:
+    """Shoelace: A = 1/2 sum_i (x_i y_i+1 - x_i+1 y_i) (positive when counter-clockwise)."""
+    x, y = v[:, 0], v[:, 1]
+    return 0.5 * float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
+
+
+def polygon_centroid(v: np.ndarray) -> np.ndarray:
+    x, y = v[:, 0], v[:, 1]
+    cross = x * np.roll(y, -1) - np.roll(x, -1) * y
+    a = 0.5 * cross.sum()
+    if abs(a) < 1e-300:
+        return v.mean(0)
+    return np.array([np.sum((x + np.roll(x, -1)) * cross), np.sum((y + np.roll(y, -1)) * cross)]) / (6 * a)
+
+
+def _padded_area(V: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Shoelace over padded polygons V (R, K, 2) with n (R,) valid vertices each."""
+    R, K, _ = V.shape
+    idx = np.arange(K)[None, :]
+    nxt = np.where(idx + 1 < n[:, None], idx + 1, 0)
+    Vn = np.take_along_axis(V, nxt[:, :, None].repeat(2, 2), 1)
+    cross = V[..., 0] * Vn[..., 1] - Vn[..., 0] * V[..., 1]
+    return 0.5 * np.where(idx < n[:, None], cross, 0.0).sum(1)
+
+
+def _compact(P: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Move the kept points of each row to the front (order preserved), trim the padding."""
+    order = np.argsort(~keep, axis=1, kind="stable")
+    P = np.take_along_axis(P, order[:, :, None].repeat(2, 2), 1)
+    n = keep.sum(1)
+    K = max(int(n.max()) if len(n) else 0, 1)
+    return P[:, :K], n
+
+
+def _dedupe(V: np.ndarray, n: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Drop a vertex that lies within `tol` of the previous one (cyclically)."""
+    R, K, _ = V.shape
+    idx = np.arange(K)[None, :]
+    prv = np.where(idx == 0, n[:, None] - 1, idx - 1)
+    Vp = np.take_along_axis(V, np.maximum(prv, 0)[:, :, None].repeat(2, 2), 1)
+    close = np.abs(V - Vp).max(2) <= tol
+    keep = (idx < n[:, None]) & ~(close & (n[:, None] > 1))
+    return _compact(V, keep)
+
+
+def _clip(V: np.ndarray, n: np.ndarray, s: np.ndarray, positive: bool):
+    """The part of each convex polygon where s >= 0 (positive) or s <= 0, where s (R, K) is
+    an affine function sampled at the vertices (vertices with s == 0 belong to both sides).
+    Along edge i -> i+1 it keeps vertex i when on the side, and adds the crossing point
+    v_i + t (v_i+1 - v_i), t = s_i / (s_i - s_i+1), when the signs strictly differ."""
+    R, K, _ = V.shape
+    idx = np.arange(K)[None, :]
+    valid = idx < n[:, None]
+    nxt = np.where(idx + 1 < n[:, None], idx + 1, 0)
+    Vn = np.take_along_axis(V, nxt[:, :, None].repeat(2, 2), 1)
+    sn = np.take_along_axis(s, nxt, 1)
+    side = (s >= 0) if positive else (s <= 0)
+    cross = valid & (s * sn < 0)
+    denom = np.where(cross, s - sn, 1.0)
+    t = np.where(cross, s / denom, 0.0)
+    X = V + t[..., None] * (Vn - V)
+    P = np.stack([V, X], 2).reshape(R, 2 * K, 2)
+    keep = np.stack([valid & side, cross], 2).reshape(R, 2 * K)
+    return _compact(P, keep)
+
+
+def _default_tol(box: Box) -> float:
+    return 1e-9 * max(box[1] - box[0], box[3] - box[2])
+
+
+def partition(model_or_layers, box: Box = (-2.0, 2.0, -2.0, 2.0), tol: float | None = None,
+              min_area: float | None = None) -> Partition:
+    """The exact partition of `box` into the linear (activation) regions of a ReLU MLP with
+    2 inputs. Regions are cut layer by layer: within a region the pre-activation of unit j of
+    layer l is z_j(x) = P_j x + q_j with P = W_l M_l-1, q = W_l c_l-1 + b_l (see the module
+    docstring); its line z_j = 0 splits the region when the vertex values s = P_j v + q_j take
+    both signs beyond `tol` (a distance, scaled by |P_j|). A cut that would leave a piece of
+    area below `min_area` is not made (no slivers; the region keeps its whole area and the
+    pattern of its larger side), so the areas always sum to the box area."""
+    layers = mlp_layers(model_or_layers) if isinstance(model_or_layers, nn.Module) else model_or_layers
+    if layers[0][0].shape[1] != 2:
+        raise ValueError("partition needs a network with 2 inputs")
+    xmin, xmax, ymin, ymax = map(float, box)
+    if not (xmax > xmin and ymax > ymin):
+        raise ValueError("the box needs xmin < xmax and ymin < ymax")
+    tol = _default_tol(box) if tol is None else float(tol)
+    min_area = 1e-10 * (xmax - xmin) * (ymax - ymin) if min_area is None else float(min_area)
+
+    V = np.array([[[xmin, ymin], [xmax, ymin], [xmax, ymax], [xmin, ymax]]], dtype=np.float64)
+    n = np.array([4])
+    M = np.eye(2)[None]                     # (R, d_prev, 2): h_prev = M x + c on region r
+    c = np.zeros((1, 2))
+    bits: list[np.ndarray] = []             # one (R,) bool per hidden unit so far
+    for W, b in layers[:-1]:
+        P = np.einsum("jk,rkd->rjd", W, M)  # (R, d_l, 2)
+        q = c @ W.T + b                     # (R, d_l)
+        layer_bits = []
+        for j in range(W.shape[0]):
+            a, a0 = P[:, j, :], q[:, j]
+            norm = np.linalg.norm(a, axis=1)
+            s = np.einsum("rkd,rd->rk", V, a) + a0[:, None]
+            valid = np.arange(V.shape[1])[None, :] < n[:, None]
+            s = np.where(np.abs(s) <= tol * np.maximum(norm, 1e-300)[:, None], 0.0, s)
+            smax = np.where(valid, s, -np.inf).max(1)
+            smin = np.where(valid, s, np.inf).min(1)
+            split = (smax > 0) & (smin < 0)
+            # unsplit regions: on iff the unit is positive somewhere (or at the centroid when
+            # the unit is identically ~0 there, i.e. a degenerate unit with P_j ~ 0)
+            on = np.where(smax > 0, True, np.where(smin < 0, False, a0 > 0))
+            if split.any():
+                ii = np.flatnonzero(split)
+                Vs, ns, ss = V[ii], n[ii], s[ii]
+                Vp, np_ = _clip(Vs, ns, ss, True)
+                Vm, nm = _clip(Vs, ns, ss, False)
+                Vp, np_ = _dedupe(Vp, np_, tol)
+                Vm, nm = _dedupe(Vm, nm, tol)
+                ap = np.where(np_ >= 3, _padded_area(Vp, np_), 0.0)
+                am = np.where(nm >= 3, _padded_area(Vm, nm), 0.0)
+                real = (ap > min_area) & (am > min_area)
+                on[ii[~real]] = ap[~real] >= am[~real]
+                ii, Vp, np_, Vm, nm = ii[real], Vp[real], np_[real], Vm[real], nm[real]
+                # the positive piece replaces the region, the negative piece is appended
+                K = max(V.shape[1], Vp.shape[1], Vm.shape[1])
+                V = _pad(V, K)
+                V[ii] = _pad(Vp, K)
+                n = n.copy()
+                n[ii] = np_
+                on[ii] = True
+                V = np.concatenate([V, _pad(Vm, K)])
+                n = np.concatenate([n, nm])
+                on = np.concatenate([on, np.zeros(len(ii), bool)])
+                P = np.concatenate([P, P[ii]])
+                q = np.concatenate([q, q[ii]])
+                M = np.concatenate([M, M[ii]])
+                c = np.concatenate([c, c[ii]])
+                bits = [np.concatenate([bt, bt[ii]]) for bt in bits]
+                layer_bits = [np.concatenate([bt, bt[ii]]) for bt in layer_bits]
+            layer_bits.append(on)
+        D = np.stack(layer_bits, 1).astype(np.float64)  # (R, d_l)
+        M = D[:, :, None] * P
+        c = D * q
+        bits.extend(layer_bits)
+    W, b = layers[-1]
+    out_w = np.einsum("ok,rkd->rod", W, M)
+    out_b = c @ W.T + b
+    patterns = np.stack(bits, 1) if bits else np.zeros((len(n), 0), bool)
+    area = _padded_area(V, n)
+    # flatten, counter-clockwise (clipping preserves the box's orientation)
+    keep = np.arange(V.shape[1])[None, :] < n[:, None]
+    verts = V[keep]
+    offsets = np.concatenate([[0], np.cumsum(n)])
+    cent = _padded_centroid(V, n, area)
+    return Partition(verts, offsets, patterns, out_w, out_b, area, cent, (xmin, xmax, ymin, ymax),
+                     tuple(int(W.shape[0]) for W, _ in layers[:-1]))
+
+
+def _pad(V: np.ndarray, K: int) -> np.ndarray:
+    if V.shape[1] >= K:
+        return V
+    return np.concatenate([V, np.zeros((V.shape[0], K - V.shape[1], 2))], 1)
+
+
+def _padded_centroid(V: np.ndarray, n: np.ndarray, area: np.ndarray) -> np.ndarray:
+    """C = 1/(6A) sum_i (v_i + v_i+1) cross_i, over padded polygons."""
+    R, K, _ = V.shape
+    idx = np.arange(K)[None, :]
+    nxt = np.where(idx + 1 < n[:, None], idx + 1, 0)
+    Vn = np.take_along_axis(V, nxt[:, :, None].repeat(2, 2), 1)
+    cross = np.where(idx < n[:, None], V[..., 0] * Vn[..., 1] - Vn[..., 0] * V[..., 1], 0.0)
+    num = ((V + Vn) * cross[..., None]).sum(1)
+    return num / (6 * np.where(np.abs(area) > 0, area, 1.0))[:, None]
+
+
+def linear_regions(model: nn.Module, box: Box = (-2.0, 2.0, -2.0, 2.0)) -> list[Region]:
+    """The exact linear regions of a 2-input ReLU MLP inside `box`, as Region objects."""
+    return partition(model, box).regions()
+
+
+def count_regions(model: nn.Module, box: Box = (-2.0, 2.0, -2.0, 2.0)) -> int:
+    return partition(model, box).count
+
+
+def grid_patterns(model: nn.Module, box: Box, res: int = 200) -> np.ndarray:
+    """Activation patterns (res*res, n_hidden) bool on a regular res x res grid of the box
+    (plain forward pass in float64: h <- relu(W h + b), pattern = W h + b > 0)."""
+    xs = np.linspace(box[0], box[1], res)
+    ys = np.linspace(box[2], box[3], res)
+    xx, yy = np.meshgrid(xs, ys)
+    h = np.stack([xx.ravel(), yy.ravel()], 1)
+    bits = []
+    for W, b in mlp_layers(model)[:-1]:
+        z = h @ W.T + b
+        bits.append(z > 0)
+        h = np.maximum(z, 0.0)
+    return np.concatenate(bits, 1) if bits else np.zeros((len(h), 0), bool)
+
+
+@torch.no_grad()
+def evaluate_grid(model: nn.Module, box: Box, res: int = 80,
+                  device: str | torch.device = "cpu") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(xs (res,), ys (res,), f (res, res) indexed [iy, ix]): the network output on a grid."""
+    dev = resolve_device(device)
+    xs = np.linspace(box[0], box[1], res)
+    ys = np.linspace(box[2], box[3], res)
+    xx, yy = np.meshgrid(xs, ys)
+    pts = torch.as_tensor(np.stack([xx.ravel(), yy.ravel()], 1), dtype=torch.float32, device=dev)
+    param = next(model.parameters())
+    out = model.to(dev)(pts)[:, 0]
+    model.to(param.device)
+    return xs, ys, to_numpy(out).reshape(res, res)
+
+
+# --------------------------------------------------------------------------------------
+# 1-D inputs: breakpoints, pieces, the sawtooth
+# --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Pieces1D:
+    edges: np.ndarray       # (m+1,) sorted: piece i is [edges[i], edges[i+1]]
+    slope: np.ndarray       # (m,) output slope on each piece (first output)
+    intercept: np.ndarray   # (m,)
+    patterns: np.ndarray    # (m, n_hidden) bool
+
+    @property
+    def count(self) -> int:
+        return len(self.slope)
+
+    def kinks(self, rtol: float = 1e-9) -> np.ndarray:
+        """Breakpoints where the slope really changes (adjacent pieces can share a map)."""
+        scale = max(1.0, float(np.abs(self.slope).max(initial=0.0)))
+        change = np.abs(np.diff(self.slope)) > rtol * scale
+        return self.edges[1:-1][change]
+
+
+def linear_pieces_1d(model_or_layers, interval: tuple[float, float] = (-2.0, 2.0),
+                     tol: float | None = None) -> Pieces1D:
+    """Exact activation intervals of a 1-input ReLU MLP on `interval`: the 1-D analogue of
+    `partition` (pre-activation z = p x + q on a piece is zero at x = -q / p)."""
+    layers = mlp_layers(model_or_layers) if isinstance(model_or_layers, nn.Module) else model_or_layers
+    if layers[0][0].shape[1] != 1:
+        raise ValueError("linear_pieces_1d needs a network with 1 input")
+    lo0, hi0 = map(float, interval)
+    if not hi0 > lo0:
+        raise ValueError("the interval needs lo < hi")
+    tol = 1e-9 * (hi0 - lo0) if tol is None else float(tol)
+    lo, hi = np.array([lo0]), np.array([hi0])
+    M, c = np.ones((1, 1)), np.zeros((1, 1))
+    bits: list[np.ndarray] = []
+    for W, b in layers[:-1]:
+        P = M @ W.T            # (R, d_l): z = P x + q
+        q = c @ W.T + b
+        layer_bits = []
+        for j in range(W.shape[0]):
+            p, q0 = P[:, j], q[:, j]
+            slo, shi = p * lo + q0, p * hi + q0
+            eps = tol * np.maximum(np.abs(p), 1e-300)
+            slo = np.where(np.abs(slo) <= eps, 0.0, slo)
+            shi = np.where(np.abs(shi) <= eps, 0.0, shi)
+            split = slo * shi < 0
+            on = np.where(np.maximum(slo, shi) > 0, True, np.where(np.minimum(slo, shi) < 0, False, q0 > 0))
+            if split.any():
+                ii = np.flatnonzero(split)
+                root = -q0[ii] / p[ii]
+                pos_left = slo[ii] > 0
+                new_lo, new_hi = root, hi[ii].copy()
+                hi = hi.copy()
+                hi[ii] = root
+                on[ii] = pos_left
+                lo = np.concatenate([lo, new_lo])
+                hi = np.concatenate([hi, new_hi])
+                on = np.concatenate([on, ~pos_left])
+                P, q = np.concatenate([P, P[ii]]), np.concatenate([q, q[ii]])
+                M, c = np.concatenate([M, M[ii]]), np.concatenate([c, c[ii]])
+                bits = [np.concatenate([bt, bt[ii]]) for bt in bits]
+                layer_bits = [np.concatenate([bt, bt[ii]]) for bt in layer_bits]
+            layer_bits.append(on)
+        D = np.stack(layer_bits, 1).astype(np.float64)
+        M, c = D * P, D * q      # h = M x + c, M (R, d_l) for the single input
+        bits.extend(layer_bits)
+    W, b = layers[-1]
+    slope = (M @ W.T)[:, 0]
+    intercept = (c @ W.T + b)[:, 0]
+    order = np.argsort(lo, kind="stable")
+    patterns = np.stack(bits, 1)[order] if bits else np.zeros((len(lo), 0), bool)
+    edges = np.concatenate([lo[order], [hi0]])
+    return Pieces1D(edges, slope[order], intercept[order], patterns)
+
+
+def breakpoints(model: nn.Module, interval: tuple[float, float] = (-2.0, 2.0)) -> np.ndarray:
+    """Interior points of `interval` where some hidden unit switches (sorted)."""
+    return linear_pieces_1d(model, interval).edges[1:-1]
+
+
+def sawtooth_net(depth: int) -> nn.Sequential:
+    """The "folding" network: depth hidden layers of 2 units, each computing the tent map
+    T(t) = 2 relu(t) - 4 relu(t - 1/2) (= 2t on [0, 1/2], 2 - 2t on [1/2, 1]) of the previous
+    layer's tent value. f = T∘...∘T (depth times) has 2^depth linear pieces on [0, 1] with only
+    2·depth units, while one hidden layer needs 2^depth - 1 units for that (Telgarsky 2016)."""
+    depth = int(depth)
+    if depth < 1:
+        raise ValueError("depth must be >= 1")
+    fold = torch.tensor([[2.0, -4.0]])
+    layers: list[nn.Module] = []
+    for i in range(depth):
+        lin = nn.Linear(1 if i == 0 else 2, 2)
+        with torch.no_grad():
+            w = torch.ones(2, 1) if i == 0 else torch.ones(2, 1) @ fold
+            lin.weight.copy_(w)
+            lin.bias.copy_(torch.tensor([0.0, -0.5]))
+        layers += [lin, nn.ReLU()]
+    out = nn.Linear(2, 1)
+    with torch.no_grad():
+        out.weight.copy_(fold)
+        out.bias.zero_()
+    return nn.Sequential(*layers, out)
+
+
+# --------------------------------------------------------------------------------------
+# Bounds
+# --------------------------------------------------------------------------------------
+
+def zaslavsky_bound(n_hyperplanes: int, dim: int) -> int:
+    """Regions of an arrangement of n hyperplanes in general position in R^d:
+    sum_{i=0..d} C(n, i)."""
+    return sum(math.comb(int(n_hyperplanes), i) for i in range(int(dim) + 1))
+
+
+def product_bound(widths: Sequence[int], input_dim: int = 2, effective: bool = False) -> int:
+    """prod_l sum_{i=0..d_l-1} C(d_l, i) (Raghu et al. / Serra et al.), d_0 = input_dim.
+    effective=True uses min(d_0, ..., d_l-1) for the upper limit instead (Montúfar et al. 2017:
+    the image of one region in layer l-1 has dimension at most that), a tighter bound."""
+    dims = [int(input_dim), *[int(w) for w in widths]]
+    total = 1
+    for l in range(1, len(dims)):
+        d = min(dims[:l]) if effective else dims[l - 1]
+        total *= zaslavsky_bound(dims[l], d)
+    return total
+
+
+def trivial_bound(widths: Sequence[int]) -> int:
+    """2^(number of ReLUs): every on/off pattern at most once."""
+    return 2 ** sum(int(w) for w in widths)
+
+
+BOUNDS: dict[str, Callable[[Sequence[int], int], int]] = {
+    "2^(#ReLUs)": lambda w, d: trivial_bound(w),
+    "product bound (Raghu/Serra)": lambda w, d: product_bound(w, d),
+    "product bound, effective dim (Montúfar 2017)": lambda w, d: product_bound(w, d, True),
+}
+
+
+def split_budget(total: int, max_depth: int = 6) -> list[tuple[int, ...]]:
+    """Architectures of equal width that use exactly `total` neurons, depth 1..max_depth
+    (e.g. 24 -> 1x24, 2x12, 3x8, 4x6, 6x4)."""
+    return [(total // d,) * d for d in range(1, max_depth + 1) if total % d == 0]
+
+
+@dataclass(frozen=True)
+class BudgetRow:
+    widths: tuple[int, ...]
+    counts: np.ndarray          # exact region count for each seed
+    bounds: dict[str, int]
+
+
+def budget_study(total: int = 24, seeds: Sequence[int] = (0, 1, 2), box: Box = (-2, 2, -2, 2),
+                 init: str = "kaiming", init_scale: float = 1.0, max_depth: int = 6) -> list[BudgetRow]:
+    """Exact region counts at initialisation for every equal-width split of `total` neurons,
+    next to the bounds."""
+    rows = []
+    for widths in split_budget(total, max_depth):
+        counts = np.array([count_regions(make_mlp(widths, seed=s, init=init,
+                                                  init_scale=init_scale), box) for s in seeds])
+        rows.append(BudgetRow(widths, counts, {k: f(widths, 2) for k, f in BOUNDS.items()}))
+    return rows
+
+
+# --------------------------------------------------------------------------------------
+# Training: fit the MLP to a 2-D task and watch the regions move
+# --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Task:
+    kind: str                                   # "regression" | "classification"
+    make: Callable[[int, int], tuple[np.ndarray, np.ndarray]]  # (n, seed) -> x (n,2), y (n,)
+    description: str
+
+
+def _surface(fn: Callable[[np.ndarray, np.ndarray], np.ndarray], scale: float = 2.0):
+    def make(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        x = np.random.default_rng(seed).uniform(-scale, scale, (n, 2))
+        return x.astype(np.float32), fn(x[:, 0], x[:, 1]).astype(np.float32)
+    return make
+
+
+def _toy(name: str, scale: float, **params):
+    def make(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        d = make_dataset(name, n, seed, **params)
+        pts = d.points - d.points.mean(0)
+        pts = pts * (scale / np.abs(pts).max())
+        return pts.astype(np.float32), (d.labels % 2).astype(np.float32)
+    return make
+
+
+TASKS: dict[str, Task] = {
+    "bump (regression)": Task("regression", _surface(lambda x, y: np.exp(-2 * (x ** 2 + y ** 2))),
+                              "y = exp(-2|x|²): curved only near the origin"),
+    "ridge (regression)": Task("regression", _surface(lambda x, y: np.tanh(4 * (x - 0.5 * y))),
+                               "y = tanh(4(x₁ - x₂/2)): bends along one line"),
+    "ripple (regression)": Task("regression",
+                                _surface(lambda x, y: np.sin(2 * np.sqrt(x ** 2 + y ** 2))),
+                                "y = sin(2|x|): rings of curvature"),
+    "circles (classification)": Task("classification", _toy("circles", 1.8, noise=0.08),
+                                     "two concentric circles, logistic loss"),
+    "spiral (classification)": Task("classification", _toy("spiral", 1.8, noise=0.05),
+                                    "two interleaved spirals, logistic loss"),
+}
+
+LOSSES = {
+    "regression": lambda out, y: nn.functional.mse_loss(out, y),
+    "classification": lambda out, y: nn.functional.binary_cross_entropy_with_logits(out, y),
+}
+
+
+@dataclass(frozen=True)
+class RegionSnapshot:
+    step: int
+    loss: float
+    partition: Partition
+    points: np.ndarray          # (n, 2) training inputs
+    targets: np.ndarray         # (n,)
+    kind: str
+    diverged_at: int | None
+
+
+class RegionTrainer:
+    """Full-batch Adam on a Task, loss MSE (regression) or BCE-with-logits (classification), on
+    an MLP from make_mlp. Every `count_every` steps (and at step 0) it records the exact region
+    count in the box in history["regions"].
+
+    Adam, written out (same numbers as torch.optim.Adam with its defaults, whose first
+    construction costs seconds of lazy imports): with g = grad(loss), t = step number,
+        m <- beta1 m + (1 - beta1) g,   v <- beta2 v + (1 - beta2) g^2,
+        p <- p - lr * (m / (1 - beta1^t)) / (sqrt(v / (1 - beta2^t)) + eps),
+    beta1 = 0.9, beta2 = 0.999, eps = 1e-8."""
+
+    betas, eps = (0.9, 0.999), 1e-8
+
+    def __init__(self, widths: Sequence[int], task: str = "bump (regression)", seed: int = 0,
+                 lr: float = 0.01, init: str = "kaiming", init_scale: float = 1.0,
+                 box: Box = (-2, 2, -2, 2), n: int = 400, count_every: int = 25,
+                 device: str | torch.device | None = None):
+        if task not in TASKS:
+            raise KeyError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
+        self.device = resolve_device(device)
+        self.task, self.box, self.count_every = TASKS[task], tuple(map(float, box)), int(count_every)
+        x, y = self.task.make(int(n), int(seed))
+        self.x = torch.as_tensor(x, device=self.device)
+        self.y = torch.as_tensor(y, device=self.device)
+        self.model = make_mlp(widths, seed=seed, init=init, init_scale=init_scale).to(self.device)
+        self.lr = float(lr)
+        self.params = list(self.model.parameters())
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+        self.loss_fn = LOSSES[self.task.kind]
+        self.steps = 0
+        self.diverged_at: int | None = None
+        self.history = History()
+        self._partition: Partition | None = None
+        self._partition_step = -1
+        with torch.no_grad():
+            loss0 = float(self.loss())
+        self.history.log(0, {"loss": loss0, "regions": self.partition().count})
+
+    def loss(self) -> torch.Tensor:
+        return self.loss_fn(self.model(self.x)[:, 0], self.y)
+
+    def partition(self) -> Partition:
+        if self._partition_step != self.steps:
+            self._partition = partition(self.model, self.box)
+            self._partition_step = self.steps
+        return self._partition
+
+    def step(self, n: int = 1) -> dict[str, float]:
+        metrics: dict[str, float] = {}
+        for _ in range(int(n)):
+            if self.diverged_at is not None:
+                break
+            for p in self.params:
+                p.grad = None
+            loss = self.loss()
+            loss.backward()
+            self.steps += 1
+            self._adam(self.steps)
+            value = float(loss.detach())
+            metrics = {"loss": value}
+            if not math.isfinite(value):
+                self.diverged_at = self.steps
+                break
+            if self.steps % self.count_every == 0:
+                metrics["regions"] = float(self.partition().count)
+                self.history.log(self.steps, {"regions": metrics["regions"]})
+        if "loss" in metrics:
+            self.history.log(self.steps, {"loss": metrics["loss"]})
+        return metrics
+
+    @torch.no_grad()
+    def _adam(self, t: int) -> None:
+        b1, b2 = self.betas
+        for p, m, v in zip(self.params, self.m, self.v):
+            m.mul_(b1).add_(p.grad, alpha=1 - b1)
+            v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
+            denom = (v / (1 - b2 ** t)).sqrt_().add_(self.eps)
+            p.addcdiv_(m, denom, value=-self.lr / (1 - b1 ** t))
+
+    def snapshot(self) -> RegionSnapshot:
+        with torch.no_grad():
+            loss = float(self.loss())
+        part = self.partition() if self.diverged_at is None else self._partition
+        return RegionSnapshot(self.steps, loss, part, to_numpy(self.x), to_numpy(self.y),
+                              self.task.kind, self.diverged_at)
+
+    def state_dict(self) -> dict:
+        return {"model": {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()},
+                "adam_m": [m.detach().cpu().clone() for m in self.m],
+                "adam_v": [v.detach().cpu().clone() for v in self.v], "steps": self.steps,
+                "diverged_at": self.diverged_at, "history": self.history.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.model.load_state_dict(state["model"])
+        with torch.no_grad():
+            for buf, saved in zip(self.m + self.v, state["adam_m"] + state["adam_v"]):
+                buf.copy_(saved)
+        self.steps = int(state["steps"])
+        self.diverged_at = state["diverged_at"]
+        self.history = History.from_state_dict(state["history"])
+        self._partition_step = -1
+
+
+MAX_LAYERS, MAX_WIDTH = 6, 32
+
+
+def parse_widths(text: str, max_layers: int = MAX_LAYERS, max_width: int = MAX_WIDTH) -> tuple[int, ...]:
+    """'16, 8, 4' -> (16, 8, 4). Raises ValueError with a readable reason on bad input."""
+    parts = [p for p in str(text).replace(";", ",").replace("x", ",").split(",") if p.strip()]
+    if not parts:
+        raise ValueError("give at least one width, e.g. 16, 8, 4")
+    try:
+        widths = tuple(int(p.strip()) for p in parts)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a comma-separated list of whole numbers") from None
+    if len(widths) > max_layers:
+        raise ValueError(f"at most {max_layers} hidden layers")
+    if min(widths) < 1 or max(widths) > max_width:
+        raise ValueError(f"every width must be between 1 and {max_width}")
+    return widths

@@ -1,0 +1,94 @@
+"""The ReLU-regions page through AppTest: defaults, presets, widgets, bad input, training."""
+import pytest
+from engine import regions as R
+from tests.apptest import run_app
+
+PAGE = "pages/relu_regions.py"
+
+
+def _open(query=None):
+    at = run_app(query=query, page=PAGE)
+    assert not at.exception
+    return at
+
+
+def _metric(at, label):
+    return next(m.value for m in at.metric if m.label == label)
+
+
+@pytest.fixture(scope="module")
+def page():
+    return _open()
+
+
+def test_defaults_show_the_exact_count(page):
+    expected = R.count_regions(R.make_mlp((8, 8, 8), seed=0), (-2, 2, -2, 2))
+    assert _metric(page, "Exact regions") == f"{expected:,}"
+    assert _metric(page, "Bound (effective-dim product)") == f"{R.product_bound((8, 8, 8), 2, True):,}"
+    assert not page.error and not page.warning
+
+
+def test_width_and_box_change_the_count(page):
+    page.slider(key="rr_width").set_value(5).run()
+    assert not page.exception
+    expected = R.count_regions(R.make_mlp((5, 5, 5), seed=0), (-2, 2, -2, 2))
+    assert _metric(page, "Exact regions") == f"{expected:,}"
+    page.slider(key="rr_box").set_value(4.0).run()
+    expected = R.count_regions(R.make_mlp((5, 5, 5), seed=0), (-4, 4, -4, 4))
+    assert _metric(page, "Exact regions") == f"{expected:,}"
+
+
+def test_per_layer_widths_and_bad_input(page):
+    page.text_input(key="rr_widths").input("6, 4").run()
+    assert "2 → 6 → 4 → 1" in _metric(page, "Hidden units")
+    page.text_input(key="rr_widths").input("6, banana").run()
+    assert not page.exception
+    assert any("Per-layer widths ignored" in w.value for w in page.warning)
+    assert "(2 → 5 → 5 → 5 → 1)" in _metric(page, "Hidden units")   # falls back to depth x width
+    page.text_input(key="rr_widths").input("").run()
+
+
+def test_step_trains_and_updates_history(page):
+    before = _metric(page, "Loss")
+    page.button(key="rr_train__step").click().run()
+    assert not page.exception
+    assert any("Iteration **25**" in c.value for c in page.caption)
+    assert _metric(page, "Loss") != before
+    trainer = page.session_state["rr_train__trainer"]
+    assert list(trainer.history.as_arrays("regions")[0]) == [0, 25]
+
+
+def test_every_preset_runs():
+    at = _open()
+    names = at.selectbox(key="rr_preset").options[1:]
+    assert len(names) == 5
+    seen = {}
+    for name in names:
+        at.selectbox(key="rr_preset").select(name).run()
+        assert not at.exception, name
+        assert not at.error, name
+        seen[name] = [m.value for m in at.metric]
+    saw = seen["The sawtooth: 2^depth pieces from 2 units per layer"]
+    assert "64" in saw
+    line = seen["One hidden layer = a line arrangement"]
+    model = R.make_mlp((8,), seed=0)
+    assert line[0] == str(R.count_regions(model, (-2, 2, -2, 2)))
+
+
+def test_budget_view_lists_architectures_and_bounds():
+    at = _open()
+    at.selectbox(key="rr_preset").select("Same 24 neurons, deeper: the bounds multiply").run()
+    assert not at.exception
+    df = at.dataframe[0].value
+    assert list(df["architecture"]) == ["24", "12x12", "8x8x8", "6x6x6x6", "4x4x4x4x4x4"]
+    assert list(df["product bound (Raghu/Serra)"])[:2] == [301, 79 * 2 ** 12]
+    first = R.count_regions(R.make_mlp((24,), seed=0), (-2, 2, -2, 2))
+    assert df["count seed 0"].iloc[0] == first
+
+
+def test_url_reproduces_view_and_bad_values_fall_back():
+    at = _open({"rr_depth": "1", "rr_width": "4", "rr_box": "3.0"})
+    expected = R.count_regions(R.make_mlp((4,), seed=0), (-3, 3, -3, 3))
+    assert _metric(at, "Exact regions") == f"{expected:,}"
+    at = _open({"rr_width": "999", "rr_task": "nope"})
+    assert not at.exception and at.slider(key="rr_width").value == 8

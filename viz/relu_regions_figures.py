@@ -1,0 +1,195 @@
+"""Figures of the ReLU-regions page: pure builders (engine results in, go.Figure out)."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from engine.regions import BudgetRow, Partition, Pieces1D
+
+# pastel fills: neighbouring regions get different colours often enough; edges are drawn
+PALETTE = ["#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
+           "#dbdb8d", "#9edae5", "#fdd0a2", "#c7e9c0", "#dadaeb", "#fcbba1", "#bcbddc",
+           "#e5d8bd", "#b3de69"]
+EDGE = "#333333"
+
+
+def _nan_joined(part: Partition, close: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """All polygons as one x/y polyline, each closed and separated by NaN (one trace)."""
+    xs, ys = [], []
+    for r in range(part.count):
+        v = part.polygon(r)
+        if close:
+            v = np.vstack([v, v[:1]])
+        xs.append(np.append(v[:, 0], np.nan))
+        ys.append(np.append(v[:, 1], np.nan))
+    if not xs:
+        return np.array([]), np.array([])
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def pattern_string(pattern: np.ndarray, widths: Sequence[int]) -> str:
+    """On/off pattern as 1/0 digits, one group per layer: '1010 | 0111'."""
+    bits = "".join("1" if b else "0" for b in pattern)
+    groups, i = [], 0
+    for w in widths:
+        groups.append(bits[i:i + w])
+        i += w
+    return " | ".join(groups) if groups else bits
+
+
+def affine_string(w: np.ndarray, b: float) -> str:
+    return f"f = {w[0]:+.3f}·x₁ {w[1]:+.3f}·x₂ {b:+.3f}"
+
+
+def region_colors(part: Partition) -> np.ndarray:
+    """A palette index per region, from its activation pattern (stable across redraws while
+    the pattern exists)."""
+    if part.patterns.shape[1] == 0:
+        return np.zeros(part.count, int)
+    weights = np.random.default_rng(0).integers(1, 2**31, part.patterns.shape[1])
+    return (part.patterns.astype(np.int64) @ weights) % len(PALETTE)
+
+
+def regions_figure(part: Partition, points: np.ndarray | None = None,
+                   labels: np.ndarray | None = None, title: str | None = None,
+                   max_hover: int = 4000) -> go.Figure:
+    """The input plane: every linear region filled in its own colour, edges drawn, and a
+    hover marker at each region's centroid with its pattern, area and affine map."""
+    fig = go.Figure()
+    colors = region_colors(part)
+    for ci in np.unique(colors):
+        sel = np.flatnonzero(colors == ci)
+        xs, ys = [], []
+        for r in sel:
+            v = part.polygon(r)
+            xs.append(np.append(v[:, 0], [v[0, 0], np.nan]))
+            ys.append(np.append(v[:, 1], [v[0, 1], np.nan]))
+        fig.add_trace(go.Scatter(x=np.concatenate(xs), y=np.concatenate(ys), mode="lines",
+                                 fill="toself", fillcolor=PALETTE[ci], line=dict(width=0),
+                                 hoverinfo="skip", showlegend=False))
+    ex, ey = _nan_joined(part)
+    fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color=EDGE, width=1),
+                             hoverinfo="skip", showlegend=False, name="edges"))
+    if points is not None and len(points):
+        fig.add_trace(go.Scatter(x=points[:, 0], y=points[:, 1], mode="markers",
+                                 marker=dict(size=4, color=labels, colorscale="RdBu",
+                                             line=dict(width=0), opacity=0.6),
+                                 hoverinfo="skip", showlegend=False, name="data"))
+    n = min(part.count, max_hover)
+    text = [f"region {r}<br>pattern {pattern_string(part.patterns[r], part.widths)}<br>"
+            f"area {part.area[r]:.4g}<br>{affine_string(part.out_w[r, 0], part.out_b[r, 0])}"
+            for r in range(n)]
+    fig.add_trace(go.Scatter(x=part.centroid[:n, 0], y=part.centroid[:n, 1], mode="markers",
+                             marker=dict(size=5, color="rgba(0,0,0,0.25)"), text=text,
+                             hovertemplate="%{text}<extra></extra>", showlegend=False,
+                             name="regions"))
+    xmin, xmax, ymin, ymax = part.box
+    fig.update_layout(title=title or f"{part.count} linear regions",
+                      xaxis=dict(range=[xmin, xmax], title="x₁", constrain="domain"),
+                      yaxis=dict(range=[ymin, ymax], title="x₂", scaleanchor="x", scaleratio=1),
+                      height=520, margin=dict(l=50, r=10, t=50, b=40))
+    return fig
+
+
+def surface_figure(part: Partition, title: str = "Network output: one plane per region") -> go.Figure:
+    """The output f(x) as an exact piecewise-planar 3-D surface: each region's polygon is
+    fan-triangulated and lifted by its own affine map z = w·v + b."""
+    colors = region_colors(part)
+    xs, ys, zs, i, j, k, fc = [], [], [], [], [], [], []
+    base = 0
+    for r in range(part.count):
+        v = part.polygon(r)
+        z = v @ part.out_w[r, 0] + part.out_b[r, 0]
+        m = len(v)
+        xs.append(v[:, 0]); ys.append(v[:, 1]); zs.append(z)
+        i += [base] * (m - 2)
+        j += list(range(base + 1, base + m - 1))
+        k += list(range(base + 2, base + m))
+        fc += [PALETTE[colors[r]]] * (m - 2)
+        base += m
+    fig = go.Figure(go.Mesh3d(x=np.concatenate(xs), y=np.concatenate(ys), z=np.concatenate(zs),
+                              i=i, j=j, k=k, facecolor=fc, flatshading=True, hoverinfo="skip",
+                              lighting=dict(ambient=0.7, diffuse=0.5)))
+    ex, ey = _nan_joined(part)
+    ez = np.full_like(ex, np.nan)
+    pos = 0
+    for r in range(part.count):
+        v = part.polygon(r)
+        z = v @ part.out_w[r, 0] + part.out_b[r, 0]
+        ez[pos:pos + len(v) + 1] = np.append(z, z[0])
+        pos += len(v) + 2
+    fig.add_trace(go.Scatter3d(x=ex, y=ey, z=ez, mode="lines", line=dict(color=EDGE, width=2),
+                               hoverinfo="skip", showlegend=False))
+    fig.update_layout(title=title, height=520, margin=dict(l=0, r=0, t=50, b=0),
+                      scene=dict(xaxis_title="x₁", yaxis_title="x₂", zaxis_title="f(x)",
+                                 aspectmode="manual", aspectratio=dict(x=1, y=1, z=0.6)))
+    return fig
+
+
+def heatmap_figure(xs: np.ndarray, ys: np.ndarray, f: np.ndarray, part: Partition,
+                   title: str = "Network output f(x), region edges on top") -> go.Figure:
+    fig = go.Figure(go.Heatmap(x=xs, y=ys, z=f, colorscale="Viridis",
+                               colorbar=dict(title="f(x)"),
+                               hovertemplate="x₁ %{x:.2f}, x₂ %{y:.2f}<br>f %{z:.3f}<extra></extra>"))
+    ex, ey = _nan_joined(part)
+    fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="white", width=0.8),
+                             hoverinfo="skip", showlegend=False))
+    fig.update_layout(title=title, height=520,
+                      xaxis=dict(range=[xs[0], xs[-1]], title="x₁", constrain="domain"),
+                      yaxis=dict(range=[ys[0], ys[-1]], title="x₂", scaleanchor="x", scaleratio=1))
+    return fig
+
+
+def count_history_figure(steps: np.ndarray, counts: np.ndarray, loss_steps: np.ndarray,
+                         losses: np.ndarray) -> go.Figure:
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=steps, y=counts, mode="lines+markers", name="regions",
+                             marker=dict(size=5)))
+    fig.add_trace(go.Scatter(x=loss_steps, y=losses, mode="lines", name="loss", yaxis="y2",
+                             line=dict(dash="dot")))
+    fig.update_layout(title="Region count and loss during training", height=320,
+                      xaxis_title="step", yaxis_title="exact region count",
+                      yaxis2=dict(title="loss", overlaying="y", side="right", type="log",
+                                  showgrid=False),
+                      legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, xanchor="right"))
+    return fig
+
+
+def budget_figure(rows: Sequence[BudgetRow], total: int) -> go.Figure:
+    """Exact counts (one dot per seed, mean as a bar) against the bounds, log scale."""
+    names = [" × ".join([str(len(r.widths)), str(r.widths[0])]) for r in rows]
+    fig = go.Figure()
+    means = [float(r.counts.mean()) for r in rows]
+    fig.add_trace(go.Bar(x=names, y=means, name="exact count (mean over seeds)",
+                         marker_color="#1f77b4", opacity=0.8,
+                         hovertemplate="%{x}: mean %{y:.0f} regions<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[n for n, r in zip(names, rows) for _ in r.counts],
+                             y=np.concatenate([r.counts for r in rows]), mode="markers",
+                             name="exact count, each seed", marker=dict(color="#222", size=7)))
+    dashes = ["dot", "dash", "solid"]
+    for (bname, dash) in zip(rows[0].bounds, dashes):
+        fig.add_trace(go.Scatter(x=names, y=[r.bounds[bname] for r in rows], mode="lines+markers",
+                                 name=bname, line=dict(dash=dash)))
+    fig.update_layout(title=f"{total} ReLUs split into depth × width: regions in the box vs bounds",
+                      xaxis_title="depth × width", yaxis=dict(type="log", title="regions"),
+                      height=440, legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def pieces_figure(pieces: Pieces1D, title: str, show_breaks: bool = True) -> go.Figure:
+    """A 1-D ReLU net: exact piecewise-linear graph through its breakpoints."""
+    x = pieces.edges
+    y_left = pieces.slope * x[:-1] + pieces.intercept
+    y_end = pieces.slope[-1] * x[-1] + pieces.intercept[-1]
+    y = np.append(y_left, y_end)
+    fig = go.Figure(go.Scatter(x=x, y=y, mode="lines", name="f(x)", line=dict(width=2.5)))
+    kinks = pieces.kinks()
+    if show_breaks and len(kinks):
+        ky = np.interp(kinks, x, y)
+        fig.add_trace(go.Scatter(x=kinks, y=ky, mode="markers", name="breakpoints (slope changes)",
+                                 marker=dict(size=7, color="#d62728")))
+    fig.update_layout(title=title, height=360, xaxis_title="x", yaxis_title="f(x)",
+                      legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, xanchor="right"))
+    return fig
