@@ -235,30 +235,29 @@ def partition(model_or_layers, box: Box = (-2.0, 2.0, -2.0, 2.0), tol: float | N
     n = np.array([4])
     M = np.eye(2)[None]                     # (R, d_prev, 2): h_prev = M x + c on region r
     c = np.zeros((1, 2))
-    bits: list[np.ndarray] = []             # one (R,) bool per hidden unit so far
+    n_hidden = sum(W.shape[0] for W, _ in layers[:-1])
+    pat = np.zeros((1, n_hidden), bool)     # on/off of every hidden unit, per region
+    col = 0
     for W, b in layers[:-1]:
         P = np.einsum("jk,rkd->rjd", W, M)  # (R, d_l, 2)
         q = c @ W.T + b                     # (R, d_l)
-        layer_bits = []
         for j in range(W.shape[0]):
             a, a0 = P[:, j, :], q[:, j]
-            norm = np.linalg.norm(a, axis=1)
-            s = np.einsum("rkd,rd->rk", V, a) + a0[:, None]
+            norm = np.hypot(a[:, 0], a[:, 1])
+            s = V[..., 0] * a[:, :1] + V[..., 1] * a[:, 1:] + a0[:, None]
             valid = np.arange(V.shape[1])[None, :] < n[:, None]
-            s = np.where(np.abs(s) <= tol * np.maximum(norm, 1e-300)[:, None], 0.0, s)
+            s[np.abs(s) <= tol * norm[:, None]] = 0.0
             smax = np.where(valid, s, -np.inf).max(1)
             smin = np.where(valid, s, np.inf).min(1)
             split = (smax > 0) & (smin < 0)
-            # unsplit regions: on iff the unit is positive somewhere (or at the centroid when
-            # the unit is identically ~0 there, i.e. a degenerate unit with P_j ~ 0)
+            # unsplit regions: on iff the unit is positive somewhere (or where the unit is
+            # identically ~0 on the region, a degenerate unit with P_j ~ 0: on iff q_j > 0)
             on = np.where(smax > 0, True, np.where(smin < 0, False, a0 > 0))
             if split.any():
                 ii = np.flatnonzero(split)
                 Vs, ns, ss = V[ii], n[ii], s[ii]
-                Vp, np_ = _clip(Vs, ns, ss, True)
-                Vm, nm = _clip(Vs, ns, ss, False)
-                Vp, np_ = _dedupe(Vp, np_, tol)
-                Vm, nm = _dedupe(Vm, nm, tol)
+                Vp, np_ = _dedupe(*_clip(Vs, ns, ss, True), tol)
+                Vm, nm = _dedupe(*_clip(Vs, ns, ss, False), tol)
                 ap = np.where(np_ >= 3, _padded_area(Vp, np_), 0.0)
                 am = np.where(nm >= 3, _padded_area(Vm, nm), 0.0)
                 real = (ap > min_area) & (am > min_area)
@@ -276,19 +275,16 @@ def partition(model_or_layers, box: Box = (-2.0, 2.0, -2.0, 2.0), tol: float | N
                 on = np.concatenate([on, np.zeros(len(ii), bool)])
                 P = np.concatenate([P, P[ii]])
                 q = np.concatenate([q, q[ii]])
-                M = np.concatenate([M, M[ii]])
-                c = np.concatenate([c, c[ii]])
-                bits = [np.concatenate([bt, bt[ii]]) for bt in bits]
-                layer_bits = [np.concatenate([bt, bt[ii]]) for bt in layer_bits]
-            layer_bits.append(on)
-        D = np.stack(layer_bits, 1).astype(np.float64)  # (R, d_l)
+                pat = np.concatenate([pat, pat[ii]])
+            pat[:, col] = on
+            col += 1
+        D = pat[:, col - W.shape[0]:col].astype(np.float64)  # (R, d_l)
         M = D[:, :, None] * P
         c = D * q
-        bits.extend(layer_bits)
     W, b = layers[-1]
     out_w = np.einsum("ok,rkd->rod", W, M)
     out_b = c @ W.T + b
-    patterns = np.stack(bits, 1) if bits else np.zeros((len(n), 0), bool)
+    patterns = pat
     area = _padded_area(V, n)
     # flatten, counter-clockwise (clipping preserves the box's orientation)
     keep = np.arange(V.shape[1])[None, :] < n[:, None]
