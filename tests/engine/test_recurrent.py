@@ -1,0 +1,227 @@
+"""engine/recurrent.py: traces equal PyTorch's modules, gates behave as the equations say,
+gradient flow follows ρᵏ for a linear RNN, tasks are what they claim, the shipped nets work."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from engine import recurrent as R
+from engine.training import Trainer
+
+WEIGHTS = Path(__file__).resolve().parents[2] / "assets" / "weights"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """These models are tiny: intra-op threads only add OpenMP overhead (on a busy 2-core
+    machine 2 threads made a trainer step ~40x slower). Restored afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _random_module(cls, seed, device, **kw):
+    torch.manual_seed(seed)
+    m = cls(3, 6, **kw)
+    with torch.no_grad():
+        for p in m.parameters():
+            p.normal_(0, 0.7)          # larger than default: gates far from 1/2
+    return m.to(device)
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_lstm_trace_equals_nn_lstm(device, batch_first):
+    m = _random_module(torch.nn.LSTM, 1, device, batch_first=batch_first)
+    x = torch.randn(25, 3, generator=torch.Generator().manual_seed(2)).to(device)
+    h0 = torch.randn(1, 6).to(device)
+    c0 = torch.randn(1, 6).to(device)
+    out, (hT, cT) = m(x, (h0, c0))
+    tr = R.lstm_trace(m, x, h0=h0, c0=c0)
+    np.testing.assert_allclose(tr.h, out.detach().cpu().numpy(), atol=1e-5)
+    np.testing.assert_allclose(tr.c[-1], cT.detach().cpu().numpy()[0], atol=1e-5)
+    # every c_t: rerun the module prefix by prefix
+    for t in (0, 7, 24):
+        _, (_, ct) = m(x[:t + 1], (h0, c0))
+        np.testing.assert_allclose(tr.c[t], ct.detach().cpu().numpy()[0], atol=1e-5)
+    # the recurrence c_t = f c_{t-1} + i g and h_t = o tanh(c_t) hold on the trace
+    np.testing.assert_allclose(tr.c, tr.f * tr.c_prev() + tr.i * tr.g, atol=1e-6)
+    np.testing.assert_allclose(tr.h, tr.o * np.tanh(tr.c), atol=1e-6)
+
+
+def test_gates_lie_in_their_ranges_and_use_pytorch_order():
+    m = _random_module(torch.nn.LSTM, 3, "cpu")
+    with torch.no_grad():   # make the g block (3rd of i, f, g, o) very negative
+        m.bias_ih_l0[12:18] = -20.0
+        m.bias_ih_l0[6:12] = 20.0     # f block saturates at 1
+    tr = R.lstm_trace(m, torch.randn(40, 3) * 3)
+    for name in "ifo":
+        v = getattr(tr, name)
+        assert v.min() >= 0.0 and v.max() <= 1.0
+    assert tr.g.min() >= -1.0 and tr.g.max() <= 1.0
+    assert tr.g.max() < -0.99 and tr.f.min() > 0.99
+
+
+def test_clamping_forget_1_input_0_keeps_the_cell_constant():
+    m = _random_module(torch.nn.LSTM, 4, "cpu")
+    c0 = np.linspace(-1, 1, 6)
+    tr = R.lstm_trace(m, torch.randn(30, 3) * 2, c0=c0, clamp={"f": 1.0, "i": 0.0})
+    np.testing.assert_allclose(tr.c, np.broadcast_to(c0, (30, 6)), atol=1e-6)
+    free = R.lstm_trace(m, torch.randn(30, 3) * 2, c0=c0)
+    assert np.abs(free.c - c0).max() > 0.1            # without the clamp it moves
+    # output gate 0 hides the cell: h = 0 whatever c holds
+    hidden = R.lstm_trace(m, torch.randn(30, 3), c0=c0, clamp={"o": 0.0})
+    assert np.abs(hidden.h).max() == 0.0 and np.abs(hidden.c).max() > 0.1
+
+
+def test_gru_and_rnn_traces_equal_pytorch(device):
+    x = torch.randn(20, 3, generator=torch.Generator().manual_seed(5)).to(device)
+    gru = _random_module(torch.nn.GRU, 6, device)
+    out, _ = gru(x)
+    tr = R.gru_trace(gru, x)
+    np.testing.assert_allclose(tr.h, out.detach().cpu().numpy(), atol=1e-5)
+    assert tr.z.min() >= 0 and tr.z.max() <= 1 and np.abs(tr.n).max() <= 1
+    # h_t = (1 - z) n + z h_{t-1}  (PyTorch's form)
+    h_prev = np.concatenate([tr.h0[None], tr.h[:-1]])
+    np.testing.assert_allclose(tr.h, (1 - tr.z) * tr.n + tr.z * h_prev, atol=1e-6)
+    rnn = _random_module(torch.nn.RNN, 7, device)
+    out, _ = rnn(x)
+    np.testing.assert_allclose(R.rnn_trace(rnn, x).h, out.detach().cpu().numpy(), atol=1e-5)
+
+
+def test_gru_update_gate_clamped_to_one_keeps_h():
+    gru = _random_module(torch.nn.GRU, 8, "cpu")
+    h0 = np.linspace(-0.5, 0.5, 6)
+    tr = R.gru_trace(gru, torch.randn(15, 3), h0=h0, clamp={"z": 1.0})
+    np.testing.assert_allclose(tr.h, np.broadcast_to(h0, (15, 6)), atol=1e-6)
+
+
+def test_trace_rejects_bad_input():
+    with pytest.raises(ValueError):
+        R.lstm_trace(torch.nn.LSTM(3, 4), torch.zeros(5, 2))
+    with pytest.raises(ValueError):
+        R.lstm_trace(torch.nn.LSTM(3, 4, num_layers=2), torch.zeros(5, 3))
+
+
+@pytest.mark.parametrize("rho", [0.8, 1.1])
+def test_linear_rnn_gradient_is_exactly_rho_power_k_for_scaled_orthogonal(rho, device):
+    gf = R.gradient_flow("linear", T=60, hidden=12, spectral_radius=rho, init="orthogonal",
+                         device=device)
+    np.testing.assert_allclose(gf.norms, rho ** gf.lags, rtol=1e-5)
+    assert gf.spectral_radius == pytest.approx(rho, rel=1e-6)
+
+
+def test_linear_rnn_gradient_decays_like_rho_power_k_for_random_w():
+    gf = R.gradient_flow("linear", T=200, hidden=24, spectral_radius=0.9, seed=3)
+    k = gf.lags[100:]
+    slope = np.polyfit(k, np.log(gf.norms[100:]), 1)[0]   # log ‖W^k‖ ≈ k log ρ + const
+    assert slope == pytest.approx(math.log(0.9), abs=0.01)
+
+
+def test_lstm_with_forget_bias_2_keeps_gradients_far_larger_than_rnn():
+    lstm = R.gradient_flow("lstm", T=101, hidden=32, forget_bias=2.0, seed=0)
+    lstm0 = R.gradient_flow("lstm", T=101, hidden=32, forget_bias=0.0, seed=0)
+    rnn = R.gradient_flow("rnn", T=101, hidden=32, seed=0)
+    assert lstm.norms[100] > 1e6 * rnn.norms[100]
+    assert lstm.norms[100] > 100 * lstm0.norms[100]   # the bias, not just the architecture
+    assert np.all(np.isfinite(rnn.norms)) and rnn.norms[100] > 0   # float64: no underflow
+
+
+def test_clipping_bounds_the_exploding_gradient():
+    free = R.gradient_flow("rnn", T=80, hidden=16, spectral_radius=3.0)
+    clipped = R.gradient_flow("rnn", T=80, hidden=16, spectral_radius=3.0, clip=1.0)
+    assert free.norms.max() > 1e3
+    assert clipped.norms.max() <= 1.0 + 1e-9
+    assert clipped.clip == 1.0
+
+
+def test_scalar_cell_memory_decays_as_forget_gate_power():
+    lstm = R.scalar_lstm({"f": (0.0, 0.0, 1.5)})
+    x = R.pulse(30, at=3, amplitude=1.0)[:, None]
+    tr = R.lstm_trace(lstm, x)
+    f = 1 / (1 + math.exp(-1.5))
+    ratio = tr.c[5:, 0] / tr.c[4:-1, 0]          # x = 0 after the pulse: i·g = i·tanh(0) = 0
+    np.testing.assert_allclose(ratio, f, rtol=1e-5)
+    assert R.memory_half_life(f) == pytest.approx(math.log(0.5) / math.log(f))
+    assert R.memory_half_life(1.0) == math.inf
+
+
+def test_delayed_recall_task_layout():
+    b = R.make_task_batch("delayed_recall", 50, 7, seed=1, distract=0.5)
+    assert b.x.shape == (50, 9, 5)
+    np.testing.assert_array_equal(b.x[:, 0, :4].argmax(1).numpy(), b.y.numpy())
+    assert torch.all(b.x[:, -1, 4] == 1) and torch.all(b.x[:, :-1, 4] == 0)
+    assert torch.all(b.x[:, -1, :4] == 0)
+    same = R.make_task_batch("delayed_recall", 50, 7, seed=1, distract=0.5)
+    assert torch.equal(b.x, same.x)
+
+
+def test_adding_and_parity_targets():
+    b = R.make_task_batch("adding", 40, 20, seed=2)
+    v, m = b.x[..., 0], b.x[..., 1]
+    assert torch.all(m[:, :10].sum(1) == 1) and torch.all(m[:, 10:].sum(1) == 1)
+    torch.testing.assert_close(b.y, (v * m).sum(1))
+    p = R.make_task_batch("parity", 40, 9, seed=3)
+    torch.testing.assert_close(p.y, p.x[..., 0].sum(1).long() % 2)
+
+
+def test_encode_recall():
+    x = R.encode_recall("b..?")
+    assert x.shape == (4, 5) and x[0, 1] == 1 and x[3, 4] == 1 and x[1:3].sum() == 0
+    assert R.recall_text(2, 3) == "C...?"
+    with pytest.raises(ValueError):
+        R.encode_recall("AZ?")
+
+
+def test_signals():
+    x = R.signal_input("step", 10, 5, channel=4, at=3)
+    assert x.shape == (10, 5) and x[:, :4].sum() == 0 and list(x[:, 4]) == [0] * 3 + [1] * 7
+    assert R.pulse(5, at=1).tolist() == [0, 1, 0, 0, 0]
+
+
+def test_trainer_follows_protocol_learns_and_is_deterministic():
+    def make():
+        return R.SequenceTrainer("lstm", "delayed_recall", length=2, hidden=8, lr=0.03,
+                                 batch=16, seed=4)
+    a, b = make(), make()
+    assert isinstance(a, Trainer)
+    first = a.step(1)["loss"]
+    a.step(39)
+    b.step(40)
+    assert a.history.last("loss") == b.history.last("loss")
+    assert a.history.last("loss") < 0.5 * first
+    state = a.state_dict()
+    c = make()
+    c.load_state_dict(state)
+    assert a.step(3) == c.step(3)
+
+
+def test_race_trainer_and_curriculum_raise_level():
+    race = R.RaceTrainer(("rnn", "lstm"), task="delayed_recall", length=1, hidden=8, lr=0.05,
+                         batch=16, seed=0, curriculum=True, max_length=9, grow=2)
+    m = race.step(40)
+    assert set(m) >= {"rnn/accuracy", "lstm/accuracy", "lstm/level"}
+    assert race.steps == 40 and race.snapshot().racers["lstm"].level > 1
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    path = WEIGHTS / "lstm_gating_lstm.pt"
+    if not path.exists():
+        pytest.skip("run `python -m scripts.pretrain lstm_gating` first")
+    return {k: R.load_net(WEIGHTS / f"lstm_gating_{k}.pt") for k in ("lstm", "rnn")}
+
+
+def test_shipped_lstm_solves_recall_rnn_fails_at_long_delay(shipped):
+    lstm, meta = shipped["lstm"]
+    params = {"distract": meta["distract"]}
+    acc = R.accuracy_by_length(lstm, "delayed_recall", [meta["delay"]], n=512, **params)
+    assert acc[0] >= 0.95
+    rnn, rmeta = shipped["rnn"]
+    long = R.accuracy_by_length(rnn, "delayed_recall", [rmeta["long_delay"]], n=512, **params)
+    assert long[0] < 0.6
+    assert lstm.rnn.hidden_size == rnn.rnn.hidden_size

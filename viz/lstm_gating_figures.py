@@ -1,0 +1,193 @@
+"""Figures of the LSTM gating page: pure builders (result dataclasses in, go.Figure out)."""
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from engine.recurrent import GradientFlow, LSTMTrace
+
+KIND_COLORS = {"rnn": "#d62728", "gru": "#ff7f0e", "lstm": "#1f77b4", "linear": "#7f7f7f"}
+KIND_NAMES = {"rnn": "RNN (tanh)", "gru": "GRU", "lstm": "LSTM", "linear": "linear RNN"}
+PANELS = {  # name -> (title, colorscale, fixed range or None for symmetric auto)
+    "i": ("input gate i (write)", "Blues", (0.0, 1.0)),
+    "f": ("forget gate f (keep)", "Greens", (0.0, 1.0)),
+    "o": ("output gate o (reveal)", "Purples", (0.0, 1.0)),
+    "g": ("candidate g (what to write)", "RdBu", (-1.0, 1.0)),
+    "c": ("cell state c", "RdBu", None),
+    "h": ("hidden state h", "RdBu", (-1.0, 1.0)),
+}
+LINE_COLORS = {"i": "#1f77b4", "f": "#2ca02c", "o": "#9467bd", "g": "#ff7f0e", "c": "#d62728",
+               "h": "#222222"}
+
+
+def _range(values: np.ndarray, fixed) -> tuple[float, float]:
+    if fixed is not None:
+        return fixed
+    m = float(np.nanmax(np.abs(values))) if values.size else 1.0
+    return (-max(m, 1e-6), max(m, 1e-6))
+
+
+def gate_heatmaps(trace: LSTMTrace, labels: Sequence[str],
+                  panels: Sequence[str] = ("i", "f", "o", "g", "c", "h")) -> go.Figure:
+    """One heatmap per gate/state: unit (rows) × time step (columns); hover shows the value."""
+    T, H = trace.h.shape
+    fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.03,
+                        subplot_titles=[PANELS[p][0] for p in panels])
+    x = np.arange(T)
+    for r, name in enumerate(panels, start=1):
+        z = getattr(trace, name).T            # (H, T)
+        lo, hi = _range(z, PANELS[name][2])
+        fig.add_trace(go.Heatmap(
+            z=z, x=x, y=np.arange(H), zmin=lo, zmax=hi, colorscale=PANELS[name][1],
+            customdata=np.broadcast_to(np.asarray(labels, dtype=object), (H, T)),
+            hovertemplate=f"{name}: %{{z:.3f}}<br>unit %{{y}}, t=%{{x}} "
+                          f"(input %{{customdata}})<extra></extra>",
+            colorbar=dict(len=0.9 / len(panels), y=1 - (r - 0.5) / len(panels), thickness=10)),
+            row=r, col=1)
+        fig.update_yaxes(title_text="unit", row=r, col=1, showgrid=False)
+    step = max(1, T // 40)
+    fig.update_xaxes(tickmode="array", tickvals=x[::step],
+                     ticktext=[f"{t}:{labels[t]}" for t in x[::step]], row=len(panels), col=1,
+                     title_text="time step : input")
+    fig.update_layout(height=150 * len(panels) + 80, margin=dict(t=40))
+    return fig
+
+
+def unit_lines(trace: LSTMTrace, unit: int, labels: Sequence[str],
+               reference: LSTMTrace | None = None) -> go.Figure:
+    """i, f, o, g, c, h of one unit over time; `reference` (the unclamped run) dashed."""
+    t = np.arange(trace.h.shape[0])
+    fig = go.Figure()
+    for name in ("i", "f", "o", "g", "c", "h"):
+        fig.add_trace(go.Scatter(
+            x=t, y=getattr(trace, name)[:, unit], name=name, mode="lines+markers",
+            line=dict(color=LINE_COLORS[name], width=3 if name in "ch" else 1.5),
+            marker=dict(size=4), customdata=np.asarray(labels, dtype=object),
+            hovertemplate=f"{name} = %{{y:.3f}} at t=%{{x}} (input %{{customdata}})"
+                          f"<extra></extra>"))
+    if reference is not None:
+        for name in ("c", "h"):
+            fig.add_trace(go.Scatter(x=t, y=getattr(reference, name)[:, unit],
+                                     name=f"{name} without clamps", mode="lines",
+                                     line=dict(color=LINE_COLORS[name], dash="dot", width=2)))
+    fig.update_layout(title=f"Unit {unit} over time", xaxis_title="time step t",
+                      yaxis_title="value", height=360, hovermode="x unified")
+    return fig
+
+
+def _num(v: float) -> str:
+    return f"{v:.2f}"
+
+
+def lstm_equations(trace: LSTMTrace, t: int, unit: int) -> str:
+    """The cell update of one unit at step t with the traced numbers (LaTeX)."""
+    cp = trace.c_prev()[t, unit]
+    i, f, g, o = (float(getattr(trace, k)[t, unit]) for k in "ifgo")
+    c, h = float(trace.c[t, unit]), float(trace.h[t, unit])
+    return (rf"\begin{{aligned}} c_{{{t}}} &= f \odot c_{{{t - 1}}} + i \odot g "
+            rf"= {_num(f)}\cdot({_num(cp)}) + {_num(i)}\cdot({_num(g)}) = {_num(c)}\\ "
+            rf"h_{{{t}}} &= o \odot \tanh(c_{{{t}}}) = {_num(o)}\cdot\tanh({_num(c)}) "
+            rf"= {_num(h)} \end{{aligned}}")
+
+
+def trace_frame(trace: LSTMTrace, labels: Sequence[str]) -> pd.DataFrame:
+    """Long table: one row per (t, unit) with input label and i, f, g, o, c, h."""
+    T, H = trace.h.shape
+    tt, uu = np.meshgrid(np.arange(T), np.arange(H), indexing="ij")
+    data = {"t": tt.ravel(), "input": np.repeat(np.asarray(labels, dtype=object), H),
+            "unit": uu.ravel()}
+    for name in ("i", "f", "g", "o", "c", "h"):
+        data[name] = getattr(trace, name).ravel()
+    return pd.DataFrame(data)
+
+
+def probability_bars(probs: np.ndarray, names: Sequence[str]) -> go.Figure:
+    fig = go.Figure(go.Bar(x=list(names), y=probs, marker_color="#1f77b4",
+                           hovertemplate="P(%{x}) = %{y:.3f}<extra></extra>"))
+    fig.update_layout(title="The trained LSTM's answer after the last step",
+                      yaxis=dict(range=[0, 1], title="probability"), height=260)
+    return fig
+
+
+def gradient_flow_figure(flows: Mapping[str, GradientFlow], rho: float | None) -> go.Figure:
+    """log ‖∂h_T/∂h_{T-k}‖ vs lag k per kind, with the linear-RNN reference ρᵏ."""
+    fig = go.Figure()
+    for kind, fl in flows.items():
+        y = np.where(fl.norms > 0, fl.norms, np.nan)
+        fig.add_trace(go.Scatter(x=fl.lags, y=y, name=KIND_NAMES[kind], mode="lines",
+                                 line=dict(color=KIND_COLORS[kind], width=2.5),
+                                 hovertemplate="lag %{x}: %{y:.3g}<extra>" + KIND_NAMES[kind]
+                                               + "</extra>"))
+    if rho is not None and flows:
+        lags = next(iter(flows.values())).lags
+        with np.errstate(over="ignore", under="ignore"):
+            ref = np.power(float(rho), lags.astype(float))
+        ref = np.where((ref > 1e-300) & np.isfinite(ref), ref, np.nan)
+        fig.add_trace(go.Scatter(x=lags, y=ref, name=f"ρᵏ (linear RNN, ρ={rho:g})",
+                                 mode="lines", line=dict(color="#7f7f7f", dash="dash", width=2)))
+    fig.update_layout(title="How much of the gradient survives k steps back",
+                      xaxis_title="time lag k = T − t",
+                      yaxis=dict(type="log", title="‖∂h_T / ∂h_t‖", exponentformat="power"),
+                      height=430)
+    return fig
+
+
+def flows_frame(flows: Mapping[str, GradientFlow]) -> pd.DataFrame:
+    if not flows:
+        return pd.DataFrame(columns=["lag"])
+    lags = next(iter(flows.values())).lags
+    return pd.DataFrame({"lag": lags, **{k: f.norms for k, f in flows.items()}})
+
+
+def accuracy_vs_delay(delays: np.ndarray, acc: Mapping[str, np.ndarray],
+                      levels: Mapping[str, int], chance: float) -> go.Figure:
+    """Held-out accuracy at each delay per model; the delay each model trains at (dotted)."""
+    fig = go.Figure()
+    for kind, a in acc.items():
+        fig.add_trace(go.Scatter(x=delays, y=a, name=KIND_NAMES[kind], mode="lines+markers",
+                                 line=dict(color=KIND_COLORS[kind], width=2.5),
+                                 hovertemplate="delay %{x}: accuracy %{y:.2f}<extra>"
+                                               + KIND_NAMES[kind] + "</extra>"))
+        if kind in levels:
+            fig.add_vline(x=levels[kind], line=dict(color=KIND_COLORS[kind], dash="dot"))
+    fig.add_hline(y=chance, line=dict(color="#7f7f7f", dash="dash"),
+                  annotation_text="chance", annotation_position="bottom right")
+    fig.update_layout(title="Accuracy vs delay (fresh samples; dotted: delay trained at)",
+                      xaxis_title="delay D", yaxis=dict(range=[0, 1.05], title="accuracy"),
+                      height=380)
+    return fig
+
+
+def race_history(histories: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
+    fig = go.Figure()
+    for kind, (steps, values) in histories.items():
+        fig.add_trace(go.Scatter(x=steps, y=values, name=KIND_NAMES[kind], mode="lines",
+                                 line=dict(color=KIND_COLORS[kind])))
+    fig.update_layout(title="Training accuracy (batch)", xaxis_title="iteration",
+                      yaxis=dict(range=[0, 1.05], title="accuracy"), height=300)
+    return fig
+
+
+def scalar_cell_figure(x: np.ndarray, trace: LSTMTrace, half_life: float) -> go.Figure:
+    """Input pulse, gates and states of a hidden-size-1 LSTM cell."""
+    t = np.arange(len(x))
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
+                        subplot_titles=["input x_t", "gates", "cell state c and output h"])
+    fig.add_trace(go.Bar(x=t, y=x, name="x", marker_color="#7f7f7f"), row=1, col=1)
+    for name in ("i", "f", "o"):
+        fig.add_trace(go.Scatter(x=t, y=getattr(trace, name)[:, 0], name=name,
+                                 line=dict(color=LINE_COLORS[name])), row=2, col=1)
+    for name in ("c", "h"):
+        fig.add_trace(go.Scatter(x=t, y=getattr(trace, name)[:, 0], name=name,
+                                 line=dict(color=LINE_COLORS[name], width=3)), row=3, col=1)
+    fig.update_yaxes(range=[-0.05, 1.05], row=2, col=1)
+    title = ("memory half-life: ∞ (f = 1)" if math.isinf(half_life)
+             else f"memory half-life ≈ {half_life:.1f} steps")
+    fig.update_layout(title=title, height=520, hovermode="x unified")
+    fig.update_xaxes(title_text="time step t", row=3, col=1)
+    return fig
