@@ -307,9 +307,9 @@ class Optimizer:
 
 OPTIMIZERS: dict[str, Optimizer] = {o.name: o for o in (
     Optimizer("gd", "moment", {"lr": 0.1}, lambda: _moment(ng=1.0, nm=0.0),
-              "Gradient descent", r"x \leftarrow x - \eta g"),
+              "GD", r"x \leftarrow x - \eta g"),
     Optimizer("momentum", "moment", {"lr": 0.1, "beta": 0.9},
-              lambda beta: _moment(b1=beta), "Momentum (heavy ball)",
+              lambda beta: _moment(b1=beta), "Momentum",
               r"v \leftarrow \beta v + g,\; x \leftarrow x - \eta v"),
     Optimizer("nesterov", "moment", {"lr": 0.1, "beta": 0.9},
               lambda beta: _moment(b1=beta, ng=1.0, nm=beta), "Nesterov",
@@ -821,3 +821,9 @@ def make_landscape(name: str, eigenvalues=(0.05, 1.0), angle_deg: float = 0.0) -
         raise ValueError(f"unknown landscape {name!r}; choose from quadratic, "
                          f"{', '.join(LANDSCAPES)}")
     return LANDSCAPES[name]()
+
+
+def steps_to_reach(trajectory: Trajectory, f_star: float, tol: float = 1e-8) -> int | None:
+    """The first step k with f(x_k) - f* <= tol (None if the run never gets there)."""
+    hit = np.flatnonzero(np.asarray(trajectory.losses) - f_star <= tol)
+    return int(hit[0]) if hit.size else None

@@ -35,10 +35,10 @@ SECTIONS = ("Optimization", "Architectures", "Generative models")
 TOPICS: tuple[Topic, ...] = (
     Topic("gradient_descent", "Gradient descent & the optimizer race", "Optimization",
           "Why gradient descent zigzags, when it diverges, and what momentum and Adam change.",
-          ":material/trending_down:", 3, ready=False),
+          ":material/trending_down:", 3, ready=True),
     Topic("relu_regions", "ReLU linear regions", "Architectures",
           "A ReLU network cuts the plane into polygons; watch them multiply with depth.",
-          ":material/change_history:", 4, ready=False),
+          ":material/change_history:", 4, ready=True),
     Topic("convolution", "Convolution & receptive fields", "Architectures",
           "Slide a kernel over a real photo and see which input pixels each output sees.",
           ":material/grid_on:", 5, ready=False),

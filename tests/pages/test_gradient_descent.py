@@ -1,0 +1,132 @@
+"""AppTest of pages/gradient_descent.py: defaults, every preset, a guided step, widget changes
+that must change the numbers shown, and bad input that must give a message, not a crash."""
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.apptest import run_app
+
+PAGE = "pages/gradient_descent.py"
+STEPS_COL = "steps to f − f* ≤ 1e-08"
+
+
+def _page(query: dict | None = None) -> AppTest:
+    at = run_app(query, page=PAGE)
+    assert not at.exception
+    return at
+
+
+def _table(at: AppTest):
+    return at.dataframe[0].value.set_index("method")
+
+
+def _warnings(at: AppTest) -> list[str]:
+    return [w.value for w in at.warning]
+
+
+def _chart_titles(at: AppTest) -> list[str]:
+    titles = []
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        title = spec.get("layout", {}).get("title", {})
+        titles.append(title.get("text", "") if isinstance(title, dict) else str(title))
+    return titles
+
+
+@pytest.fixture(scope="module")
+def page() -> AppTest:
+    return _page()
+
+
+def test_defaults_race_four_methods_and_draw_every_figure(page):
+    table = _table(page)
+    assert list(table.index) == ["GD", "Momentum", "Nesterov", "Adam"]
+    assert not page.error and not _warnings(page)
+    # defaults: kappa 20, lambda_max 1, eta = 1.4 -> GD rate max(|1-1.4|, 1-0.07) = 0.93
+    assert table.loc["GD", "step size"] == pytest.approx(10 ** 0.1461, rel=1e-9)
+    assert table.loc["Momentum", STEPS_COL] < table.loc["GD", STEPS_COL]
+    titles = _chart_titles(page)
+    for expected in ("Paths on the contour plot", "Error f(x_k)", "Why the largest eigenvalue",
+                     "Error along each eigenvector", "Heavy-ball rate"):
+        assert any(expected in t for t in titles), (expected, titles)
+    assert len(page.get("download_button")) == 2
+
+
+def test_every_preset_runs_and_shows_its_phenomenon():
+    at = _page()
+    presets = at.selectbox(key="gd_preset").options[1:]
+    assert len(presets) >= 7
+    seen = {}
+    for name in presets:
+        at.selectbox(key="gd_preset").select(name).run()
+        assert not at.exception, name
+        assert not at.error, (name, [e.value for e in at.error])
+        seen[name] = (_table(at), _warnings(at))
+    one = seen["κ = 1, η = 1/λ: one step"][0]
+    assert one.loc["GD", STEPS_COL] == 1
+    table, warnings = seen["η just above 2/λmax: divergence"]
+    step = table.loc["GD", "diverged at"]
+    assert step > 0 and any(f"diverged at step {step}" in w for w in warnings)
+    mom = seen["Optimal momentum removes the zigzag"][0]
+    # rates 0.96 vs 0.75: momentum needs several times fewer steps
+    assert mom.loc["Momentum", STEPS_COL] * 3 < mom.loc["GD", STEPS_COL]
+    stuck = seen["Saddle: GD stalls"][0].loc["GD", "final f − f*"]
+    free = seen["Saddle + gradient noise: escapes"][0].loc["GD", "final f − f*"]
+    assert stuck == pytest.approx(0.25, abs=1e-9) and free < 0.01
+    rb = seen["Rosenbrock valley"][0]
+    assert rb.loc["Newton", STEPS_COL] < 20 and math.isnan(rb.loc["GD", STEPS_COL])
+
+
+def test_guided_step_sets_the_widgets():
+    at = _page()
+    at.button(key="gd_tour__show2").click().run()
+    assert not at.exception
+    assert at.slider(key="gd_loglr").value == pytest.approx(math.log10(2.05), abs=1e-3)
+    assert any("diverged at step" in w for w in _warnings(at))
+
+
+def test_widget_changes_change_the_numbers():
+    at = _page()
+    before = _table(at)
+    at.slider(key="gd_loglr").set_value(-0.5).run()
+    after = _table(at)
+    assert after.loc["GD", "step size"] == pytest.approx(10 ** -0.5)
+    assert after.loc["GD", "final f − f*"] > before.loc["GD",
+                                                                       "final f − f*"]
+    at.multiselect(key="gd_methods").set_value(["gd", "newton"]).run()
+    assert list(_table(at).index) == ["GD", "Newton"]
+    assert _table(at).loc["Newton", STEPS_COL] == 1            # Newton: one step on a quadratic
+    at.selectbox(key="gd_land").select("two_minima").run()
+    assert not at.exception
+    assert _table(at).loc["GD", "final f − f*"] > 0.5   # stuck in the local min
+    at.slider(key="gd_iter").set_value(5).run()
+    assert any(re.search(r"iteration 5\)", t) for t in _chart_titles(at))
+
+
+def test_bad_input_gives_a_message_not_a_crash():
+    at = _page()
+    at.multiselect(key="gd_methods").set_value([]).run()
+    assert not at.exception
+    assert any("Choose at least one method" in w for w in _warnings(at))
+    at.multiselect(key="gd_methods").set_value(["gd"]).run()
+    at.slider(key="gd_loglr").set_value(1.0).run()          # eta = 10: diverges at once
+    assert not at.exception and not at.error
+    assert any("diverged at step" in w for w in _warnings(at))
+
+
+def test_url_reproduces_the_view_and_bad_values_fall_back():
+    at = _page({"gd_kappa": "50", "gd_loglr": "-0.5", "gd_methods": ["GD", "Adam"],
+                "gd_land": "Quadratic"})
+    assert at.select_slider(key="gd_kappa").value == 50
+    assert list(_table(at).index) == ["GD", "Adam"]
+    assert _table(at).loc["GD", "step size"] == pytest.approx(10 ** -0.5)
+    bad = _page({"gd_kappa": "13", "gd_loglr": "abc", "gd_land": "moon", "gd_steps": "-4"})
+    assert not bad.error
+    assert bad.select_slider(key="gd_kappa").value == 20
+    assert bad.selectbox(key="gd_land").value == "quadratic"
+    assert bad.slider(key="gd_steps").value == 200

@@ -1,0 +1,224 @@
+"""Figures of the gradient-descent page: data in, go.Figure out (no Streamlit, no math beyond
+arranging what engine/optim.py computed)."""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from engine.optim import OPTIMIZERS, Grid, RateMap, Trajectory
+from viz.theme import COLORWAY
+
+METHOD_COLORS = {name: COLORWAY[i % len(COLORWAY)] for i, name in enumerate(OPTIMIZERS)}
+DASHES = {"gd": "dash", "momentum": "dot"}
+LOSS_FLOOR = 1e-32    # f - f* below this is drawn at the floor (log axis)
+
+
+def label(method: str) -> str:
+    return OPTIMIZERS[method].label or method
+
+
+def _run_name(tr: Trajectory) -> str:
+    name = label(tr.method)
+    if tr.diverged_at is not None:
+        name += f" (diverged at step {tr.diverged_at})"
+    return name
+
+
+def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: int,
+                start: Sequence[float], minimizer: Sequence[float], click_res: int = 25,
+                title: str = "Paths on the contour plot of f") -> go.Figure:
+    """Contours of log10(f - f* + 1e-3) with every run's path up to iteration k, the current
+    points as large dots, the start and the minimizer. A faint grid of points makes the plane
+    clickable (a click selects a start point)."""
+    z = np.log10(np.maximum(grid.values - f_star, 0) + 1e-3)
+    fig = go.Figure()
+    fig.add_trace(go.Contour(x=grid.gx, y=grid.gy, z=z, colorscale="Blues", reversescale=True,
+                             ncontours=22, showscale=False, opacity=0.75, hoverinfo="skip",
+                             contours=dict(coloring="fill", showlines=True),
+                             line=dict(color="rgba(40,40,40,0.35)", width=0.6),
+                             name="log10(f - f* + 1e-3)"))
+    gx = np.linspace(grid.gx[0], grid.gx[-1], click_res)
+    gy = np.linspace(grid.gy[0], grid.gy[-1], click_res)
+    cx, cy = np.meshgrid(gx, gy)
+    fig.add_trace(go.Scatter(x=cx.ravel(), y=cy.ravel(), mode="markers", name="click: start here",
+                             marker=dict(size=14, color="rgba(0,0,0,0.01)"), showlegend=False,
+                             hovertemplate="start here: (%{x:.2f}, %{y:.2f})<extra></extra>"))
+    for method, tr in runs.items():
+        n = min(k, len(tr.points) - 1)
+        pts = tr.points[: n + 1]
+        color = METHOD_COLORS[method]
+        fig.add_trace(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="lines+markers",
+                                 name=_run_name(tr), legendgroup=method,
+                                 line=dict(color=color, width=2),
+                                 marker=dict(size=4, color=color),
+                                 hovertemplate=f"{label(method)}<br>step %{{pointNumber}}"
+                                               "<br>(%{x:.3g}, %{y:.3g})<extra></extra>"))
+        symbol = "x" if tr.diverged_at is not None and n == len(tr.points) - 1 else "circle"
+        fig.add_trace(go.Scatter(x=pts[-1:, 0], y=pts[-1:, 1], mode="markers", showlegend=False,
+                                 legendgroup=method, hoverinfo="skip",
+                                 marker=dict(size=13, color=color, symbol=symbol,
+                                             line=dict(color="white", width=1.5))))
+    fig.add_trace(go.Scatter(x=[start[0]], y=[start[1]], mode="markers", name="start",
+                             marker=dict(size=12, color="black", symbol="square-open",
+                                         line=dict(width=2)), hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=[minimizer[0]], y=[minimizer[1]], mode="markers",
+                             name="minimum x*", hoverinfo="skip",
+                             marker=dict(size=15, color="gold", symbol="star",
+                                         line=dict(color="black", width=1))))
+    fig.update_layout(title=f"{title} (iteration {k})", height=520,
+                      xaxis=dict(range=[grid.gx[0], grid.gx[-1]], title="x₁"),
+                      yaxis=dict(range=[grid.gy[0], grid.gy[-1]], title="x₂",
+                                 scaleanchor="x", scaleratio=1),
+                      legend=dict(orientation="h", y=-0.15), dragmode="select",
+                      clickmode="event+select")
+    return fig
+
+
+def loss_figure(runs: Mapping[str, Trajectory], f_star: float,
+                theory: Mapping[str, tuple[float, str]] | None = None, k: int | None = None
+                ) -> go.Figure:
+    """log(f - f*) vs iteration per run; theory: name -> (rate rho, label) drawn dashed as
+    (f_0 - f*) rho^(2k) (f - f* is quadratic in the error, so it decays at rho^2 per step)."""
+    fig = go.Figure()
+    longest = 1
+    f0 = None
+    for method, tr in runs.items():
+        gap = np.maximum(tr.losses - f_star, LOSS_FLOOR)
+        f0 = gap[0] if f0 is None else f0
+        longest = max(longest, tr.steps)
+        fig.add_trace(go.Scatter(x=np.arange(len(gap)), y=gap, mode="lines", name=_run_name(tr),
+                                 line=dict(color=METHOD_COLORS[method], width=2),
+                                 hovertemplate=f"{label(method)}<br>step %{{x}}<br>"
+                                               "f - f* = %{y:.3g}<extra></extra>"))
+    for name, (rate, text) in (theory or {}).items():
+        if f0 is None or not np.isfinite(rate) or rate <= 0:
+            continue
+        kk = np.arange(longest + 1)
+        with np.errstate(all="ignore"):
+            y = f0 * rate ** (2.0 * kk)
+        keep = y > LOSS_FLOOR
+        fig.add_trace(go.Scatter(x=kk[keep], y=y[keep], mode="lines", name=text,
+                                 line=dict(color=METHOD_COLORS.get(name, "#444"), width=1.5,
+                                           dash=DASHES.get(name, "dash")), hoverinfo="skip"))
+    if k is not None:
+        fig.add_vline(x=k, line=dict(color="#888", width=1, dash="dot"))
+    fig.update_layout(title="Error f(x_k) − f* (log scale)", height=380,
+                      xaxis_title="iteration k", yaxis=dict(type="log", title="f − f*",
+                                                            exponentformat="power"),
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def step_factor_figure(lr: float, eigenvalues: Sequence[float], beta: float | None = None,
+                       heavy_ball_curve: tuple[np.ndarray, np.ndarray] | None = None,
+                       title_note: str = "") -> go.Figure:
+    """|1 - lr l| against l: GD multiplies the error along an eigenvector with eigenvalue l by
+    this factor each step; > 1 (above the red line) means that direction blows up."""
+    lam = np.asarray(eigenvalues, dtype=np.float64)
+    hi = max(1.25 * lam.max(), 2.4 / lr if lr > 0 else 1.0)
+    lo = min(0.0, 1.25 * lam.min())
+    grid = np.linspace(lo, hi, 400)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=grid, y=np.abs(1 - lr * grid), mode="lines", name="GD: |1 − ηλ|",
+                             line=dict(color=METHOD_COLORS["gd"], width=2)))
+    if heavy_ball_curve is not None:
+        fig.add_trace(go.Scatter(x=heavy_ball_curve[0], y=heavy_ball_curve[1], mode="lines",
+                                 name=f"heavy ball (β = {beta:.3g}): largest |root|",
+                                 line=dict(color=METHOD_COLORS["momentum"], width=2)))
+    fig.add_hline(y=1.0, line=dict(color="#d62728", width=1.5, dash="dash"),
+                  annotation_text="diverges above", annotation_position="top left")
+    for i, l in enumerate(lam):
+        factor = abs(1 - lr * l)
+        fig.add_trace(go.Scatter(x=[l], y=[factor], mode="markers+text",
+                                 name=f"λ{i + 1} = {l:.3g}: factor {factor:.3f}",
+                                 text=[f"λ{i + 1}"], textposition="top center",
+                                 marker=dict(size=12, color="black", symbol="diamond")))
+    fig.add_vline(x=2 / lr if lr > 0 else 0, line=dict(color="#d62728", width=1, dash="dot"),
+                  annotation_text="λ = 2/η", annotation_position="bottom right")
+    fig.update_layout(title="Why the largest eigenvalue limits η" + title_note, height=380,
+                      xaxis_title="eigenvalue λ", yaxis=dict(title="factor per step",
+                                                             rangemode="tozero"),
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def eigen_error_figure(errors: Mapping[str, np.ndarray], eigenvalues: Sequence[float],
+                       diverged: Mapping[str, int | None] | None = None) -> go.Figure:
+    """|z_i(k)|: the error along each eigenvector (smallest eigenvalue left), one line per
+    method: the fast direction is done in a few steps, the slow one sets the pace."""
+    lam = list(eigenvalues)
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06,
+                        subplot_titles=[f"along eigenvector 1 (λ = {lam[0]:.3g})",
+                                        f"along eigenvector 2 (λ = {lam[1]:.3g})"])
+    for method, z in errors.items():
+        for col in (0, 1):
+            fig.add_trace(go.Scatter(x=np.arange(len(z)), y=np.maximum(np.abs(z[:, col]), 1e-16),
+                                     mode="lines", name=label(method), legendgroup=method,
+                                     showlegend=col == 0,
+                                     line=dict(color=METHOD_COLORS[method], width=2)),
+                          row=1, col=col + 1)
+    fig.update_yaxes(type="log", exponentformat="power")
+    fig.update_yaxes(title_text="|error component|", row=1, col=1)
+    fig.update_xaxes(title_text="iteration k")
+    fig.update_layout(title="Error along each eigenvector (the “milestones” view)", height=360,
+                      legend=dict(orientation="h", y=-0.3))
+    return fig
+
+
+def rate_map_figure(rm: RateMap, lr: float | None = None, beta: float | None = None,
+                    optimum: tuple[float, float] | None = None) -> go.Figure:
+    """Heatmap of the measured heavy-ball rate over (lr, beta); values >= 1 (diverging) are
+    shown at the top of the colour scale. The current choice and the optimum are marked."""
+    rates = np.clip(np.nan_to_num(rm.measured, nan=1.0), 0.0, 1.0)
+    custom = rm.measured
+    fig = go.Figure(go.Heatmap(
+        x=rm.lrs, y=rm.betas, z=rates, customdata=custom, colorscale="Viridis",
+        zmin=0.0, zmax=1.0, colorbar=dict(title="rate"),
+        hovertemplate="η = %{x:.3g}<br>β = %{y:.3f}<br>rate %{customdata:.4f}<extra></extra>"))
+    if rm.theory is not None:
+        fig.add_trace(go.Contour(x=rm.lrs, y=rm.betas, z=rm.theory, showscale=False,
+                                 contours=dict(start=1.0, end=1.0, coloring="none",
+                                               showlabels=True),
+                                 line=dict(color="white", width=2, dash="dash"),
+                                 name="theory: rate = 1", hoverinfo="skip"))
+    if optimum is not None:
+        fig.add_trace(go.Scatter(x=[optimum[0]], y=[optimum[1]], mode="markers",
+                                 name="optimal (η, β)",
+                                 marker=dict(size=15, symbol="star", color="gold",
+                                             line=dict(color="black", width=1))))
+    if lr is not None and beta is not None:
+        fig.add_trace(go.Scatter(x=[lr], y=[beta], mode="markers", name="your (η, β)",
+                                 marker=dict(size=14, symbol="circle-open", color="red",
+                                             line=dict(width=3))))
+    fig.update_layout(title=f"Heavy-ball rate per step, measured over {rm.steps} steps",
+                      height=420, xaxis=dict(type="log", title="learning rate η"),
+                      yaxis=dict(title="momentum β"), legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def lr_ruler_figure(lr: float, lo: float, hi: float, edge: float | None = None,
+                    optimal: float | None = None) -> go.Figure:
+    """A thin log axis under the learning-rate slider: the current η, 2/λ_max (diverges
+    beyond) and the optimal η."""
+    fig = go.Figure()
+    if edge is not None and edge < hi:
+        fig.add_vrect(x0=edge, x1=hi, fillcolor="#d62728", opacity=0.12, line_width=0)
+        fig.add_trace(go.Scatter(x=[edge, edge], y=[0, 1], mode="lines+text",
+                                 text=["", "2/λmax"], textposition="top center",
+                                 line=dict(color="#d62728", width=2), name="2/λmax",
+                                 hoverinfo="skip"))
+    if optimal is not None:
+        fig.add_trace(go.Scatter(x=[optimal, optimal], y=[0, 1], mode="lines+text",
+                                 text=["", "η*"], textposition="top center",
+                                 line=dict(color="#2ca02c", width=2), name="optimal η*",
+                                 hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=[lr], y=[0.5], mode="markers", name="η",
+                             marker=dict(size=14, color="black"), hoverinfo="skip"))
+    fig.update_layout(height=95, showlegend=False, margin=dict(l=10, r=10, t=18, b=25),
+                      xaxis=dict(type="log", range=[np.log10(lo), np.log10(hi)],
+                                 showgrid=False),
+                      yaxis=dict(visible=False, range=[0, 1.3]))
+    return fig
