@@ -39,7 +39,7 @@ PRESETS = {
         "n_out = ⌊(n + 2p − k)/2⌋ + 1: about half of n in each direction."),
     "Dilation 4: a sparse 9×9 kernel": Preset(
         {"cv_tab": "Convolution", "cv_image": "shapes", "cv_kernel": "sobel x",
-         "cv_stride": 1, "cv_padding": 0, "cv_dilation": 4},
+         "cv_stride": 1, "cv_padding": 0, "cv_dilation": 4, "cv_anim_n": 12},
         "Nine taps spread over 9×9 pixels: each edge appears doubled, 8 pixels apart."),
     "7×7 vs three 3×3": Preset(
         {"cv_tab": "Receptive field", "cv_stack": "three 3x3", "cv_rf_n": 32},

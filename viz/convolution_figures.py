@@ -188,23 +188,26 @@ def erf_figure(erf: ERF, title: str) -> go.Figure:
 
 
 def feature_maps_figure(fm: FeatureMap, per_row: int = 8) -> go.Figure:
-    """All channels of one layer, one small panel each (shared colour scale per layer)."""
-    c = fm.maps.shape[0]
+    """All channels of one layer tiled into one heatmap (NaN gaps, one colour scale for the
+    layer; hover names the channel). One trace instead of C subplots keeps it fast."""
+    c, h, w = fm.maps.shape
     rows = -(-c // per_row)
-    fig = make_subplots(rows, per_row, horizontal_spacing=0.01, vertical_spacing=0.04,
-                        subplot_titles=[f"ch {i}" for i in range(c)])
+    z = np.full((rows * (h + 1) - 1, per_row * (w + 1) - 1), np.nan)
+    ch = np.full(z.shape, -1)
+    for i in range(c):
+        r, k = divmod(i, per_row)
+        z[r * (h + 1):r * (h + 1) + h, k * (w + 1):k * (w + 1) + w] = fm.maps[i]
+        ch[r * (h + 1):r * (h + 1) + h, k * (w + 1):k * (w + 1) + w] = i
     zmax = float(np.abs(fm.maps).max()) or 1.0
     signed = bool(fm.maps.min() < 0)
-    for i in range(c):
-        fig.add_trace(go.Heatmap(z=fm.maps[i], zmin=-zmax if signed else 0, zmax=zmax,
-                                 colorscale=DIVERGING if signed else "Viridis", showscale=False,
-                                 hovertemplate=f"ch {i}, row %{{y}}, col %{{x}}: %{{z:.3f}}<extra></extra>"),
-                      i // per_row + 1, i % per_row + 1)
+    fig = go.Figure(go.Heatmap(z=z, customdata=ch, zmin=-zmax if signed else 0, zmax=zmax,
+                               colorscale=DIVERGING if signed else "Viridis", hoverongaps=False,
+                               hovertemplate="channel %{customdata}: %{z:.3f}<extra></extra>"))
     fig.update_xaxes(showticklabels=False, showgrid=False)
-    fig.update_yaxes(showticklabels=False, showgrid=False, autorange="reversed")
-    h, w = fm.maps.shape[1:]
-    fig.update_layout(title=f"{fm.name}: {c} channels of {h}×{w}, each unit sees {fm.rf.size}×{fm.rf.size} "
-                            f"input pixels", height=120 * rows + 60, margin=dict(l=10, r=10, t=60, b=10))
+    fig.update_yaxes(showticklabels=False, showgrid=False, autorange="reversed", scaleanchor="x")
+    fig.update_layout(title=f"{fm.name}: {c} channels of {h}×{w}; each unit sees "
+                            f"{fm.rf.size}×{fm.rf.size} input pixels",
+                      height=70 + 160 * rows * max(h, 4) / 8, margin=dict(l=10, r=10, t=40, b=10))
     return fig
 
 
