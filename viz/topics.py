@@ -41,7 +41,7 @@ TOPICS: tuple[Topic, ...] = (
           ":material/change_history:", 4, ready=True),
     Topic("convolution", "Convolution & receptive fields", "Architectures",
           "Slide a kernel over a real photo and see which input pixels each output sees.",
-          ":material/grid_on:", 5, ready=False),
+          ":material/grid_on:", 5, ready=True),
     Topic("lstm_gating", "LSTM gating", "Architectures",
           "Watch input, forget and output gates work on a sequence, and why gradients survive.",
           ":material/memory:", 6, ready=False),
