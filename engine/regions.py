@@ -312,6 +312,19 @@ def _padded_centroid(V: np.ndarray, n: np.ndarray, area: np.ndarray) -> np.ndarr
     return num / (6 * np.where(np.abs(area) > 0, area, 1.0))[:, None]
 
 
+def distinct_maps(part: Partition, rtol: float = 1e-9) -> int:
+    """Number of different affine maps (w, b) among the regions. Activation regions can share
+    a map (e.g. when a unit's outgoing weights are zero, or a later unit is off everywhere on
+    both sides of a cut), so this is <= part.count; the linear pieces proper are the unions of
+    regions with one map."""
+    if part.count == 0:
+        return 0
+    maps = np.concatenate([part.out_w.reshape(part.count, -1), part.out_b], 1)
+    scale = max(float(np.abs(maps).max()), 1e-300)
+    keys = np.round(maps / (rtol * scale)).astype(np.int64)
+    return len(np.unique(keys, axis=0))
+
+
 def linear_regions(model: nn.Module, box: Box = (-2.0, 2.0, -2.0, 2.0)) -> list[Region]:
     """The exact linear regions of a 2-input ReLU MLP inside `box`, as Region objects."""
     return partition(model, box).regions()

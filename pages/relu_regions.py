@@ -19,12 +19,12 @@ OUTPUTS = ["heatmap", "3-D surface"]
 LRS = [0.001, 0.003, 0.01, 0.03, 0.1]
 BUDGETS = [12, 24, 36, 48]
 DEFAULTS = {"rr_view": VIEWS[0], "rr_depth": 3, "rr_width": 8, "rr_widths": "", "rr_scale": 1.0,
-            "rr_box": 2.0, "rr_task": "bump (regression)", "rr_lr": 0.01, "rr_out": OUTPUTS[0],
+            "rr_box": 2.0, "rr_init": "kaiming", "rr_task": "bump (regression)", "rr_lr": 0.01, "rr_out": OUTPUTS[0],
             "rr_budget": 24, "rr_saw": 5}
 SLOW_UNITS = 100   # above this many hidden units the exact partition takes seconds
 
 
-CORE = ("rr_view", "rr_depth", "rr_width", "rr_widths", "rr_scale", "rr_box", "rr_task", "rr_lr")
+CORE = ("rr_view", "rr_depth", "rr_width", "rr_widths", "rr_init", "rr_scale", "rr_box", "rr_task", "rr_lr")
 
 
 def _s(**changes):
@@ -89,28 +89,36 @@ with top[0]:
 with top[1]:
     guided_steps(STEPS, key="rr_steps")
 
-view = st.segmented_control("View", VIEWS, default=DEFAULTS["rr_view"], key="rr_view", bind="query-params", required=True)
+Q = "query-params"
+view = st.segmented_control("View", VIEWS, default=DEFAULTS["rr_view"], key="rr_view", bind=Q,
+                            required=True)
 view = view if view in VIEWS else VIEWS[0]
 
 with st.container(border=True):
-    c = st.columns(4)
-    depth = c[0].slider("Depth (hidden layers)", 1, R.MAX_LAYERS, DEFAULTS["rr_depth"], key="rr_depth",
-                        bind="query-params")
-    width = c[1].slider("Width (units per layer)", 1, R.MAX_WIDTH, DEFAULTS["rr_width"], key="rr_width",
-                        bind="query-params")
-    text = c[2].text_input("Per-layer widths (optional)", DEFAULTS["rr_widths"], key="rr_widths", bind="query-params",
-                           placeholder="e.g. 16, 8, 4",
+    c = st.columns(5)
+    depth = c[0].slider("Depth (hidden layers)", 1, R.MAX_LAYERS, DEFAULTS["rr_depth"],
+                        key="rr_depth", bind=Q)
+    width = c[1].slider("Width (units per layer)", 1, R.MAX_WIDTH, DEFAULTS["rr_width"],
+                        key="rr_width", bind=Q)
+    text = c[2].text_input("Per-layer widths (optional)", DEFAULTS["rr_widths"], key="rr_widths",
+                           bind=Q, placeholder="e.g. 16, 8, 4",
                            help="Overrides depth and width when filled in.")
-    scale = c[3].slider("Init scale", 0.25, 3.0, DEFAULTS["rr_scale"], step=0.25, key="rr_scale", bind="query-params",
-                        help="Multiplies every initial weight and bias.")
+    init = c[3].selectbox("Initialisation", list(R.INITS), list(R.INITS).index(DEFAULTS["rr_init"]),
+                          key="rr_init", bind=Q,
+                          help="kaiming: W ~ N(0, 2/fan_in); xavier: N(0, 2/(fan_in+fan_out)); "
+                               "lecun: N(0, 1/fan_in). Biases ~ N(0, 1/fan_in).")
+    scale = c[4].slider("Init scale", 0.25, 3.0, DEFAULTS["rr_scale"], step=0.25, key="rr_scale",
+                        bind=Q, help="Multiplies every initial weight and bias.")
     c = st.columns(4)
-    half = c[0].slider("Box half-size", 0.5, 8.0, DEFAULTS["rr_box"], step=0.5, key="rr_box", bind="query-params",
-                       help="Regions are computed in [-s, s]².")
+    half = c[0].slider("Box half-size", 0.5, 8.0, DEFAULTS["rr_box"], step=0.5, key="rr_box",
+                       bind=Q, help="Regions are computed in [-s, s]².")
     task = c[1].selectbox("Task (training)", list(R.TASKS), list(R.TASKS).index(DEFAULTS["rr_task"]),
-                        key="rr_task", bind="query-params")
-    lr = c[2].select_slider("Learning rate (Adam)", LRS, DEFAULTS["rr_lr"], key="rr_lr", bind="query-params")
-    out_view = c[3].segmented_control("Output", OUTPUTS, default=DEFAULTS["rr_out"], key="rr_out", bind="query-params",
-                                      required=True) or OUTPUTS[0]
+                          key="rr_task", bind=Q,
+                          help="; ".join(f"{k}: {t.description}" for k, t in R.TASKS.items()))
+    lr = c[2].select_slider("Learning rate (Adam)", LRS, DEFAULTS["rr_lr"], key="rr_lr", bind=Q)
+    out_view = c[3].segmented_control("Output", OUTPUTS, default=DEFAULTS["rr_out"], key="rr_out",
+                                      bind=Q, required=True) or OUTPUTS[0]
+    st.caption("The seed is the sidebar's (it also sets the network's initial weights).")
 
 widths = (int(width),) * int(depth)
 if text and text.strip():
@@ -137,7 +145,7 @@ def _region_table(part: R.Partition) -> pd.DataFrame:
 
 
 def _config() -> dict:
-    return {"widths": list(widths), "init_scale": float(scale), "box": list(box), "task": task,
+    return {"widths": list(widths), "init": init, "init_scale": float(scale), "box": list(box), "task": task,
             "lr": float(lr), "seed": seed, "device": session.device(), "view": view}
 
 
@@ -147,18 +155,21 @@ def view_regions() -> None:
              r"D_l = \mathrm{diag}(\text{on/off pattern})")
 
     def make():
-        return R.RegionTrainer(widths, task=task, seed=seed, lr=float(lr), init_scale=float(scale),
+        return R.RegionTrainer(widths, task=task, seed=seed, lr=float(lr), init=init,
+                               init_scale=float(scale),
                                box=box, device=session.device(), count_every=25)
 
     def draw(trainer: R.RegionTrainer, tick) -> None:
         snap = trainer.snapshot()
         part = snap.partition
         bound = R.product_bound(widths, 2, effective=True)
-        m = st.columns(4)
+        m = st.columns(5)
         m[0].metric("Exact regions", f"{part.count:,}")
         m[1].metric("Bound (effective-dim product)", f"{bound:,}")
-        m[2].metric("Loss", f"{snap.loss:.4g}")
-        m[3].metric("Hidden units", f"{sum(widths)}  ({arch})")
+        m[2].metric("Distinct affine maps", f"{R.distinct_maps(part):,}",
+                    help="Neighbouring activation regions can share one plane.")
+        m[3].metric("Loss", f"{snap.loss:.4g}")
+        m[4].metric("Hidden units", f"{sum(widths)}  ({arch})")
         cols = st.columns(2)
         with cols[0]:
             show_figure(F.regions_figure(part, snap.points, snap.targets,
@@ -188,8 +199,9 @@ def view_regions() -> None:
 
 
 @st.cache_data(show_spinner="Counting the regions of every architecture exactly…")
-def _budget(total: int, box: tuple, scale: float, seed: int) -> list[R.BudgetRow]:
-    return R.budget_study(total, seeds=(seed, seed + 1, seed + 2), box=box, init_scale=scale)
+def _budget(total: int, box: tuple, init: str, scale: float, seed: int) -> list[R.BudgetRow]:
+    return R.budget_study(total, seeds=(seed, seed + 1, seed + 2), box=box, init=init,
+                          init_scale=scale)
 
 
 def view_budget() -> None:
@@ -197,7 +209,7 @@ def view_budget() -> None:
     st.latex(r"\#\text{regions} \le \prod_{l=1}^{L} \sum_{i=0}^{d_{l-1}} \binom{d_l}{i}"
              r"\quad\text{(one layer: } \textstyle\sum_{i=0}^{2}\binom{n}{i}\text{, Zaslavsky)}")
     with user_errors("count the regions of the architectures"):
-        rows = _budget(int(total), box, float(scale), seed)
+        rows = _budget(int(total), box, init, float(scale), seed)
         show_figure(F.budget_figure(rows, int(total)), key="rr_fig_budget")
         table = pd.DataFrame([{"architecture": "x".join(map(str, r.widths)),
                                **{f"count seed {seed + i}": int(v) for i, v in enumerate(r.counts)},
@@ -216,7 +228,7 @@ def view_1d() -> None:
     cols = st.columns(2)
     with cols[0]:
         with user_errors("compute the pieces of the 1-D network"):
-            net = R.make_mlp(widths, input_dim=1, seed=seed, init_scale=float(scale))
+            net = R.make_mlp(widths, input_dim=1, seed=seed, init=init, init_scale=float(scale))
             pieces = R.linear_pieces_1d(net, (box[0], box[1]))
             kinks = pieces.kinks()
             arch1 = " → ".join(["1", *map(str, widths), "1"])

@@ -228,3 +228,12 @@ def test_trainer_adam_matches_torch_optim_adam(one_thread):
     tr.step(5)
     for p, q in zip(tr.model.parameters(), ref.parameters()):
         torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-6)
+
+
+def test_distinct_maps_merge_regions_that_share_a_plane():
+    # units x > 0 and y > 0 make 4 activation regions, but f = relu(x) has only 2 maps
+    layers = [(np.eye(2), np.zeros(2)), (np.array([[1.0, 0.0]]), np.zeros(1))]
+    part = R.partition(layers, BOX)
+    assert part.count == 4 and R.distinct_maps(part) == 2
+    generic = R.partition(R.make_mlp((6,), seed=0), BOX)
+    assert R.distinct_maps(generic) == generic.count

@@ -36,6 +36,11 @@ def test_width_and_box_change_the_count(page):
     page.slider(key="rr_box").set_value(4.0).run()
     expected = R.count_regions(R.make_mlp((5, 5, 5), seed=0), (-4, 4, -4, 4))
     assert _metric(page, "Exact regions") == f"{expected:,}"
+    page.selectbox(key="rr_init").select("xavier").run()
+    part = R.partition(R.make_mlp((5, 5, 5), seed=0, init="xavier"), (-4, 4, -4, 4))
+    assert _metric(page, "Exact regions") == f"{part.count:,}"
+    assert _metric(page, "Distinct affine maps") == f"{R.distinct_maps(part):,}"
+    page.selectbox(key="rr_init").select("kaiming").run()
 
 
 def test_per_layer_widths_and_bad_input(page):
