@@ -1,0 +1,133 @@
+"""The VAE page through AppTest: defaults, every preset, training, widgets that must change
+what is shown, the ELBO tab, the AE-vs-PCA tab, and bad input."""
+import re
+from pathlib import Path
+
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+CUSTOM = "(custom)"
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    """The page's nets are tiny: one torch thread is as fast as two on an idle machine and far
+    faster on a busy one. Restored afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _page(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page("pages/vae.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _metric(at, label):
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def _gap_line(at):
+    return next(m.value for m in at.markdown if m.value.startswith("log p(x) ="))
+
+
+def _numbers(text):
+    return [float(v) for v in re.findall(r"-?\d+\.\d+", text)]
+
+
+def test_defaults_show_the_shipped_model_and_all_tabs():
+    at = _page()
+    assert [t.label for t in at.tabs] == ["Latent space", "Why the ELBO", "Autoencoder vs PCA"]
+    # the shipped VAE: trained 120 epochs, test ELBO far above an untrained net's
+    assert float(_metric(at, "Epoch")) > 100
+    assert float(_metric(at, "Test ELBO").split()[0]) > -35
+    assert float(_metric(at, "‖∂recon/∂encoder‖")) > 0
+    assert any("MSE" in str(c.proto) for c in at.get("plotly_chart"))  # AE-vs-PCA legend
+    assert not at.error and not at.warning
+
+
+def test_every_preset_runs_and_sets_its_widgets():
+    at = _page()
+    names = [n for n in at.selectbox(key="vae_preset").options if n != CUSTOM]
+    assert len(names) >= 6
+    seen = set()
+    for name in names:
+        at.selectbox(key="vae_preset").select(name).run()
+        assert not at.exception, (name, at.exception)
+        assert not at.error, (name, [e.value for e in at.error])
+        assert at.info, name      # the preset's explanation is shown: widgets match it
+        seen.add((at.selectbox(key="vae_model").value, at.select_slider(key="vae_beta").value,
+                  at.selectbox(key="vae_dim").value, at.toggle(key="vae_reparam").value,
+                  at.selectbox(key="vae_start").value))
+    assert len(seen) == len(names)   # each preset is a different configuration
+
+
+def test_step_trains_and_widgets_change_the_view():
+    at = _page(vae_start="from scratch")
+    assert float(_metric(at, "Epoch")) == 0.0
+    elbo0 = float(_metric(at, "Test ELBO").split()[0])
+    at.button(key="vae_live__step").click().run()
+    assert not at.exception
+    assert float(_metric(at, "Epoch")) > 4          # 60 minibatches of 128 digits
+    assert float(_metric(at, "Test ELBO").split()[0]) > elbo0 + 5
+    # a new beta is a new run: back to epoch 0
+    at.select_slider(key="vae_beta").set_value(4.0).run()
+    assert float(_metric(at, "Epoch")) == 0.0
+    # reparameterization off: the encoder gets no reconstruction gradient
+    at.toggle(key="vae_reparam").set_value(False).run()
+    at.button(key="vae_live__step").click().run()
+    assert float(_metric(at, "‖∂recon/∂encoder‖")) == 0.0
+
+
+def test_grid_and_decode_controls_change_the_figures():
+    at = _page()
+    def figs():
+        return {c.proto.id if hasattr(c.proto, "id") else i: c.proto.spec
+                for i, c in enumerate(at.get("plotly_chart"))}
+    before = [c.proto.spec for c in at.get("plotly_chart")]
+    at.slider(key="vae_gridn").set_value(6).run()
+    after = [c.proto.spec for c in at.get("plotly_chart")]
+    assert before[1] != after[1]      # the decoded grid
+    at.slider(key="vae_z1").set_value(2.0).run()
+    assert "z1=2.00" in at.get("plotly_chart")[2].proto.spec
+    assert not at.exception
+
+
+def test_higher_latent_dim_and_bad_dims_warn():
+    at = _page(vae_dim="8", vae_start="from scratch")
+    assert at.selectbox(key="vae_dim").value == 8
+    at.selectbox(key="vae_dy").select(0).run()
+    assert not at.exception
+    assert any("two different latent dimensions" in w.value for w in at.warning)
+
+
+def test_elbo_tab_gap_equals_kl_and_fit_q_shrinks_it():
+    at = _page(vae_x="0.0", vae_qm="1.5", vae_qs="0.5")
+    lp, elbo, gap, kl = _numbers(_gap_line(at))
+    assert elbo <= lp and gap == round(lp - elbo, 4) or abs(gap - (lp - elbo)) < 2e-4
+    assert abs(gap - kl) < 2e-4
+    at.slider(key="vae_qs").set_value(1.5).run()
+    assert _numbers(_gap_line(at))[2] != gap
+    gap_before = _numbers(_gap_line(at))[2]
+    at.button(key="vae_fitq").click().run()
+    assert not at.exception
+    assert _numbers(_gap_line(at))[2] < gap_before
+    assert at.slider(key="vae_qs").value != 1.5
+
+
+def test_bad_query_values_fall_back_to_defaults():
+    at = _page(vae_beta="banana", vae_dim="7", vae_gridn="999", vae_lik="nope")
+    assert at.select_slider(key="vae_beta").value == 1.0
+    assert at.selectbox(key="vae_dim").value == 2
+    assert at.slider(key="vae_gridn").value == 15
+    assert at.selectbox(key="vae_lik").value == "bernoulli"
+    assert not at.error
