@@ -752,3 +752,12 @@ def recall_labels(x: np.ndarray, n_symbols: int = 4) -> list[str]:
         else:
             out.append(".")
     return out
+
+
+@torch.no_grad()
+def head_probs(net: RecurrentNet, h_T) -> np.ndarray:
+    """softmax(head(h_T)): the classifier's answer for a final hidden state h_T (H,), e.g.
+    the last row of a (possibly clamped) lstm_trace."""
+    p = next(net.parameters())
+    h = torch.as_tensor(np.asarray(h_T), dtype=p.dtype, device=p.device)
+    return to_numpy(torch.softmax(net.head(h), dim=-1)).astype(np.float64)

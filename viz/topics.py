@@ -44,7 +44,7 @@ TOPICS: tuple[Topic, ...] = (
           ":material/grid_on:", 5, ready=True),
     Topic("lstm_gating", "LSTM gating", "Architectures",
           "Watch input, forget and output gates work on a sequence, and why gradients survive.",
-          ":material/memory:", 6, ready=False),
+          ":material/memory:", 6, ready=True),
     Topic("attention", "Attention maps", "Architectures",
           "From one softmax to the heads of a small transformer trained to reverse and sort.",
           ":material/visibility:", 7, ready=False),
