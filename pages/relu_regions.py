@@ -71,7 +71,7 @@ STEPS = [
          "with 2 units per layer: depth is exponentially more expressive in the worst case.",
          PRESETS["The sawtooth: 2^depth pieces from 2 units per layer"].settings),
     Step("Train", "Fit a ridge: press Play and watch the region edges crowd where the target "
-         "bends, and the count plot below change as training goes.",
+         "bends, and the count plot under the figures change as training goes.",
          PRESETS["Training concentrates regions where the target bends"].settings),
 ]
 
@@ -83,11 +83,7 @@ page_header("ReLU linear regions",
             r"f(x) = W_{L+1} h_L + b_{L+1},\quad h_l = \max(0, W_l h_{l-1} + b_l)"
             r"\;\Rightarrow\; f(x) = w_r^\top x + b_r \text{ on region } r")
 
-top = st.columns([2, 3])
-with top[0]:
-    preset_picker(PRESETS, key="rr_preset")
-with top[1]:
-    guided_steps(STEPS, key="rr_steps")
+preset_picker(PRESETS, key="rr_preset")
 
 Q = "query-params"
 view = st.segmented_control("View", VIEWS, default=DEFAULTS["rr_view"], key="rr_view", bind=Q,
@@ -150,9 +146,10 @@ def _config() -> dict:
 
 
 def view_regions() -> None:
-    st.latex(r"\text{on region } r:\; h_l = M_l x + c_l,\;"
-             r"M_l = D_l W_l M_{l-1},\; c_l = D_l (W_l c_{l-1} + b_l),\;"
-             r"D_l = \mathrm{diag}(\text{on/off pattern})")
+    st.latex(r"\text{on a region: } h_l = M_l x + c_l,\quad M_l = D_l W_l M_{l-1},\quad"
+             r"c_l = D_l (W_l c_{l-1} + b_l)")
+    st.caption("D_l = diag(on/off pattern of layer l): fixed on a region, so every unit's "
+               "zero set is a straight line there.")
 
     def make():
         return R.RegionTrainer(widths, task=task, seed=seed, lr=float(lr), init=init,
@@ -164,12 +161,15 @@ def view_regions() -> None:
         part = snap.partition
         bound = R.product_bound(widths, 2, effective=True)
         m = st.columns(5)
-        m[0].metric("Exact regions", f"{part.count:,}")
-        m[1].metric("Bound (effective-dim product)", f"{bound:,}")
-        m[2].metric("Distinct affine maps", f"{R.distinct_maps(part):,}",
-                    help="Neighbouring activation regions can share one plane.")
+        m[0].metric("Regions", f"{part.count:,}", help="Exact activation regions in the box.")
+        m[1].metric("Bound", f"{bound:,}", help="Product bound with effective dimension "
+                    "(Montúfar et al. 2017): prod_l sum_{i<=min(d_0..d_l-1)} C(d_l, i).")
+        m[2].metric("Distinct maps", f"{R.distinct_maps(part):,}",
+                    help="Different affine maps: neighbouring regions can share one plane.")
         m[3].metric("Loss", f"{snap.loss:.4g}")
-        m[4].metric("Hidden units", f"{sum(widths)}  ({arch})")
+        m[4].metric("ReLUs", f"{sum(widths)}", help=f"Architecture {arch}.")
+        st.caption(f"Architecture {arch}, {init} init × {scale:g}, box [{box[0]:g}, {box[1]:g}]², "
+                   f"task {task}.")
         cols = st.columns(2)
         with cols[0]:
             show_figure(F.regions_figure(part, snap.points, snap.targets,
@@ -183,7 +183,11 @@ def view_regions() -> None:
                 show_figure(F.heatmap_figure(xs, ys, f, part), key="rr_fig_heat")
         cs, cv = trainer.history.as_arrays("regions")
         ls, lv = trainer.history.as_arrays("loss")
-        show_figure(F.count_history_figure(cs, cv, ls, lv), key="rr_fig_hist")
+        if trainer.steps > 0:
+            show_figure(F.count_history_figure(cs, cv, ls, lv), key="rr_fig_hist")
+        else:
+            st.info("Press **Play** (or **Step**) to train: the exact region count is recorded "
+                    "every 25 steps and plotted here.", icon=":material/play_arrow:")
         export_buttons(_region_table(part), {**_config(), "step": snap.step,
                                              "regions": part.count}, "relu_regions")
 
@@ -258,3 +262,4 @@ def view_1d() -> None:
 
 VIEW_FUNCS = {VIEWS[0]: view_regions, VIEWS[1]: view_budget, VIEWS[2]: view_1d}
 VIEW_FUNCS[view]()
+guided_steps(STEPS, key="rr_steps")

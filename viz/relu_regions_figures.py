@@ -88,7 +88,8 @@ def regions_figure(part: Partition, points: np.ndarray | None = None,
     xmin, xmax, ymin, ymax = part.box
     fig.update_layout(title=title or f"{part.count} linear regions",
                       xaxis=dict(range=[xmin, xmax], title="x₁", constrain="domain"),
-                      yaxis=dict(range=[ymin, ymax], title="x₂", scaleanchor="x", scaleratio=1),
+                      yaxis=dict(range=[ymin, ymax], title="x₂", scaleanchor="x", scaleratio=1,
+                                 constrain="domain"),
                       height=520, margin=dict(l=50, r=10, t=50, b=40))
     return fig
 
@@ -138,7 +139,8 @@ def heatmap_figure(xs: np.ndarray, ys: np.ndarray, f: np.ndarray, part: Partitio
                              hoverinfo="skip", showlegend=False))
     fig.update_layout(title=title, height=520,
                       xaxis=dict(range=[xs[0], xs[-1]], title="x₁", constrain="domain"),
-                      yaxis=dict(range=[ys[0], ys[-1]], title="x₂", scaleanchor="x", scaleratio=1))
+                      yaxis=dict(range=[ys[0], ys[-1]], title="x₂", scaleanchor="x", scaleratio=1,
+                                 constrain="domain"))
     return fig
 
 

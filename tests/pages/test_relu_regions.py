@@ -23,8 +23,8 @@ def page():
 
 def test_defaults_show_the_exact_count(page):
     expected = R.count_regions(R.make_mlp((8, 8, 8), seed=0), (-2, 2, -2, 2))
-    assert _metric(page, "Exact regions") == f"{expected:,}"
-    assert _metric(page, "Bound (effective-dim product)") == f"{R.product_bound((8, 8, 8), 2, True):,}"
+    assert _metric(page, "Regions") == f"{expected:,}"
+    assert _metric(page, "Bound") == f"{R.product_bound((8, 8, 8), 2, True):,}"
     assert not page.error and not page.warning
 
 
@@ -32,24 +32,25 @@ def test_width_and_box_change_the_count(page):
     page.slider(key="rr_width").set_value(5).run()
     assert not page.exception
     expected = R.count_regions(R.make_mlp((5, 5, 5), seed=0), (-2, 2, -2, 2))
-    assert _metric(page, "Exact regions") == f"{expected:,}"
+    assert _metric(page, "Regions") == f"{expected:,}"
     page.slider(key="rr_box").set_value(4.0).run()
     expected = R.count_regions(R.make_mlp((5, 5, 5), seed=0), (-4, 4, -4, 4))
-    assert _metric(page, "Exact regions") == f"{expected:,}"
+    assert _metric(page, "Regions") == f"{expected:,}"
     page.selectbox(key="rr_init").select("xavier").run()
     part = R.partition(R.make_mlp((5, 5, 5), seed=0, init="xavier"), (-4, 4, -4, 4))
-    assert _metric(page, "Exact regions") == f"{part.count:,}"
-    assert _metric(page, "Distinct affine maps") == f"{R.distinct_maps(part):,}"
+    assert _metric(page, "Regions") == f"{part.count:,}"
+    assert _metric(page, "Distinct maps") == f"{R.distinct_maps(part):,}"
     page.selectbox(key="rr_init").select("kaiming").run()
 
 
 def test_per_layer_widths_and_bad_input(page):
     page.text_input(key="rr_widths").input("6, 4").run()
-    assert "2 → 6 → 4 → 1" in _metric(page, "Hidden units")
+    assert _metric(page, "ReLUs") == "10"
+    assert any("Architecture 2 → 6 → 4 → 1" in c.value for c in page.caption)
     page.text_input(key="rr_widths").input("6, banana").run()
     assert not page.exception
     assert any("Per-layer widths ignored" in w.value for w in page.warning)
-    assert "(2 → 5 → 5 → 5 → 1)" in _metric(page, "Hidden units")   # falls back to depth x width
+    assert _metric(page, "ReLUs") == "15"   # falls back to depth x width
     page.text_input(key="rr_widths").input("").run()
 
 
@@ -90,6 +91,6 @@ def test_every_preset_runs():
 def test_url_reproduces_view_and_bad_values_fall_back():
     at = _open({"rr_depth": "1", "rr_width": "4", "rr_box": "3.0"})
     expected = R.count_regions(R.make_mlp((4,), seed=0), (-3, 3, -3, 3))
-    assert _metric(at, "Exact regions") == f"{expected:,}"
+    assert _metric(at, "Regions") == f"{expected:,}"
     at = _open({"rr_width": "999", "rr_task": "nope"})
     assert not at.exception and at.slider(key="rr_width").value == 8
