@@ -35,18 +35,19 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def server_url():
+def _start(script: str, log_name: str):
+    """Start `streamlit run <script>` on a free loopback port; yield its URL; stop it."""
     port = _free_port()
-    log = open(ROOT / "tests" / "e2e" / "_server.log", "w")
+    log = open(ROOT / "tests" / "e2e" / log_name, "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port),
          "--browser.gatherUsageStats", "false"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-        env={**os.environ, "DLPLAY_DEVICE": os.environ.get("DLPLAY_DEVICE", "cpu")})
+        env={**os.environ, "DLPLAY_DEVICE": os.environ.get("DLPLAY_DEVICE", "cpu"),
+             "PYTHONPATH": str(ROOT)})
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
+    deadline = time.time() + 90
     while time.time() < deadline:
         try:
             if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
@@ -56,13 +57,26 @@ def server_url():
     else:
         proc.kill()
         pytest.fail(f"streamlit did not start: see {log.name}")
-    yield url
-    proc.terminate()
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def server_url():
+    yield from _start("app.py", "_server.log")
+
+
+@pytest.fixture(scope="session")
+def harness_url():
+    """The shared-widget harness page (tests/pages/harness_widgets.py) on its own server."""
+    yield from _start("tests/pages/harness_widgets.py", "_harness.log")
 
 
 @pytest.fixture(scope="session")
@@ -88,11 +102,12 @@ def page(browser):
     context.close()
 
 
-def wait_idle(page, timeout_s: float = 90.0) -> None:
+def wait_idle(page, timeout_s: float = 90.0, heading: bool = True) -> None:
     """Wait until the app is rendered and the script is no longer running (the status
     widget is gone for ~0.6 s in a row)."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_s * 1000)
-    page.wait_for_selector("h1", timeout=timeout_s * 1000)
+    if heading:
+        page.wait_for_selector("h1", timeout=timeout_s * 1000)
     quiet, deadline = 0, time.time() + timeout_s
     while quiet < 3 and time.time() < deadline:
         running = page.evaluate(
