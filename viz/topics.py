@@ -47,7 +47,7 @@ TOPICS: tuple[Topic, ...] = (
           ":material/memory:", 6, ready=True),
     Topic("attention", "Attention maps", "Architectures",
           "From one softmax to the heads of a small transformer trained to reverse and sort.",
-          ":material/visibility:", 7, ready=False),
+          ":material/visibility:", 7, ready=True),
     Topic("gan", "GAN mode collapse", "Generative models",
           "Train a GAN on many modes, count the modes it covers, and cure the collapse.",
           ":material/scatter_plot:", 8, ready=False),

@@ -1,0 +1,83 @@
+"""Attention page: forward pass with attention maps of the shipped model, and training
+throughput of the reverse task (engine trainer vs a plain PyTorch loop on the same model)."""
+from __future__ import annotations
+
+import torch
+from torch.nn import functional as F
+
+from benchmarks import Measurement, median_time
+from engine import attention as A
+from engine.device import make_generator
+from viz.topics import ROOT
+
+WEIGHTS = ROOT / "assets" / "weights" / "attention_reverse.pt"
+TRAIN_STEPS = 60
+
+
+def forward_with_maps() -> Measurement:
+    model, _ = A.load_pretrained(WEIGHTS)
+    task = A.TASKS["reverse"]
+    x, _, _ = A.make_batch(task, 1, make_generator(0))
+
+    def run():
+        with torch.no_grad():
+            model(x, return_attention=True)
+    t = median_time(run, repeat=50, warmup=5)
+    return Measurement(t * 1e3, "ms", "one sequence (16 tokens), 2x2 maps; target < 20 ms")
+
+
+def greedy_predict() -> Measurement:
+    model, _ = A.load_pretrained(WEIGHTS)
+    task = A.TASKS["reverse"]
+    t = median_time(lambda: A.predict(model, task, [3, 1, 4, 1, 5, 9, 2, 6]), repeat=20)
+    return Measurement(t * 1e3, "ms", "what the page runs: 8 greedy decoding passes + maps")
+
+
+def _trainer() -> A.TransformerTrainer:
+    return A.TransformerTrainer("reverse", A.ModelConfig(2, 2, 64), lr=3e-3, batch=128,
+                                seed=0, device="cpu")
+
+
+def _trainer_rate() -> float:
+    tr = _trainer()
+    tr.step(5)
+    return TRAIN_STEPS / median_time(lambda: tr.step(TRAIN_STEPS), repeat=3, warmup=0)
+
+
+def _plain_rate() -> float:
+    """The same model, data and optimiser in a bare loop (no metrics, no history)."""
+    tr = _trainer()
+    model, opt, task, g = tr.model, tr.opt, tr.task, tr.gen
+
+    def loop():
+        for _ in range(TRAIN_STEPS):
+            inp, tgt, mask = A.make_batch(task, 128, g)
+            logits, _ = model(inp, return_attention=False)
+            loss = F.cross_entropy(logits[mask], tgt[mask])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+    loop()
+    return TRAIN_STEPS / median_time(loop, repeat=3, warmup=0)
+
+
+_RATES: dict[str, float] = {}
+
+
+def _rates() -> dict[str, float]:
+    if not _RATES:
+        _RATES["plain"] = _plain_rate()
+        _RATES["trainer"] = _trainer_rate()
+    return _RATES
+
+
+BENCHMARKS = {
+    "attention: forward + maps, shipped reverse model": forward_with_maps,
+    "attention: greedy prediction on the page": greedy_predict,
+    "attention: train reverse, plain PyTorch loop": lambda: Measurement(
+        _rates()["plain"], "it/s", "2 layers x 2 heads, d 64, batch 128, AdamW"),
+    "attention: train reverse, engine trainer": lambda: Measurement(
+        _rates()["trainer"], "it/s", "TransformerTrainer.step"),
+    "attention: trainer / plain loop": lambda: Measurement(
+        _rates()["trainer"] / _rates()["plain"], "x plain loop", "target >= 0.8"),
+}

@@ -1,0 +1,249 @@
+"""engine/attention.py: equality with torch SDPA, mask semantics, equivariance, sinusoidal
+formula, why we scale, the toy tasks, and the shipped reverse model's accuracy and heads."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch.nn import functional as F
+
+from engine import attention as A
+from engine.device import make_generator
+from engine.training import Trainer
+from viz.topics import ROOT
+
+WEIGHTS = ROOT / "assets" / "weights"
+
+
+def _qkv(device, b=2, h=3, t=7, d=8, seed=0):
+    g = make_generator(seed, device)
+    return [torch.randn(b, h, t, d, generator=g, device=device) for _ in range(3)]
+
+
+def test_attention_equals_torch_sdpa(device):
+    q, k, v = _qkv(device)
+    out, w = A.attention(q, k, v)
+    ref = F.scaled_dot_product_attention(q, k, v)
+    torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:-1], device=device))
+
+
+def test_attention_causal_equals_torch_sdpa_and_masked_weights_are_zero(device):
+    q, k, v = _qkv(device, seed=1)
+    mask = A.causal_mask(7).to(device)
+    out, w = A.attention(q, k, v, mask=mask)
+    ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+    upper = torch.triu(torch.ones(7, 7, dtype=torch.bool, device=device), diagonal=1)
+    assert torch.all(w[..., upper] == 0.0)           # exactly zero, not just small
+    torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:-1], device=device))
+    # bool masks (True = keep) mean the same
+    out_b, _ = A.attention(q, k, v, mask=~upper)
+    torch.testing.assert_close(out_b, out)
+
+
+def test_temperature_and_no_scale_change_the_divisor():
+    q, k, v = _qkv("cpu", seed=2)
+    d = q.shape[-1]
+    _, w_t = A.attention(q, k, v, temperature=2.0)
+    ref = torch.softmax(q @ k.transpose(-2, -1) / (math.sqrt(d) * 2.0), -1)
+    torch.testing.assert_close(w_t, ref)
+    _, w_ns = A.attention(q, k, v, scale=False)
+    torch.testing.assert_close(w_ns, torch.softmax(q @ k.transpose(-2, -1), -1))
+    with pytest.raises(ValueError):
+        A.attention(q, k, v, temperature=0.0)
+
+
+def test_mask_patterns_and_counts():
+    n = 9
+    assert A.mask_nonzeros("full", [n])[0] == n * n
+    assert A.mask_nonzeros("causal", [n])[0] == n * (n + 1) // 2
+    loc = torch.isfinite(A.local_mask(n, 3))
+    assert loc[5].nonzero().flatten().tolist() == [3, 4, 5]
+    assert int(loc.sum()) == sum(min(i + 1, 3) for i in range(n))
+    strd = torch.isfinite(A.strided_mask(n, 3))
+    assert strd[7].nonzero().flatten().tolist() == [1, 4, 7]
+    assert int(strd.sum()) == sum(i // 3 + 1 for i in range(n))
+    # values are exactly 0 / -inf
+    m = A.local_mask(n, 3)
+    assert set(torch.unique(m).tolist()) == {0.0, float("-inf")}
+    # sparse pattern grows like n sqrt(n): much less than n^2 / 2 at n = 256
+    ns = [16, 64, 256]
+    sparse = A.mask_nonzeros("local + strided", ns)
+    causal = A.mask_nonzeros("causal", ns)
+    assert sparse[-1] < 0.2 * causal[-1]
+    assert np.all(sparse <= 2 * np.array(ns) * np.sqrt(ns) + np.array(ns))
+
+
+def test_permutation_equivariance_without_positions_only():
+    perm = A.seeded_permutation(6, seed=3)
+    assert perm != list(range(6))
+    err = A.permutation_error(6, 8, 4, perm, seed=0, positions=False)
+    assert err < 1e-5
+    err_pe = A.permutation_error(6, 8, 4, perm, seed=0, positions=True)
+    assert err_pe > 1e-2
+    # direct check of the statement attention(P x) = P attention(x)
+    base = A.mechanics(6, 8, 4, seed=0)
+    permuted = A.mechanics(6, 8, 4, seed=0, perm=perm)
+    np.testing.assert_allclose(permuted.out, base.out[perm], atol=1e-5)
+    np.testing.assert_allclose(permuted.weights, base.weights[np.ix_(perm, perm)], atol=1e-6)
+
+
+def test_mechanics_steps_are_consistent():
+    m = A.mechanics(5, 8, 4, temperature=0.5, scale=True, causal=True, seed=4)
+    np.testing.assert_allclose(m.scores, m.q @ m.k.T, rtol=1e-5, atol=1e-5)
+    assert m.divisor == pytest.approx(math.sqrt(4) * 0.5)
+    np.testing.assert_allclose(m.weights.sum(1), 1.0, atol=1e-6)
+    assert np.all(m.weights[np.triu_indices(5, 1)] == 0)
+    np.testing.assert_allclose(m.out, m.weights @ m.v, rtol=1e-5, atol=1e-6)
+
+
+def test_sinusoidal_encoding_matches_formula():
+    n, d = 12, 10
+    pe = A.sinusoidal_encoding(n, d).double().numpy()
+    for pos in (0, 1, 7, 11):
+        for i in range(d // 2):
+            w = pos / 10000 ** (2 * i / d)
+            assert pe[pos, 2 * i] == pytest.approx(math.sin(w), abs=1e-6)
+            assert pe[pos, 2 * i + 1] == pytest.approx(math.cos(w), abs=1e-6)
+    # similarity depends only on the offset p - q
+    s = A.position_similarity(torch.tensor(pe, dtype=torch.float32)).numpy()
+    np.testing.assert_allclose(s[2, 5], s[6, 9], atol=1e-4)
+    np.testing.assert_allclose(np.diag(s), d / 2, atol=1e-4)
+
+
+def test_entropy_falls_without_scaling_and_stays_flat_with(device):
+    dims = [2, 8, 32, 128, 512]
+    scaled = A.softmax_entropy_vs_dim(dims, scale=True, seed=0, device=device)
+    unscaled = A.softmax_entropy_vs_dim(dims, scale=False, seed=0, device=device)
+    assert np.all(np.diff(unscaled) < 0)                    # falls monotonically
+    assert unscaled[-1] < 0.3 * unscaled[0]
+    assert scaled.max() - scaled.min() < 0.1 * math.log(16)  # roughly flat
+    assert np.all(scaled < math.log(16))
+    assert scaled[0] == pytest.approx(unscaled[0], rel=0.5)  # same order at tiny d_k
+
+
+@pytest.mark.parametrize("name", sorted(A.TASKS))
+def test_tasks_solve_and_batches(name):
+    task = A.TASKS[name]
+    inp, tgt, mask = A.make_batch(task, 16, make_generator(0))
+    assert inp.shape == tgt.shape == mask.shape == (16, task.seq_len)
+    x = inp[:, :task.input_len].numpy()
+    assert np.all(inp[:, task.input_len].numpy() == A.SEP)
+    np.testing.assert_array_equal(tgt[mask].reshape(16, -1).numpy(), task.solve(x))
+    # inputs are shifted targets
+    np.testing.assert_array_equal(inp[:, 1:].numpy(), tgt[:, :-1].numpy())
+
+
+def test_task_solutions():
+    x = np.array([[3, 1, 4, 1, 5, 9, 2, 6]])
+    np.testing.assert_array_equal(A.TASKS["reverse"].solve(x), [[6, 2, 9, 5, 1, 4, 1, 3]])
+    np.testing.assert_array_equal(A.TASKS["sort"].solve(x), [[1, 1, 2, 3, 4, 5, 6, 9]])
+    np.testing.assert_array_equal(A.TASKS["copy"].solve(x), x)
+    np.testing.assert_array_equal(A.TASKS["lookup"].solve(np.array([[1, 7, 4, 2, 9, 0, 3, 3, 9]])),
+                                  [[0]])
+
+
+def test_parse_sequence_messages():
+    task = A.TASKS["reverse"]
+    assert A.parse_sequence("3 1 4 1 5 9 2 6", task) == [3, 1, 4, 1, 5, 9, 2, 6]
+    assert A.parse_sequence("31415926", task) == [3, 1, 4, 1, 5, 9, 2, 6]
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        A.parse_sequence("3 1 x 1 5 9 2 6", task)
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        A.parse_sequence("3 1 12 1 5 9 2 6", task)
+    with pytest.raises(ValueError, match="exactly 8"):
+        A.parse_sequence("3 1 4", task)
+    with pytest.raises(ValueError, match="distinct"):
+        A.parse_sequence("1 2 1 3 4 5 6 7 1", A.TASKS["lookup"])
+
+
+def test_transformer_shapes_and_causality(device):
+    cfg = A.ModelConfig(n_layers=3, n_heads=4, d_model=32)
+    model = A.init_model(cfg, seed=0, device=device)
+    tokens = torch.randint(0, A.VOCAB, (2, 10), generator=make_generator(0, device),
+                           device=device)
+    logits, maps = model(tokens)
+    assert logits.shape == (2, 10, A.VOCAB)
+    assert maps.shape == (2, 3, 4, 10, 10)
+    torch.testing.assert_close(maps.sum(-1), torch.ones(2, 3, 4, 10, device=device))
+    assert torch.all(maps[..., torch.triu(torch.ones(10, 10, dtype=torch.bool), 1)] == 0)
+    # changing a later token does not change earlier logits (causal)
+    t2 = tokens.clone()
+    t2[:, -1] = (t2[:, -1] + 1) % A.VOCAB
+    torch.testing.assert_close(model(t2)[0][:, :-1], logits[:, :-1])
+    with pytest.raises(ValueError):
+        A.ModelConfig(n_layers=4)
+
+
+def test_trainer_protocol_deterministic_and_learns_copy(device):
+    cfg = A.ModelConfig(n_layers=1, n_heads=1, d_model=32)
+    a = A.TransformerTrainer("copy", cfg, lr=1e-2, batch=64, seed=0, device=device)
+    b = A.TransformerTrainer("copy", cfg, lr=1e-2, batch=64, seed=0, device=device)
+    assert isinstance(a, Trainer)
+    m0 = a.step(1)
+    first = m0["loss"]
+    assert first == pytest.approx(math.log(A.VOCAB), rel=0.3)   # ~uniform at init
+    m = a.step(59)
+    assert a.steps == 60 and set(m) == {"loss", "accuracy"}
+    assert b.step(1)["loss"] == pytest.approx(first, rel=1e-5)
+    assert m["loss"] < 0.8 * first
+    state = a.state_dict()
+    c = A.TransformerTrainer("copy", cfg, lr=1e-2, batch=64, seed=5, device=device)
+    c.load_state_dict(state)
+    assert c.steps == 60
+    assert a.step(1)["loss"] == pytest.approx(c.step(1)["loss"], rel=1e-4)
+
+
+@pytest.fixture(scope="module")
+def reverse_model():
+    path = WEIGHTS / "attention_reverse.pt"
+    assert path.exists(), "run `python -m scripts.pretrain attention`"
+    return A.load_pretrained(path)
+
+
+def test_shipped_reverse_model_reverses_held_out_sequences(reverse_model):
+    model, info = reverse_model
+    assert info["task"] == "reverse"
+    assert (WEIGHTS / "attention_reverse.pt").stat().st_size < 2e6
+    scores = A.evaluate(model, A.TASKS["reverse"], n=1000, seed=987654)
+    assert scores["token_accuracy"] >= 0.99
+
+
+def test_shipped_reverse_model_has_an_anti_diagonal_head(reverse_model):
+    model, _ = reverse_model
+    task = A.TASKS["reverse"]
+    x = task.sample(200, make_generator(2024))
+    _, maps = A.greedy_answer(model, task, x)
+    mass = A.anti_diagonal_mass(maps.numpy(), task).mean(0)   # (layers, heads)
+    assert mass.max() > 0.5
+    pred = A.predict(model, task, [3, 1, 4, 1, 5, 9, 2, 6])
+    np.testing.assert_array_equal(pred.predicted, [6, 2, 9, 5, 1, 4, 1, 3])
+    assert pred.attention.shape[-1] == len(pred.labels) == task.seq_len
+
+
+def test_shipped_sort_model_sorts():
+    path = WEIGHTS / "attention_sort.pt"
+    assert path.exists() and path.stat().st_size < 2e6
+    model, info = A.load_pretrained(path)
+    assert info["task"] == "sort"
+    task = A.TASKS["sort"]
+    scores = A.evaluate(model, task, n=500, seed=55)
+    assert scores["token_accuracy"] >= 0.99
+    # some head of the last layer attends where the digit to write next sits in the input
+    x = task.sample(200, make_generator(77))
+    _, maps = A.greedy_answer(model, task, x)
+    mass = A.source_mass(maps.numpy(), x.numpy(), task.solve(x.numpy()), task).mean(0)
+    assert mass[-1].max() > 0.5
+
+
+def test_source_mass_is_one_for_a_perfect_reverse_map():
+    task = A.TASKS["reverse"]
+    x = np.array([[3, 1, 4, 1, 5, 9, 2, 6]])
+    maps = np.zeros((1, 1, 1, task.seq_len, task.seq_len))
+    for j in range(task.answer_len):
+        maps[0, 0, 0, task.prompt_len - 1 + j, task.input_len - 1 - j] = 1.0
+    np.testing.assert_allclose(A.source_mass(maps, x, task.solve(x), task), [[[1.0]]])
+    np.testing.assert_allclose(A.anti_diagonal_mass(maps, task), [[[1.0]]])

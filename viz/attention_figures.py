@@ -1,0 +1,164 @@
+"""Figures of the attention page: pure builders, data in -> go.Figure out (no st.* calls)."""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+WEIGHT_SCALE = "Blues"
+SIGNED_SCALE = "RdBu_r"
+
+
+def _fmt(value: float) -> str:
+    if np.isneginf(value):
+        return "−∞"
+    if np.isposinf(value):
+        return "∞"
+    return f"{value:.2f}"
+
+
+def matrix_heatmap(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str],
+                   title: str, *, weights: bool = False, show_values: bool = True,
+                   row_title: str = "query", col_title: str = "key") -> go.Figure:
+    """Annotated heatmap. weights=True: colour range [0, 1] (attention weights); else a
+    diverging scale centred at 0. -inf entries (masked logits) are drawn blank and
+    labelled "−∞"."""
+    m = np.asarray(matrix, dtype=float)
+    z = np.where(np.isfinite(m), m, np.nan)
+    text = [[_fmt(v) for v in row] for row in m] if show_values else None
+    cols = [f"{i}:{c}" for i, c in enumerate(col_labels)]
+    rows = [f"{i}:{r}" for i, r in enumerate(row_labels)]
+    if weights:
+        color = dict(colorscale=WEIGHT_SCALE, zmin=0.0, zmax=1.0)
+    else:
+        lim = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
+        color = dict(colorscale=SIGNED_SCALE, zmid=0.0, zmin=-lim, zmax=lim)
+    fig = go.Figure(go.Heatmap(
+        z=z, x=cols, y=rows, text=text, texttemplate="%{text}" if show_values else None,
+        hovertemplate=f"{row_title} %{{y}}<br>{col_title} %{{x}}<br>value %{{z:.3f}}<extra></extra>",
+        colorbar=dict(thickness=12), **color))
+    fig.update_layout(title=title, height=max(260, 40 * len(rows) + 120),
+                      margin=dict(l=70, r=10, t=50, b=60))
+    fig.update_yaxes(autorange="reversed", title=row_title, type="category")
+    fig.update_xaxes(title=col_title, type="category", side="bottom")
+    return fig
+
+
+def entropy_figure(dims: Sequence[int], scaled: np.ndarray, unscaled: np.ndarray,
+                   max_entropy: float, current_dk: int | None = None) -> go.Figure:
+    """Mean softmax entropy of attention rows vs d_k, with and without 1/sqrt(d_k)."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=list(dims), y=scaled, mode="lines+markers",
+                             name="scaled: q·k / √d_k"))
+    fig.add_trace(go.Scatter(x=list(dims), y=unscaled, mode="lines+markers",
+                             name="unscaled: q·k"))
+    fig.add_hline(y=max_entropy, line_dash="dot", line_color="#7f7f7f",
+                  annotation_text="uniform (log n)", annotation_position="top left")
+    if current_dk is not None:
+        fig.add_vline(x=current_dk, line_dash="dash", line_color="#2ca02c",
+                      annotation_text=f"d_k = {current_dk}")
+    fig.update_layout(title="Why scale: softmax entropy vs d_k", height=360,
+                      legend=dict(x=0.02, y=0.05))
+    fig.update_xaxes(type="log", title="d_k (key/query dimension)")
+    fig.update_yaxes(title="mean row entropy (nats)", rangemode="tozero")
+    return fig
+
+
+def encoding_heatmap(pe: np.ndarray) -> go.Figure:
+    """PE[pos, dim] as a heatmap (positions down, dimensions across)."""
+    fig = go.Figure(go.Heatmap(z=pe, colorscale=SIGNED_SCALE, zmid=0, zmin=-1, zmax=1,
+                               hovertemplate="position %{y}<br>dimension %{x}<br>"
+                                             "PE %{z:.3f}<extra></extra>",
+                               colorbar=dict(thickness=12)))
+    fig.update_layout(title="Sinusoidal encoding PE[position, dimension]", height=380)
+    fig.update_yaxes(autorange="reversed", title="position")
+    fig.update_xaxes(title="dimension (even: sin, odd: cos)")
+    return fig
+
+
+def similarity_figure(sim: np.ndarray, offsets: np.ndarray, by_offset: np.ndarray) -> go.Figure:
+    """Left: PE·PE^T between positions; right: the same as a function of the offset p - q."""
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45],
+                        subplot_titles=("PE[p] · PE[q]", "depends only on the offset p − q"))
+    fig.add_trace(go.Heatmap(z=sim, colorscale="Viridis", showscale=False,
+                             hovertemplate="p %{y}<br>q %{x}<br>PE[p]·PE[q] %{z:.2f}"
+                                           "<extra></extra>"), 1, 1)
+    fig.add_trace(go.Scatter(x=offsets, y=by_offset, mode="lines+markers",
+                             name="PE[p]·PE[p+Δ]", showlegend=False), 1, 2)
+    fig.update_yaxes(autorange="reversed", title="position p", row=1, col=1)
+    fig.update_xaxes(title="position q", row=1, col=1)
+    fig.update_xaxes(title="offset Δ = q − p", row=1, col=2)
+    fig.update_yaxes(title="dot product", row=1, col=2)
+    fig.update_layout(height=380)
+    return fig
+
+
+def attention_grid(maps: np.ndarray, labels: Sequence[str], answer_start: int | None = None,
+                   selected: tuple[int, int] | None = None) -> go.Figure:
+    """Grid of attention heatmaps, rows = layers, columns = heads; maps (L, H, T, T).
+    Axes carry the tokens; a dashed line marks where the answer starts (queries below it
+    produce answer tokens); the selected head gets a title marker."""
+    n_layers, n_heads, t, _ = maps.shape
+    ticks = [f"{i}:{c}" for i, c in enumerate(labels)]
+    titles = [f"{'▶ ' if selected == (l, h) else ''}layer {l + 1} · head {h + 1}"
+              for l in range(n_layers) for h in range(n_heads)]
+    fig = make_subplots(rows=n_layers, cols=n_heads, subplot_titles=titles,
+                        horizontal_spacing=0.06, vertical_spacing=0.12 / max(1, n_layers - 1)
+                        if n_layers > 1 else 0.1)
+    for l in range(n_layers):
+        for h in range(n_heads):
+            fig.add_trace(go.Heatmap(
+                z=maps[l, h], x=ticks, y=ticks, colorscale=WEIGHT_SCALE, zmin=0, zmax=1,
+                showscale=(l == 0 and h == n_heads - 1), colorbar=dict(thickness=10),
+                hovertemplate=f"layer {l + 1} head {h + 1}<br>query %{{y}}<br>key %{{x}}"
+                              "<br>weight %{z:.3f}<extra></extra>"), l + 1, h + 1)
+            fig.update_yaxes(autorange="reversed", type="category", row=l + 1, col=h + 1,
+                             tickfont=dict(size=9))
+            fig.update_xaxes(type="category", row=l + 1, col=h + 1, tickfont=dict(size=9))
+            if answer_start is not None:
+                fig.add_hline(y=answer_start - 0.5, line_dash="dot", line_color="#d62728",
+                              line_width=1, row=l + 1, col=h + 1)
+    fig.update_layout(height=300 * n_layers + 60, margin=dict(l=50, r=10, t=50, b=40))
+    return fig
+
+
+def training_curves(steps: np.ndarray, loss: np.ndarray, acc_steps: np.ndarray,
+                    accuracy: np.ndarray) -> go.Figure:
+    """Loss (left axis, log) and answer-token accuracy (right axis) vs iteration."""
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(go.Scatter(x=steps, y=loss, mode="lines", name="loss"), secondary_y=False)
+    fig.add_trace(go.Scatter(x=acc_steps, y=accuracy, mode="lines", name="accuracy"),
+                  secondary_y=True)
+    fig.update_layout(title="Training", height=280, legend=dict(orientation="h", y=-0.3))
+    fig.update_yaxes(title="cross-entropy", type="log", secondary_y=False)
+    fig.update_yaxes(title="token accuracy", range=[0, 1.02], secondary_y=True)
+    fig.update_xaxes(title="iteration")
+    return fig
+
+
+def mask_figure(allowed: np.ndarray, title: str) -> go.Figure:
+    """Allowed (query, key) pairs: filled = attends, blank = -inf."""
+    n = allowed.shape[0]
+    fig = go.Figure(go.Heatmap(z=allowed.astype(float), colorscale=[[0, "#f4f4f4"],
+                                                                    [1, "#1f77b4"]],
+                               zmin=0, zmax=1, showscale=False, xgap=1, ygap=1,
+                               hovertemplate="query %{y}<br>key %{x}<br>allowed %{z}"
+                                             "<extra></extra>"))
+    fig.update_layout(title=title, height=420, width=None)
+    fig.update_yaxes(autorange="reversed", title="query position", range=[n - 0.5, -0.5])
+    fig.update_xaxes(title="key position", scaleanchor="y")
+    return fig
+
+
+def nonzeros_figure(ns: Sequence[int], counts: Mapping[str, np.ndarray]) -> go.Figure:
+    """Allowed entries vs sequence length n for each mask pattern (log-log)."""
+    fig = go.Figure()
+    for name, c in counts.items():
+        fig.add_trace(go.Scatter(x=list(ns), y=c, mode="lines+markers", name=name))
+    fig.update_layout(title="Entries computed vs sequence length", height=420,
+                      legend=dict(x=0.02, y=0.98))
+    fig.update_xaxes(type="log", title="sequence length n")
+    fig.update_yaxes(type="log", title="allowed (query, key) pairs")
+    return fig
