@@ -237,3 +237,17 @@ def test_distinct_maps_merge_regions_that_share_a_plane():
     assert part.count == 4 and R.distinct_maps(part) == 2
     generic = R.partition(R.make_mlp((6,), seed=0), BOX)
     assert R.distinct_maps(generic) == generic.count
+
+
+def test_linear_regions_returns_region_objects():
+    model = R.make_mlp((5, 3), seed=4)
+    regions = R.linear_regions(model, (-1.0, 3.0, -2.0, 0.5))
+    assert len(regions) == R.count_regions(model, (-1.0, 3.0, -2.0, 0.5))
+    assert sum(r.area for r in regions) == pytest.approx(4.0 * 2.5, rel=1e-12)
+    layers = R.mlp_layers(model)
+    for r in regions:
+        assert r.vertices.shape[1] == 2 and r.pattern.shape == (8,)
+        w, b = r.output_affine
+        assert w.shape == (1, 2) and b.shape == (1,)
+        np.testing.assert_allclose(r.centroid @ w.T + b, _forward(layers, r.centroid[None])[0],
+                                   atol=1e-9)
