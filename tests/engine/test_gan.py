@@ -1,0 +1,217 @@
+"""engine/gan.py: mode coverage, losses, penalties, the optimal discriminator, the Dirac-GAN,
+the parallel lines, determinism, and the presets' claims (few, small trainings)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from engine import gan
+from engine.datasets import ring
+
+
+# ---- mode coverage ------------------------------------------------------------------------
+
+def test_coverage_of_exact_mixture_samples_is_full():
+    data = ring(2000, seed=1, noise=0.05, k=8)
+    cov = gan.mode_coverage(data.points, data.centers, data.std)
+    assert cov.modes_covered == 8 and cov.n_modes == 8
+    # 3σ disc of a 2-D Gaussian holds 1 − exp(−9/2) = 98.9% of its mass
+    assert cov.high_quality_fraction == pytest.approx(1 - math.exp(-4.5), abs=0.01)
+    assert cov.reverse_kl < 0.01
+    assert cov.histogram.sum() == round(cov.high_quality_fraction * 2000)
+
+
+def test_coverage_of_one_mode_and_of_far_samples():
+    data = ring(2000, seed=2, noise=0.05, k=8)
+    one = data.points[data.labels == 3]
+    cov = gan.mode_coverage(one, data.centers, data.std)
+    assert cov.modes_covered == 1 and cov.histogram.argmax() == 3
+    assert cov.reverse_kl == pytest.approx(math.log(8))
+    far = data.points + 10.0
+    cov = gan.mode_coverage(far, data.centers, data.std)
+    assert cov.modes_covered == 0 and cov.high_quality_fraction == 0.0
+    assert math.isnan(cov.reverse_kl)
+
+
+def test_coverage_threshold_is_one_percent_of_samples():
+    c = np.array([[0.0, 0.0], [5.0, 0.0]])
+    pts = np.r_[np.zeros((1980, 2)), np.tile([[5.0, 0.0]], (20, 1))]   # 20 of 2000 = 1%
+    assert gan.mode_coverage(pts, c, 0.1).modes_covered == 2
+    pts = np.r_[np.zeros((1981, 2)), np.tile([[5.0, 0.0]], (19, 1))]
+    assert gan.mode_coverage(pts, c, 0.1).modes_covered == 1
+
+
+# ---- losses and penalties -----------------------------------------------------------------
+
+def test_losses_match_their_formulas():
+    r, f = torch.tensor([0.3, -1.2]), torch.tensor([0.7, -2.0])
+    sig = torch.sigmoid
+    mm = gan.LOSSES["minimax"]
+    assert mm.d_loss(r, f) == pytest.approx(float(-(torch.log(sig(r)) + torch.log(1 - sig(f))).mean()))
+    assert mm.g_loss(f) == pytest.approx(float(torch.log(1 - sig(f)).mean()))
+    assert gan.LOSSES["nonsaturating"].g_loss(f) == pytest.approx(float(-torch.log(sig(f)).mean()))
+    assert gan.LOSSES["lsgan"].d_loss(r, f) == pytest.approx(
+        float((0.5 * (r - 1) ** 2 + 0.5 * f ** 2).mean()))
+    assert gan.LOSSES["hinge"].d_loss(r, f) == pytest.approx(
+        float((torch.relu(1 - r) + torch.relu(1 + f)).mean()))
+    assert gan.LOSSES["wgan-gp"].d_loss(r, f) == pytest.approx(float(f.mean() - r.mean()))
+
+
+def test_gradient_penalty_is_zero_for_unit_slope_linear_critic():
+    g = torch.Generator().manual_seed(0)
+    real, fake = torch.randn(64, 2, generator=g), torch.randn(64, 2, generator=g) + 3
+    eps = torch.rand(64, 1, generator=g)
+    w = torch.tensor([0.6, 0.8])                                  # ‖w‖ = 1
+    assert float(gan.gradient_penalty(lambda x: x @ w, real, fake, eps)) < 1e-10
+    assert float(gan.gradient_penalty(lambda x: x @ (2 * w), real, fake, eps)) == pytest.approx(1.0)
+    assert float(gan.r1_penalty(lambda x: x @ (2 * w), real)) == pytest.approx(0.5 * 4.0)
+
+
+def test_optimal_discriminator_on_two_gaussians(device):
+    """σ(D) trained with the discriminator loss approaches p_data / (p_data + p_g)."""
+    real = lambda gen, n: torch.randn(n, 1, generator=gen, device=gen.device)       # N(0, 1)
+    fake = lambda gen, n: torch.randn(n, 1, generator=gen, device=gen.device) + 1.5  # N(1.5, 1)
+    prob = gan.fit_discriminator(real, fake, hidden=(32, 32), steps=300, batch_size=256,
+                                 seed=0, device=device)
+    x = np.linspace(-1.0, 2.5, 15)
+    p_data, p_g = np.exp(-x ** 2 / 2), np.exp(-(x - 1.5) ** 2 / 2)
+    np.testing.assert_allclose(prob(x), gan.optimal_discriminator(p_data, p_g), atol=0.06)
+
+
+# ---- Dirac-GAN ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("loss", list(gan.DIRAC_DERIVATIVES))
+def test_dirac_derivatives_match_autograd_of_losses(loss):
+    f = torch.linspace(-3, 3, 13, dtype=torch.float64).requires_grad_(True)
+    spec = gan.LOSSES[loss]
+    (gd,) = torch.autograd.grad(spec.d_loss(torch.zeros_like(f), f) * len(f), f)
+    (gg,) = torch.autograd.grad(spec.g_loss(f) * len(f), f)
+    d_prime, g_prime = gan.DIRAC_DERIVATIVES[loss]
+    fn = f.detach().numpy()
+    np.testing.assert_allclose(d_prime(fn), gd.numpy(), atol=1e-12)
+    np.testing.assert_allclose(g_prime(fn), gg.numpy(), atol=1e-12)
+
+
+def test_dirac_field_is_a_rotation_at_the_origin():
+    th, ps, vt, vp = gan.dirac_gan_field("minimax", 0.0, box=0.01, res=3)
+    np.testing.assert_allclose(vt, ps / 2, atol=1e-6)     # θ̇ = ψ f′(0) = ψ/2
+    np.testing.assert_allclose(vp, -th / 2, atol=1e-6)    # ψ̇ = −θ/2
+
+
+def test_dirac_standard_gan_does_not_converge_and_r1_does():
+    sim = gan.dirac_gan("minimax", lr=0.1, steps=300, simultaneous=True)
+    assert sim.distance[-1] > sim.distance[0]                 # spirals out
+    alt = gan.dirac_gan("minimax", lr=0.1, steps=300, simultaneous=False)
+    assert alt.distance.min() > 0.9 * alt.distance[0]         # circles, never approaches 0
+    r1 = gan.dirac_gan("minimax", lr=0.1, steps=300, gamma=1.0)
+    assert r1.distance[-1] < 1e-3 * r1.distance[0]
+
+
+# ---- parallel lines -----------------------------------------------------------------------
+
+def test_parallel_lines_jsd_and_w1():
+    pl = gan.parallel_lines(np.array([-1.5, -0.1, 0.0, 0.2, 2.0]))
+    np.testing.assert_allclose(pl.jsd, [math.log(2)] * 2 + [0.0] + [math.log(2)] * 2)
+    np.testing.assert_allclose(pl.w1, [1.5, 0.1, 0.0, 0.2, 2.0])
+
+
+# ---- targets, upload ----------------------------------------------------------------------
+
+def test_targets_registry_and_mixtures_expose_modes():
+    for name in gan.TARGETS:
+        t = gan.make_target(name, 0.05, seed=0, n=500)
+        assert t.points.shape == (500, 2) and np.isfinite(t.points).all()
+    assert len(gan.make_target("5x5 grid", 0.05, n=10).centers) == 25
+    assert gan.make_target("ring of 8", 0.05, n=10).std == 0.05
+    with pytest.raises(KeyError):
+        gan.make_target("nope")
+
+
+def test_parse_points_csv_accepts_header_and_rejects_bad_files():
+    pts = gan.parse_points_csv("x,y\n" + "\n".join(f"{i},{2 * i}" for i in range(12)))
+    assert pts.points.shape == (12, 2) and pts.points[3, 1] == 6
+    for bad, reason in [("", "empty"), ("a,b\nc,d\n", "two columns"),
+                        ("\n".join(f"{i}" for i in range(20)), "two columns"),
+                        ("1,2\n3,4\n", "at least 10"),
+                        ("\n".join(["1,inf"] * 12), "finite")]:
+        with pytest.raises(ValueError, match=reason):
+            gan.parse_points_csv(bad)
+
+
+# ---- the trainer --------------------------------------------------------------------------
+
+def _tiny(loss="nonsaturating", seed=0, device=None, **kw):
+    target = gan.make_target("ring of 8", 0.05, seed=0, n=2000)
+    return gan.GANTrainer(target, loss=loss, g_hidden=(16,), d_hidden=(16,), batch_size=32,
+                          seed=seed, device=device, eval_n=200, eval_every=5, **kw)
+
+
+def test_same_seed_same_samples(device):
+    a, b, c = _tiny(device=device), _tiny(device=device), _tiny(seed=1, device=device)
+    for t in (a, b, c):
+        t.step(3)
+    np.testing.assert_array_equal(a.sample(50, seed=5), b.sample(50, seed=5))
+    assert not np.allclose(a.sample(50, seed=5), c.sample(50, seed=5))
+
+
+@pytest.mark.parametrize("loss,remedy", [(n, {}) for n in gan.LOSSES]
+                         + [("nonsaturating", {"unrolled_steps": 2}),
+                            ("nonsaturating", {"r1_gamma": 1.0}),
+                            ("hinge", {"spectral_norm": True}),
+                            ("lsgan", {"minibatch_std": True, "pack": 2})])
+def test_every_loss_and_remedy_trains_and_logs(loss, remedy):
+    t = _tiny(loss, **remedy)
+    m = t.step(5)
+    assert set(m) == {"loss_d", "loss_g"} and all(math.isfinite(v) for v in m.values())
+    assert t.steps == 5 and t.history.as_arrays("modes")[0].tolist() == [0, 5]
+    snap = t.snapshot(res=8, n_arrows=4)
+    assert snap.critic.values.shape == (8, 8) and snap.arrows.shape == (4, 2)
+    if loss == "wgan-clip":
+        assert max(float(p.detach().abs().max()) for p in t.D.parameters()) <= t.clip + 1e-7
+
+
+def test_step_parts_update_only_one_network():
+    t = _tiny()
+    g0 = [p.detach().clone() for p in t.G.parameters()]
+    d0 = [p.detach().clone() for p in t.D.parameters()]
+    t.step(1, part="d")
+    assert all(torch.equal(a, b) for a, b in zip(g0, t.G.parameters()))
+    assert not all(torch.equal(a, b) for a, b in zip(d0, t.D.parameters()))
+    d1 = [p.detach().clone() for p in t.D.parameters()]
+    t.step(1, part="g")
+    assert all(torch.equal(a, b) for a, b in zip(d1, t.D.parameters()))
+    assert t.steps == 0   # an iteration counts D and G together
+
+
+def test_fake_gradients_are_minus_grad_of_generator_loss():
+    """For the non-saturating loss, −∇ₓ softplus(−D(x)) = σ(−D(x)) ∇ₓD(x)."""
+    t = _tiny()
+    x = torch.tensor([[0.5, -0.3], [1.0, 1.0]], requires_grad=True)
+    d = t.D.pointwise(x)
+    (gd,) = torch.autograd.grad(d.sum(), x)
+    expected = torch.sigmoid(-d).detach()[:, None] * gd
+    np.testing.assert_allclose(t.fake_gradients(x.detach().numpy()), expected.numpy(), rtol=1e-5)
+
+
+def test_divergence_is_a_result():
+    t = _tiny(lr_g=1e30, lr_d=1e30, optimizer="sgd")
+    for _ in range(20):
+        t.step(5)
+    assert t.diverged_at is not None
+    steps = t.steps
+    t.step(5)
+    assert t.steps == steps
+
+
+def test_state_dict_round_trip():
+    a = _tiny()
+    a.step(4)
+    b = _tiny(seed=3)
+    b.load_state_dict(a.state_dict())
+    np.testing.assert_array_equal(a.sample(20, seed=1), b.sample(20, seed=1))
+    a.step(2)
+    b.step(2)
+    np.testing.assert_array_equal(a.sample(20, seed=1), b.sample(20, seed=1))
