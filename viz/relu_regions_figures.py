@@ -15,18 +15,41 @@ PALETTE = ["#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f
 EDGE = "#333333"
 
 
-def _nan_joined(part: Partition, close: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """All polygons as one x/y polyline, each closed and separated by NaN (one trace)."""
-    xs, ys = [], []
-    for r in range(part.count):
-        v = part.polygon(r)
-        if close:
-            v = np.vstack([v, v[:1]])
-        xs.append(np.append(v[:, 0], np.nan))
-        ys.append(np.append(v[:, 1], np.nan))
-    if not xs:
-        return np.array([]), np.array([])
-    return np.concatenate(xs), np.concatenate(ys)
+def _closed_index(offsets: np.ndarray, regions: np.ndarray | None = None) -> np.ndarray:
+    """Indices into the flat vertex array that trace every chosen region's polygon, closed
+    (first vertex repeated), with -1 as a separator after each: one polyline for all."""
+    starts, counts = offsets[:-1], np.diff(offsets)
+    if regions is not None:
+        starts, counts = starts[regions], counts[regions]
+    if len(counts) == 0:
+        return np.zeros(0, int)
+    seg = counts + 2
+    group_start = np.repeat(np.cumsum(seg) - seg, seg)
+    within = np.arange(seg.sum()) - group_start
+    n_rep, s_rep = np.repeat(counts, seg), np.repeat(starts, seg)
+    return np.where(within < n_rep, s_rep + within, np.where(within == n_rep, s_rep, -1))
+
+
+def _polyline(part: Partition, regions: np.ndarray | None = None,
+              values: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """x, y (and values at the vertices, if given) of the closed, NaN-separated outlines."""
+    idx = _closed_index(part.offsets, regions)
+    gap = idx < 0
+    out = [np.where(gap, np.nan, part.vertices[idx, 0]), np.where(gap, np.nan, part.vertices[idx, 1])]
+    if values is not None:
+        out.append(np.where(gap, np.nan, values[idx]))
+    return tuple(out)
+
+
+def _nan_joined(part: Partition) -> tuple[np.ndarray, np.ndarray]:
+    return _polyline(part)
+
+
+def vertex_outputs(part: Partition) -> np.ndarray:
+    """f at every flat vertex, from its region's affine map (V,)."""
+    region_of = np.repeat(np.arange(part.count), np.diff(part.offsets))
+    return (np.einsum("vd,vd->v", part.vertices, part.out_w[region_of, 0])
+            + part.out_b[region_of, 0])
 
 
 def pattern_string(pattern: np.ndarray, widths: Sequence[int]) -> str:
@@ -60,15 +83,9 @@ def regions_figure(part: Partition, points: np.ndarray | None = None,
     fig = go.Figure()
     colors = region_colors(part)
     for ci in np.unique(colors):
-        sel = np.flatnonzero(colors == ci)
-        xs, ys = [], []
-        for r in sel:
-            v = part.polygon(r)
-            xs.append(np.append(v[:, 0], [v[0, 0], np.nan]))
-            ys.append(np.append(v[:, 1], [v[0, 1], np.nan]))
-        fig.add_trace(go.Scatter(x=np.concatenate(xs), y=np.concatenate(ys), mode="lines",
-                                 fill="toself", fillcolor=PALETTE[ci], line=dict(width=0),
-                                 hoverinfo="skip", showlegend=False))
+        xs, ys = _polyline(part, np.flatnonzero(colors == ci))
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=PALETTE[ci],
+                                 line=dict(width=0), hoverinfo="skip", showlegend=False))
     ex, ey = _nan_joined(part)
     fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color=EDGE, width=1),
                              hoverinfo="skip", showlegend=False, name="edges"))
@@ -98,29 +115,17 @@ def surface_figure(part: Partition, title: str = "Network output: one plane per 
     """The output f(x) as an exact piecewise-planar 3-D surface: each region's polygon is
     fan-triangulated and lifted by its own affine map z = w·v + b."""
     colors = region_colors(part)
-    xs, ys, zs, i, j, k, fc = [], [], [], [], [], [], []
-    base = 0
-    for r in range(part.count):
-        v = part.polygon(r)
-        z = v @ part.out_w[r, 0] + part.out_b[r, 0]
-        m = len(v)
-        xs.append(v[:, 0]); ys.append(v[:, 1]); zs.append(z)
-        i += [base] * (m - 2)
-        j += list(range(base + 1, base + m - 1))
-        k += list(range(base + 2, base + m))
-        fc += [PALETTE[colors[r]]] * (m - 2)
-        base += m
-    fig = go.Figure(go.Mesh3d(x=np.concatenate(xs), y=np.concatenate(ys), z=np.concatenate(zs),
-                              i=i, j=j, k=k, facecolor=fc, flatshading=True, hoverinfo="skip",
+    z = vertex_outputs(part)
+    starts, counts = part.offsets[:-1], np.diff(part.offsets)
+    ntri = counts - 2                                   # fan triangulation of each polygon
+    first = np.repeat(starts, ntri)
+    k = np.arange(ntri.sum()) - np.repeat(np.cumsum(ntri) - ntri, ntri) + 1
+    face_colors = np.asarray(PALETTE)[np.repeat(colors, ntri)]
+    fig = go.Figure(go.Mesh3d(x=part.vertices[:, 0], y=part.vertices[:, 1], z=z,
+                              i=first, j=first + k, k=first + k + 1, facecolor=face_colors,
+                              flatshading=True, hoverinfo="skip",
                               lighting=dict(ambient=0.7, diffuse=0.5)))
-    ex, ey = _nan_joined(part)
-    ez = np.full_like(ex, np.nan)
-    pos = 0
-    for r in range(part.count):
-        v = part.polygon(r)
-        z = v @ part.out_w[r, 0] + part.out_b[r, 0]
-        ez[pos:pos + len(v) + 1] = np.append(z, z[0])
-        pos += len(v) + 2
+    ex, ey, ez = _polyline(part, values=z)
     fig.add_trace(go.Scatter3d(x=ex, y=ey, z=ez, mode="lines", line=dict(color=EDGE, width=2),
                                hoverinfo="skip", showlegend=False))
     fig.update_layout(title=title, height=520, margin=dict(l=0, r=0, t=50, b=0),

@@ -94,3 +94,21 @@ def test_url_reproduces_view_and_bad_values_fall_back():
     assert _metric(at, "Regions") == f"{expected:,}"
     at = _open({"rr_width": "999", "rr_task": "nope"})
     assert not at.exception and at.slider(key="rr_width").value == 8
+
+
+def test_figure_outlines_and_surface_follow_the_partition():
+    import numpy as np
+    from viz import relu_regions_figures as F
+    part = R.partition(R.make_mlp((6, 6), seed=1), (-2, 2, -2, 2))
+    ex, ey = F._nan_joined(part)
+    loops = [np.vstack([part.polygon(r), part.polygon(r)[:1]]) for r in range(part.count)]
+    assert np.isnan(ex).sum() == part.count
+    np.testing.assert_allclose(ex[~np.isnan(ex)], np.concatenate([v[:, 0] for v in loops]))
+    np.testing.assert_allclose(ey[~np.isnan(ey)], np.concatenate([v[:, 1] for v in loops]))
+    mesh = F.surface_figure(part).data[0]
+    assert len(mesh.i) == int((np.diff(part.offsets) - 2).sum())   # fan triangles
+    layers = R.mlp_layers(R.make_mlp((6, 6), seed=1))
+    h = part.vertices
+    for W, b in layers[:-1]:
+        h = np.maximum(h @ W.T + b, 0)
+    np.testing.assert_allclose(mesh.z, (h @ layers[-1][0].T + layers[-1][1])[:, 0], atol=1e-9)
