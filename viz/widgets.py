@@ -90,7 +90,8 @@ def guided_steps(steps: Sequence[Step], key: str, title: str = "Guided tour") ->
         apply_settings(steps[i].settings)
 
     active = st.session_state.get(active_key)
-    with st.expander(title, expanded=not session.classroom() or active is not None):
+    # collapsed at first paint (the figure comes first); open once a step was shown
+    with st.expander(f"{title} ({len(steps)} steps)", expanded=active is not None):
         for i, step in enumerate(steps):
             marker = "▶ " if i == active else ""
             cols = st.columns([5, 1], vertical_alignment="center")
