@@ -777,18 +777,24 @@ def distance_to_minimizer(problem: Landscape, points: np.ndarray) -> np.ndarray:
 
 def measured_rate(errors: np.ndarray, floor: float = FLOOR, ceiling: float = 1e12):
     """Per-step contraction of an error sequence e_0..e_n (axis 0; more axes = more runs):
-    (e_b / e_a)^(1 / (b - a)) with b the last step whose e_b / e_0 lies in [floor, ceiling]
-    (before rounding noise or overflow) and a = b // 2 (past the transient). NaN if b < 2."""
+    (E_b / E_a)^(1 / (b - a)) with b the last step whose e_b / e_0 lies in [floor, ceiling]
+    (before rounding noise or overflow) and a = b // 2 (past the transient). For a shrinking
+    sequence E is its upper envelope E_k = max_{j >= k} e_j (so the oscillation of an
+    underdamped heavy ball does not bias the estimate), else E = e. NaN if b < 2."""
     e = np.asarray(errors, dtype=np.float64)
     with np.errstate(all="ignore"):
         ratio = e / e[:1]
         ok = np.isfinite(ratio) & (ratio >= floor) & (ratio <= ceiling)
+        envelope = np.flip(np.fmax.accumulate(np.flip(np.where(ok, e, np.nan), 0), 0), 0)
     n = e.shape[0]
     idx = np.arange(n).reshape((n,) + (1,) * (e.ndim - 1))
     b = np.where(ok, idx, 0).max(0)
     a = b // 2
     eb = np.take_along_axis(e, b[None], 0)[0]
     ea = np.take_along_axis(e, a[None], 0)[0]
+    shrinking = eb < e[0]
+    eb = np.where(shrinking, np.take_along_axis(envelope, b[None], 0)[0], eb)
+    ea = np.where(shrinking, np.take_along_axis(envelope, a[None], 0)[0], ea)
     with np.errstate(all="ignore"):
         rate = np.where(b >= 2, (eb / ea) ** (1.0 / np.maximum(b - a, 1)), np.nan)
     return float(rate) if rate.ndim == 0 else rate

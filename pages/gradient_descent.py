@@ -156,7 +156,7 @@ def _on_click_start() -> None:
 def cached_rate_map(eigenvalues: tuple, angle: float, steps: int, device: str | None):
     q = optim.Quadratic.from_spectrum(eigenvalues, angle)
     lmax = max(eigenvalues)
-    lrs = np.geomspace(0.01 / lmax, 4.2 / lmax, 60)
+    lrs = np.geomspace(0.05 / lmax, 4.2 / lmax, 60)
     betas = np.linspace(0.0, 0.99, 60)
     return optim.rate_map(q, lrs, betas, steps=steps, device=device)
 
@@ -173,10 +173,10 @@ page_header("Gradient descent & the optimizer race",
             "with the theoretical rates drawn next to the measured ones.",
             r"x_{k+1} = x_k - \eta\,\nabla f(x_k),\qquad "
             r"f(x)=\tfrac12 (x-x^*)^\top A (x-x^*):\; z_i \leftarrow (1-\eta\lambda_i)\,z_i")
-top = st.columns([1, 1.3])
+top = st.columns([2, 1], vertical_alignment="bottom")
 with top[0]:
     preset_picker(PRESETS, key="gd_preset")
-with top[1]:
+with top[1].popover("Guided tour (7 steps)", icon=":material/school:", width="stretch"):
     guided_steps(STEPS, key="gd_tour")
 
 controls, main = st.columns([1, 2.4], gap="medium")
@@ -293,7 +293,9 @@ with main:
                          "final f − f*": float(tr.losses[-1] - problem.f_star),
                          "diverged at": tr.diverged_at})
         race_table = pd.DataFrame(rows)
-        st.dataframe(race_table, hide_index=True, key="gd_table")
+        st.dataframe(race_table, hide_index=True, key="gd_table", column_config={
+            "step size": st.column_config.NumberColumn(format="%.4g"),
+            "final f − f*": st.column_config.NumberColumn(format="%.3e")})
 
 tabs = st.tabs(["Step factor |1 − ηλ|", "Error per eigenvector", "Momentum phase diagram",
                 "Export"])
@@ -334,7 +336,7 @@ with tabs[2]:
                        f"vs GD's best (κ−1)/(κ+1) = {optim.optimal_gd_rate(eigenvalues):.4g}.")
         explain("Every pixel is a real 300-step heavy-ball run from the current start point "
                 "(one batched computation), coloured by its measured rate per step. The dashed "
-                "white line is the theoretical stability edge ηλmax = 2(1 + β). β = 0 is plain GD.")
+                "black line is the theoretical stability edge ηλmax = 2(1 + β). β = 0 is plain GD.")
     else:
         st.info("The phase diagram is computed for quadratics with positive eigenvalues: choose "
                 "the quadratic landscape.", icon=":material/info:")

@@ -69,10 +69,10 @@ def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: in
                              marker=dict(size=15, color="gold", symbol="star",
                                          line=dict(color="black", width=1))))
     fig.update_layout(title=f"{title} (iteration {k})", height=520,
-                      xaxis=dict(range=[grid.gx[0], grid.gx[-1]], title="x₁"),
+                      xaxis=dict(range=[grid.gx[0], grid.gx[-1]], title="x₁", constrain="domain"),
                       yaxis=dict(range=[grid.gy[0], grid.gy[-1]], title="x₂",
-                                 scaleanchor="x", scaleratio=1),
-                      legend=dict(orientation="h", y=-0.15), dragmode="select",
+                                 scaleanchor="x", scaleratio=1, constrain="domain"),
+                      legend=dict(orientation="v", x=1.02, y=1), dragmode="select",
                       clickmode="event+select")
     return fig
 
@@ -108,7 +108,7 @@ def loss_figure(runs: Mapping[str, Trajectory], f_star: float,
     fig.update_layout(title="Error f(x_k) − f* (log scale)", height=380,
                       xaxis_title="iteration k", yaxis=dict(type="log", title="f − f*",
                                                             exponentformat="power"),
-                      legend=dict(orientation="h", y=-0.25))
+                      legend=dict(orientation="v", x=1.02, y=1))
     return fig
 
 
@@ -129,7 +129,7 @@ def step_factor_figure(lr: float, eigenvalues: Sequence[float], beta: float | No
                                  name=f"heavy ball (β = {beta:.3g}): largest |root|",
                                  line=dict(color=METHOD_COLORS["momentum"], width=2)))
     fig.add_hline(y=1.0, line=dict(color="#d62728", width=1.5, dash="dash"),
-                  annotation_text="diverges above", annotation_position="top left")
+                  annotation_text="factor 1: diverges above", annotation_position="top right")
     for i, l in enumerate(lam):
         factor = abs(1 - lr * l)
         fig.add_trace(go.Scatter(x=[l], y=[factor], mode="markers+text",
@@ -141,7 +141,7 @@ def step_factor_figure(lr: float, eigenvalues: Sequence[float], beta: float | No
     fig.update_layout(title="Why the largest eigenvalue limits η" + title_note, height=380,
                       xaxis_title="eigenvalue λ", yaxis=dict(title="factor per step",
                                                              rangemode="tozero"),
-                      legend=dict(orientation="h", y=-0.25))
+                      legend=dict(orientation="v", x=1.02, y=1))
     return fig
 
 
@@ -172,17 +172,20 @@ def rate_map_figure(rm: RateMap, lr: float | None = None, beta: float | None = N
                     optimum: tuple[float, float] | None = None) -> go.Figure:
     """Heatmap of the measured heavy-ball rate over (lr, beta); values >= 1 (diverging) are
     shown at the top of the colour scale. The current choice and the optimum are marked."""
-    rates = np.clip(np.nan_to_num(rm.measured, nan=1.0), 0.0, 1.0)
-    custom = rm.measured
+    measured = np.asarray(rm.measured, dtype=np.float64)
+    rates = np.where(measured < 1.0, measured, np.nan)      # diverging cells: grey background
+    finite = rates[np.isfinite(rates)]
+    zmin = float(np.floor(finite.min() * 20) / 20) if finite.size else 0.0
+    text = np.where(measured < 1.0, np.char.mod("%.4f", np.nan_to_num(measured)), "diverges")
     fig = go.Figure(go.Heatmap(
-        x=rm.lrs, y=rm.betas, z=rates, customdata=custom, colorscale="Viridis",
-        zmin=0.0, zmax=1.0, colorbar=dict(title="rate"),
-        hovertemplate="η = %{x:.3g}<br>β = %{y:.3f}<br>rate %{customdata:.4f}<extra></extra>"))
+        x=rm.lrs, y=rm.betas, z=rates, text=text, colorscale="Viridis", reversescale=True,
+        zmin=zmin, zmax=1.0, colorbar=dict(title="rate"),
+        hovertemplate="η = %{x:.3g}<br>β = %{y:.3f}<br>rate %{text}<extra></extra>"))
     if rm.theory is not None:
         fig.add_trace(go.Contour(x=rm.lrs, y=rm.betas, z=rm.theory, showscale=False,
                                  contours=dict(start=1.0, end=1.0, coloring="none",
                                                showlabels=True),
-                                 line=dict(color="white", width=2, dash="dash"),
+                                 line=dict(color="black", width=2, dash="dash"),
                                  name="theory: rate = 1", hoverinfo="skip"))
     if optimum is not None:
         fig.add_trace(go.Scatter(x=[optimum[0]], y=[optimum[1]], mode="markers",
@@ -193,7 +196,8 @@ def rate_map_figure(rm: RateMap, lr: float | None = None, beta: float | None = N
         fig.add_trace(go.Scatter(x=[lr], y=[beta], mode="markers", name="your (η, β)",
                                  marker=dict(size=14, symbol="circle-open", color="red",
                                              line=dict(width=3))))
-    fig.update_layout(title=f"Heavy-ball rate per step, measured over {rm.steps} steps",
+    fig.update_layout(title=f"Heavy-ball rate per step, measured over {rm.steps} steps "
+                            "(grey: diverges)", plot_bgcolor="#d0d0d0",
                       height=420, xaxis=dict(type="log", title="learning rate η"),
                       yaxis=dict(title="momentum β"), legend=dict(orientation="h", y=-0.25))
     return fig
@@ -212,13 +216,13 @@ def lr_ruler_figure(lr: float, lo: float, hi: float, edge: float | None = None,
                                  hoverinfo="skip"))
     if optimal is not None:
         fig.add_trace(go.Scatter(x=[optimal, optimal], y=[0, 1], mode="lines+text",
-                                 text=["", "η*"], textposition="top center",
+                                 text=["η*", ""], textposition="bottom center",
                                  line=dict(color="#2ca02c", width=2), name="optimal η*",
                                  hoverinfo="skip"))
     fig.add_trace(go.Scatter(x=[lr], y=[0.5], mode="markers", name="η",
                              marker=dict(size=14, color="black"), hoverinfo="skip"))
-    fig.update_layout(height=95, showlegend=False, margin=dict(l=10, r=10, t=18, b=25),
+    fig.update_layout(height=110, showlegend=False, margin=dict(l=10, r=10, t=18, b=25),
                       xaxis=dict(type="log", range=[np.log10(lo), np.log10(hi)],
                                  showgrid=False),
-                      yaxis=dict(visible=False, range=[0, 1.3]))
+                      yaxis=dict(visible=False, range=[-0.45, 1.3]))
     return fig
