@@ -94,6 +94,13 @@ def mlp_layers(model: nn.Module) -> list[tuple[np.ndarray, np.ndarray]]:
             for m in lins]
 
 
+def _as_layers(model_or_layers) -> list[tuple[np.ndarray, np.ndarray]]:
+    """A model's (W, b) list, or the list itself when (W, b) pairs were given."""
+    if isinstance(model_or_layers, nn.Module):
+        return mlp_layers(model_or_layers)
+    return [(np.asarray(W, np.float64), np.asarray(b, np.float64)) for W, b in model_or_layers]
+
+
 def hidden_widths(model: nn.Module) -> list[int]:
     return [w.shape[0] for w, _ in mlp_layers(model)[:-1]]
 
@@ -155,7 +162,8 @@ def polygon_centroid(v: np.ndarray) -> np.ndarray:
     a = 0.5 * cross.sum()
     if abs(a) < 1e-300:
         return v.mean(0)
-    return np.array([np.sum((x + np.roll(x, -1)) * cross), np.sum((y + np.roll(y, -1)) * cross)]) / (6 * a)
+    return np.array([np.sum((x + np.roll(x, -1)) * cross),
+                     np.sum((y + np.roll(y, -1)) * cross)]) / (6 * a)
 
 
 def _padded_area(V: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -222,7 +230,7 @@ def partition(model_or_layers, box: Box = (-2.0, 2.0, -2.0, 2.0), tol: float | N
     both signs beyond `tol` (a distance, scaled by |P_j|). A cut that would leave a piece of
     area below `min_area` is not made (no slivers; the region keeps its whole area and the
     pattern of its larger side), so the areas always sum to the box area."""
-    layers = mlp_layers(model_or_layers) if isinstance(model_or_layers, nn.Module) else model_or_layers
+    layers = _as_layers(model_or_layers)
     if layers[0][0].shape[1] != 2:
         raise ValueError("partition needs a network with 2 inputs")
     xmin, xmax, ymin, ymax = map(float, box)
@@ -390,7 +398,7 @@ def linear_pieces_1d(model_or_layers, interval: tuple[float, float] = (-2.0, 2.0
                      tol: float | None = None) -> Pieces1D:
     """Exact activation intervals of a 1-input ReLU MLP on `interval`: the 1-D analogue of
     `partition` (pre-activation z = p x + q on a piece is zero at x = -q / p)."""
-    layers = mlp_layers(model_or_layers) if isinstance(model_or_layers, nn.Module) else model_or_layers
+    layers = _as_layers(model_or_layers)
     if layers[0][0].shape[1] != 1:
         raise ValueError("linear_pieces_1d needs a network with 1 input")
     lo0, hi0 = map(float, interval)
@@ -411,7 +419,8 @@ def linear_pieces_1d(model_or_layers, interval: tuple[float, float] = (-2.0, 2.0
             slo = np.where(np.abs(slo) <= eps, 0.0, slo)
             shi = np.where(np.abs(shi) <= eps, 0.0, shi)
             split = slo * shi < 0
-            on = np.where(np.maximum(slo, shi) > 0, True, np.where(np.minimum(slo, shi) < 0, False, q0 > 0))
+            on = np.where(np.maximum(slo, shi) > 0, True,
+                          np.where(np.minimum(slo, shi) < 0, False, q0 > 0))
             if split.any():
                 ii = np.flatnonzero(split)
                 root = -q0[ii] / p[ii]
@@ -517,7 +526,8 @@ class BudgetRow:
 
 
 def budget_study(total: int = 24, seeds: Sequence[int] = (0, 1, 2), box: Box = (-2, 2, -2, 2),
-                 init: str = "kaiming", init_scale: float = 1.0, max_depth: int = 6) -> list[BudgetRow]:
+                 init: str = "kaiming", init_scale: float = 1.0,
+                 max_depth: int = 6) -> list[BudgetRow]:
     """Exact region counts at initialisation for every equal-width split of `total` neurons,
     next to the bounds."""
     rows = []
@@ -606,7 +616,8 @@ class RegionTrainer:
         if task not in TASKS:
             raise KeyError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
         self.device = resolve_device(device)
-        self.task, self.box, self.count_every = TASKS[task], tuple(map(float, box)), int(count_every)
+        self.task, self.box = TASKS[task], tuple(map(float, box))
+        self.count_every = int(count_every)
         x, y = self.task.make(int(n), int(seed))
         self.x = torch.as_tensor(x, device=self.device)
         self.y = torch.as_tensor(y, device=self.device)
@@ -693,7 +704,8 @@ class RegionTrainer:
 MAX_LAYERS, MAX_WIDTH = 6, 32
 
 
-def parse_widths(text: str, max_layers: int = MAX_LAYERS, max_width: int = MAX_WIDTH) -> tuple[int, ...]:
+def parse_widths(text: str, max_layers: int = MAX_LAYERS,
+                 max_width: int = MAX_WIDTH) -> tuple[int, ...]:
     """'16, 8, 4' -> (16, 8, 4). Raises ValueError with a readable reason on bad input."""
     parts = [p for p in str(text).replace(";", ",").replace("x", ",").split(",") if p.strip()]
     if not parts:

@@ -19,12 +19,14 @@ OUTPUTS = ["heatmap", "3-D surface"]
 LRS = [0.001, 0.003, 0.01, 0.03, 0.1]
 BUDGETS = [12, 24, 36, 48]
 DEFAULTS = {"rr_view": VIEWS[0], "rr_depth": 3, "rr_width": 8, "rr_widths": "", "rr_scale": 1.0,
-            "rr_box": 2.0, "rr_init": "kaiming", "rr_task": "bump (regression)", "rr_lr": 0.01, "rr_out": OUTPUTS[0],
+            "rr_box": 2.0, "rr_init": "kaiming", "rr_task": "bump (regression)", "rr_lr": 0.01,
+            "rr_out": OUTPUTS[0],
             "rr_budget": 24, "rr_saw": 5}
 SLOW_UNITS = 100   # above this many hidden units the exact partition takes seconds
 
 
-CORE = ("rr_view", "rr_depth", "rr_width", "rr_widths", "rr_init", "rr_scale", "rr_box", "rr_task", "rr_lr")
+CORE = ("rr_view", "rr_depth", "rr_width", "rr_widths", "rr_init", "rr_scale", "rr_box", "rr_task",
+        "rr_lr")
 
 
 def _s(**changes):
@@ -108,8 +110,8 @@ with st.container(border=True):
     c = st.columns(4)
     half = c[0].slider("Box half-size", 0.5, 8.0, DEFAULTS["rr_box"], step=0.5, key="rr_box",
                        bind=Q, help="Regions are computed in [-s, s]².")
-    task = c[1].selectbox("Task (training)", list(R.TASKS), list(R.TASKS).index(DEFAULTS["rr_task"]),
-                          key="rr_task", bind=Q,
+    task = c[1].selectbox("Task (training)", list(R.TASKS),
+                          list(R.TASKS).index(DEFAULTS["rr_task"]), key="rr_task", bind=Q,
                           help="; ".join(f"{k}: {t.description}" for k, t in R.TASKS.items()))
     lr = c[2].select_slider("Learning rate (Adam)", LRS, DEFAULTS["rr_lr"], key="rr_lr", bind=Q)
     out_view = c[3].segmented_control("Output", OUTPUTS, default=DEFAULTS["rr_out"], key="rr_out",
@@ -141,7 +143,8 @@ def _region_table(part: R.Partition) -> pd.DataFrame:
 
 
 def _config() -> dict:
-    return {"widths": list(widths), "init": init, "init_scale": float(scale), "box": list(box), "task": task,
+    return {"widths": list(widths), "init": init, "init_scale": float(scale), "box": list(box),
+            "task": task,
             "lr": float(lr), "seed": seed, "device": session.device(), "view": view}
 
 
@@ -168,7 +171,8 @@ def view_regions() -> None:
                     help="Different affine maps: neighbouring regions can share one plane.")
         m[3].metric("Loss", f"{snap.loss:.4g}")
         m[4].metric("ReLUs", f"{sum(widths)}", help=f"Architecture {arch}.")
-        st.caption(f"Architecture {arch}, {init} init × {scale:g}, box [{box[0]:g}, {box[1]:g}]², "
+        st.caption(f"Architecture {arch}, {init} init × {scale:g}, "
+                   f"box [{box[0]:g}, {box[1]:g}]², "
                    f"task {task}.")
         cols = st.columns(2)
         with cols[0]:
@@ -209,7 +213,8 @@ def _budget(total: int, box: tuple, init: str, scale: float, seed: int) -> list[
 
 
 def view_budget() -> None:
-    total = st.select_slider("Neuron budget", BUDGETS, DEFAULTS["rr_budget"], key="rr_budget", bind="query-params")
+    total = st.select_slider("Neuron budget", BUDGETS, DEFAULTS["rr_budget"], key="rr_budget",
+                             bind=Q)
     st.latex(r"\#\text{regions} \le \prod_{l=1}^{L} \sum_{i=0}^{d_{l-1}} \binom{d_l}{i}"
              r"\quad\text{(one layer: } \textstyle\sum_{i=0}^{2}\binom{n}{i}\text{, Zaslavsky)}")
     with user_errors("count the regions of the architectures"):
@@ -243,7 +248,7 @@ def view_1d() -> None:
                        f"the slope changes. One hidden layer of n units gives at most n + 1 "
                        f"pieces; here {sum(widths)} units in {len(widths)} layer(s).")
     with cols[1]:
-        k = st.slider("Sawtooth depth", 1, 10, DEFAULTS["rr_saw"], key="rr_saw", bind="query-params")
+        k = st.slider("Sawtooth depth", 1, 10, DEFAULTS["rr_saw"], key="rr_saw", bind=Q)
         with user_errors("build the sawtooth network"):
             saw = R.linear_pieces_1d(R.sawtooth_net(int(k)), (0.0, 1.0))
             show_figure(F.pieces_figure(saw, f"Sawtooth, {k} layers × 2 units: "

@@ -35,7 +35,8 @@ def _polyline(part: Partition, regions: np.ndarray | None = None,
     """x, y (and values at the vertices, if given) of the closed, NaN-separated outlines."""
     idx = _closed_index(part.offsets, regions)
     gap = idx < 0
-    out = [np.where(gap, np.nan, part.vertices[idx, 0]), np.where(gap, np.nan, part.vertices[idx, 1])]
+    out = [np.where(gap, np.nan, part.vertices[idx, 0]),
+           np.where(gap, np.nan, part.vertices[idx, 1])]
     if values is not None:
         out.append(np.where(gap, np.nan, values[idx]))
     return tuple(out)
@@ -111,7 +112,8 @@ def regions_figure(part: Partition, points: np.ndarray | None = None,
     return fig
 
 
-def surface_figure(part: Partition, title: str = "Network output: one plane per region") -> go.Figure:
+def surface_figure(part: Partition,
+                   title: str = "Network output: one plane per region") -> go.Figure:
     """The output f(x) as an exact piecewise-planar 3-D surface: each region's polygon is
     fan-triangulated and lifted by its own affine map z = w·v + b."""
     colors = region_colors(part)
@@ -138,7 +140,8 @@ def heatmap_figure(xs: np.ndarray, ys: np.ndarray, f: np.ndarray, part: Partitio
                    title: str = "Network output f(x), region edges on top") -> go.Figure:
     fig = go.Figure(go.Heatmap(x=xs, y=ys, z=f, colorscale="Viridis",
                                colorbar=dict(title="f(x)"),
-                               hovertemplate="x₁ %{x:.2f}, x₂ %{y:.2f}<br>f %{z:.3f}<extra></extra>"))
+                               hovertemplate="x₁ %{x:.2f}, x₂ %{y:.2f}<br>f %{z:.3f}"
+                                             "<extra></extra>"))
     ex, ey = _nan_joined(part)
     fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="white", width=0.8),
                              hoverinfo="skip", showlegend=False))
@@ -179,7 +182,7 @@ def budget_figure(rows: Sequence[BudgetRow], total: int) -> go.Figure:
     for (bname, dash) in zip(rows[0].bounds, dashes):
         fig.add_trace(go.Scatter(x=names, y=[r.bounds[bname] for r in rows], mode="lines+markers",
                                  name=bname, line=dict(dash=dash)))
-    fig.update_layout(title=f"{total} ReLUs split into depth × width: regions in the box vs bounds",
+    fig.update_layout(title=f"{total} ReLUs as depth × width: regions in the box vs bounds",
                       xaxis_title="depth × width", yaxis=dict(type="log", title="regions"),
                       height=440, legend=dict(orientation="h", y=-0.25))
     return fig
