@@ -62,6 +62,14 @@ def test_step_trains_and_updates_history(page):
     assert _metric(page, "Loss") != before
     trainer = page.session_state["rr_train__trainer"]
     assert list(trainer.history.as_arrays("regions")[0]) == [0, 25]
+    page.button(key="rr_train__play").click().run()          # one training frame while playing
+    trainer = page.session_state["rr_train__trainer"]
+    assert 25 < trainer.steps <= 50 and not page.exception
+    page.button(key="rr_train__play").click().run()          # pause: no more steps
+    paused_at = page.session_state["rr_train__trainer"].steps
+    page.run()
+    assert page.session_state["rr_train__trainer"].steps == paused_at
+    assert _metric(page, "Regions") == f"{trainer.partition().count:,}"
 
 
 def test_every_preset_runs():
