@@ -1,0 +1,186 @@
+"""Figures of the diffusion page: pure builders (arrays in, go.Figure out, no Streamlit)."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from viz.theme import COLORWAY
+
+PARTICLE = "#1f77b4"
+DATA = "#9e9e9e"
+ARROW = "#ff7f0e"
+TRAJ = "#d62728"
+
+
+def _square(fig: go.Figure, lim: float, height: int = 480) -> go.Figure:
+    fig.update_xaxes(range=[-lim, lim], title="x₁")
+    fig.update_yaxes(range=[-lim, lim], title="x₂", scaleanchor="x", scaleratio=1)
+    fig.update_layout(height=height)
+    return fig
+
+
+def forward_scatter(x0: np.ndarray, xt: np.ndarray, t: int, alpha_bar: float,
+                    lim: float = 3.5) -> go.Figure:
+    """The data x_0 (grey) and its noised version x_t (blue)."""
+    fig = go.Figure([
+        go.Scatter(x=x0[:, 0], y=x0[:, 1], mode="markers", name="x₀ (data)",
+                   marker=dict(color=DATA, size=4, opacity=0.5)),
+        go.Scatter(x=xt[:, 0], y=xt[:, 1], mode="markers", name=f"x_t, t = {t}",
+                   marker=dict(color=PARTICLE, size=5, opacity=0.7)),
+    ])
+    fig.update_layout(title=f"q(x_t | x₀) at t = {t}:  √ᾱ_t = {np.sqrt(alpha_bar):.3f}, "
+                            f"√(1−ᾱ_t) = {np.sqrt(1 - alpha_bar):.3f}")
+    return _square(fig, lim)
+
+
+def schedule_curves(curves: dict[str, dict[str, np.ndarray]], t: int) -> go.Figure:
+    """curves: schedule name -> {"alpha_bar", "snr"} arrays over t = 1..T. Left: ᾱ_t, √ᾱ_t,
+    √(1−ᾱ_t); right: log10 SNR. A vertical line marks t."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("ᾱ_t, √ᾱ_t (signal), √(1−ᾱ_t) (noise)",
+                                                        "log₁₀ SNR(t) = log₁₀ ᾱ_t/(1−ᾱ_t)"))
+    dashes = {"alpha_bar": "solid", "signal": "dot", "noise": "dash"}
+    for i, (name, c) in enumerate(curves.items()):
+        ts = np.arange(1, len(c["alpha_bar"]) + 1)
+        color = COLORWAY[i % len(COLORWAY)]
+        series = {"alpha_bar": c["alpha_bar"], "signal": np.sqrt(c["alpha_bar"]),
+                  "noise": np.sqrt(1 - c["alpha_bar"])}
+        labels = {"alpha_bar": "ᾱ_t", "signal": "√ᾱ_t", "noise": "√(1−ᾱ_t)"}
+        for key, y in series.items():
+            fig.add_trace(go.Scatter(x=ts, y=y, name=f"{name}: {labels[key]}", mode="lines",
+                                     line=dict(color=color, dash=dashes[key])), 1, 1)
+        fig.add_trace(go.Scatter(x=ts, y=np.log10(c["snr"]), name=f"{name}: log SNR",
+                                 mode="lines", line=dict(color=color), showlegend=False), 1, 2)
+    for col in (1, 2):
+        fig.add_vline(x=t, line=dict(color="#444", dash="dot", width=1), row=1, col=col)
+    fig.update_xaxes(title="t")
+    fig.update_layout(height=380)
+    return fig
+
+
+def _arrows(grid: np.ndarray, vec: np.ndarray, length: float) -> tuple[list, list]:
+    """Line segments from each grid point along vec, scaled so the longest has `length`."""
+    norm = np.linalg.norm(vec, axis=1)
+    scale = length / max(float(np.nanmax(norm)) if len(norm) else 1.0, 1e-9)
+    end = grid + vec * scale
+    xs = np.stack([grid[:, 0], end[:, 0], np.full(len(grid), np.nan)], 1).ravel()
+    ys = np.stack([grid[:, 1], end[:, 1], np.full(len(grid), np.nan)], 1).ravel()
+    return xs.tolist(), ys.tolist()
+
+
+def _reverse_traces(frame: int, frames, highlight, grid, field, arrow_len) -> list[dict]:
+    """Plain dict traces (plotly validates go.Scatter objects slowly: ~7x for 30 frames)."""
+    x = frames[frame]
+    traces = [dict(type="scatter", x=x[:, 0].tolist(), y=x[:, 1].tolist(), mode="markers",
+                   name="particles", marker=dict(color=PARTICLE, size=4, opacity=0.6))]
+    ax, ay = _arrows(grid, field[frame], arrow_len) if field is not None else ([], [])
+    traces.append(dict(type="scatter", x=ax, y=ay, mode="lines", name="drift (−ε or score)",
+                       line=dict(color=ARROW, width=1.5), hoverinfo="skip"))
+    xs, ys = [], []
+    for j in highlight:
+        xs += frames[: frame + 1, j, 0].tolist() + [None]
+        ys += frames[: frame + 1, j, 1].tolist() + [None]
+    traces.append(dict(type="scatter", x=xs, y=ys, mode="lines+markers", name="trajectories",
+                       line=dict(color=TRAJ, width=2), marker=dict(size=3)))
+    return traces
+
+
+def reverse_animation(frames: np.ndarray, times: np.ndarray, highlight: np.ndarray,
+                      grid: np.ndarray | None, field: np.ndarray | None, lim: float = 3.5,
+                      time_label: str = "t") -> go.Figure:
+    """An animated scrubber over reverse time: particles (frames (F, n, 2)), a few highlighted
+    trajectories, and the drift field on `grid` at each frame's time (field (F, G, 2))."""
+    arrow_len = 0.8 * (2 * lim) / max(1.0, np.sqrt(len(grid)) if grid is not None else 1.0)
+    last = len(frames) - 1
+    fig = go.Figure(_reverse_traces(last, frames, highlight, grid, field, arrow_len))
+    fig.frames = [dict(data=_reverse_traces(i, frames, highlight, grid, field, arrow_len),
+                       name=str(i)) for i in range(len(frames))]
+    steps = [dict(method="animate", label=f"{times[i]}",
+                  args=[[str(i)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
+                                       transition=dict(duration=0))])
+             for i in range(len(frames))]
+    fig.update_layout(
+        sliders=[dict(active=last, steps=steps, currentvalue=dict(prefix=f"{time_label} = "),
+                      pad=dict(t=40))],
+        updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.12, xanchor="left",
+                          buttons=[dict(label="▶ Play", method="animate",
+                                        args=[None, dict(frame=dict(duration=120, redraw=True),
+                                                         fromcurrent=False, transition=dict(duration=0))]),
+                                   dict(label="❚❚ Pause", method="animate",
+                                        args=[[None], dict(mode="immediate",
+                                                           frame=dict(duration=0, redraw=False))])])],
+        title="Reverse process: drag the slider or press Play (noise → data)")
+    return _square(fig, lim, height=560)
+
+
+def samples_over_density(samples: np.ndarray, gx: np.ndarray, gy: np.ndarray,
+                         density: np.ndarray | None, lim: float = 3.5,
+                         title: str = "Final samples over the true density") -> go.Figure:
+    fig = go.Figure()
+    if density is not None:
+        fig.add_trace(go.Contour(x=gx, y=gy, z=density, colorscale="Greys", showscale=False,
+                                 contours=dict(coloring="heatmap"), opacity=0.6,
+                                 name="true density", hoverinfo="skip", line=dict(width=0)))
+    fig.add_trace(go.Scatter(x=samples[:, 0], y=samples[:, 1], mode="markers", name="samples",
+                             marker=dict(color=PARTICLE, size=4, opacity=0.6)))
+    fig.update_layout(title=title)
+    return _square(fig, lim)
+
+
+def weight_bars(groups: dict[str, np.ndarray], labels: list[str] | None = None,
+                title: str = "Mode weights: samples vs truth") -> go.Figure:
+    """Grouped bars: group name (e.g. "samples", "truth") -> weights per mode."""
+    fig = go.Figure()
+    for i, (name, w) in enumerate(groups.items()):
+        x = labels or [f"mode {k}" for k in range(len(w))]
+        fig.add_trace(go.Bar(x=x, y=w, name=name, marker_color=COLORWAY[i % len(COLORWAY)],
+                             text=[f"{v:.2f}" for v in w], textposition="outside"))
+    fig.update_layout(barmode="group", title=title, yaxis=dict(title="fraction", range=[0, 1.1]),
+                      height=340)
+    return fig
+
+
+def steps_quality(steps: np.ndarray, etas: np.ndarray, distance: np.ndarray,
+                  metric: str) -> go.Figure:
+    fig = go.Figure()
+    for i, eta in enumerate(etas):
+        fig.add_trace(go.Scatter(x=steps, y=distance[i], mode="lines+markers",
+                                 name=f"η = {eta:g}" + (" (deterministic)" if eta == 0 else "")))
+    fig.update_xaxes(type="log", title="sampling steps S", tickvals=list(steps))
+    fig.update_yaxes(title=f"{metric} to the data (lower is better)")
+    fig.update_layout(title="DDIM: sample quality vs number of steps", height=400)
+    return fig
+
+
+def loss_curve(steps: np.ndarray, values: np.ndarray) -> go.Figure:
+    fig = go.Figure(go.Scatter(x=steps, y=values, mode="lines", name="loss"))
+    fig.update_layout(title="Training loss ‖ε − ε_θ(x_t, t)‖²", height=340,
+                      xaxis_title="iteration", yaxis_title="loss")
+    return fig
+
+
+def samples_vs_data(samples: np.ndarray, data: np.ndarray, lim: float = 3.5,
+                    title: str = "Samples (blue) vs data (grey)") -> go.Figure:
+    fig = go.Figure([
+        go.Scatter(x=data[:, 0], y=data[:, 1], mode="markers", name="data",
+                   marker=dict(color=DATA, size=4, opacity=0.4)),
+        go.Scatter(x=samples[:, 0], y=samples[:, 1], mode="markers", name="samples",
+                   marker=dict(color=PARTICLE, size=4, opacity=0.7)),
+    ])
+    fig.update_layout(title=title)
+    return _square(fig, lim, height=400)
+
+
+def langevin_compare(results: dict[str, np.ndarray], gx: np.ndarray, density_x: np.ndarray,
+                     lim: float) -> go.Figure:
+    """Histograms of x₁ of each sampler's final particles against the true marginal density."""
+    fig = go.Figure()
+    for i, (name, s) in enumerate(results.items()):
+        fig.add_trace(go.Histogram(x=s[:, 0], name=name, histnorm="probability density",
+                                   opacity=0.55, marker_color=COLORWAY[i % len(COLORWAY)],
+                                   xbins=dict(start=-lim, end=lim, size=2 * lim / 80)))
+    fig.add_trace(go.Scatter(x=gx, y=density_x, mode="lines", name="true density p(x₁)",
+                             line=dict(color="#222", width=2)))
+    fig.update_layout(barmode="overlay", title="Where the particles end up (x₁ marginal)",
+                      xaxis=dict(title="x₁", range=[-lim, lim]), yaxis_title="density", height=380)
+    return fig
