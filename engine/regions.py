@@ -333,6 +333,52 @@ def distinct_maps(part: Partition, rtol: float = 1e-9) -> int:
     return len(np.unique(keys, axis=0))
 
 
+@dataclass(frozen=True)
+class Edges:
+    """Every polygon side of a partition as a segment start -> end, with the hidden layer whose
+    unit cuts along it (0-based; -1 for the sides that lie on the box)."""
+    start: np.ndarray   # (E, 2)
+    end: np.ndarray     # (E, 2)
+    layer: np.ndarray   # (E,) int
+    unit: np.ndarray    # (E,) int, index into the pattern (-1 on the box)
+
+
+def edge_layers(model_or_layers, part: Partition) -> Edges:
+    """Which unit made each edge: an edge lies on the zero set of the unit j whose
+    pre-activation z_j is closest to 0 at the edge's midpoint, measured in units of the
+    spread of z_j over all midpoints (|z_j(mid)| / std_j, argmin over j). A side whose two ends
+    lie on the same side of the box is a box edge. Each interior edge appears twice (once per
+    neighbouring region)."""
+    layers = _as_layers(model_or_layers)
+    counts = np.diff(part.offsets)
+    idx = np.arange(len(part.vertices))
+    last = np.repeat(part.offsets[1:] - 1, counts)
+    first = np.repeat(part.offsets[:-1], counts)
+    nxt = np.where(idx == last, first, idx + 1)
+    a, b = part.vertices, part.vertices[nxt]
+    xmin, xmax, ymin, ymax = part.box
+    tol = _default_tol(part.box) * 10
+    on_box = np.zeros(len(a), bool)
+    for k, bound in ((0, xmin), (0, xmax), (1, ymin), (1, ymax)):
+        on_box |= (np.abs(a[:, k] - bound) <= tol) & (np.abs(b[:, k] - bound) <= tol)
+    mid = (a + b) / 2
+    zs, layer_of = [], []
+    h = mid
+    for li, (W, bias) in enumerate(layers[:-1]):
+        z = h @ W.T + bias
+        zs.append(z)
+        layer_of += [li] * W.shape[0]
+        h = np.maximum(z, 0.0)
+    if not zs:
+        empty = np.full(len(a), -1)
+        return Edges(a, b, empty, empty)
+    z = np.concatenate(zs, 1)
+    spread = z.std(0) + 1e-12
+    unit = np.argmin(np.abs(z) / spread, 1)
+    layer = np.asarray(layer_of)[unit]
+    return Edges(a, b, np.where(on_box, -1, layer), np.where(on_box, -1, unit))
+
+
 def linear_regions(model: nn.Module, box: Box = (-2.0, 2.0, -2.0, 2.0)) -> list[Region]:
     """The exact linear regions of a 2-input ReLU MLP inside `box`, as Region objects."""
     return partition(model, box).regions()

@@ -20,7 +20,7 @@ LRS = [0.001, 0.003, 0.01, 0.03, 0.1]
 BUDGETS = [12, 24, 36, 48]
 DEFAULTS = {"rr_view": VIEWS[0], "rr_depth": 3, "rr_width": 8, "rr_widths": "", "rr_scale": 1.0,
             "rr_box": 2.0, "rr_init": "kaiming", "rr_task": "bump (regression)", "rr_lr": 0.01,
-            "rr_out": OUTPUTS[0],
+            "rr_out": OUTPUTS[0], "rr_layers": True,
             "rr_budget": 24, "rr_saw": 5}
 SLOW_UNITS = 100   # above this many hidden units the exact partition takes seconds
 
@@ -64,7 +64,9 @@ STEPS = [
          "and the affine map f = w·x + b the network computes there. Switch the output view to "
          "the 3-D surface: one flat facet per region.", {"rr_out": "3-D surface"}),
     Step("Go deeper", "With more layers, later units' zero sets bend at earlier edges: "
-         "regions are still convex polygons, but the cuts are no longer global lines.",
+         "regions are still convex polygons, but the cuts are no longer global lines. With "
+         "edges coloured by layer, layer 1 draws straight lines across the box and every later "
+         "layer draws polylines that kink where they meet an earlier cut.",
          PRESETS["Deep and narrow: 6 layers of 4"].settings),
     Step("Depth vs width at 24 neurons", "The product bound explodes with depth; the exact "
          "counts of random networks do not follow (Hanin & Rolnick 2019).",
@@ -116,7 +118,11 @@ with st.container(border=True):
     lr = c[2].select_slider("Learning rate (Adam)", LRS, DEFAULTS["rr_lr"], key="rr_lr", bind=Q)
     out_view = c[3].segmented_control("Output", OUTPUTS, default=DEFAULTS["rr_out"], key="rr_out",
                                       bind=Q, required=True) or OUTPUTS[0]
-    st.caption("The seed is the sidebar's (it also sets the network's initial weights).")
+    c = st.columns([1, 3], vertical_alignment="center")
+    by_layer = c[0].toggle("Colour edges by layer", DEFAULTS["rr_layers"], key="rr_layers",
+                           bind=Q, help="Each edge lies on the zero set of one hidden unit; "
+                                        "colour it by that unit's layer.")
+    c[1].caption("The seed is the sidebar's (it also sets the network's initial weights).")
 
 widths = (int(width),) * int(depth)
 if text and text.strip():
@@ -176,7 +182,8 @@ def view_regions() -> None:
                    f"task {task}.")
         cols = st.columns(2)
         with cols[0]:
-            show_figure(F.regions_figure(part, snap.points, snap.targets,
+            edges = R.edge_layers(trainer.model, part) if by_layer else None
+            show_figure(F.regions_figure(part, snap.points, snap.targets, edges=edges,
                                          title=f"{part.count} linear regions in the box"),
                         key="rr_fig_regions")
         with cols[1]:

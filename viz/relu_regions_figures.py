@@ -6,13 +6,14 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from engine.regions import BudgetRow, Partition, Pieces1D
+from engine.regions import BudgetRow, Edges, Partition, Pieces1D
 
 # pastel fills: neighbouring regions get different colours often enough; edges are drawn
 PALETTE = ["#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
            "#dbdb8d", "#9edae5", "#fdd0a2", "#c7e9c0", "#dadaeb", "#fcbba1", "#bcbddc",
            "#e5d8bd", "#b3de69"]
 EDGE = "#333333"
+LAYER_COLORS = ["#111111", "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e"]
 
 
 def _closed_index(offsets: np.ndarray, regions: np.ndarray | None = None) -> np.ndarray:
@@ -76,20 +77,39 @@ def region_colors(part: Partition) -> np.ndarray:
     return (part.patterns.astype(np.int64) @ weights) % len(PALETTE)
 
 
+def _segments(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Segments as one NaN-separated polyline: x0, x1, nan, x0, x1, nan, ..."""
+    nan = np.full(len(start), np.nan)
+    return (np.stack([start[:, 0], end[:, 0], nan], 1).ravel(),
+            np.stack([start[:, 1], end[:, 1], nan], 1).ravel())
+
+
 def regions_figure(part: Partition, points: np.ndarray | None = None,
                    labels: np.ndarray | None = None, title: str | None = None,
-                   max_hover: int = 4000) -> go.Figure:
-    """The input plane: every linear region filled in its own colour, edges drawn, and a
-    hover marker at each region's centroid with its pattern, area and affine map."""
+                   max_hover: int = 4000, edges: Edges | None = None) -> go.Figure:
+    """The input plane: every linear region filled in its own colour, edges drawn (coloured
+    by the hidden layer that cut them when `edges` is given), and a hover marker at each
+    region's centroid with its pattern, area and affine map."""
     fig = go.Figure()
     colors = region_colors(part)
     for ci in np.unique(colors):
         xs, ys = _polyline(part, np.flatnonzero(colors == ci))
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=PALETTE[ci],
                                  line=dict(width=0), hoverinfo="skip", showlegend=False))
-    ex, ey = _nan_joined(part)
-    fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color=EDGE, width=1),
-                             hoverinfo="skip", showlegend=False, name="edges"))
+    if edges is None:
+        ex, ey = _nan_joined(part)
+        fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color=EDGE, width=1),
+                                 hoverinfo="skip", showlegend=False, name="edges"))
+    else:
+        for layer in np.unique(edges.layer[edges.layer >= 0]):
+            sel = edges.layer == layer
+            ex, ey = _segments(edges.start[sel], edges.end[sel])
+            fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", hoverinfo="skip",
+                                     line=dict(color=LAYER_COLORS[layer % len(LAYER_COLORS)],
+                                               width=1.5 if layer == 0 else 1.2),
+                                     name=f"cut by layer {layer + 1}", showlegend=True))
+        fig.update_layout(legend=dict(orientation="h", y=1.0, yanchor="bottom", x=1,
+                                      xanchor="right"))
     if points is not None and len(points):
         fig.add_trace(go.Scatter(x=points[:, 0], y=points[:, 1], mode="markers",
                                  marker=dict(size=4, color=labels, colorscale="RdBu",

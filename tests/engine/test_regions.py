@@ -251,3 +251,23 @@ def test_linear_regions_returns_region_objects():
         assert w.shape == (1, 2) and b.shape == (1,)
         np.testing.assert_allclose(r.centroid @ w.T + b, _forward(layers, r.centroid[None])[0],
                                    atol=1e-9)
+
+
+def test_edge_layers_lie_on_their_units_zero_sets():
+    model = R.make_mlp((6, 5, 4), seed=3)
+    part = R.partition(model, BOX)
+    edges = R.edge_layers(model, part)
+    assert len(edges.layer) == len(part.vertices)          # one side per polygon vertex
+    assert set(np.unique(edges.layer)) == {-1, 0, 1, 2}
+    mid = (edges.start + edges.end) / 2
+    z, h = [], mid
+    for W, b in R.mlp_layers(model)[:-1]:
+        z.append(h @ W.T + b)
+        h = np.maximum(z[-1], 0)
+    z = np.concatenate(z, 1)
+    inner = edges.unit >= 0
+    np.testing.assert_allclose(z[inner, edges.unit[inner]], 0.0, atol=1e-9)
+    on_box = ~inner
+    assert np.all(np.isclose(np.abs(mid[on_box]), 2.0).any(1))
+    one = R.make_mlp((7,), seed=0)
+    assert set(np.unique(R.edge_layers(one, R.partition(one, BOX)).layer)) == {-1, 0}

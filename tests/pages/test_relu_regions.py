@@ -41,6 +41,9 @@ def test_width_and_box_change_the_count(page):
     assert _metric(page, "Regions") == f"{part.count:,}"
     assert _metric(page, "Distinct maps") == f"{R.distinct_maps(part):,}"
     page.selectbox(key="rr_init").select("kaiming").run()
+    page.toggle(key="rr_layers").set_value(False).run()
+    assert not page.exception and _metric(page, "Regions") == f"{expected:,}"
+    page.toggle(key="rr_layers").set_value(True).run()
 
 
 def test_per_layer_widths_and_bad_input(page):
