@@ -2,7 +2,7 @@
 [-2, 2]² for random Kaiming MLPs (seed 0), and a live-training tick."""
 from __future__ import annotations
 
-import time
+import torch
 
 from benchmarks import Measurement, median_time
 from engine import regions as R
@@ -20,9 +20,20 @@ def _partition(widths: tuple[int, ...], target_s: float | None = None) -> Measur
     return Measurement(t * 1e3, "ms", note)
 
 
-def _train_tick() -> Measurement:
+def _train_tick(threads: int | None = None) -> Measurement:
     """25 full-batch Adam steps of a 2x16 MLP on the ridge task, then the exact regions
-    (what one frame of the live page does at its default steps-per-frame)."""
+    (what one frame of the live page does at its default steps-per-frame). `threads` sets
+    torch's intra-op threads for the measurement (restored afterwards)."""
+    before = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        return _tick_measurement(threads or before)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _tick_measurement(threads: int) -> Measurement:
     tr = R.RegionTrainer((16, 16), task="ridge (regression)", seed=0, count_every=25,
                          device="cpu")
 
@@ -32,7 +43,7 @@ def _train_tick() -> Measurement:
     tick()
     t = median_time(tick, repeat=5, warmup=0)
     return Measurement(t * 1e3, "ms", f"25 Adam steps + exact regions ({tr.partition().count} "
-                                      f"regions at step {tr.steps})")
+                                      f"regions at step {tr.steps}), {threads} torch thread(s)")
 
 
 BENCHMARKS = {
@@ -40,4 +51,5 @@ BENCHMARKS = {
     "regions: exact partition, widths 32x32x32": lambda: _partition((32, 32, 32)),
     "regions: exact partition, widths 8x8x8 (page default)": lambda: _partition((8, 8, 8)),
     "regions: live tick, 2x16 ridge": _train_tick,
+    "regions: live tick, 2x16 ridge, 1 torch thread": lambda: _train_tick(1),
 }
