@@ -121,7 +121,10 @@ def _digits_erf(trained: bool):
 
 
 def _clamp(key: str, hi: int, default: int = 0) -> None:
-    """Keep a slider's stored value inside [0, hi] before the slider is drawn."""
+    """Keep a slider's stored value inside [0, hi] before the slider is drawn; start at
+    `default` unless the URL gives a value."""
+    if key not in st.session_state and key not in st.query_params:
+        st.session_state[key] = min(max(default, 0), hi)
     v = st.session_state.get(key, default)
     if not isinstance(v, (int, np.integer)) or not 0 <= v <= hi:
         st.session_state[key] = min(max(int(v) if isinstance(v, (int, float)) else default, 0), hi)
@@ -130,16 +133,13 @@ def _clamp(key: str, hi: int, default: int = 0) -> None:
 # ------------------------------------------------------------------ page
 
 page_header("Convolution & receptive fields",
-            "a kernel sliding over a real image, how big the output is, which input pixels each "
+            "A kernel sliding over a real image, how big the output is, which input pixels each "
             "output sees (the theoretical box and the much smaller effective field), what a "
             "trained CNN's channels respond to, and why shifting the input shifts the output.",
-            r"y[i,j] = \sum_{a,b} x[i s + a d - p,\; j s + b d - p]\; k[a,b],\qquad "
-            r"n_{out} = \left\lfloor \frac{n + 2p - d(k-1) - 1}{s} \right\rfloor + 1,\qquad "
-            r"r_l = r_{l-1} + d_l (k_l - 1)\, j_{l-1},\; j_l = j_{l-1} s_l")
-top = st.columns([2, 3])
-preset_picker(PRESETS, key="cv_preset", container=top[0])
-with top[1]:
-    guided_steps(STEPS, key="cv_steps")
+            r"\begin{gathered} y[i,j] = \sum_{a,b} x[i s + a d - p,\; j s + b d - p]\; k[a,b],"
+            r"\qquad n_{out} = \left\lfloor \frac{n + 2p - d(k-1) - 1}{s} \right\rfloor + 1 \\ "
+            r"r_l = r_{l-1} + d_l (k_l - 1)\, j_{l-1},\qquad j_l = j_{l-1}\, s_l \end{gathered}")
+preset_picker(PRESETS, key="cv_preset", container=st.columns([2, 3])[0])
 
 with st.sidebar:
     st.markdown("### Image and kernel")
@@ -231,12 +231,13 @@ if tabs[0].open:
         with user_errors("show the sliding window (kernel larger than this small padded input)"):
             frames = conv.conv_animation_frames(small, kernel, stride, padding, dilation)
             n_pos = len(frames.sums)
-            _clamp("cv_pos", n_pos - 1)
+            oh_, ow_ = frames.out_shape
+            _clamp("cv_pos", n_pos - 1, (oh_ // 2) * ow_ + ow_ // 2)   # start at the centre
             nav = st.columns([5, 1], vertical_alignment="bottom")
             nav[1].button("Next ▶", key="cv_next", on_click=lambda: st.session_state.__setitem__(
                 "cv_pos", (st.session_state.get("cv_pos", 0) + 1) % n_pos))
             pos = nav[0].slider("Output position (row-major)", 0, max(n_pos - 1, 1), key="cv_pos",
-                                disabled=n_pos == 1)
+                                disabled=n_pos == 1, bind="query-params")
             pos = min(pos, n_pos - 1)
             show_figure(figs.sliding_window_figure(frames, pos, kernel), key="cv_fig_slide")
             st.caption(f"Output {divmod(pos, frames.out_shape[1])} = Σ products = "
@@ -322,7 +323,9 @@ if tabs[1].open:
                     show_figure(figs.erf_figure(erf, f"mean |∂y/∂x| over {erf.n_samples} inputs"),
                                 key="cv_fig_erf")
                 e[1].metric("2σ radius of the effective field", f"{erf.radius_2sigma:.1f} px",
-                            f"box half-width {(region.size - 1) / 2:.0f} px", delta_color="off")
+                            help="Radius of the circle holding ~95% of the gradient mass.")
+                e[1].caption(f"Theoretical box: {region.size}×{region.size}, half-width "
+                             f"{(region.size - 1) / 2:.0f} px.")
                 e[1].metric("Gradient mass inside the box", f"{erf.fraction_in_box:.0%}")
                 with e[1]:
                     explain("Each output depends on every pixel in the box, but not equally: the "
@@ -403,3 +406,6 @@ if tabs[3].open:
                                          eq.pooled_of_shifted.ravel()}),
                            {"image": image_name, "kernel": kernel.tolist(), "shift": [dy, dx],
                             "pool": pool}, "convolution-equivariance")
+
+st.divider()
+guided_steps(STEPS, key="cv_steps")

@@ -51,13 +51,12 @@ def image_figure(arr: np.ndarray, title: str, signed: bool | None = None,
     fig = px.imshow(to_rgb8(arr, signed), binary_string=True)
     h, w = np.asarray(arr).shape[:2]
     fig.update_layout(title=f"{title}  ({h}×{w})", height=height, margin=dict(l=10, r=10, t=40, b=10))
-    fig.update_xaxes(showgrid=False, showticklabels=False)
-    fig.update_yaxes(showgrid=False, showticklabels=False)
-    return fig
+    return _bare(fig)
 
 
 def _annotated_heatmap(z: np.ndarray, fmt: str = "{:.2f}", signed: bool = True, **kw) -> go.Heatmap:
     z = np.asarray(z, np.float64)
+    z = np.where(z == 0, 0.0, z)                  # no "-0.00" labels
     m = np.nanmax(np.abs(z)) if np.isfinite(z).any() else 1.0
     return go.Heatmap(z=z, text=[[("" if not np.isfinite(v) else fmt.format(v)) for v in row] for row in z],
                       texttemplate="%{text}", colorscale=DIVERGING if signed else "Greys",
@@ -65,13 +64,20 @@ def _annotated_heatmap(z: np.ndarray, fmt: str = "{:.2f}", signed: bool = True, 
                       hovertemplate="row %{y}, col %{x}: %{z:.3f}<extra></extra>", **kw)
 
 
+def _bare(fig: go.Figure) -> go.Figure:
+    """No tick marks or labels on any axis (grids of pixels need none)."""
+    fig.update_xaxes(showticklabels=False, ticks="", showgrid=False)
+    fig.update_yaxes(showticklabels=False, ticks="", showgrid=False)
+    return fig
+
+
 def kernel_figure(kernel: np.ndarray, title: str = "Kernel") -> go.Figure:
     fig = go.Figure(_annotated_heatmap(kernel))
-    fig.update_yaxes(autorange="reversed", showgrid=False, dtick=1, scaleanchor="x")
-    fig.update_xaxes(showgrid=False, dtick=1)
+    fig.update_yaxes(autorange="reversed", showgrid=False, showticklabels=False, scaleanchor="x")
+    fig.update_xaxes(showgrid=False, showticklabels=False)
     fig.update_layout(title=f"{title}  (sum {float(np.sum(kernel)):.3g})", height=340,
                       margin=dict(l=10, r=10, t=40, b=10))
-    return fig
+    return _bare(fig)
 
 
 def sliding_window_figure(frames: ConvFrames, u: int, kernel: np.ndarray) -> go.Figure:
@@ -99,12 +105,15 @@ def sliding_window_figure(frames: ConvFrames, u: int, kernel: np.ndarray) -> go.
     oi, oj = divmod(u, frames.out_shape[1])
     fig.add_shape(type="rect", x0=oj - 0.5, x1=oj + 0.5, y0=oi - 0.5, y1=oi + 0.5,
                   line=dict(color=BOX, width=3), row=1, col=3)
-    for c in (1, 2, 3):
-        fig.update_yaxes(autorange="reversed", showgrid=False, scaleanchor=f"x{'' if c == 1 else c}",
-                         row=1, col=c)
-        fig.update_xaxes(showgrid=False, row=1, col=c)
+    for c, (gh, gw) in zip((1, 2, 3), (frames.padded.shape, kernel.shape, frames.out_shape)):
+        fig.update_yaxes(range=[gh - 0.5, -0.5], showgrid=False, showticklabels=False,
+                         scaleanchor=f"x{'' if c == 1 else c}", row=1, col=c)
+        fig.update_xaxes(range=[-0.5, gw - 0.5], showgrid=False, showticklabels=False, row=1, col=c)
+    for c, (gh, gw) in zip((2, 3), (kernel.shape, frames.out_shape)):
+        fig.add_shape(type="rect", x0=-0.5, x1=gw - 0.5, y0=-0.5, y1=gh - 0.5, layer="below",
+                      fillcolor="#f2f2f2", line=dict(color="#bbb", width=1), row=1, col=c)
     fig.update_layout(showlegend=False, height=420, margin=dict(l=10, r=10, t=40, b=10))
-    return fig
+    return _bare(fig)
 
 
 def rf_growth_figure(infos: list[RFInfo]) -> go.Figure:
@@ -154,8 +163,8 @@ def rf_layers_figure(infos: list[RFInfo], region: Region, input_image: np.ndarra
         if li == n - 1:
             ii, jj = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
             fig.add_trace(go.Scatter(x=jj.ravel(), y=ii.ravel(), mode="markers",
-                                     marker=dict(size=max(3, min(12, 240 // max(size, 1))),
-                                                 color="rgba(214,39,40,0.25)"),
+                                     marker=dict(size=max(3, min(12, 160 // max(size, 1))),
+                                                 color="rgba(214,39,40,0.12)"),
                                      hovertemplate="output (%{y}, %{x}): click<extra></extra>",
                                      name="outputs"), r, c)
         axis = dict(showgrid=False, showticklabels=False)
@@ -165,7 +174,7 @@ def rf_layers_figure(infos: list[RFInfo], region: Region, input_image: np.ndarra
                          autorange="reversed" if li else None, row=r, col=c, **axis)
     fig.update_layout(showlegend=False, height=260 * rows + 40, margin=dict(l=10, r=10, t=50, b=10),
                       clickmode="event+select")
-    return fig
+    return _bare(fig)
 
 
 def erf_figure(erf: ERF, title: str) -> go.Figure:
@@ -184,7 +193,7 @@ def erf_figure(erf: ERF, title: str) -> go.Figure:
     fig.update_xaxes(range=[-0.5, w - 0.5], showgrid=False)
     fig.update_yaxes(range=[h - 0.5, -0.5], showgrid=False, scaleanchor="x")
     fig.update_layout(title=title, height=380, margin=dict(l=10, r=10, t=40, b=10))
-    return fig
+    return _bare(fig)
 
 
 def feature_maps_figure(fm: FeatureMap, per_row: int = 8) -> go.Figure:
@@ -208,7 +217,7 @@ def feature_maps_figure(fm: FeatureMap, per_row: int = 8) -> go.Figure:
     fig.update_layout(title=f"{fm.name}: {c} channels of {h}×{w}; each unit sees "
                             f"{fm.rf.size}×{fm.rf.size} input pixels",
                       height=70 + 160 * rows * max(h, 4) / 8, margin=dict(l=10, r=10, t=40, b=10))
-    return fig
+    return _bare(fig)
 
 
 def probabilities_figure(probs: np.ndarray, label: int | None = None) -> go.Figure:
@@ -237,7 +246,7 @@ def equivariance_figure(eq: Equivariance, pool: int) -> go.Figure:
     fig.update_xaxes(showticklabels=False, showgrid=False)
     fig.update_yaxes(showticklabels=False, showgrid=False, autorange="reversed")
     fig.update_layout(height=620, margin=dict(l=10, r=10, t=40, b=10))
-    return fig
+    return _bare(fig)
 
 
 def tile_maps(maps: np.ndarray, per_row: int = 8, gap: int = 1) -> np.ndarray:
