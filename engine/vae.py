@@ -56,11 +56,12 @@ def upsample(images: np.ndarray, factor: int = 4) -> np.ndarray:
     return np.repeat(np.repeat(images, factor, axis=-2), factor, axis=-1)
 
 
-def tile(images: np.ndarray, pad: int = 1, flip_rows: bool = True) -> np.ndarray:
-    """(rows, cols, h, w) -> one (rows*(h+pad)-pad, cols*(w+pad)-pad) image, padding = 1.0
-    (white). flip_rows puts row 0 at the bottom, so the tile matches a y-axis pointing up."""
+def tile(images: np.ndarray, pad: int = 1, flip_rows: bool = True, fill: float = np.nan) -> np.ndarray:
+    """(rows, cols, h, w) -> one (rows*(h+pad)-pad, cols*(w+pad)-pad) image; the padding
+    holds `fill` (NaN: drawn as background). flip_rows puts row 0 at the bottom, so the tile
+    matches a y-axis pointing up."""
     rows, cols, h, w = images.shape
-    out = np.ones((rows * (h + pad) - pad, cols * (w + pad) - pad), dtype=np.float32)
+    out = np.full((rows * (h + pad) - pad, cols * (w + pad) - pad), fill, dtype=np.float32)
     order = range(rows - 1, -1, -1) if flip_rows else range(rows)
     for r_out, r in enumerate(order):
         for c in range(cols):

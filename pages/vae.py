@@ -158,10 +158,13 @@ with tab_latent:
         pts = (sel or {}).get("selection", {}).get("points", []) if isinstance(sel, dict) else \
             getattr(getattr(sel, "selection", None), "points", [])
         if pts:
-            st.session_state["vae_z1"] = float(np.clip(pts[0]["x"], -4, 4))
-            st.session_state["vae_z2"] = float(np.clip(pts[0]["y"], -4, 4))
+            st.session_state["vae_z1"] = float(np.clip(round(pts[0]["x"], 2), -4, 4))
+            st.session_state["vae_z2"] = float(np.clip(round(pts[0]["y"], 2), -4, 4))
+            st.session_state["vae__picked"] = True
 
     def draw(trainer: VAETrainer, tick) -> None:
+        if st.session_state.pop("vae__picked", False):
+            st.rerun(scope="app")   # the click ran only this fragment: redraw the z sliders too
         codes = trainer.snapshot().codes
         grid = latent_grid(trainer.model, grid_n, span, dims=dims)
         z = np.zeros(trainer.model.latent_dim, np.float32)
@@ -176,17 +179,17 @@ with tab_latent:
         h = trainer.history
         m = st.columns(5)
         m[0].metric("Epoch", f"{trainer.steps / trainer.steps_per_epoch:.1f}")
-        m[1].metric("Test reconstruction", f"{h.last('test_recon'):.2f} nats")
-        m[2].metric("Test KL", f"{h.last('test_kl'):.2f} nats")
-        m[3].metric("Test ELBO", f"{h.last('test_elbo'):.2f} nats")
+        m[1].metric("Test recon (nats)", f"{h.last('test_recon'):.2f}")
+        m[2].metric("Test KL (nats)", f"{h.last('test_kl'):.2f}")
+        m[3].metric("Test ELBO (nats)", f"{h.last('test_elbo'):.2f}",
+                    help="Per digit, averaged over the 359 test digits; one z sample each.")
         m[4].metric("‖∂recon/∂encoder‖", f"{h.last('enc_grad_recon'):.3g}",
                     help="Norm of the reconstruction term's gradient w.r.t. the encoder weights "
                          "(0 when reparameterization is off).")
         a, b = st.columns([1, 3])
         with a:
             show_figure(digit_figure(decode_point(trainer.model, z),
-                                     f"decode(z{dims[0] + 1}={z[dims[0]]:.2f}, "
-                                     f"z{dims[1] + 1}={z[dims[1]]:.2f})"), key="vae_decoded")
+                                     f"z = ({z[dims[0]]:.2f}, {z[dims[1]]:.2f})"), key="vae_decoded")
         with b:
             show_figure(loss_curves({k: h.as_arrays(k) for k in h.values}, trainer.steps_per_epoch),
                         key="vae_curves")
@@ -293,19 +296,25 @@ with tab_pca:
     pc = st.columns(3)
     noise = pc[0].slider("Noise", 0.0, 0.3, 0.05, 0.01, key="vae_mnoise", bind=Q)
     hidden = pc[1].select_slider("Autoencoder width", [8, 16, 32, 64], value=32, key="vae_mhidden", bind=Q)
-    pc[2].caption("Each change retrains the autoencoder (≈1–2 s, cached).")
+    pc[2].toggle("Train the autoencoders", key="vae_mfit", bind=Q,
+                 help="A linear and a nonlinear 2-1-2 autoencoder, full batch, ≈2 s on a CPU "
+                      "core (cached per setting).")
 
     @st.cache_data(show_spinner="Training the autoencoders…", max_entries=16)
-    def _manifold(noise: float, hidden: int, seed: int):
+    def _autoencoders(noise: float, hidden: int, seed: int):
         pts = curved_manifold(300, seed, noise)
-        return pts, {"PCA (top direction)": pca_reconstruct(pts, 1),
-                     "linear autoencoder": fit_autoencoder_2d(pts, linear=True, steps=600, lr=0.03,
-                                                              seed=seed, device="cpu"),
-                     "nonlinear autoencoder": fit_autoencoder_2d(pts, hidden, steps=800, lr=0.01,
-                                                                 seed=seed, device="cpu")}
+        return {"linear autoencoder": fit_autoencoder_2d(pts, linear=True, steps=600, lr=0.03,
+                                                         seed=seed, device="cpu"),
+                "nonlinear autoencoder": fit_autoencoder_2d(pts, hidden, steps=800, lr=0.01,
+                                                            seed=seed, device="cpu")}
 
     with user_errors("fit the autoencoders"):
-        pts, recons = _manifold(float(noise), int(hidden), session.seed())
+        pts = curved_manifold(300, session.seed(), float(noise))
+        recons = {"PCA (top direction)": pca_reconstruct(pts, 1)}
+        if st.session_state.get("vae_mfit"):
+            recons.update(_autoencoders(float(noise), int(hidden), session.seed()))
+        else:
+            st.caption("Switch on *Train the autoencoders* to add them to the picture.")
         show_figure(manifold_figure(pts, recons), key="vae_manifold")
     explain("A linear autoencoder with squared error learns the same subspace as PCA (its line "
             "lies on PCA's); the nonlinear one follows the arc and its error drops well below.")

@@ -53,7 +53,7 @@ TOPICS: tuple[Topic, ...] = (
           ":material/scatter_plot:", 8, ready=False),
     Topic("vae", "VAE latent grids", "Generative models",
           "Decode a grid of the 2-D latent space of a VAE while it trains on digits.",
-          ":material/blur_on:", 9, ready=False),
+          ":material/blur_on:", 9, ready=True),
     Topic("diffusion", "Diffusion sampling", "Generative models",
           "Noise 2-D data, then sample it back with DDPM, DDIM and Langevin dynamics.",
           ":material/grain:", 10, ready=False),

@@ -16,6 +16,16 @@ from viz.theme import COLORWAY
 
 INK = [[0.0, "white"], [1.0, "black"]]
 PAD = 1
+GUTTER = -0.1   # value of the gutter pixels between tiled images: drawn light grey
+INK_GUTTER = [[0.0, "#d9d9d9"], [-GUTTER / (1 - GUTTER) - 1e-9, "#d9d9d9"],
+              [-GUTTER / (1 - GUTTER), "white"], [1.0, "black"]]
+
+
+def _tiled_heatmap(img: np.ndarray) -> go.Heatmap:
+    """A tiled image whose gutters hold GUTTER (a value, not a gap: plotly draws NaN in
+    binary-encoded arrays as a colour and ignores a gap's background in some renderers)."""
+    return go.Heatmap(z=img, colorscale=INK_GUTTER, zmin=GUTTER, zmax=1, showscale=False,
+                      hoverinfo="skip")
 
 
 def _image_layout(fig: go.Figure, height: int | None = None) -> go.Figure:
@@ -59,8 +69,9 @@ def latent_scatter(means2: np.ndarray, labels: np.ndarray, *, grid: LatentGrid |
         fig.add_trace(go.Scatter(x=[picked[0]], y=[picked[1]], mode="markers", name="decoded",
                                  marker=dict(symbol="star", size=16, color="black"), hoverinfo="skip"))
     r = extent if extent is not None else latent_extent(means2, grid)
-    fig.update_xaxes(range=[-r, r], title=f"z{dims[0] + 1}")
-    fig.update_yaxes(range=[-r, r], title=f"z{dims[1] + 1}", scaleanchor="x", scaleratio=1)
+    fig.update_xaxes(range=[-r, r], title=f"z{dims[0] + 1}", constrain="domain")
+    fig.update_yaxes(range=[-r, r], title=f"z{dims[1] + 1}", scaleanchor="x", scaleratio=1,
+                     constrain="domain")
     fig.update_layout(title=title, legend=dict(title="digit", itemsizing="constant"),
                       clickmode="event+select", dragmode="pan", height=460)
     return fig
@@ -79,10 +90,9 @@ def _ticks(values: np.ndarray, cell: int, reverse: bool, every: int) -> tuple[li
 def grid_figure(grid: LatentGrid, title: str | None = None) -> go.Figure:
     """The n x n decoded digits as one image; ticks give each cell's latent coordinate
     (up = larger z, as in the scatter)."""
-    img = tile(grid.images, PAD, flip_rows=True)
+    img = tile(grid.images, PAD, flip_rows=True, fill=GUTTER)
     n, h = grid.images.shape[0], grid.images.shape[2]
-    fig = go.Figure(go.Heatmap(z=img, colorscale=INK, zmin=0, zmax=1, showscale=False,
-                               hoverinfo="skip"))
+    fig = go.Figure(_tiled_heatmap(img))
     every = max(1, n // 5)
     xp, xt = _ticks(grid.zx, h + PAD, False, every)
     yp, yt = _ticks(grid.zy, h + PAD, True, every)
@@ -104,10 +114,9 @@ def digit_figure(image: np.ndarray, title: str = "", height: int = 260) -> go.Fi
 
 def strip_figure(images: np.ndarray, title: str = "", labels: list[str] | None = None) -> go.Figure:
     """A row of (k, 8, 8) images."""
-    img = tile(images[None], PAD, flip_rows=False)
+    img = tile(images[None], PAD, flip_rows=False, fill=GUTTER)
     k, h = images.shape[0], images.shape[1]
-    fig = go.Figure(go.Heatmap(z=img, colorscale=INK, zmin=0, zmax=1, showscale=False,
-                               hoverinfo="skip"))
+    fig = go.Figure(_tiled_heatmap(img))
     fig.update_layout(title=title)
     pos = [i * (h + PAD) + (h - 1) / 2 for i in range(k)]
     fig.update_xaxes(tickvals=pos, ticktext=labels or [""] * k)
@@ -139,7 +148,7 @@ def loss_curves(arrays: dict[str, tuple[np.ndarray, np.ndarray]], steps_per_epoc
 def grid_png(grid: LatentGrid, scale: int = 4) -> bytes:
     """The decoded grid as a PNG (ink dark on white), each pixel scale x scale."""
     from PIL import Image
-    img = tile(grid.images, PAD, flip_rows=True)
+    img = tile(grid.images, PAD, flip_rows=True, fill=0.15)   # light grey gutters
     img = np.repeat(np.repeat(img, scale, 0), scale, 1)
     buf = io.BytesIO()
     Image.fromarray(np.uint8(np.round(255 * (1 - np.clip(img, 0, 1))))).save(buf, format="PNG")

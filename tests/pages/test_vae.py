@@ -49,9 +49,10 @@ def test_defaults_show_the_shipped_model_and_all_tabs():
     assert [t.label for t in at.tabs] == ["Latent space", "Why the ELBO", "Autoencoder vs PCA"]
     # the shipped VAE: trained 120 epochs, test ELBO far above an untrained net's
     assert float(_metric(at, "Epoch")) > 100
-    assert float(_metric(at, "Test ELBO").split()[0]) > -35
+    assert float(_metric(at, "Test ELBO (nats)")) > -35
     assert float(_metric(at, "‖∂recon/∂encoder‖")) > 0
-    assert any("MSE" in str(c.proto) for c in at.get("plotly_chart"))  # AE-vs-PCA legend
+    assert "PCA (top direction): MSE" in at.get("plotly_chart")[-1].proto.spec
+    assert "nonlinear autoencoder" not in at.get("plotly_chart")[-1].proto.spec
     assert not at.error and not at.warning
 
 
@@ -74,11 +75,11 @@ def test_every_preset_runs_and_sets_its_widgets():
 def test_step_trains_and_widgets_change_the_view():
     at = _page(vae_start="from scratch")
     assert float(_metric(at, "Epoch")) == 0.0
-    elbo0 = float(_metric(at, "Test ELBO").split()[0])
+    elbo0 = float(_metric(at, "Test ELBO (nats)"))
     at.button(key="vae_live__step").click().run()
     assert not at.exception
     assert float(_metric(at, "Epoch")) > 4          # 60 minibatches of 128 digits
-    assert float(_metric(at, "Test ELBO").split()[0]) > elbo0 + 5
+    assert float(_metric(at, "Test ELBO (nats)")) > elbo0 + 5
     # a new beta is a new run: back to epoch 0
     at.select_slider(key="vae_beta").set_value(4.0).run()
     assert float(_metric(at, "Epoch")) == 0.0
@@ -90,15 +91,12 @@ def test_step_trains_and_widgets_change_the_view():
 
 def test_grid_and_decode_controls_change_the_figures():
     at = _page()
-    def figs():
-        return {c.proto.id if hasattr(c.proto, "id") else i: c.proto.spec
-                for i, c in enumerate(at.get("plotly_chart"))}
     before = [c.proto.spec for c in at.get("plotly_chart")]
     at.slider(key="vae_gridn").set_value(6).run()
     after = [c.proto.spec for c in at.get("plotly_chart")]
     assert before[1] != after[1]      # the decoded grid
     at.slider(key="vae_z1").set_value(2.0).run()
-    assert "z1=2.00" in at.get("plotly_chart")[2].proto.spec
+    assert "z = (2.00, 0.00)" in at.get("plotly_chart")[2].proto.spec
     assert not at.exception
 
 
@@ -131,3 +129,12 @@ def test_bad_query_values_fall_back_to_defaults():
     assert at.slider(key="vae_gridn").value == 15
     assert at.selectbox(key="vae_lik").value == "bernoulli"
     assert not at.error
+
+
+def test_autoencoder_vs_pca_tab_trains_and_the_nonlinear_one_wins():
+    at = _page(vae_mfit="true")
+    spec = at.get("plotly_chart")[-1].proto.spec
+    mse = {name: float(v) for name, v in re.findall(r'"name":"([a-zA-Z ()]+): MSE ([0-9.]+)"', spec)}
+    assert set(mse) == {"PCA (top direction)", "linear autoencoder", "nonlinear autoencoder"}
+    assert abs(mse["linear autoencoder"] - mse["PCA (top direction)"]) < 0.02 * mse["PCA (top direction)"]
+    assert mse["nonlinear autoencoder"] < 0.5 * mse["PCA (top direction)"]
