@@ -103,8 +103,10 @@ def test_url_reproduces_view_and_bad_values_fall_back():
     at = _open({"rr_depth": "1", "rr_width": "4", "rr_box": "3.0"})
     expected = R.count_regions(R.make_mlp((4,), seed=0), (-3, 3, -3, 3))
     assert _metric(at, "Regions") == f"{expected:,}"
-    at = _open({"rr_width": "999", "rr_task": "nope"})
+    at = _open({"rr_width": "999", "rr_task": "nope", "rr_widths": "3, banana", "classroom": "1"})
     assert not at.exception and at.slider(key="rr_width").value == 8
+    assert at.selectbox(key="rr_task").value == "bump (regression)"
+    assert any("Per-layer widths ignored" in w.value for w in at.warning)
 
 
 def test_figure_outlines_and_surface_follow_the_partition():
