@@ -56,7 +56,7 @@ TOPICS: tuple[Topic, ...] = (
           ":material/blur_on:", 9, ready=True),
     Topic("diffusion", "Diffusion sampling", "Generative models",
           "Noise 2-D data, then sample it back with DDPM, DDIM and Langevin dynamics.",
-          ":material/grain:", 10, ready=False),
+          ":material/grain:", 10, ready=True),
 )
 
 TOPICS_BY_SLUG = {t.slug: t for t in TOPICS}
