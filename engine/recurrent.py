@@ -230,7 +230,7 @@ SCALAR_DEFAULTS = {  # gate -> (w: input weight, u: recurrent weight, b: bias)
     "i": (4.0, 0.0, -2.0),   # opens only when the pulse arrives
     "f": (0.0, 0.0, 2.0),    # forget bias 2: f = σ(2) ≈ 0.88
     "g": (2.0, 0.0, 0.0),    # writes tanh(2 x)
-    "o": (0.0, 0.0, 2.0),    # mostly reveals
+    "o": (0.0, 0.0, 3.0),    # mostly reveals: o = σ(3) ≈ 0.95
 }
 
 

@@ -75,7 +75,7 @@ page_header("LSTM gating",
             "real sequence, and why gradients survive through its cell but vanish in an RNN.",
             r"c_t = f_t \odot c_{t-1} + i_t \odot g_t,\qquad h_t = o_t \odot \tanh(c_t)")
 preset_picker(PRESETS, key="lg_preset")
-guided_steps(STEPS, key="lg_steps")
+st.caption("New here? The guided tour at the bottom of the page walks through the tabs.")
 
 
 @st.cache_resource(show_spinner=False)
@@ -213,8 +213,8 @@ with tab_flow:
 with tab_train:
     t1, t2, t3, t4 = st.columns(4)
     tr_delay = t1.slider("Delay D", 5, 80, 40, 5, key="lg_tr_delay", bind="query-params")
-    tr_curr = t2.toggle("Curriculum (grow D from 2)", False, key="lg_tr_curr",
-                        bind="query-params", help="Start short, add 2 to the delay whenever "
+    tr_curr = t2.toggle("Curriculum", False, key="lg_tr_curr",
+                        bind="query-params", help="Grow the delay from 2 up to D: add 2 whenever "
                                                   "the running accuracy reaches 95 %.")
     tr_hidden = t3.select_slider("Hidden units", [8, 16, 32], 16, key="lg_tr_hidden",
                                  bind="query-params")
@@ -231,8 +231,8 @@ with tab_train:
                              task_params={"n_symbols": 4, "distract": 1.0})
 
     def draw(race, tick) -> None:
-        delays = np.unique(np.linspace(2, max(tr_delay * 1.5, 10), 8).astype(int))
-        acc = {k: R.accuracy_by_length(r.net, "delayed_recall", delays, n=128, seed=seed,
+        delays = np.unique(np.linspace(2, max(tr_delay * 1.5, 10), 7).astype(int))
+        acc = {k: R.accuracy_by_length(r.net, "delayed_recall", delays, n=100, seed=seed,
                                        distract=1.0) for k, r in race.racers.items()}
         levels = {k: r.level for k, r in race.racers.items()}
         a, b = st.columns(2)
@@ -279,3 +279,6 @@ with tab_cell:
             "new is written and c_t = f·c_{t−1}: the memory decays like fᵗ, half-life "
             "ln ½ / ln f. The forget bias b_f sets f = σ(b_f): 0 → ½ (1 step), 2 → 0.88 "
             "(5 steps), 4 → 0.98 (38 steps).")
+
+st.divider()
+guided_steps(STEPS, key="lg_steps")

@@ -48,7 +48,7 @@ def gate_heatmaps(trace: LSTMTrace, labels: Sequence[str],
     domains = _stacked_axes(len(panels))
     custom = np.broadcast_to(np.asarray(labels, dtype=object), (H, T))
     data, layout = [], {}
-    step = max(1, T // 40)
+    step = max(1, math.ceil(T / 24))
     for r, name in enumerate(panels):
         z = getattr(trace, name).T            # (H, T)
         lo, hi = _range(z, PANELS[name][2])
@@ -66,8 +66,8 @@ def gate_heatmaps(trace: LSTMTrace, labels: Sequence[str],
                         y=domains[r][1], yref="paper", yanchor="bottom", showarrow=False)
                    for r, name in enumerate(panels)]
     layout["xaxis"] = dict(anchor=f"y{len(panels)}", tickmode="array", tickvals=x[::step],
-                           ticktext=[f"{t}:{labels[t]}" for t in x[::step]],
-                           title=dict(text="time step : input"))
+                           ticktext=[f"{t}<br>{labels[t]}" for t in x[::step]],
+                           tickangle=0, title=dict(text="time step t / input"))
     return go.Figure(data=data, layout=dict(height=150 * len(panels) + 80,
                                             margin=dict(t=40), annotations=annotations,
                                             **layout))
@@ -75,24 +75,28 @@ def gate_heatmaps(trace: LSTMTrace, labels: Sequence[str],
 
 def unit_lines(trace: LSTMTrace, unit: int, labels: Sequence[str],
                reference: LSTMTrace | None = None) -> go.Figure:
-    """i, f, o, g, c, h of one unit over time; `reference` (the unclamped run) dashed."""
+    """One unit over time: gates i, f, o, g (top panel, fixed range) and the states c, h
+    (bottom panel, own scale); `reference` (the unclamped run) dotted."""
     t = np.arange(trace.h.shape[0])
-    fig = go.Figure()
+    custom = np.asarray(labels, dtype=object)
+    data = []
     for name in ("i", "f", "o", "g", "c", "h"):
-        fig.add_trace(go.Scatter(
+        data.append(go.Scatter(
             x=t, y=getattr(trace, name)[:, unit], name=name, mode="lines+markers",
+            yaxis="y" if name in "ifog" else "y2",
             line=dict(color=LINE_COLORS[name], width=3 if name in "ch" else 1.5),
-            marker=dict(size=4), customdata=np.asarray(labels, dtype=object),
-            hovertemplate=f"{name} = %{{y:.3f}} at t=%{{x}} (input %{{customdata}})"
-                          f"<extra></extra>"))
+            marker=dict(size=4), customdata=custom,
+            hovertemplate=f"{name} = %{{y:.3f}} (input %{{customdata}})<extra></extra>"))
     if reference is not None:
         for name in ("c", "h"):
-            fig.add_trace(go.Scatter(x=t, y=getattr(reference, name)[:, unit],
-                                     name=f"{name} without clamps", mode="lines",
-                                     line=dict(color=LINE_COLORS[name], dash="dot", width=2)))
-    fig.update_layout(title=f"Unit {unit} over time", xaxis_title="time step t",
-                      yaxis_title="value", height=360, hovermode="x unified")
-    return fig
+            data.append(go.Scatter(x=t, y=getattr(reference, name)[:, unit], yaxis="y2",
+                                   name=f"{name} without clamps", mode="lines",
+                                   line=dict(color=LINE_COLORS[name], dash="dot", width=2)))
+    return go.Figure(data=data, layout=dict(
+        title=dict(text=f"Unit {unit} over time"), height=460, hovermode="x unified",
+        xaxis=dict(title=dict(text="time step t"), anchor="y2"),
+        yaxis=dict(domain=[0.55, 1.0], range=[-1.05, 1.05], title=dict(text="gates")),
+        yaxis2=dict(domain=[0.0, 0.45], title=dict(text="c and h"))))
 
 
 def _num(v: float) -> str:
@@ -124,7 +128,7 @@ def trace_frame(trace: LSTMTrace, labels: Sequence[str]) -> pd.DataFrame:
 def probability_bars(probs: np.ndarray, names: Sequence[str]) -> go.Figure:
     fig = go.Figure(go.Bar(x=list(names), y=probs, marker_color="#1f77b4",
                            hovertemplate="P(%{x}) = %{y:.3f}<extra></extra>"))
-    fig.update_layout(title="The trained LSTM's answer after the last step",
+    fig.update_layout(title="Answer",
                       yaxis=dict(range=[0, 1], title="probability"), height=260)
     return fig
 
@@ -172,7 +176,7 @@ def accuracy_vs_delay(delays: np.ndarray, acc: Mapping[str, np.ndarray],
             fig.add_vline(x=levels[kind], line=dict(color=KIND_COLORS[kind], dash="dot"))
     fig.add_hline(y=chance, line=dict(color="#7f7f7f", dash="dash"),
                   annotation_text="chance", annotation_position="bottom right")
-    fig.update_layout(title="Accuracy vs delay (fresh samples; dotted: delay trained at)",
+    fig.update_layout(title="Accuracy vs delay (dotted: delay in training)",
                       xaxis_title="delay D", yaxis=dict(range=[0, 1.05], title="accuracy"),
                       height=380)
     return fig

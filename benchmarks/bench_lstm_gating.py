@@ -1,0 +1,77 @@
+"""LSTM gating page: gate trace, gradient flow, trainer throughput vs a plain PyTorch loop."""
+from __future__ import annotations
+
+import time
+
+import torch
+
+from benchmarks import Measurement, median_time
+from engine import recurrent as R
+
+DELAY, HIDDEN, BATCH, STEPS = 40, 16, 64, 60
+TASK_PARAMS = {"n_symbols": 4, "distract": 1.0}
+
+
+def trace_64x500() -> Measurement:
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(8, 64)
+    x = torch.randn(500, 8)
+    t = median_time(lambda: R.lstm_trace(lstm, x), repeat=5)
+    return Measurement(t * 1e3, "ms", "lstm_trace, 64 units, T=500 (target < 100 ms)")
+
+
+def flow_three_kinds() -> Measurement:
+    def run():
+        for kind in ("rnn", "gru", "lstm"):
+            R.gradient_flow(kind, T=200, hidden=32, forget_bias=1.0)
+    t = median_time(run, repeat=3)
+    return Measurement(t, "s", "gradient_flow rnn+gru+lstm, T=200, 32 units, float64 "
+                               "(target < 1 s)")
+
+
+def _plain_loop_its() -> float:
+    """The same RecurrentNet, Adam and batch size, on one fixed pre-generated batch."""
+    tr = R.SequenceTrainer("lstm", length=DELAY, hidden=HIDDEN, batch=BATCH, seed=0,
+                           task_params=TASK_PARAMS)
+    net, opt = tr.net, tr.opt
+    b = R.make_task_batch("delayed_recall", BATCH, DELAY, seed=1, **TASK_PARAMS)
+    loss_fn = torch.nn.functional.cross_entropy
+
+    def run():
+        for _ in range(STEPS):
+            loss = loss_fn(net(b.x), b.y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        float(loss)
+    return STEPS / median_time(run, repeat=3)
+
+
+def _trainer_its() -> float:
+    tr = R.SequenceTrainer("lstm", length=DELAY, hidden=HIDDEN, batch=BATCH, seed=0,
+                           task_params=TASK_PARAMS)
+    return STEPS / median_time(lambda: tr.step(STEPS), repeat=3)
+
+
+_CACHE: dict[str, float] = {}
+
+
+def trainer_its() -> Measurement:
+    _CACHE["trainer"] = _trainer_its()
+    return Measurement(_CACHE["trainer"], "it/s", f"SequenceTrainer LSTM-{HIDDEN}, delayed "
+                                                  f"recall D={DELAY}, batch {BATCH}")
+
+
+def trainer_vs_plain() -> Measurement:
+    plain = _plain_loop_its()
+    trainer = _CACHE.get("trainer") or _trainer_its()
+    return Measurement(plain / trainer, "x slower than plain loop",
+                       f"plain loop {plain:,.0f} it/s on a fixed batch (target <= 1.2x)")
+
+
+BENCHMARKS = {
+    "lstm_gating: trace 64-unit LSTM, 500 steps": trace_64x500,
+    "lstm_gating: gradient flow, 3 kinds, T=200": flow_three_kinds,
+    "lstm_gating: trainer it/s": trainer_its,
+    "lstm_gating: trainer vs plain loop": trainer_vs_plain,
+}
