@@ -144,12 +144,10 @@ def _clamp_state(key: str, lo: float, hi: float) -> None:
 
 
 def _on_click_start() -> None:
-    """Contour plot click -> start point (runs before the script, so it may set widgets)."""
-    event = st.session_state.get("gd_contour")
-    points = (event or {}).get("selection", {}).get("points", []) if event else []
-    if points and "x" in points[0] and "y" in points[0]:
-        st.session_state["gd_x0"] = float(np.clip(points[0]["x"], *START_RANGE))
-        st.session_state["gd_y0"] = float(np.clip(points[0]["y"], *START_RANGE))
+    """Contour plot click / box -> start point (runs before the script, so it may set widgets)."""
+    point = figs.start_from_selection(st.session_state.get("gd_contour"), START_RANGE)
+    if point is not None:
+        st.session_state["gd_x0"], st.session_state["gd_y0"] = point
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -219,7 +217,7 @@ with controls:
                          bind="query-params")
     y0 = c1.number_input("Start x₂", *START_RANGE, START["gd_y0"], 0.1, key="gd_y0",
                          bind="query-params")
-    st.caption("Or click on the contour plot to start there.")
+    st.caption("Or click a point of the contour plot (or drag a small box) to start there.")
     hb_opt = False
     with st.expander("Per-method hyperparameters"):
         hb_opt = st.checkbox("Momentum: use the optimal (η, β) of this quadratic", False,
@@ -272,7 +270,7 @@ with main:
     grid = cached_grid(land, eigenvalues, float(angle), view_x, view_y)
     with user_errors("draw the paths"):
         show_figure(figs.path_figure(grid, problem.f_star, runs, k, (x0, y0), problem.minimizer),
-                    key="gd_contour", on_select=_on_click_start, selection_mode="points")
+                    key="gd_contour", on_select=_on_click_start, selection_mode=("points", "box"))
 
     theory = {}
     if problem.is_quadratic and runs:

@@ -27,6 +27,27 @@ def _run_name(tr: Trajectory) -> str:
     return name
 
 
+def start_from_selection(event, bounds: tuple[float, float]) -> tuple[float, float] | None:
+    """The start point a plotly selection on the path figure asks for: the first clicked
+    point, else the centre of the first box; clipped to bounds. None when nothing usable."""
+    selection = (event or {}).get("selection") or {}
+    lo, hi = bounds
+    try:
+        points = selection.get("points") or []
+        if points and "x" in points[0] and "y" in points[0]:
+            x, y = float(points[0]["x"]), float(points[0]["y"])
+        elif selection.get("box"):
+            box = selection["box"][0]
+            x, y = float(np.mean(box["x"])), float(np.mean(box["y"]))
+        else:
+            return None
+    except (TypeError, ValueError, KeyError, IndexError):
+        return None
+    if not (np.isfinite(x) and np.isfinite(y)):
+        return None
+    return round(float(np.clip(x, lo, hi)), 2), round(float(np.clip(y, lo, hi)), 2)
+
+
 def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: int,
                 start: Sequence[float], minimizer: Sequence[float], click_res: int = 25,
                 title: str = "Paths on the contour plot of f") -> go.Figure:
@@ -45,7 +66,7 @@ def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: in
     cx, cy = np.meshgrid(gx, gy)
     fig.add_trace(go.Scatter(x=cx.ravel(), y=cy.ravel(), mode="markers", name="click: start here",
                              marker=dict(size=14, color="rgba(0,0,0,0.01)"), showlegend=False,
-                             hovertemplate="start here: (%{x:.2f}, %{y:.2f})<extra></extra>"))
+                             hovertemplate="click: start at (%{x:.2f}, %{y:.2f})<extra></extra>"))
     for method, tr in runs.items():
         n = min(k, len(tr.points) - 1)
         pts = tr.points[: n + 1]

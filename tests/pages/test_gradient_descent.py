@@ -130,3 +130,14 @@ def test_url_reproduces_the_view_and_bad_values_fall_back():
     assert bad.select_slider(key="gd_kappa").value == 20
     assert bad.selectbox(key="gd_land").value == "quadratic"
     assert bad.slider(key="gd_steps").value == 200
+
+
+def test_start_from_selection_reads_clicks_and_boxes():
+    from viz.gradient_descent_figures import start_from_selection
+    click = {"selection": {"points": [{"x": 1.0, "y": -0.75, "curve_number": 1}], "box": []}}
+    assert start_from_selection(click, (-3, 3)) == (1.0, -0.75)
+    box = {"selection": {"points": [], "box": [{"x": [0.0, 1.0], "y": [2.0, 5.0]}]}}
+    assert start_from_selection(box, (-3, 3)) == (0.5, 3.0)          # centre, clipped
+    for nothing in (None, {}, {"selection": {"points": [], "box": []}},
+                    {"selection": {"points": [{"x": "a", "y": 1}]}}):
+        assert start_from_selection(nothing, (-3, 3)) is None
