@@ -11,7 +11,7 @@ from engine.device import make_generator
 from viz.topics import ROOT
 
 WEIGHTS = ROOT / "assets" / "weights" / "attention_reverse.pt"
-TRAIN_STEPS = 60
+TRAIN_STEPS = 30
 
 
 def forward_with_maps() -> Measurement:

@@ -124,7 +124,7 @@ def mechanics_tab(seed: int) -> None:
     temp = c[2].slider("Temperature τ", 0.1, 5.0, 1.0, 0.1, key="at_temp", bind=Q)
     scale = c[3].toggle("Divide by √d_k", True, key="at_scale", bind=Q)
     causal = c[3].toggle("Causal mask", False, key="at_causal", bind=Q)
-    permute = c[4].toggle("Permute the inputs", False, key="at_perm", bind=Q,
+    permute = c[4].toggle("Permute inputs", False, key="at_perm", bind=Q,
                           help="Feed the same tokens in a shuffled (seeded) order.")
     perm = A.seeded_permutation(n, seed) if permute else None
     m = A.mechanics(n, D_MODEL, dk, temp, scale, causal, seed, perm=perm)
@@ -136,7 +136,7 @@ def mechanics_tab(seed: int) -> None:
         show_figure(F.matrix_heatmap(m.scores, m.tokens, m.tokens, "1. scores q·kᵀ"),
                     key="at_fig_scores")
         show_figure(F.matrix_heatmap(m.weights, m.tokens, m.tokens,
-                                     "3. weights = softmax over keys (rows sum to 1)",
+                                     "3. softmax over keys (rows sum to 1)",
                                      weights=True), key="at_fig_weights")
     with cols[1]:
         show_figure(F.matrix_heatmap(m.logits, m.tokens, m.tokens,
@@ -239,12 +239,11 @@ def show_prediction(pred: A.Prediction, task: A.Task, key: str) -> None:
         st.session_state.pop("at_head", None)
     mass = A.source_mass(maps, pred.inputs, pred.correct, task).ravel()
     best = int(np.argmax(mass))
+    st.markdown("**Weight on the source digit** (mean weight the answer queries put on the "
+                "input positions holding the digit they must write):")
     k = st.columns(len(names))
-    for i, nm in enumerate(names):
-        k[i].metric(f"{nm}: weight on the source digit", f"{mass[i]:.2f}",
-                    help="Mean weight the answer queries put on the input positions holding "
-                         "the digit they must write (reverse: the mirror position; sort: "
-                         "the next-larger digit).")
+    for i, (l, h) in enumerate(heads):
+        k[i].metric(f"L{l + 1} H{h + 1}", f"{mass[i]:.2f}")
     chosen = st.selectbox("Enlarge head", names, index=best, key="at_head")
     sel = heads[names.index(chosen)]
     cols = st.columns([3, 2])
@@ -253,7 +252,8 @@ def show_prediction(pred: A.Prediction, task: A.Task, key: str) -> None:
                     key=f"{key}_grid")
     with cols[1]:
         show_figure(F.matrix_heatmap(maps[sel], pred.labels, pred.labels, chosen,
-                                     weights=True), key=f"{key}_head")
+                                     weights=True, show_values=len(pred.labels) <= 10),
+                    key=f"{key}_head")
     st.caption("Rows are queries (the token at that position, predicting the next one); "
                "columns are keys. Rows below the dotted red line produce the answer.")
     frames = [weights_frame(maps[l, h], pred.labels, layer=l + 1, head=h + 1) for l, h in heads]
@@ -348,7 +348,7 @@ def masks_tab() -> None:
 
 # ---------------------------------------------------------------------------- page
 page_header("Attention maps",
-            "scaled dot-product attention computed step by step on a few tokens, why we "
+            "Scaled dot-product attention computed step by step on a few tokens, why we "
             "scale and add positions, then the heads of a small transformer really trained "
             "to reverse and sort digits.",
             r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}\,\tau}"

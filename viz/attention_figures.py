@@ -41,8 +41,10 @@ def matrix_heatmap(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Se
         colorbar=dict(thickness=12), **color))
     fig.update_layout(title=title, height=max(260, 40 * len(rows) + 120),
                       margin=dict(l=70, r=10, t=50, b=60))
-    fig.update_yaxes(autorange="reversed", title=row_title, type="category")
-    fig.update_xaxes(title=col_title, type="category", side="bottom")
+    fig.update_yaxes(autorange="reversed", title=row_title, type="category", showgrid=False,
+                     dtick=1)
+    fig.update_xaxes(title=col_title, type="category", side="bottom", showgrid=False, dtick=1,
+                     tickangle=-90 if len(cols) > 8 else 0)
     return fig
 
 
@@ -61,7 +63,8 @@ def entropy_figure(dims: Sequence[int], scaled: np.ndarray, unscaled: np.ndarray
                       annotation_text=f"d_k = {current_dk}")
     fig.update_layout(title="Why scale: softmax entropy vs d_k", height=360,
                       legend=dict(x=0.02, y=0.05))
-    fig.update_xaxes(type="log", title="d_k (key/query dimension)")
+    fig.update_xaxes(type="log", title="d_k (key/query dimension)",
+                     range=[np.log10(min(dims)) - 0.1, np.log10(max(dims)) + 0.1])
     fig.update_yaxes(title="mean row entropy (nats)", rangemode="tozero")
     return fig
 
@@ -73,7 +76,7 @@ def encoding_heatmap(pe: np.ndarray) -> go.Figure:
                                              "PE %{z:.3f}<extra></extra>",
                                colorbar=dict(thickness=12)))
     fig.update_layout(title="Sinusoidal encoding PE[position, dimension]", height=380)
-    fig.update_yaxes(autorange="reversed", title="position")
+    fig.update_yaxes(autorange="reversed", title="position", showgrid=False)
     fig.update_xaxes(title="dimension (even: sin, odd: cos)")
     return fig
 
@@ -115,8 +118,9 @@ def attention_grid(maps: np.ndarray, labels: Sequence[str], answer_start: int | 
                 hovertemplate=f"layer {l + 1} head {h + 1}<br>query %{{y}}<br>key %{{x}}"
                               "<br>weight %{z:.3f}<extra></extra>"), l + 1, h + 1)
             fig.update_yaxes(autorange="reversed", type="category", row=l + 1, col=h + 1,
-                             tickfont=dict(size=9))
-            fig.update_xaxes(type="category", row=l + 1, col=h + 1, tickfont=dict(size=9))
+                             tickfont=dict(size=9), showgrid=False, dtick=1)
+            fig.update_xaxes(type="category", row=l + 1, col=h + 1, tickfont=dict(size=9),
+                             showgrid=False, dtick=1, tickangle=-90)
             if answer_start is not None:
                 fig.add_hline(y=answer_start - 0.5, line_dash="dot", line_color="#d62728",
                               line_width=1, row=l + 1, col=h + 1)
@@ -147,8 +151,8 @@ def mask_figure(allowed: np.ndarray, title: str) -> go.Figure:
                                hovertemplate="query %{y}<br>key %{x}<br>allowed %{z}"
                                              "<extra></extra>"))
     fig.update_layout(title=title, height=420, width=None)
-    fig.update_yaxes(autorange="reversed", title="query position", range=[n - 0.5, -0.5])
-    fig.update_xaxes(title="key position", scaleanchor="y")
+    fig.update_yaxes(title="query position", range=[n - 0.5, -0.5], showgrid=False)
+    fig.update_xaxes(title="key position", scaleanchor="y", showgrid=False)
     return fig
 
 
