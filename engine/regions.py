@@ -593,6 +593,8 @@ class Task:
     kind: str                                   # "regression" | "classification"
     make: Callable[[int, int], tuple[np.ndarray, np.ndarray]]  # (n, seed) -> x (n,2), y (n,)
     description: str
+    # distance from x (n, 2) to where the target bends most, when that is a simple set
+    bend_distance: Callable[[np.ndarray], np.ndarray] | None = None
 
 
 def _surface(fn: Callable[[np.ndarray, np.ndarray], np.ndarray], scale: float = 2.0):
@@ -615,7 +617,8 @@ TASKS: dict[str, Task] = {
     "bump (regression)": Task("regression", _surface(lambda x, y: np.exp(-2 * (x ** 2 + y ** 2))),
                               "y = exp(-2|x|²): curved only near the origin"),
     "ridge (regression)": Task("regression", _surface(lambda x, y: np.tanh(4 * (x - 0.5 * y))),
-                               "y = tanh(4(x₁ - x₂/2)): bends along one line"),
+                               "y = tanh(4(x₁ - x₂/2)): bends along one line",
+                               lambda p: np.abs(p[:, 0] - 0.5 * p[:, 1]) / math.sqrt(1.25)),
     "ripple (regression)": Task("regression",
                                 _surface(lambda x, y: np.sin(2 * np.sqrt(x ** 2 + y ** 2))),
                                 "y = sin(2|x|): rings of curvature"),
@@ -680,7 +683,7 @@ class RegionTrainer:
         self._partition_step = -1
         with torch.no_grad():
             loss0 = float(self.loss())
-        self.history.log(0, {"loss": loss0, "regions": self.partition().count})
+        self.history.log(0, {"loss": loss0, **self._region_metrics()})
 
     def loss(self) -> torch.Tensor:
         return self.loss_fn(self.model(self.x)[:, 0], self.y)
@@ -708,11 +711,23 @@ class RegionTrainer:
                 self.diverged_at = self.steps
                 break
             if self.steps % self.count_every == 0:
-                metrics["regions"] = float(self.partition().count)
-                self.history.log(self.steps, {"regions": metrics["regions"]})
+                counts = self._region_metrics()
+                metrics.update(counts)
+                self.history.log(self.steps, counts)
         if "loss" in metrics:
             self.history.log(self.steps, {"loss": metrics["loss"]})
         return metrics
+
+    NEAR = 0.3   # "near the bend": region centroid within this distance of it
+
+    def _region_metrics(self) -> dict[str, float]:
+        """The exact region count and, for tasks with a known bend, the share of regions
+        whose centroid lies within NEAR of it (training moves regions there)."""
+        part = self.partition()
+        out = {"regions": float(part.count)}
+        if self.task.bend_distance is not None and part.count:
+            out["near_bend"] = float(np.mean(self.task.bend_distance(part.centroid) < self.NEAR))
+        return out
 
     @torch.no_grad()
     def _adam(self, t: int) -> None:

@@ -192,6 +192,10 @@ def view_regions() -> None:
             else:
                 xs, ys, f = R.evaluate_grid(trainer.model, box, res=80, device=trainer.device)
                 show_figure(F.heatmap_figure(xs, ys, f, part), key="rr_fig_heat")
+        _, near = trainer.history.as_arrays("near_bend")
+        if len(near):
+            st.caption(f"**{near[-1]:.0%}** of the regions lie within {trainer.NEAR} of the "
+                       f"line where the target bends (at step 0: {near[0]:.0%}).")
         cs, cv = trainer.history.as_arrays("regions")
         ls, lv = trainer.history.as_arrays("loss")
         if trainer.steps > 0:

@@ -271,3 +271,15 @@ def test_edge_layers_lie_on_their_units_zero_sets():
     assert np.all(np.isclose(np.abs(mid[on_box]), 2.0).any(1))
     one = R.make_mlp((7,), seed=0)
     assert set(np.unique(R.edge_layers(one, R.partition(one, BOX)).layer)) == {-1, 0}
+
+
+def test_training_on_the_ridge_moves_regions_to_the_bend(one_thread):
+    tr = R.RegionTrainer((16, 16), task="ridge (regression)", seed=0, lr=0.01, count_every=300)
+    tr.step(600)
+    _, near = tr.history.as_arrays("near_bend")
+    assert len(near) == 3 and near[-1] > near[0] + 0.1      # measured: 0.22 -> 0.41
+    part = tr.partition()
+    d = np.abs(part.centroid[:, 0] - 0.5 * part.centroid[:, 1]) / math.sqrt(1.25)
+    assert near[-1] == pytest.approx(np.mean(d < tr.NEAR))
+    plain = R.RegionTrainer((4,), task="bump (regression)", seed=0)
+    assert "near_bend" not in plain.history.values

@@ -86,6 +86,8 @@ def test_every_preset_runs():
         assert not at.error, name
         assert at.info, name            # the preset's explanation is shown: it still matches
         seen[name] = [m.value for m in at.metric]
+        if name == "Training concentrates regions where the target bends":
+            assert any("of the regions lie within 0.3" in c.value for c in at.caption)
         if name == "Same 24 neurons, deeper: the bounds multiply":
             df = at.dataframe[0].value
             assert list(df["architecture"]) == ["24", "12x12", "8x8x8", "6x6x6x6", "4x4x4x4x4x4"]
