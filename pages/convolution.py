@@ -184,6 +184,8 @@ if tabs[0].open:
                                        bind="query-params")
             start = np.zeros((ksize, ksize), np.float32)
             start[ksize // 2, ksize // 2] = 1
+            st.caption("Type numbers into the grid (it starts as the identity): e.g. −1 all "
+                       "around an 8 gives an outline detector that sums to 0.")
             edited = st.data_editor(pd.DataFrame(start), key=f"cv_kgrid_{ksize}",
                                     hide_index=True, width="content")
             with user_errors("use this kernel (every cell needs a number)"):

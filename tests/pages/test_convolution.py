@@ -138,3 +138,17 @@ def test_uploads_good_and_bad():
     assert not at.exception
     assert any("not a PNG or JPEG" in e.value for e in at.error)
     assert _metric(at, "Output size") == "171 × 256"          # fell back to the china photo
+
+
+def test_custom_kernel_grid_and_even_kernel_message():
+    at = _open({"cv_kernel": "custom"})
+    _ok(at)
+    assert _metric(at, "Kernel sum") == "1"                        # the grid starts as identity
+    at.select_slider(key="cv_ksize").set_value(2).run()
+    _ok(at)
+    h, w = conv.load_image("china (photo)", max_side=256).shape
+    assert _metric(at, "Output size") == f"{h + 1} × {w + 1}"      # 2x2 kernel, p=1: n + 1
+    at.session_state["cv_tab"] = "Equivariance"
+    at.run()
+    assert not at.exception
+    assert any("odd-sized kernel" in e.value for e in at.error)    # message, not a traceback
