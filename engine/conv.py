@@ -13,6 +13,7 @@ Conventions (MATH.md, "Convolution and receptive fields"):
 """
 from __future__ import annotations
 
+import copy
 import functools
 import io
 import math
@@ -323,7 +324,9 @@ def effective_receptive_field(model: nn.Module, input_shape: tuple[int, int, int
     One batched backward pass: the samples do not interact, so d(sum_b y_b)/d x_b = d y_b/d x_b.
     out_index defaults to the centre output."""
     dev = resolve_device(device)
-    model = model.to(dev).eval()
+    if any(p.device != dev for p in model.parameters()):
+        model = copy.deepcopy(model).to(dev)         # never move the caller's model
+    model.eval()
     if inputs is None:
         g = make_generator(seed, dev)
         x = torch.randn((n_samples, *input_shape), generator=g, device=dev)
@@ -340,8 +343,8 @@ def effective_receptive_field(model: nn.Module, input_shape: tuple[int, int, int
     oi, oj = (int(v) for v in out_index)
     if not (0 <= oi < oh and 0 <= oj < ow):
         raise ValueError(f"output index {(oi, oj)} is outside the {oh}x{ow} output")
-    y[:, :, oi, oj].sum().backward()
-    grad = x.grad.abs().mean(dim=(0, 1))        # (H, W): average over samples and channels
+    (grad,) = torch.autograd.grad(y[:, :, oi, oj].sum(), x)   # no .grad left on the weights
+    grad = grad.abs().mean(dim=(0, 1))          # (H, W): average over samples and channels
     heat = to_numpy(grad).astype(np.float64)
     total = heat.sum()
     specs = layers_from_model(model)
