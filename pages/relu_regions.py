@@ -49,7 +49,8 @@ PRESETS = {
     "Training concentrates regions where the target bends": Preset(
         _s(rr_depth=2, rr_width=16, rr_task="ridge (regression)", rr_lr=0.01),
         "Press Play: the edges migrate to the bend of the ridge (the line x₁ = x₂/2), where "
-        "the fit needs many planes; flat parts need few."),
+        "the fit needs many planes; flat parts need few. The caption under the figures tracks "
+        "the share of regions near the bend (seed 0: 22% at start, about 40% after 600 steps)."),
     "The sawtooth: 2^depth pieces from 2 units per layer": Preset(
         _s(rr_view=VIEWS[2], rr_saw=6),
         "Each layer folds [0, 1] onto itself: 6 layers of 2 units give 64 linear pieces; "
