@@ -89,26 +89,28 @@ def _unroll(kind: str, p: CellParams, x: torch.Tensor, h0: torch.Tensor,
     gradient_flow to hook every h_t). Returns (hs, cs, gates): lists over time of (B, H)
     tensors and a dict gate name -> list over time."""
     H = p.hidden
-    x_proj = x @ p.W_ih.T + p.b_ih                      # (T, B, nB·H)
+    fold = kind != "gru"      # GRU keeps b_hn inside r ⊙ (W_hn h + b_hn)
+    x_proj = x @ p.W_ih.T + p.b_ih + (p.b_hh if fold else 0.0)   # (T, B, nB·H)
+    W_hh_T = p.W_hh.T
     h, c = h0, c0
     hs, cs = [], []
     gates: dict[str, list[torch.Tensor]] = {g: [] for g in GATES[kind]}
     for t in range(x.shape[0]):
-        rec = h @ p.W_hh.T + p.b_hh                     # (B, nB·H)
         if kind == "lstm":
-            a = x_proj[t] + rec
-            i = _apply_clamp("i", torch.sigmoid(a[:, :H]), clamp)
-            f = _apply_clamp("f", torch.sigmoid(a[:, H:2 * H]), clamp)
-            g = _apply_clamp("g", torch.tanh(a[:, 2 * H:3 * H]), clamp)
-            o = _apply_clamp("o", torch.sigmoid(a[:, 3 * H:]), clamp)
-            c = f * c + i * g
+            a = torch.addmm(x_proj[t], h, W_hh_T)          # (B, 4H): i, f, g, o blocks
+            sig = torch.sigmoid(a)
+            i, f, o = sig[:, :H], sig[:, H:2 * H], sig[:, 3 * H:]
+            g = torch.tanh(a[:, 2 * H:3 * H])
+            if clamp:
+                i, f, g, o = (_apply_clamp(n, v, clamp) for n, v in zip("ifgo", (i, f, g, o)))
+            c = torch.addcmul(f * c, i, g)                  # c = f ⊙ c + i ⊙ g
             h = o * torch.tanh(c)
             for name, v in zip("ifgo", (i, f, g, o)):
                 gates[name].append(v)
             cs.append(c)
         elif kind == "gru":
             xr, xz, xn = x_proj[t].split(H, dim=1)
-            hr, hz, hn = rec.split(H, dim=1)
+            hr, hz, hn = (h @ W_hh_T + p.b_hh).split(H, dim=1)
             r = _apply_clamp("r", torch.sigmoid(xr + hr), clamp)
             z = _apply_clamp("z", torch.sigmoid(xz + hz), clamp)
             n = _apply_clamp("n", torch.tanh(xn + r * hn), clamp)
@@ -116,7 +118,7 @@ def _unroll(kind: str, p: CellParams, x: torch.Tensor, h0: torch.Tensor,
             for name, v in zip("rzn", (r, z, n)):
                 gates[name].append(v)
         else:
-            a = x_proj[t] + rec
+            a = torch.addmm(x_proj[t], h, W_hh_T)
             h = torch.tanh(a) if kind == "rnn" else a
             cs.append(a)                                 # pre-activation, for rnn_trace
         if on_hidden is not None:
