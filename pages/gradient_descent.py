@@ -150,6 +150,20 @@ def _on_click_start() -> None:
         st.session_state["gd_x0"], st.session_state["gd_y0"] = point
 
 
+def _on_landscape_change() -> None:
+    """A new landscape gets its own start point and a safe η = 1/λmax (half the stability
+    limit of the Hessian at its minimum): a GD step size tuned for one landscape usually
+    diverges on another."""
+    land = st.session_state.get("gd_land", "quadratic")
+    lmax = float(st.session_state.get("gd_lmax", 1.0))
+    kappa = float(st.session_state.get("gd_kappa", 20))
+    problem = optim.make_landscape(land, (lmax / kappa, lmax),
+                                   float(st.session_state.get("gd_angle", 30)))
+    top = float(problem.curvature()[0].max())
+    st.session_state["gd_loglr"] = float(np.clip(log10(1.0 / top), *LOGLR_RANGE))
+    st.session_state["gd_x0"], st.session_state["gd_y0"] = map(float, problem.default_start)
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def cached_rate_map(eigenvalues: tuple, angle: float, steps: int, device: str | None):
     q = optim.Quadratic.from_spectrum(eigenvalues, angle)
@@ -180,7 +194,9 @@ with top[1].popover("Guided tour (7 steps)", icon=":material/school:", width="st
 controls, main = st.columns([1, 2.4], gap="medium")
 with controls:
     land = st.selectbox("Landscape", LANDSCAPE_NAMES, format_func=LANDSCAPE_LABELS.get,
-                        key="gd_land", bind="query-params")
+                        key="gd_land", bind="query-params", on_change=_on_landscape_change,
+                        help="Choosing a landscape also sets its start point and η = 1/λmax "
+                             "(λmax of the Hessian at its minimum).")
     if land == "quadratic":
         kappa = st.select_slider("Condition number κ = λmax/λmin", KAPPAS, value=20,
                                  key="gd_kappa", bind="query-params")

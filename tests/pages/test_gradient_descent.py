@@ -101,6 +101,10 @@ def test_widget_changes_change_the_numbers():
     at.multiselect(key="gd_methods").set_value(["gd", "newton"]).run()
     assert list(_table(at).index) == ["GD", "Newton"]
     assert _table(at).loc["Newton", STEPS_COL] == 1            # Newton: one step on a quadratic
+    at.selectbox(key="gd_land").select("rosenbrock").run()
+    assert not at.exception and not _warnings(at)     # its own safe eta = 1/lambda_max
+    assert at.slider(key="gd_loglr").value == pytest.approx(math.log10(1 / 1001.6), abs=1e-3)
+    assert at.number_input(key="gd_x0").value == -1.5
     at.selectbox(key="gd_land").select("two_minima").run()
     assert not at.exception
     assert _table(at).loc["GD", "final f − f*"] > 0.5   # stuck in the local min
