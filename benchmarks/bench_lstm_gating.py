@@ -43,7 +43,7 @@ def _plain_loop_its() -> float:
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-        float(loss)
+        float(loss.detach())
     return STEPS / median_time(run, repeat=3)
 
 

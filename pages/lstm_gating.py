@@ -154,6 +154,13 @@ with tab_gates:
             st.metric("Network answers", answer, f"p = {probs.max():.2f}", delta_color="off")
             if source == "task sample":
                 st.metric("Correct answer", R.RECALL_ALPHABET[int(b.y[0])])
+            rnn_shipped = load_shipped("rnn", dev)
+            if rnn_shipped is not None:
+                rp = R.predict_probs(rnn_shipped[0], x)
+                st.metric("Same-size RNN answers", R.RECALL_ALPHABET[int(rp.argmax())],
+                          f"p = {rp.max():.2f}", delta_color="off",
+                          help="A 16-unit tanh RNN trained with the same recipe (600 Adam "
+                               "steps at D = 40): it stays near chance (25 %).")
             show_figure(F.probability_bars(probs, R.RECALL_ALPHABET[:K]), key="lg_fig_probs")
         with left:
             show_figure(F.gate_heatmaps(trace, labels), key="lg_fig_heat")

@@ -46,6 +46,7 @@ def page() -> AppTest:
 
 def test_defaults_show_a_trained_lstm_answering_correctly(page):
     assert _metric(page, "Network answers") == _metric(page, "Correct answer")
+    assert _metric(page, "Same-size RNN answers") in "ABCD"
     assert len(page.get("plotly_chart")) >= 6     # heatmaps, unit, answer, flow, cell, race
     # the gradient-flow metrics: LSTM (forget bias 1) keeps more than the RNN at lag 99
     rnn = float(_metric(page, "RNN (tanh): gradient"))
