@@ -110,7 +110,7 @@ with st.container(border=True):
                                "lecun: N(0, 1/fan_in). Biases ~ N(0, 1/fan_in).")
     scale = c[4].slider("Init scale", 0.25, 3.0, DEFAULTS["rr_scale"], step=0.25, key="rr_scale",
                         bind=Q, help="Multiplies every initial weight and bias.")
-    c = st.columns(4)
+    c = st.columns([1, 1.2, 1, 1.4])
     half = c[0].slider("Box half-size", 0.5, 8.0, DEFAULTS["rr_box"], step=0.5, key="rr_box",
                        bind=Q, help="Regions are computed in [-s, s]².")
     task = c[1].selectbox("Task (training)", list(R.TASKS),
@@ -119,7 +119,7 @@ with st.container(border=True):
     lr = c[2].select_slider("Learning rate (Adam)", LRS, DEFAULTS["rr_lr"], key="rr_lr", bind=Q)
     out_view = c[3].segmented_control("Output", OUTPUTS, default=DEFAULTS["rr_out"], key="rr_out",
                                       bind=Q, required=True) or OUTPUTS[0]
-    c = st.columns([1, 3], vertical_alignment="center")
+    c = st.columns([1.4, 3], vertical_alignment="center")
     by_layer = c[0].toggle("Colour edges by layer", DEFAULTS["rr_layers"], key="rr_layers",
                            bind=Q, help="Each edge lies on the zero set of one hidden unit; "
                                         "colour it by that unit's layer.")
@@ -156,7 +156,7 @@ def _config() -> dict:
 
 
 def view_regions() -> None:
-    st.latex(r"\text{on a region: } h_l = M_l x + c_l,\quad M_l = D_l W_l M_{l-1},\quad"
+    st.latex(r"\text{on a region: } h_l = M_l x + c_l,\quad M_l = D_l W_l M_{l-1},\quad "
              r"c_l = D_l (W_l c_{l-1} + b_l)")
     st.caption("D_l = diag(on/off pattern of layer l): fixed on a region, so every unit's "
                "zero set is a straight line there.")
