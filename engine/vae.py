@@ -425,9 +425,13 @@ class VAETrainer:
                            self.history.last("test_elbo"), self.diverged_at)
 
     def state_dict(self) -> dict:
+        snaps = {"steps": torch.tensor([s for s, _ in self.snapshots], dtype=torch.int64),
+                 "means": torch.as_tensor(np.stack([m for _, m in self.snapshots]))
+                 if self.snapshots else torch.zeros(0, len(self.x_test), self.model.latent_dim)}
         return {"model": {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()},
                 "config": self.model.config(), "steps": self.steps,
-                "diverged_at": self.diverged_at, "history": self.history.state_dict()}
+                "diverged_at": self.diverged_at, "history": self.history.state_dict(),
+                "snapshots": snaps}
 
     def load_state_dict(self, state: dict) -> None:
         self.model.load_state_dict({k: v.to(self.device) for k, v in state["model"].items()})
@@ -435,8 +439,11 @@ class VAETrainer:
         self.diverged_at = state.get("diverged_at")
         if "history" in state:
             self.history = History.from_state_dict(state["history"])
-        self.snapshots = []
-        self._keep_snapshot()
+        snaps = state.get("snapshots")
+        self.snapshots = [] if snaps is None else [
+            (int(s), m.numpy().copy()) for s, m in zip(snaps["steps"], snaps["means"])]
+        if not self.snapshots or self.snapshots[-1][0] != self.steps:
+            self._keep_snapshot()
 
 
 def load_model(state: dict, device: str | torch.device | None = None) -> VAE:

@@ -3,7 +3,8 @@
 - assets/weights/vae_d2_bernoulli.pt     the VAE (beta = 1, Bernoulli likelihood)
 - assets/weights/vae_ae_d2_bernoulli.pt  the plain autoencoder (deterministic=True), same net
 
-Each is VAETrainer.state_dict() (config + weights + loss history), loaded with
+Each is VAETrainer.state_dict() (config + weights + loss history + up to 80 snapshots of the
+test digits' latent means, for the page's replay slider), loaded with
 torch.load(..., weights_only=True). `python -m scripts.pretrain vae` runs this (< 1 min CPU).
 """
 from __future__ import annotations

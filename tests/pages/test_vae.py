@@ -51,6 +51,13 @@ def test_defaults_show_the_shipped_model_and_all_tabs():
     assert float(_metric(at, "Epoch")) > 100
     assert float(_metric(at, "Test ELBO (nats)")) > -35
     assert float(_metric(at, "‖∂recon/∂encoder‖")) > 0
+    # the replay slider holds the shipped model's training snapshots
+    snap = at.slider(key="vae_snap")
+    assert snap.max >= 50 and snap.value == snap.max
+    last = next(c.proto.spec for c in at.get("plotly_chart") if "Latent means at epoch 120" in c.proto.spec)
+    snap.set_value(0).run()
+    first = next(c.proto.spec for c in at.get("plotly_chart") if "Latent means at epoch 2.1" in c.proto.spec)
+    assert first != last
     assert "PCA (top direction): MSE" in at.get("plotly_chart")[-1].proto.spec
     assert "nonlinear autoencoder" not in at.get("plotly_chart")[-1].proto.spec
     assert not at.error and not at.warning
