@@ -82,12 +82,20 @@ def test_every_preset_runs_and_shows_its_phenomenon():
     assert rb.loc["Newton", STEPS_COL] < 20 and math.isnan(rb.loc["GD", STEPS_COL])
 
 
-def test_guided_step_sets_the_widgets():
+def test_guided_step_sets_the_widgets_and_bad_input_gives_a_message():
     at = _page()
     at.button(key="gd_tour__show2").click().run()
     assert not at.exception
     assert at.slider(key="gd_loglr").value == pytest.approx(math.log10(2.05), abs=1e-3)
     assert any("diverged at step" in w for w in _warnings(at))
+    at.multiselect(key="gd_methods").set_value([]).run()
+    assert not at.exception
+    assert any("Choose at least one method" in w for w in _warnings(at))
+    at.multiselect(key="gd_methods").set_value(["gd"]).run()
+    at.slider(key="gd_loglr").set_value(1.0).run()          # eta = 10: diverges at once
+    assert not at.exception and not at.error
+    # kappa = 10 after the guided step: |1 - 10 * 1| = 9 per step, |x_0| ~ 2.9 -> 1e6 at k = 6
+    assert any("GD diverged at step 6" in w for w in _warnings(at)), _warnings(at)
 
 
 def test_widget_changes_change_the_numbers():
@@ -110,17 +118,6 @@ def test_widget_changes_change_the_numbers():
     assert _table(at).loc["GD", "final f − f*"] > 0.5   # stuck in the local min
     at.slider(key="gd_iter").set_value(5).run()
     assert any(re.search(r"iteration 5\)", t) for t in _chart_titles(at))
-
-
-def test_bad_input_gives_a_message_not_a_crash():
-    at = _page()
-    at.multiselect(key="gd_methods").set_value([]).run()
-    assert not at.exception
-    assert any("Choose at least one method" in w for w in _warnings(at))
-    at.multiselect(key="gd_methods").set_value(["gd"]).run()
-    at.slider(key="gd_loglr").set_value(1.0).run()          # eta = 10: diverges at once
-    assert not at.exception and not at.error
-    assert any("diverged at step" in w for w in _warnings(at))
 
 
 def test_url_reproduces_the_view_and_bad_values_fall_back():
