@@ -50,7 +50,7 @@ TOPICS: tuple[Topic, ...] = (
           ":material/visibility:", 7, ready=True),
     Topic("gan", "GAN mode collapse", "Generative models",
           "Train a GAN on many modes, count the modes it covers, and cure the collapse.",
-          ":material/scatter_plot:", 8, ready=False),
+          ":material/scatter_plot:", 8, ready=True),
     Topic("vae", "VAE latent grids", "Generative models",
           "Decode a grid of the 2-D latent space of a VAE while it trains on digits.",
           ":material/blur_on:", 9, ready=True),
