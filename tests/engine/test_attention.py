@@ -17,6 +17,16 @@ from viz.topics import ROOT
 WEIGHTS = ROOT / "assets" / "weights"
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    """These models are tiny: one thread does the work in ~2 ms per forward pass, while two
+    threads on a busy 2-core machine spin-wait (measured 72 ms CPU per pass)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def _qkv(device, b=2, h=3, t=7, d=8, seed=0):
     g = make_generator(seed, device)
     return [torch.randn(b, h, t, d, generator=g, device=device) for _ in range(3)]
@@ -180,20 +190,20 @@ def test_transformer_shapes_and_causality(device):
 
 def test_trainer_protocol_deterministic_and_learns_copy(device):
     cfg = A.ModelConfig(n_layers=1, n_heads=1, d_model=32)
-    a = A.TransformerTrainer("copy", cfg, lr=1e-2, batch=64, seed=0, device=device)
-    b = A.TransformerTrainer("copy", cfg, lr=1e-2, batch=64, seed=0, device=device)
+    a = A.TransformerTrainer("copy", cfg, lr=1e-2, batch=32, seed=0, device=device)
+    b = A.TransformerTrainer("copy", cfg, lr=1e-2, batch=32, seed=0, device=device)
     assert isinstance(a, Trainer)
     m0 = a.step(1)
     first = m0["loss"]
     assert first == pytest.approx(math.log(A.VOCAB), rel=0.3)   # ~uniform at init
-    m = a.step(59)
-    assert a.steps == 60 and set(m) == {"loss", "accuracy"}
+    m = a.step(29)
+    assert a.steps == 30 and set(m) == {"loss", "accuracy"}
     assert b.step(1)["loss"] == pytest.approx(first, rel=1e-5)
-    assert m["loss"] < 0.8 * first
+    assert m["loss"] < 0.5 * first
     state = a.state_dict()
-    c = A.TransformerTrainer("copy", cfg, lr=1e-2, batch=64, seed=5, device=device)
+    c = A.TransformerTrainer("copy", cfg, lr=1e-2, batch=32, seed=5, device=device)
     c.load_state_dict(state)
-    assert c.steps == 60
+    assert c.steps == 30
     assert a.step(1)["loss"] == pytest.approx(c.step(1)["loss"], rel=1e-4)
 
 
@@ -208,7 +218,7 @@ def test_shipped_reverse_model_reverses_held_out_sequences(reverse_model):
     model, info = reverse_model
     assert info["task"] == "reverse"
     assert (WEIGHTS / "attention_reverse.pt").stat().st_size < 2e6
-    scores = A.evaluate(model, A.TASKS["reverse"], n=1000, seed=987654)
+    scores = A.evaluate(model, A.TASKS["reverse"], n=500, seed=987654)
     assert scores["token_accuracy"] >= 0.99
 
 
