@@ -78,9 +78,11 @@ def test_clamps_change_the_trace_and_typed_symbols_are_recalled():
     assert _equations(at) != frozen
     at.selectbox(key="lg_clamp_i").select("free").run()
     # typed symbols are recalled; a bad symbol gets a message, not a traceback
+    at.slider(key="lg_t").set_value(41).run()
     at.selectbox(key="lg_input").select("typed symbols").run()
     at.text_input(key="lg_text").input("C" + ".ABDA" * 6 + "?").run()
     assert _metric(at, "Network answers") == "C"
+    assert at.slider(key="lg_t").value == 23      # clamped into the default typed text (T = 24)
     at.text_input(key="lg_text").input("C..X?").run()
     assert not at.exception
     assert any("unknown symbol" in e.value for e in at.error)
