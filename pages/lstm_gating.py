@@ -71,7 +71,7 @@ STEPS = [
 ]
 
 page_header("LSTM gating",
-            "the input, forget and output gates of a trained LSTM opening and closing on a "
+            "The input, forget and output gates of a trained LSTM opening and closing on a "
             "real sequence, and why gradients survive through its cell but vanish in an RNN.",
             r"c_t = f_t \odot c_{t-1} + i_t \odot g_t,\qquad h_t = o_t \odot \tanh(c_t)")
 preset_picker(PRESETS, key="lg_preset")
