@@ -503,11 +503,11 @@ def _rprop_kernel(problem, x0, steps, coef, noise, record=_points):
         g = grad(x)
         if xi is not None:
             g = g + xi
-        sgn = xp.sign(g * prev)
-        flipped = sgn < 0
-        factor = xp.where(sgn > 0, eta_plus, xp.where(flipped, eta_minus, one))
-        step_size = xp.minimum(xp.maximum(step_size * factor, c["step_min"]), c["step_max"])
-        g = xp.where(flipped, 0.0 * g, g)
+        prod = g * prev
+        flipped = prod < 0
+        factor = xp.where(prod > 0, eta_plus, xp.where(flipped, eta_minus, one))
+        step_size = xp.clip(step_size * factor, c["step_min"], c["step_max"])
+        g = xp.where(flipped, 0.0, g)
         prev = g
         return x - xp.sign(g) * step_size
 
