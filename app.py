@@ -1,10 +1,12 @@
 """Entry point: `streamlit run app.py`. Page config, navigation, the shared sidebar."""
 import streamlit as st
 
+from engine.device import configure_threads
 from viz.gallery import gallery
 from viz.sidebar import shared_sidebar
 from viz.topics import SECTIONS, TOPICS
 
+configure_threads()  # small models, many sessions: one torch thread each (DLPLAY_TORCH_THREADS)
 st.set_page_config(page_title="Deep-learning playground", page_icon=":material/school:",
                    layout="wide")
 

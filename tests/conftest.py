@@ -13,9 +13,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from engine.device import available_devices  # noqa: E402
+from engine.device import available_devices, configure_threads  # noqa: E402
 
-torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+configure_threads()  # as the app does: one torch thread unless DLPLAY_TORCH_THREADS says more
 
 
 @pytest.fixture(params=available_devices()[::-1], ids=lambda d: d)

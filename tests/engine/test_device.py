@@ -69,3 +69,15 @@ def test_numpy_rng_and_to_numpy(device):
     out = to_numpy(x)
     assert isinstance(out, np.ndarray) and out.shape == (2, 3) and out[1, 2] == 5.0
     assert device_label(device).startswith(torch.device(device).type)
+
+
+def test_configure_threads_from_env():
+    from engine.device import configure_threads
+    before = torch.get_num_threads()
+    try:
+        assert configure_threads(env={}) == 1 and torch.get_num_threads() == 1
+        assert configure_threads(env={"DLPLAY_TORCH_THREADS": "2"}) == 2
+        assert torch.get_num_threads() == 2
+        assert configure_threads(env={"DLPLAY_TORCH_THREADS": "lots"}) == 1
+    finally:
+        torch.set_num_threads(before)
