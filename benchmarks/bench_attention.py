@@ -2,6 +2,7 @@
 throughput of the reverse task (engine trainer vs a plain PyTorch loop on the same model)."""
 from __future__ import annotations
 
+import statistics
 import time
 
 import torch
@@ -53,15 +54,8 @@ def _trainer() -> A.TransformerTrainer:
                                 seed=0, device="cpu")
 
 
-def _trainer_rate() -> float:
-    tr = _trainer()
-    tr.step(5)
-    return TRAIN_STEPS / median_time(lambda: tr.step(TRAIN_STEPS), repeat=3, warmup=0)
-
-
-def _plain_rate() -> float:
+def _plain_loop(tr: A.TransformerTrainer):
     """The same model, data and optimiser in a bare loop (no metrics, no history)."""
-    tr = _trainer()
     model, opt, task, g = tr.model, tr.opt, tr.task, tr.gen
 
     def loop():
@@ -72,17 +66,25 @@ def _plain_rate() -> float:
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-    loop()
-    return TRAIN_STEPS / median_time(loop, repeat=3, warmup=0)
+    return loop
 
 
 _RATES: dict[str, float] = {}
 
 
-def _rates() -> dict[str, float]:
+def _rates(rounds: int = 5) -> dict[str, float]:
+    """Steps/s of both, measured in alternating rounds so machine-load drift hits both."""
     if not _RATES:
-        _RATES["plain"] = _plain_rate()
-        _RATES["trainer"] = _trainer_rate()
+        trainer, plain = _trainer(), _plain_loop(_trainer())
+        trainer.step(5)
+        plain()
+        times = {"plain": [], "trainer": []}
+        for _ in range(rounds):
+            for name, fn in (("plain", plain), ("trainer", lambda: trainer.step(TRAIN_STEPS))):
+                t0 = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - t0)
+        _RATES.update({k: TRAIN_STEPS / statistics.median(v) for k, v in times.items()})
     return _RATES
 
 

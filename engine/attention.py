@@ -556,30 +556,34 @@ class TransformerTrainer:
         self.history = History()
         self._last = {"loss": math.nan, "accuracy": math.nan}
 
-    def train_step(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """One AdamW step; returns (loss, accuracy) as tensors (no host sync)."""
+    def train_step(self, with_accuracy: bool = True
+                   ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """One AdamW step; returns (loss, accuracy or None) as tensors (no host sync)."""
         self.model.train()
         inp, tgt, mask = make_batch(self.task, self.batch, self.gen)
         logits, _ = self.model(inp, return_attention=False)
-        loss = F.cross_entropy(logits[mask], tgt[mask])
+        answer_logits, answer_tgt = logits[mask], tgt[mask]
+        loss = F.cross_entropy(answer_logits, answer_tgt)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         self.opt.step()
-        acc = (logits[mask].argmax(-1) == tgt[mask]).float().mean()
+        acc = None
+        if with_accuracy:
+            acc = (answer_logits.detach().argmax(-1) == answer_tgt).float().mean()
         return loss.detach(), acc
 
     def step(self, n: int = 1) -> dict[str, float]:
         loss = acc = None
-        done = 0
-        for _ in range(int(n)):
+        done, n = 0, int(n)
+        for i in range(n):
             if self.diverged_at is not None:
                 break
-            loss, acc = self.train_step()
+            loss, acc = self.train_step(with_accuracy=(i == n - 1))
             done += 1
         if done == 0:
             return {}
         self.steps += done
-        metrics = {"loss": float(loss), "accuracy": float(acc)}
+        metrics = {"loss": float(loss), "accuracy": float(acc) if acc is not None else math.nan}
         if not math.isfinite(metrics["loss"]):
             self.diverged_at = self.steps
         self._last = metrics

@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import json
 
+import pytest
+import torch
 from streamlit.testing.v1 import AppTest
 
 from viz.topics import ROOT
 
 PAGE = "pages/attention.py"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    """AppTest runs the page in this process: one thread for the tiny models (two threads
+    spin-wait on a busy 2-core machine)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 def open_page(tab: str | None = None, **state) -> AppTest:
@@ -102,6 +114,12 @@ def test_trained_reverse_model_and_bad_input():
     at.selectbox(key="at_task").select("sort").run()
     assert not at.exception and not at.error
     assert "`0 1 2 4 4 5 7 9`" in all_text(at)          # the sort example's answer
+    at.selectbox(key="at_task").select("lookup").run()
+    assert not at.exception and not at.error
+    assert any("No shipped weights" in i.value for i in at.info)
+    assert "correct: `0`" in all_text(at)                # 1 7 4 2 9 0 3 5 | query 9 -> 0
+    at.text_input(key="at_seq").input("1 7 1 2 9 0 3 5 9").run()
+    assert at.error and "distinct" in at.error[0].value
 
 
 def test_train_from_scratch_steps():
