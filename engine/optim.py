@@ -451,7 +451,7 @@ def _moment_kernel(problem, x0, steps, coef, noise, record=_points):
         if adaptive:   # rows without a second moment have s = 0, eps = 1: denominator 1
             s = c["b2"] * s + c["c2"] * (g * g)
             s_hat = xp.maximum(c["ams"] * s_hat, s) if ams else s
-            direction = direction / ((s_hat * scale2[k - 1]) ** 0.5 + c["eps"])
+            direction = direction / (xp.sqrt(s_hat * scale2[k - 1]) + c["eps"])
         return x - c["lr"] * direction
 
     return _run_loop(x0, steps, noise, update, record)
@@ -822,10 +822,11 @@ def rate_map(problem: Landscape, lrs: Sequence[float], betas: Sequence[float], s
 
     def distance(x_like):             # record |x_k - x*| per run instead of the points
         xs = _like(problem.minimizer, x_like)[:, None]
+        xp = _xp(x_like)
 
-        def rec(x):                   # x (2, B)
+        def rec(x):                   # x (2, B); hypot: no underflow of tiny squares
             d = x - xs
-            return (d[0] * d[0] + d[1] * d[1]) ** 0.5
+            return xp.hypot(d[0], d[1])
         return rec
 
     err = _prepare(problem, "momentum", start, steps, ll.ravel(), 0, 0.0, device,
