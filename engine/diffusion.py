@@ -521,6 +521,13 @@ def annealed_langevin(score_fn: Callable[[torch.Tensor, float], torch.Tensor],
     return rec.result(x)
 
 
+def annealed_step(sigmas: Sequence[float], ratio: float = 0.1) -> float:
+    """A stable base step for annealed_langevin: step = ratio * sigma_L^2, so that level i
+    moves by alpha_i = ratio * sigma_i^2, a fixed fraction of that level's variance
+    (a larger base step makes the first, widest levels overshoot and diverge)."""
+    return ratio * float(sigmas[-1]) ** 2
+
+
 def geometric_sigmas(sigma_max: float, sigma_min: float, levels: int) -> list[float]:
     """sigma_1 = sigma_max > ... > sigma_L = sigma_min, geometrically spaced."""
     return np.geomspace(sigma_max, sigma_min, max(2, int(levels))).tolist()
@@ -758,7 +765,7 @@ def annealed_sigmas(den: MixtureDenoiser, levels: int, sigma_max: float = 3.0) -
 def _run_annealed(s: ReverseSetup) -> SampleResult:
     sig = annealed_sigmas(s.exact, s.levels)
     return annealed_langevin(lambda x, sg: s.exact.score_sigma(x, sg), sig, _langevin_start(s),
-                             langevin_step_size(s.exact), max(1, s.langevin_steps // s.levels),
+                             annealed_step(sig), max(1, s.langevin_steps // s.levels),
                              s.seed, s.device, s.record)
 
 

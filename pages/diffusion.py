@@ -327,14 +327,17 @@ with tabs[4]:
         x0 = D.numpy_rng(seed_).uniform(-gap_, gap_, (1000, 2))
         step = D.langevin_step_size(den) * 2
         plain = D.langevin(lambda x: den.score(x, 0), x0, step, ln_, seed_, device_).samples
-        ann = D.annealed_langevin(lambda x, s: den.score_sigma(x, s),
-                                  D.geometric_sigmas(gap_, two.std / 5, levels_), x0, step / 2,
-                                  max(1, ln_ // levels_), seed_, device_).samples
+        sig = D.geometric_sigmas(gap_, two.std / 5, levels_)
+        ann = D.annealed_langevin(lambda x, s: den.score_sigma(x, s), sig, x0,
+                                  D.annealed_step(sig), max(1, ln_ // levels_), seed_,
+                                  device_).samples
         gx, _, dens = D.density_grid(den, -gap_, gap_, 200)
         marg = dens.sum(0) * (gx[1] - gx[0])
         return two.centers, two.weights, plain, ann, gx, marg
 
     centers, truth, plain, ann, gx, marg = _langevin_demo(gap, lw, ln, levels, seed, device)
+    if not (np.isfinite(plain).all() and np.isfinite(ann).all()):
+        st.warning("Some particles diverged (non-finite); they are left out of the plots.")
     show_figure(F.langevin_compare({"plain Langevin": plain, "annealed Langevin": ann}, gx,
                                    marg, gap), key="df_fig_lang")
     show_figure(F.weight_bars({"plain": D.mode_weights(plain, centers),

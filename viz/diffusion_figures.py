@@ -29,16 +29,14 @@ def forward_scatter(x0: np.ndarray, xt: np.ndarray, t: int, alpha_bar: float,
         go.Scatter(x=xt[:, 0], y=xt[:, 1], mode="markers", name=f"x_t, t = {t}",
                    marker=dict(color=PARTICLE, size=5, opacity=0.7)),
     ])
-    fig.update_layout(title=f"q(x_t | x₀) at t = {t}:  √ᾱ_t = {np.sqrt(alpha_bar):.3f}, "
-                            f"√(1−ᾱ_t) = {np.sqrt(1 - alpha_bar):.3f}")
+    fig.update_layout(title=f"x_t ~ q(x_t | x₀), t = {t}", legend=dict(orientation="h", y=-0.2))
     return _square(fig, lim)
 
 
 def schedule_curves(curves: dict[str, dict[str, np.ndarray]], t: int) -> go.Figure:
     """curves: schedule name -> {"alpha_bar", "snr"} arrays over t = 1..T. Left: ᾱ_t, √ᾱ_t,
     √(1−ᾱ_t); right: log10 SNR. A vertical line marks t."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("ᾱ_t, √ᾱ_t (signal), √(1−ᾱ_t) (noise)",
-                                                        "log₁₀ SNR(t) = log₁₀ ᾱ_t/(1−ᾱ_t)"))
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("ᾱ_t, √ᾱ_t, √(1−ᾱ_t)", "log₁₀ SNR(t)"))
     dashes = {"alpha_bar": "solid", "signal": "dot", "noise": "dash"}
     for i, (name, c) in enumerate(curves.items()):
         ts = np.arange(1, len(c["alpha_bar"]) + 1)
@@ -101,8 +99,9 @@ def reverse_animation(frames: np.ndarray, times: np.ndarray, highlight: np.ndarr
              for i in range(len(frames))]
     fig.update_layout(
         sliders=[dict(active=last, steps=steps, currentvalue=dict(prefix=f"{time_label} = "),
-                      pad=dict(t=40))],
-        updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.12, xanchor="left",
+                      pad=dict(t=40), x=0.18, len=0.82)],
+        updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.1, xanchor="left",
+                          yanchor="top", direction="right", pad=dict(t=45),
                           buttons=[dict(label="▶ Play", method="animate",
                                         args=[None, dict(frame=dict(duration=120, redraw=True),
                                                          fromcurrent=False, transition=dict(duration=0))]),

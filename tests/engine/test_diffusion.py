@@ -9,10 +9,11 @@ import pytest
 import torch
 
 from engine.diffusion import (PRETRAINED, DiffusionTrainer, EpsMLP, MixtureDenoiser,
-                              Schedule, annealed_langevin, ddim_sample, ddim_timesteps,
-                              ddpm_sample, geometric_sigmas, guidance, langevin, load_model,
-                              mmd_rbf, mode_weights, network_eps, parse_points_csv, q_sample,
-                              q_step, sliced_wasserstein, steps_vs_quality, two_mode_gap,
+                              ReverseSetup, Schedule, annealed_langevin, annealed_step,
+                              ddim_sample, ddim_timesteps, ddpm_sample, geometric_sigmas,
+                              guidance, langevin, load_model, mmd_rbf, mode_weights, network_eps,
+                              parse_points_csv, q_sample, q_step, reverse_run,
+                              sliced_wasserstein, steps_vs_quality, two_mode_gap,
                               weighted_mixture)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,12 +155,28 @@ def test_plain_langevin_misweights_annealed_recovers(device):
     den = MixtureDenoiser(data.centers, data.std, data.weights, device=device)
     x0 = np.random.default_rng(0).uniform(-8, 8, (1000, 2))
     plain = langevin(lambda x: den.score(x, 0), x0, 0.05, 300, seed=0, device=device)
-    ann = annealed_langevin(lambda x, sg: den.score_sigma(x, sg), geometric_sigmas(10, 0.1, 10),
-                            x0, 0.002, 60, seed=0, device=device)
+    sig = geometric_sigmas(10, 0.1, 10)
+    ann = annealed_langevin(lambda x, sg: den.score_sigma(x, sg), sig, x0, annealed_step(sig), 60,
+                            seed=0, device=device)
+    assert np.isfinite(ann.samples).all()
     w_plain = mode_weights(plain.samples, data.centers)
     w_ann = mode_weights(ann.samples, data.centers)
     assert abs(w_plain[0] - 0.8) > 0.2          # stays near the basin split of the start (~0.5)
     assert abs(w_ann[0] - 0.8) < 0.05
+    assert ann.samples[:, 1].std() == pytest.approx(0.5, abs=0.05)   # last level ~ the data
+
+
+@pytest.mark.parametrize("sampler", ["DDPM", "DDIM", "Langevin", "annealed Langevin"])
+def test_reverse_run_every_sampler_is_finite_with_a_field(sampler):
+    data = weighted_mixture(noise=0.3)
+    den = MixtureDenoiser(data.centers, data.std, data.weights, Schedule.linear(200))
+    run = reverse_run(sampler, ReverseSetup(den.eps, den, den.schedule, n=300, steps=20,
+                                            langevin_steps=200, record=5), res=7)
+    assert np.isfinite(run.result.samples).all()
+    assert run.result.frames.shape == (5, 300, 2) and run.field.shape == (5, 49, 2)
+    w = mode_weights(run.result.samples, data.centers)
+    if sampler != "Langevin":                       # plain Langevin keeps its start's split
+        assert np.abs(w - data.weights).max() < 0.1
 
 
 # ---------------------------------------------------------------- network and trainer

@@ -68,6 +68,8 @@ def test_sampler_change_changes_samples_and_steps_table():
     at.slider(key="df_steps").set_value(2).run()
     after = _metric(at, "Sliced Wasserstein to data")
     assert float(after) > float(before)
+    at.selectbox(key="df_sampler").select("annealed Langevin").run()
+    assert not at.exception and _metric(at, "Non-finite samples") == "0"
     at.button(key="df_sq_run").click().run()
     assert not at.exception and len(at.dataframe) == 1
     table = at.dataframe[0].value
