@@ -179,7 +179,8 @@ def test_transformer_shapes_and_causality(device):
     assert logits.shape == (2, 10, A.VOCAB)
     assert maps.shape == (2, 3, 4, 10, 10)
     torch.testing.assert_close(maps.sum(-1), torch.ones(2, 3, 4, 10, device=device))
-    assert torch.all(maps[..., torch.triu(torch.ones(10, 10, dtype=torch.bool), 1)] == 0)
+    upper = torch.triu(torch.ones(10, 10, dtype=torch.bool, device=device), 1)
+    assert torch.all(maps[..., upper] == 0)
     # changing a later token does not change earlier logits (causal)
     t2 = tokens.clone()
     t2[:, -1] = (t2[:, -1] + 1) % A.VOCAB
