@@ -43,8 +43,10 @@ PRESETS = {
         "No KL term: clusters drift apart and far from 0, and grid cells between clusters decode "
         "to smudges (compare the grid with the VAE's)."),
     "Train a VAE from scratch": Preset(
-        {**BASE, **SCRATCH}, "Press Play: within ~20 s the cloud centres itself and the grid "
-                             "turns from one grey blob into digits. Use the replay slider after."),
+        {**BASE, **SCRATCH}, "Press Play. For the first ~15 epochs the KL stays near 0: every "
+                             "code sits on the prior and the grid is one average blob. Then the "
+                             "codes split by digit and the grid turns into digits (~30 epochs, "
+                             "a few seconds). Replay it with the slider below."),
     "β = 0: no pull to the prior": Preset(
         {**BASE, **SCRATCH, "vae_beta": 0.0},
         "Press Play: with β = 0 only reconstruction counts; the cloud spreads far beyond the "
@@ -295,17 +297,17 @@ with tab_pca:
                 "autoencoder bends its line along the data.")
     pc = st.columns(3)
     noise = pc[0].slider("Noise", 0.0, 0.3, 0.05, 0.01, key="vae_mnoise", bind=Q)
-    hidden = pc[1].select_slider("Autoencoder width", [8, 16, 32, 64], value=32, key="vae_mhidden", bind=Q)
+    hidden = pc[1].select_slider("Autoencoder width", [8, 16, 32, 64], value=16, key="vae_mhidden", bind=Q)
     pc[2].toggle("Train the autoencoders", key="vae_mfit", bind=Q,
-                 help="A linear and a nonlinear 2-1-2 autoencoder, full batch, ≈2 s on a CPU "
+                 help="A linear and a nonlinear 2-1-2 autoencoder, full batch, ≈1.5 s on a CPU "
                       "core (cached per setting).")
 
     @st.cache_data(show_spinner="Training the autoencoders…", max_entries=16)
     def _autoencoders(noise: float, hidden: int, seed: int):
         pts = curved_manifold(300, seed, noise)
-        return {"linear autoencoder": fit_autoencoder_2d(pts, linear=True, steps=600, lr=0.03,
+        return {"linear autoencoder": fit_autoencoder_2d(pts, linear=True, steps=300, lr=0.05,
                                                          seed=seed, device="cpu"),
-                "nonlinear autoencoder": fit_autoencoder_2d(pts, hidden, steps=800, lr=0.01,
+                "nonlinear autoencoder": fit_autoencoder_2d(pts, hidden, steps=500, lr=0.02,
                                                             seed=seed, device="cpu")}
 
     with user_errors("fit the autoencoders"):
