@@ -52,6 +52,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     divisor = (math.sqrt(d_k) if scale else 1.0) * float(temperature)
     logits = scores / divisor
     if mask is not None:
+        mask = mask.to(logits.device)
         if mask.dtype == torch.bool:
             mask = torch.zeros(mask.shape, dtype=logits.dtype, device=logits.device) \
                 .masked_fill(~mask, NEG_INF)
