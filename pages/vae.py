@@ -178,6 +178,11 @@ with tab_latent:
                         key="vae_scatter", on_select=_on_pick, selection_mode="points")
         with right:
             show_figure(grid_figure(grid), key="vae_gridfig")
+        if trainer.model.latent_dim > 2:
+            spread = codes.means.std(0)
+            st.caption("Spread (std) of μ over the test digits, per latent dim: " + ", ".join(
+                f"z{i + 1} **{v:.2f}**" for i, v in enumerate(spread)) + ". Dims near 0 are unused "
+                "(their q(z|x) sits on the prior); traverse the spread-out ones.")
         h = trainer.history
         m = st.columns(5)
         m[0].metric("Epoch", f"{trainer.steps / trainer.steps_per_epoch:.1f}")

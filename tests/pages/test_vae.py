@@ -94,6 +94,12 @@ def test_step_trains_and_widgets_change_the_view():
     at.toggle(key="vae_reparam").set_value(False).run()
     at.button(key="vae_live__step").click().run()
     assert float(_metric(at, "‖∂recon/∂encoder‖")) == 0.0
+    # the Gaussian likelihood trains too (its -log density is on another scale)
+    at.toggle(key="vae_reparam").set_value(True).run()
+    at.selectbox(key="vae_lik").select("gaussian").run()
+    assert float(_metric(at, "Epoch")) == 0.0
+    at.button(key="vae_live__step").click().run()
+    assert not at.exception and float(_metric(at, "Epoch")) > 4
 
 
 def test_grid_and_decode_controls_change_the_figures():
@@ -113,6 +119,7 @@ def test_higher_latent_dim_and_bad_dims_warn():
     at.selectbox(key="vae_dy").select(0).run()
     assert not at.exception
     assert any("two different latent dimensions" in w.value for w in at.warning)
+    assert any("per latent dim: z1" in c.value and "z8" in c.value for c in at.caption)
 
 
 def test_elbo_tab_gap_equals_kl_and_fit_q_shrinks_it():
@@ -130,7 +137,7 @@ def test_elbo_tab_gap_equals_kl_and_fit_q_shrinks_it():
 
 
 def test_bad_query_values_fall_back_to_defaults():
-    at = _page(vae_beta="banana", vae_dim="7", vae_gridn="999", vae_lik="nope")
+    at = _page(vae_beta="banana", vae_dim="7", vae_gridn="999", vae_lik="nope", classroom="1")
     assert at.select_slider(key="vae_beta").value == 1.0
     assert at.selectbox(key="vae_dim").value == 2
     assert at.slider(key="vae_gridn").value == 15
