@@ -14,13 +14,27 @@ N = 2000
 TRAIN_STEPS = 300
 
 
+def one_thread(fn):
+    """Run a benchmark with one torch thread (DESIGN.md: the server is pinned to one core;
+    two threads on a busy 2-core machine were measured 5-20x slower), then restore."""
+    def wrapped() -> Measurement:
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return fn()
+        finally:
+            torch.set_num_threads(before)
+    return wrapped
+
+
 def _model():
     return D.load_model(ROOT / "assets" / "weights" / "diffusion_mixture.pt", "cpu")
 
 
 def ddpm_network() -> Measurement:
     model, sched, _ = _model()
-    t = median_time(lambda: D.ddpm_sample(D.network_eps(model), N, sched, seed=0), repeat=3)
+    t = median_time(lambda: D.ddpm_sample(D.network_eps(model), N, sched, seed=0), repeat=2,
+                    warmup=0)
     return Measurement(t, "s", f"DDPM, T = 1000 steps, {N} particles, EpsMLP; target < 3 s")
 
 
@@ -33,7 +47,7 @@ def ddim_network() -> Measurement:
 def ddpm_exact() -> Measurement:
     data = D.weighted_mixture()
     den = D.MixtureDenoiser(data.centers, data.std, data.weights)
-    t = median_time(lambda: D.ddpm_sample(den, N, den.schedule, seed=0), repeat=3)
+    t = median_time(lambda: D.ddpm_sample(den, N, den.schedule, seed=0), repeat=2, warmup=0)
     return Measurement(t, "s", f"DDPM, T = 1000, {N} particles, exact 3-mode denoiser")
 
 
@@ -80,8 +94,8 @@ def training_ratio() -> Measurement:
 
 
 BENCHMARKS = {
-    "diffusion: DDPM 1000 steps (EpsMLP)": ddpm_network,
-    "diffusion: DDIM 50 steps (EpsMLP)": ddim_network,
-    "diffusion: DDPM 1000 steps (exact mixture)": ddpm_exact,
-    "diffusion: training speed": training_ratio,
+    "diffusion: DDPM 1000 steps (EpsMLP)": one_thread(ddpm_network),
+    "diffusion: DDIM 50 steps (EpsMLP)": one_thread(ddim_network),
+    "diffusion: DDPM 1000 steps (exact mixture)": one_thread(ddpm_exact),
+    "diffusion: training speed": one_thread(training_ratio),
 }
