@@ -222,6 +222,14 @@ def test_epsmlp_null_token_is_unconditional():
     torch.manual_seed(0)
     m = EpsMLP(hidden=16, num_classes=3)
     x = torch.randn(5, 2)
+    # the split first layer equals the plain MLP on [x, emb(t), emb(c)]
+    from engine.diffusion import timestep_embedding
+    t, c = torch.tensor([3, 7, 7, 1, 9]), torch.tensor([0, 1, 2, 3, 1])
+    ref = m.net(torch.cat([x, timestep_embedding(t, 32), m.class_emb(c)], -1))
+    assert torch.allclose(m(x, t, c), ref, atol=1e-6)
+    ref7 = m.net(torch.cat([x, timestep_embedding(torch.full((5,), 7), 32),
+                            m.class_emb(torch.full((5,), 2))], -1))
+    assert torch.allclose(m(x, 7, 2), ref7, atol=1e-6)
     assert torch.equal(m(x, 7), m(x, 7, 3))
     assert not torch.equal(m(x, 7, 0), m(x, 7, 1))
 
