@@ -91,7 +91,8 @@ def _controls() -> dict:
     c[2].select_slider("D width", WIDTHS, value=128, key="gan_d_width", bind="query-params")
     with c[3].popover("Remedies", icon=":material/healing:", width="stretch"):
         st.slider("Unrolled D steps", 0, 10, 0, key="gan_unroll", bind="query-params",
-                  help="Metz et al. 2016: G's loss against D after k differentiable steps.")
+                  help="Metz et al. 2016: G's loss against D after k differentiable SGD "
+                       "steps (step size max(lr D, 0.05)); k extra D passes per G step.")
         st.select_slider("R1 penalty γ", R1S, value=0.0, key="gan_r1", bind="query-params",
                          help="(γ/2)·E‖∇D(x_real)‖² added to D's loss.")
         st.checkbox("Spectral norm on D", key="gan_sn", bind="query-params")

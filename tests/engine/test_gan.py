@@ -206,6 +206,14 @@ def test_divergence_is_a_result():
     assert t.steps == steps
 
 
+def test_mode_history_of_a_target_without_modes_is_empty():
+    t = gan.GANTrainer(gan.make_target("two moons", 0.05, n=500), g_hidden=(8,), d_hidden=(8,),
+                       batch_size=16, eval_every=1)
+    t.step(2)
+    steps, hists = t.mode_history()
+    assert t.coverage() is None and steps.shape == (0,) and hists.shape == (0, 0)
+
+
 def test_state_dict_round_trip():
     a = _tiny()
     a.step(4)
@@ -215,3 +223,24 @@ def test_state_dict_round_trip():
     a.step(2)
     b.step(2)
     np.testing.assert_array_equal(a.sample(20, seed=1), b.sample(20, seed=1))
+
+
+# ---- the presets' claims (the two cheapest checked ones: a collapse and a cure) -----------
+
+@pytest.mark.parametrize("name", ["minimax loss collapses on the ring",
+                                  "non-saturating covers the ring (σ = 0.05)"])
+def test_preset_claims_hold_after_their_documented_steps(name):
+    sc = gan.SCENARIOS[name]
+    t = sc.trainer("cpu")
+    t.step(sc.steps)
+    modes = t.coverage().modes_covered
+    if sc.max_modes is not None:
+        assert modes <= sc.max_modes <= 4          # collapse: at most half of the ring
+    if sc.min_modes is not None:
+        assert modes >= sc.min_modes >= 7
+
+
+def test_every_scenario_is_consistent():
+    for name, sc in gan.SCENARIOS.items():
+        assert sc.target in gan.TARGETS and set(sc.changes) <= set(gan.TRAINER_DEFAULTS)
+        assert f"{sc.steps:,}" in sc.claim or sc.max_modes is None and sc.min_modes is None
