@@ -297,7 +297,7 @@ with tabs[3]:
             show_figure(F.loss_curve(*trainer.history.as_arrays("loss")), key="df_fig_loss")
         with b:
             show_figure(F.samples_vs_data(snap.samples, train_points, LIM,
-                                          "DDIM (25 steps) samples from the current network"),
+                                          "Samples of the current net (DDIM, 25 steps)"),
                         key="df_fig_train_samples")
 
     live_training("df_train", _make, _draw,
