@@ -37,7 +37,7 @@ def _page_app(slug: str | None) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.run()
     if slug is not None:
-        at.switch_page(f"pages/{slug}.py")
+        at.switch_page(f"topic_pages/{slug}.py")
     return at
 
 

@@ -13,7 +13,7 @@ TIMEOUT = 120
 
 def run_app(query: dict | None = None, page: str | None = None,
             timeout: float = TIMEOUT) -> AppTest:
-    """Run app.py with the given URL query, then switch to `page` ("pages/<slug>.py")."""
+    """Run app.py with the given URL query, then switch to `page` ("topic_pages/<slug>.py")."""
     at = AppTest.from_file(APP, default_timeout=timeout)
     for k, v in (query or {}).items():
         at.query_params[k] = v

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @dataclass(frozen=True)
 class Topic:
-    slug: str        # url path, page file pages/<slug>.py, thumbnail assets/thumbnails/<slug>.png
+    slug: str        # url path, page file topic_pages/<slug>.py, thumbnail assets/thumbnails/<slug>.png
     title: str
     section: str     # navigation group
     sentence: str    # one sentence for the gallery card
@@ -23,7 +23,7 @@ class Topic:
 
     @property
     def page_file(self) -> str:
-        return f"pages/{self.slug}.py"
+        return f"topic_pages/{self.slug}.py"
 
     @property
     def thumbnail(self) -> Path:

@@ -73,6 +73,12 @@ def server_url():
     yield from _start("app.py", "_server.log")
 
 
+@pytest.fixture
+def fresh_server_url():
+    """A server that has served nothing yet (for first-request behaviour)."""
+    yield from _start("app.py", "_fresh.log")
+
+
 @pytest.fixture(scope="session")
 def harness_url():
     """The shared-widget harness page (tests/pages/harness_widgets.py) on its own server."""

@@ -81,3 +81,16 @@ def test_moving_the_seed_updates_the_url(page, server_url):
     page.wait_for_function("() => location.search.includes('seed=5')", timeout=30_000)
     wait_idle(page)
     assert page.locator(EXCEPTION).count() == 0
+
+
+def test_deep_link_on_a_fresh_server(page, fresh_server_url):
+    """The first request a new server gets is a link to a topic page: it must render inside
+    the app shell (navigation sections, shared sidebar), not as a bare script."""
+    topic = TOPICS[0]
+    page.goto(f"{fresh_server_url}/{topic.slug}")
+    wait_idle(page)
+    assert page.locator("h1").first.inner_text().strip() == topic.title
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    assert sidebar.get_by_text("Compute device").count() == 1
+    assert sidebar.get_by_text("Architectures").count() >= 1
+    assert page.locator(EXCEPTION).count() == 0

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from viz.topics import ROOT
 
-PAGE = "pages/attention.py"
+PAGE = "topic_pages/attention.py"
 
 
 @pytest.fixture(autouse=True, scope="module")

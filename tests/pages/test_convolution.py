@@ -9,7 +9,7 @@ from PIL import Image
 from engine import conv
 from tests.apptest import run_app
 
-PAGE = "pages/convolution.py"
+PAGE = "topic_pages/convolution.py"
 
 
 def _open(query=None, tab=None):

@@ -25,7 +25,7 @@ def _one_torch_thread():
 def _page() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
-    at.switch_page("pages/diffusion.py")
+    at.switch_page("topic_pages/diffusion.py")
     at.run()
     assert not at.exception
     return at

@@ -1,4 +1,4 @@
-"""pages/gan.py under AppTest: defaults, every preset, live stepping, Step D/G, a bad upload,
+"""topic_pages/gan.py under AppTest: defaults, every preset, live stepping, Step D/G, a bad upload,
 the Dirac-GAN and parallel-lines tabs."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 def _page() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
-    at.switch_page("pages/gan.py")
+    at.switch_page("topic_pages/gan.py")
     at.run()
     assert not at.exception
     return at

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.apptest import run_app
 
-PAGE = "pages/gradient_descent.py"
+PAGE = "topic_pages/gradient_descent.py"
 STEPS_COL = "steps to f − f* ≤ 1e-08"
 
 

@@ -10,7 +10,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = "pages/lstm_gating.py"
+PAGE = "topic_pages/lstm_gating.py"
 
 
 @pytest.fixture(autouse=True, scope="module")

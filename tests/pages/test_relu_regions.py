@@ -3,7 +3,7 @@ import pytest
 from engine import regions as R
 from tests.apptest import run_app
 
-PAGE = "pages/relu_regions.py"
+PAGE = "topic_pages/relu_regions.py"
 
 
 def _open(query=None):

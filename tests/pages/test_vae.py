@@ -26,7 +26,7 @@ def _page(**query) -> AppTest:
     for k, v in query.items():
         at.query_params[k] = v
     at.run()
-    at.switch_page("pages/vae.py")
+    at.switch_page("topic_pages/vae.py")
     at.run()
     assert not at.exception, at.exception
     return at
