@@ -16,6 +16,8 @@ sys.path.insert(0, str(ROOT))
 
 def main(argv: list[str]) -> int:
     wanted = argv[1:]
+    from engine.device import configure_threads
+    configure_threads()  # as the app runs: DLPLAY_TORCH_THREADS, default 1
     import benchmarks
     modules = sorted(m.name for m in pkgutil.iter_modules(benchmarks.__path__)
                      if m.name.startswith("bench_"))
