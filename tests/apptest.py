@@ -22,3 +22,21 @@ def run_app(query: dict | None = None, page: str | None = None,
         at.switch_page(page)
         at.run()
     return at
+
+
+def metric(at: AppTest, label: str) -> str:
+    """The value of the st.metric whose label is `label` (else the first that starts with it)."""
+    exact = [m.value for m in at.metric if m.label == label]
+    if exact:
+        return exact[0]
+    return next(m.value for m in at.metric if m.label.startswith(label))
+
+
+def chart_titles(at: AppTest) -> list[str]:
+    """The layout titles of every Plotly chart on the page, in order."""
+    import json
+    titles = []
+    for chart in at.get("plotly_chart"):
+        title = json.loads(chart.proto.spec).get("layout", {}).get("title", {})
+        titles.append(title.get("text", "") if isinstance(title, dict) else str(title))
+    return titles

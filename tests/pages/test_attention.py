@@ -2,13 +2,13 @@
 bad input gets a clear message."""
 from __future__ import annotations
 
-import json
 
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
 from viz.topics import ROOT
+from tests.apptest import metric, chart_titles
 
 PAGE = "topic_pages/attention.py"
 
@@ -36,17 +36,8 @@ def open_page(tab: str | None = None, **state) -> AppTest:
     return at
 
 
-def metric(at: AppTest, label_start: str) -> str:
-    return next(m.value for m in at.metric if m.label.startswith(label_start))
 
 
-def figure_titles(at: AppTest) -> list[str]:
-    titles = []
-    for chart in at.get("plotly_chart"):
-        spec = json.loads(chart.proto.spec)
-        title = spec.get("layout", {}).get("title", {})
-        titles.append(title.get("text", "") if isinstance(title, dict) else str(title))
-    return titles
 
 
 def all_text(at: AppTest) -> str:
@@ -92,7 +83,7 @@ def test_positional_encoding_breaks_permutation_equivariance():
     none = float(metric(at, "no positions"))
     with_pe = float(metric(at, "with PE"))
     assert none < 1e-5 < 1e-2 < with_pe
-    titles = figure_titles(at)
+    titles = chart_titles(at)
     assert any("Sinusoidal" in t for t in titles)
 
 
@@ -102,7 +93,7 @@ def test_trained_reverse_model_and_bad_input():
     text = all_text(at)
     assert "100% of tokens right" in text             # the shipped model reverses the example
     assert "Shipped model" in text
-    assert any(t.startswith("layer") for t in figure_titles(at))
+    assert any(t.startswith("layer") for t in chart_titles(at))
     at.text_input(key="at_seq").input("3 1 x 1 5 9 2 6").run()
     assert not at.exception
     assert at.error and "outside the vocabulary" in at.error[0].value
@@ -137,8 +128,8 @@ def test_train_from_scratch_steps():
 
 def test_masks_tab_counts_change_with_pattern():
     at = open_page("Masks")
-    assert any(t.startswith("causal: 136 of 256") for t in figure_titles(at))
+    assert any(t.startswith("causal: 136 of 256") for t in chart_titles(at))
     at.selectbox(key="at_mask").select("local").run()
     assert not at.exception
     # window 4 on n = 16: sum_i min(i + 1, 4) = 1 + 2 + 3 + 13 * 4 = 58
-    assert any(t.startswith("local: 58 of 256") for t in figure_titles(at))
+    assert any(t.startswith("local: 58 of 256") for t in chart_titles(at))

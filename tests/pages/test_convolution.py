@@ -8,6 +8,7 @@ from PIL import Image
 
 from engine import conv
 from tests.apptest import run_app
+from tests.apptest import metric
 
 PAGE = "topic_pages/convolution.py"
 
@@ -21,8 +22,6 @@ def _open(query=None, tab=None):
     return at
 
 
-def _metric(at, label):
-    return next(m.value for m in at.metric if m.label == label)
 
 
 def _ok(at):
@@ -41,16 +40,16 @@ def test_convolution_tab_numbers_follow_the_widgets():
     _ok(at)
     h, w = conv.load_image("china (photo)", max_side=256).shape
     assert (h, w) == (171, 256)
-    assert _metric(at, "Output size") == f"{h} × {w}"               # 3x3, p=1: same size
-    assert _metric(at, "Kernel sum") == "0"                           # Sobel x
+    assert metric(at, "Output size") == f"{h} × {w}"               # 3x3, p=1: same size
+    assert metric(at, "Kernel sum") == "0"                           # Sobel x
     at.slider(key="cv_stride").set_value(2).run()
     _ok(at)
-    assert _metric(at, "Output size") == (f"{conv.conv_output_size(h, 3, 2, 1)} × "
+    assert metric(at, "Output size") == (f"{conv.conv_output_size(h, 3, 2, 1)} × "
                                           f"{conv.conv_output_size(w, 3, 2, 1)}")
-    before = _metric(at, "Output range")
+    before = metric(at, "Output range")
     at.selectbox(key="cv_kernel").select("gaussian blur").run()
     _ok(at)
-    assert _metric(at, "Kernel sum") == "1" and _metric(at, "Output range") != before
+    assert metric(at, "Kernel sum") == "1" and metric(at, "Output range") != before
     # the sliding-window scrubber: its caption quotes the products' sum at that position
     frames = conv.conv_animation_frames(conv.downscale(conv.load_image("china (photo)", max_side=256), 8),
                                         conv.KERNELS["gaussian blur"], 2, 1, 1)
@@ -80,23 +79,23 @@ def test_every_preset_and_tab_runs():
 def test_receptive_field_tab():
     at = _open({"cv_stack": "three 3x3"}, tab="Receptive field")
     _ok(at)
-    assert _metric(at, "Receptive field r") == "7 × 7"
-    assert _metric(at, "Conv weights (c = 64)") == f"{27 * 64 * 64:,}"
+    assert metric(at, "Receptive field r") == "7 × 7"
+    assert metric(at, "Conv weights (c = 64)") == f"{27 * 64 * 64:,}"
     at.selectbox(key="cv_stack").select("one 7x7").run()
     _ok(at)
-    assert _metric(at, "Receptive field r") == "7 × 7"
-    assert _metric(at, "Conv weights (c = 64)") == f"{49 * 64 * 64:,}"
+    assert metric(at, "Receptive field r") == "7 × 7"
+    assert metric(at, "Conv weights (c = 64)") == f"{49 * 64 * 64:,}"
     at.selectbox(key="cv_stack").select("dilated 1-2-4-8 (WaveNet, k=2)").run()
-    assert _metric(at, "Receptive field r") == "16 × 16"
+    assert metric(at, "Receptive field r") == "16 × 16"
     # choosing an output moves the highlighted input rows (caption) and the ERF
     at.selectbox(key="cv_stack").select("VGG block").run()
     at.slider(key="cv_out_row").set_value(0).run()
     reg = conv.input_region(conv.STACKS["VGG block"], (0, at.slider(key="cv_out_col").value), 32)
     assert any(f"sees input rows {reg.clip_lo[0]}–{reg.clip_hi[0]}" in c.value for c in at.caption)
-    radius = _metric(at, "2σ radius of the effective field")
+    radius = metric(at, "2σ radius of the effective field")
     at.radio(key="cv_erf_init").set_value("uniform weights, linear").run()
     _ok(at)
-    assert _metric(at, "2σ radius of the effective field") != radius
+    assert metric(at, "2σ radius of the effective field") != radius
 
 
 def test_bad_url_values_fall_back():
@@ -116,14 +115,14 @@ def test_feature_maps_and_equivariance_tabs():
     _, probs = conv.feature_maps(model, digits.images[5])
     at.number_input(key="cv_digit").set_value(5).run()
     _ok(at)
-    assert _metric(at, "Label / prediction") == f"{digits.labels[5]} / {int(probs.argmax())}"
+    assert metric(at, "Label / prediction") == f"{digits.labels[5]} / {int(probs.argmax())}"
     at = _open({"cv_image": "shapes"}, tab="Equivariance")
     _ok(at)
-    assert float(_metric(at, "max |conv(Tx) − T conv(x)|")) < 1e-5
-    unpooled, pooled = _metric(at, "Change without pooling"), _metric(at, "Change after 4×4 max pool")
+    assert float(metric(at, "max |conv(Tx) − T conv(x)|")) < 1e-5
+    unpooled, pooled = metric(at, "Change without pooling"), metric(at, "Change after 4×4 max pool")
     assert float(pooled) < float(unpooled)
     at.slider(key="cv_shift_x").set_value(0).run()
-    assert _metric(at, "Change without pooling") == "0.00"
+    assert metric(at, "Change without pooling") == "0.00"
 
 
 def test_uploads_good_and_bad():
@@ -133,21 +132,21 @@ def test_uploads_good_and_bad():
     at.file_uploader(key="cv_upload").set_value(("big.png", data, "image/png")).run()
     _ok(at)
     h, w = conv.downscale(conv.load_upload(data), 256).shape   # the 256 px working size
-    assert w == 256 and _metric(at, "Output size") == f"{h} × {w}"
+    assert w == 256 and metric(at, "Output size") == f"{h} × {w}"
     at.file_uploader(key="cv_upload").set_value(("notes.png", b"not an image at all", "image/png")).run()
     assert not at.exception
     assert any("not a PNG or JPEG" in e.value for e in at.error)
-    assert _metric(at, "Output size") == "171 × 256"          # fell back to the china photo
+    assert metric(at, "Output size") == "171 × 256"          # fell back to the china photo
 
 
 def test_custom_kernel_grid_and_even_kernel_message():
     at = _open({"cv_kernel": "custom"})
     _ok(at)
-    assert _metric(at, "Kernel sum") == "1"                        # the grid starts as identity
+    assert metric(at, "Kernel sum") == "1"                        # the grid starts as identity
     at.select_slider(key="cv_ksize").set_value(2).run()
     _ok(at)
     h, w = conv.load_image("china (photo)", max_side=256).shape
-    assert _metric(at, "Output size") == f"{h + 1} × {w + 1}"      # 2x2 kernel, p=1: n + 1
+    assert metric(at, "Output size") == f"{h + 1} × {w + 1}"      # 2x2 kernel, p=1: n + 1
     at.session_state["cv_tab"] = "Equivariance"
     at.run()
     assert not at.exception

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
+from tests.apptest import metric
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -31,8 +32,6 @@ def _page() -> AppTest:
     return at
 
 
-def _metric(at: AppTest, label: str) -> str:
-    return next(m.value for m in at.metric if m.label == label)
 
 
 def test_defaults_show_all_tabs():
@@ -40,19 +39,19 @@ def test_defaults_show_all_tabs():
     assert [t.label for t in at.tabs] == ["Forward", "Reverse", "Steps vs quality", "Train",
                                           "Langevin"]
     expected = float(np.prod(1 - np.linspace(1e-4, 0.02, 1000)[:250]))   # linear, t = 250
-    assert float(_metric(at, "ᾱ_t")) == pytest.approx(expected, rel=1e-3)
-    assert float(_metric(at, "Sliced Wasserstein to data")) < 0.5
+    assert float(metric(at, "ᾱ_t")) == pytest.approx(expected, rel=1e-3)
+    assert float(metric(at, "Sliced Wasserstein to data")) < 0.5
     assert not at.error
 
 
 def test_forward_slider_changes_alpha_bar():
     at = _page()
     at.slider(key="df_t").set_value(100).run()
-    assert float(_metric(at, "ᾱ_t")) == pytest.approx(0.897, abs=1e-3)
+    assert float(metric(at, "ᾱ_t")) == pytest.approx(0.897, abs=1e-3)
     at.slider(key="df_t").set_value(500).run()
-    assert float(_metric(at, "ᾱ_t")) == pytest.approx(0.0786, abs=1e-4)
+    assert float(metric(at, "ᾱ_t")) == pytest.approx(0.0786, abs=1e-4)
     at.selectbox(key="df_sched").select("cosine").run()
-    assert float(_metric(at, "ᾱ_t")) == pytest.approx(0.4938, abs=1e-3)
+    assert float(metric(at, "ᾱ_t")) == pytest.approx(0.4938, abs=1e-3)
     at.selectbox(key="df_data").select("upload CSV").run()       # no file yet: safe fallback
     assert not at.exception
     assert any("No valid CSV" in w.value for w in at.warning)
@@ -69,18 +68,18 @@ def test_every_preset_runs():
         assert at.selectbox(key="df_preset").value == name
         assert not any("Controls changed" in c.value for c in at.caption)  # widgets hold it
         assert at.info                                           # its description is shown
-        seen.add(_metric(at, "Sliced Wasserstein to data"))
+        seen.add(metric(at, "Sliced Wasserstein to data"))
     assert len(seen) >= 5                                       # presets change the result
 
 
 def test_sampler_change_changes_samples_and_steps_table():
     at = _page()
-    before = _metric(at, "Sliced Wasserstein to data")
+    before = metric(at, "Sliced Wasserstein to data")
     at.slider(key="df_steps").set_value(2).run()
-    after = _metric(at, "Sliced Wasserstein to data")
+    after = metric(at, "Sliced Wasserstein to data")
     assert float(after) > float(before)
     at.selectbox(key="df_sampler").select("annealed Langevin").run()
-    assert not at.exception and _metric(at, "Non-finite samples") == "0"
+    assert not at.exception and metric(at, "Non-finite samples") == "0"
     at.button(key="df_sq_run").click().run()
     assert not at.exception and len(at.dataframe) == 1
     table = at.dataframe[0].value

@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.gan import SCENARIOS
+from tests.apptest import metric
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -22,8 +23,6 @@ def _page() -> AppTest:
     return at
 
 
-def _metric(at: AppTest, label_start: str) -> str:
-    return next(m.value for m in at.metric if m.label.startswith(label_start))
 
 
 def _trainer(at: AppTest):
@@ -33,12 +32,12 @@ def _trainer(at: AppTest):
 def test_defaults_show_the_ring_and_all_tabs():
     at = _page()
     assert at.title[0].value == "GAN mode collapse"
-    assert _metric(at, "Modes covered").endswith("/ 8")
+    assert metric(at, "Modes covered").endswith("/ 8")
     assert _trainer(at).steps == 0
-    assert _metric(at, "JSD at this θ") == "0.6931" and _metric(at, "W₁ at this θ") == "1.0000"
+    assert metric(at, "JSD at this θ") == "0.6931" and metric(at, "W₁ at this θ") == "1.0000"
     # Dirac tab defaults: simultaneous minimax spirals out, R1 γ = 1 converges
-    assert float(_metric(at, "Distance to (0, 0) after 300 it. (γ = 0)")) > 1.414
-    assert float(_metric(at, "Distance to (0, 0) after 300 it. (R1")) < 1e-3
+    assert float(metric(at, "Distance to (0, 0) after 300 it. (γ = 0)")) > 1.414
+    assert float(metric(at, "Distance to (0, 0) after 300 it. (R1")) < 1e-3
     assert not at.error
 
 
@@ -57,19 +56,19 @@ def test_every_preset_builds_its_scenario(name):
     t = _trainer(at)
     cov = t.coverage()
     expected = "n/a" if cov is None else f"{cov.modes_covered} / {cov.n_modes}"
-    assert _metric(at, "Modes covered") == expected and t.steps == 0
+    assert metric(at, "Modes covered") == expected and t.steps == 0
 
 
 def test_step_trains_and_target_change_rebuilds():
     at = _page()
     at.slider(key="gan__spf").set_value(3).run()
-    loss_before = _metric(at, "L_D / L_G")
+    loss_before = metric(at, "L_D / L_G")
     at.button(key="gan__step").click().run()
     assert not at.exception
     assert _trainer(at).steps == 3
-    assert _metric(at, "L_D / L_G") != loss_before
+    assert metric(at, "L_D / L_G") != loss_before
     at.selectbox(key="gan_target").select("5x5 grid").run()
-    assert _trainer(at).steps == 0 and _metric(at, "Modes covered").endswith("/ 25")
+    assert _trainer(at).steps == 0 and metric(at, "Modes covered").endswith("/ 25")
 
 
 def test_step_d_and_step_g_update_one_side():
@@ -88,10 +87,10 @@ def test_malformed_points_get_a_clear_error():
     at.text_area(key="gan_points").input("x,y\nfoo,bar\n1,2\n").run()
     assert not at.exception
     assert any("Could not use these points" in e.value for e in at.error)
-    assert _metric(at, "Modes covered").endswith("/ 8")       # falls back to the ring
+    assert metric(at, "Modes covered").endswith("/ 8")       # falls back to the ring
     good = "\n".join(f"{i / 10},{(i % 3) / 5}" for i in range(30))
     at.text_area(key="gan_points").input(good).run()
-    assert not at.error and _metric(at, "Modes covered") == "n/a"
+    assert not at.error and metric(at, "Modes covered") == "n/a"
     assert len(_trainer(at).target.points) == 30 and not at.exception
 
 
@@ -100,8 +99,8 @@ def test_dirac_and_wasserstein_controls_change_the_numbers():
     at.select_slider(key="gan_dirac_gamma").set_value(0.0).run()
     assert not any(m.label.startswith("Distance to (0, 0) after 300 it. (R1") for m in at.metric)
     at.checkbox(key="gan_dirac_sim").uncheck().run()
-    d = float(_metric(at, "Distance to (0, 0) after 300 it. (γ = 0)"))
+    d = float(metric(at, "Distance to (0, 0) after 300 it. (γ = 0)"))
     assert 1.2 < d < 1.414   # alternating updates circle: close to the start distance √2
     at.slider(key="gan_theta").set_value(0.0).run()
-    assert _metric(at, "JSD at this θ") == "0.0000" and _metric(at, "W₁ at this θ") == "0.0000"
+    assert metric(at, "JSD at this θ") == "0.0000" and metric(at, "W₁ at this θ") == "0.0000"
     assert not at.exception

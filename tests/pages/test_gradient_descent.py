@@ -2,7 +2,6 @@
 that must change the numbers shown, and bad input that must give a message, not a crash."""
 from __future__ import annotations
 
-import json
 import math
 import re
 
@@ -10,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.apptest import run_app
+from tests.apptest import chart_titles
 
 PAGE = "topic_pages/gradient_descent.py"
 STEPS_COL = "steps to f − f* ≤ 1e-08"
@@ -29,13 +29,6 @@ def _warnings(at: AppTest) -> list[str]:
     return [w.value for w in at.warning]
 
 
-def _chart_titles(at: AppTest) -> list[str]:
-    titles = []
-    for chart in at.get("plotly_chart"):
-        spec = json.loads(chart.proto.spec)
-        title = spec.get("layout", {}).get("title", {})
-        titles.append(title.get("text", "") if isinstance(title, dict) else str(title))
-    return titles
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +43,7 @@ def test_defaults_race_four_methods_and_draw_every_figure(page):
     # defaults: kappa 20, lambda_max 1, eta = 1.4 -> GD rate max(|1-1.4|, 1-0.07) = 0.93
     assert table.loc["GD", "step size"] == pytest.approx(10 ** 0.1461, rel=1e-9)
     assert table.loc["Momentum", STEPS_COL] < table.loc["GD", STEPS_COL]
-    titles = _chart_titles(page)
+    titles = chart_titles(page)
     for expected in ("Paths on the contour plot", "Error f(x_k)", "Why the largest eigenvalue",
                      "Error along each eigenvector", "Heavy-ball rate"):
         assert any(expected in t for t in titles), (expected, titles)
@@ -117,7 +110,7 @@ def test_widget_changes_change_the_numbers():
     assert not at.exception
     assert _table(at).loc["GD", "final f − f*"] > 0.5   # stuck in the local min
     at.slider(key="gd_iter").set_value(5).run()
-    assert any(re.search(r"iteration 5\)", t) for t in _chart_titles(at))
+    assert any(re.search(r"iteration 5\)", t) for t in chart_titles(at))
 
 
 def test_url_reproduces_the_view_and_bad_values_fall_back():

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
+from tests.apptest import metric
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "topic_pages/lstm_gating.py"
@@ -31,8 +32,6 @@ def _page() -> AppTest:
     return at
 
 
-def _metric(at: AppTest, prefix: str) -> str:
-    return next(m.value for m in at.metric if m.label.startswith(prefix))
 
 
 def _equations(at: AppTest) -> str:
@@ -45,12 +44,12 @@ def page() -> AppTest:
 
 
 def test_defaults_show_a_trained_lstm_answering_correctly(page):
-    assert _metric(page, "Network answers") == _metric(page, "Correct answer")
-    assert _metric(page, "Same-size RNN answers") in "ABCD"
+    assert metric(page, "Network answers") == metric(page, "Correct answer")
+    assert metric(page, "Same-size RNN answers") in "ABCD"
     assert len(page.get("plotly_chart")) >= 6     # heatmaps, unit, answer, flow, cell, race
     # the gradient-flow metrics: LSTM (forget bias 1) keeps more than the RNN at lag 99
-    rnn = float(_metric(page, "RNN (tanh): gradient"))
-    lstm = float(_metric(page, "LSTM: gradient"))
+    rnn = float(metric(page, "RNN (tanh): gradient"))
+    lstm = float(metric(page, "LSTM: gradient"))
     assert lstm > 10 * rnn
     assert not page.error and not page.warning
 
@@ -81,7 +80,7 @@ def test_clamps_change_the_trace_and_typed_symbols_are_recalled():
     at.slider(key="lg_t").set_value(41).run()
     at.selectbox(key="lg_input").select("typed symbols").run()
     at.text_input(key="lg_text").input("C" + ".ABDA" * 6 + "?").run()
-    assert _metric(at, "Network answers") == "C"
+    assert metric(at, "Network answers") == "C"
     assert at.slider(key="lg_t").value == 23      # clamped into the default typed text (T = 24)
     at.text_input(key="lg_text").input("C..X?").run()
     assert not at.exception
@@ -90,20 +89,20 @@ def test_clamps_change_the_trace_and_typed_symbols_are_recalled():
 
 def test_gradient_flow_and_single_cell_follow_the_sliders():
     at = _page()
-    before = float(_metric(at, "RNN (tanh): gradient"))
+    before = float(metric(at, "RNN (tanh): gradient"))
     at.slider(key="lg_rho").set_value(2.0).run()
-    after = float(_metric(at, "RNN (tanh): gradient"))
+    after = float(metric(at, "RNN (tanh): gradient"))
     assert after > 1e3 * before          # larger ρ: far less vanishing
-    lstm1 = float(_metric(at, "LSTM: gradient"))
+    lstm1 = float(metric(at, "LSTM: gradient"))
     at.select_slider(key="lg_fb").set_value(3).run()
-    assert float(_metric(at, "LSTM: gradient")) > lstm1
+    assert float(metric(at, "LSTM: gradient")) > lstm1
     at.multiselect(key="lg_kinds").set_value([]).run()
     assert not at.exception and any("at least one" in w.value for w in at.warning)
     # single cell: the forget bias sets f at rest = σ(b_f)
     at.slider(key="lg_s_f_b").set_value(0.0).run()
-    assert float(_metric(at, "forget gate at rest")) == pytest.approx(0.5, abs=1e-3)
+    assert float(metric(at, "forget gate at rest")) == pytest.approx(0.5, abs=1e-3)
     at.slider(key="lg_s_f_b").set_value(4.0).run()
-    assert float(_metric(at, "forget gate at rest")) == pytest.approx(0.982, abs=1e-3)
+    assert float(metric(at, "forget gate at rest")) == pytest.approx(0.982, abs=1e-3)
 
 
 def test_train_tab_steps_the_race():

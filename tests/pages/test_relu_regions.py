@@ -2,6 +2,7 @@
 import pytest
 from engine import regions as R
 from tests.apptest import run_app
+from tests.apptest import metric
 
 PAGE = "topic_pages/relu_regions.py"
 
@@ -12,8 +13,6 @@ def _open(query=None):
     return at
 
 
-def _metric(at, label):
-    return next(m.value for m in at.metric if m.label == label)
 
 
 @pytest.fixture(scope="module")
@@ -23,8 +22,8 @@ def page():
 
 def test_defaults_show_the_exact_count(page):
     expected = R.count_regions(R.make_mlp((8, 8, 8), seed=0), (-2, 2, -2, 2))
-    assert _metric(page, "Regions") == f"{expected:,}"
-    assert _metric(page, "Bound") == f"{R.product_bound((8, 8, 8), 2, True):,}"
+    assert metric(page, "Regions") == f"{expected:,}"
+    assert metric(page, "Bound") == f"{R.product_bound((8, 8, 8), 2, True):,}"
     assert not page.error and not page.warning
 
 
@@ -32,37 +31,37 @@ def test_width_and_box_change_the_count(page):
     page.slider(key="rr_width").set_value(5).run()
     assert not page.exception
     expected = R.count_regions(R.make_mlp((5, 5, 5), seed=0), (-2, 2, -2, 2))
-    assert _metric(page, "Regions") == f"{expected:,}"
+    assert metric(page, "Regions") == f"{expected:,}"
     page.slider(key="rr_box").set_value(4.0).run()
     expected = R.count_regions(R.make_mlp((5, 5, 5), seed=0), (-4, 4, -4, 4))
-    assert _metric(page, "Regions") == f"{expected:,}"
+    assert metric(page, "Regions") == f"{expected:,}"
     page.selectbox(key="rr_init").select("xavier").run()
     part = R.partition(R.make_mlp((5, 5, 5), seed=0, init="xavier"), (-4, 4, -4, 4))
-    assert _metric(page, "Regions") == f"{part.count:,}"
-    assert _metric(page, "Distinct maps") == f"{R.distinct_maps(part):,}"
+    assert metric(page, "Regions") == f"{part.count:,}"
+    assert metric(page, "Distinct maps") == f"{R.distinct_maps(part):,}"
     page.selectbox(key="rr_init").select("kaiming").run()
     page.toggle(key="rr_layers").set_value(False).run()
-    assert not page.exception and _metric(page, "Regions") == f"{expected:,}"
+    assert not page.exception and metric(page, "Regions") == f"{expected:,}"
     page.toggle(key="rr_layers").set_value(True).run()
 
 
 def test_per_layer_widths_and_bad_input(page):
     page.text_input(key="rr_widths").input("6, 4").run()
-    assert _metric(page, "ReLUs") == "10"
+    assert metric(page, "ReLUs") == "10"
     assert any("Architecture 2 → 6 → 4 → 1" in c.value for c in page.caption)
     page.text_input(key="rr_widths").input("6, banana").run()
     assert not page.exception
     assert any("Per-layer widths ignored" in w.value for w in page.warning)
-    assert _metric(page, "ReLUs") == "15"   # falls back to depth x width
+    assert metric(page, "ReLUs") == "15"   # falls back to depth x width
     page.text_input(key="rr_widths").input("").run()
 
 
 def test_step_trains_and_updates_history(page):
-    before = _metric(page, "Loss")
+    before = metric(page, "Loss")
     page.button(key="rr_train__step").click().run()
     assert not page.exception
     assert any("Iteration **25**" in c.value for c in page.caption)
-    assert _metric(page, "Loss") != before
+    assert metric(page, "Loss") != before
     trainer = page.session_state["rr_train__trainer"]
     assert list(trainer.history.as_arrays("regions")[0]) == [0, 25]
     page.button(key="rr_train__play").click().run()          # one training frame while playing
@@ -72,7 +71,7 @@ def test_step_trains_and_updates_history(page):
     paused_at = page.session_state["rr_train__trainer"].steps
     page.run()
     assert page.session_state["rr_train__trainer"].steps == paused_at
-    assert _metric(page, "Regions") == f"{trainer.partition().count:,}"
+    assert metric(page, "Regions") == f"{trainer.partition().count:,}"
 
 
 def test_every_preset_runs():
@@ -104,7 +103,7 @@ def test_every_preset_runs():
 def test_url_reproduces_view_and_bad_values_fall_back():
     at = _open({"rr_depth": "1", "rr_width": "4", "rr_box": "3.0"})
     expected = R.count_regions(R.make_mlp((4,), seed=0), (-3, 3, -3, 3))
-    assert _metric(at, "Regions") == f"{expected:,}"
+    assert metric(at, "Regions") == f"{expected:,}"
     at = _open({"rr_width": "999", "rr_task": "nope", "rr_widths": "3, banana", "classroom": "1"})
     assert not at.exception and at.slider(key="rr_width").value == 8
     assert at.selectbox(key="rr_task").value == "bump (regression)"

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
+from tests.apptest import metric
 
 CUSTOM = "(custom)"
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -32,8 +33,6 @@ def _page(**query) -> AppTest:
     return at
 
 
-def _metric(at, label):
-    return next(m.value for m in at.metric if m.label == label)
 
 
 def _gap_line(at):
@@ -48,9 +47,9 @@ def test_defaults_show_the_shipped_model_and_all_tabs():
     at = _page()
     assert [t.label for t in at.tabs] == ["Latent space", "Why the ELBO", "Autoencoder vs PCA"]
     # the shipped VAE: trained 120 epochs, test ELBO far above an untrained net's
-    assert float(_metric(at, "Epoch")) > 100
-    assert float(_metric(at, "Test ELBO (nats)")) > -35
-    assert float(_metric(at, "‖∂recon/∂encoder‖")) > 0
+    assert float(metric(at, "Epoch")) > 100
+    assert float(metric(at, "Test ELBO (nats)")) > -35
+    assert float(metric(at, "‖∂recon/∂encoder‖")) > 0
     # the replay slider holds the shipped model's training snapshots
     snap = at.slider(key="vae_snap")
     assert snap.max >= 50 and snap.value == snap.max
@@ -81,25 +80,25 @@ def test_every_preset_runs_and_sets_its_widgets():
 
 def test_step_trains_and_widgets_change_the_view():
     at = _page(vae_start="from scratch")
-    assert float(_metric(at, "Epoch")) == 0.0
-    elbo0 = float(_metric(at, "Test ELBO (nats)"))
+    assert float(metric(at, "Epoch")) == 0.0
+    elbo0 = float(metric(at, "Test ELBO (nats)"))
     at.button(key="vae_live__step").click().run()
     assert not at.exception
-    assert float(_metric(at, "Epoch")) > 4          # 60 minibatches of 128 digits
-    assert float(_metric(at, "Test ELBO (nats)")) > elbo0 + 5
+    assert float(metric(at, "Epoch")) > 4          # 60 minibatches of 128 digits
+    assert float(metric(at, "Test ELBO (nats)")) > elbo0 + 5
     # a new beta is a new run: back to epoch 0
     at.select_slider(key="vae_beta").set_value(4.0).run()
-    assert float(_metric(at, "Epoch")) == 0.0
+    assert float(metric(at, "Epoch")) == 0.0
     # reparameterization off: the encoder gets no reconstruction gradient
     at.toggle(key="vae_reparam").set_value(False).run()
     at.button(key="vae_live__step").click().run()
-    assert float(_metric(at, "‖∂recon/∂encoder‖")) == 0.0
+    assert float(metric(at, "‖∂recon/∂encoder‖")) == 0.0
     # the Gaussian likelihood trains too (its -log density is on another scale)
     at.toggle(key="vae_reparam").set_value(True).run()
     at.selectbox(key="vae_lik").select("gaussian").run()
-    assert float(_metric(at, "Epoch")) == 0.0
+    assert float(metric(at, "Epoch")) == 0.0
     at.button(key="vae_live__step").click().run()
-    assert not at.exception and float(_metric(at, "Epoch")) > 4
+    assert not at.exception and float(metric(at, "Epoch")) > 4
 
 
 def test_grid_and_decode_controls_change_the_figures():
