@@ -2,12 +2,10 @@
 ("cpu" always; "cuda"/"mps" when present), so engine tests run unchanged on a GPU machine."""
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import pytest
-import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

@@ -17,16 +17,6 @@ from viz.topics import ROOT
 WEIGHTS = ROOT / "assets" / "weights"
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """These models are tiny: one thread does the work in ~2 ms per forward pass, while two
-    threads on a busy 2-core machine spin-wait (measured 72 ms CPU per pass)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _qkv(device, b=2, h=3, t=7, d=8, seed=0):
     g = make_generator(seed, device)
     return [torch.randn(b, h, t, d, generator=g, device=device) for _ in range(3)]

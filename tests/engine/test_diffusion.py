@@ -19,16 +19,6 @@ from engine.diffusion import (PRETRAINED, DiffusionTrainer, EpsMLP, MixtureDenoi
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tiny nets and 2-D particles: one thread is as fast as two on an idle machine and many
-    times faster on a busy one (two threads spin against other processes). Restored after."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 # ---------------------------------------------------------------- schedules, forward process
 
 def test_linear_alpha_bar_matches_product_formula():

@@ -15,16 +15,6 @@ from engine.training import Trainer
 WEIGHTS = Path(__file__).resolve().parents[2] / "assets" / "weights"
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """These models are tiny: intra-op threads only add OpenMP overhead (on a busy 2-core
-    machine 2 threads made a trainer step ~40x slower). Restored afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _random_module(cls, seed, device, **kw):
     torch.manual_seed(seed)
     m = cls(3, 6, **kw)

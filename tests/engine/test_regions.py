@@ -11,16 +11,6 @@ from engine import regions as R
 BOX = (-2.0, 2.0, -2.0, 2.0)
 
 
-@pytest.fixture
-def one_thread():
-    """Tiny models gain nothing from intra-op threads, and on a loaded 2-core machine two
-    spinning torch threads made 40 Adam steps ~50x slower (measured). Restored afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _distinct_rows(bits):
     packed = np.packbits(bits, axis=1)
     return len(np.unique(packed.view(np.dtype((np.void, packed.shape[1]))).ravel()))
@@ -190,7 +180,7 @@ def test_parse_widths():
             R.parse_widths(bad)
 
 
-def test_trainer_reduces_loss_and_logs_counts(device, one_thread):
+def test_trainer_reduces_loss_and_logs_counts(device):
     tr = R.RegionTrainer((8, 8), task="ridge (regression)", seed=0, lr=0.02, n=200,
                          count_every=10, device=device)
     loss0 = tr.history.last("loss")
@@ -207,7 +197,7 @@ def test_trainer_reduces_loss_and_logs_counts(device, one_thread):
     assert other.partition().count == snap.partition.count and other.steps == 40
 
 
-def test_trainer_classification_task_runs(device, one_thread):
+def test_trainer_classification_task_runs(device):
     tr = R.RegionTrainer((6,), task="circles (classification)", seed=0, lr=0.05, n=200,
                          device=device)
     loss0 = tr.history.last("loss")
@@ -216,7 +206,7 @@ def test_trainer_classification_task_runs(device, one_thread):
     assert set(np.unique(tr.snapshot().targets)) == {0.0, 1.0}
 
 
-def test_trainer_adam_matches_torch_optim_adam(one_thread):
+def test_trainer_adam_matches_torch_optim_adam():
     tr = R.RegionTrainer((5, 4), task="bump (regression)", seed=2, lr=0.03, n=64,
                          count_every=1000)
     ref = R.make_mlp((5, 4), seed=2)
@@ -273,7 +263,7 @@ def test_edge_layers_lie_on_their_units_zero_sets():
     assert set(np.unique(R.edge_layers(one, R.partition(one, BOX)).layer)) == {-1, 0}
 
 
-def test_training_on_the_ridge_moves_regions_to_the_bend(one_thread):
+def test_training_on_the_ridge_moves_regions_to_the_bend():
     tr = R.RegionTrainer((16, 16), task="ridge (regression)", seed=0, lr=0.01, count_every=300)
     tr.step(600)
     _, near = tr.history.as_arrays("near_bend")

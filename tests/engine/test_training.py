@@ -1,7 +1,5 @@
 import math
 
-import numpy as np
-import torch
 
 from engine.datasets import make_dataset
 from engine.training import History, MLPClassifierTrainer, Trainer, run_for

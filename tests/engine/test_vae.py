@@ -10,16 +10,6 @@ from scipy.stats import norm
 
 from engine import vae as V
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """These nets are tiny: one thread is as fast as two on an idle machine and ~30x faster
-    on a busy one (2 threads spin against other processes). Restored afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 WEIGHTS = Path(__file__).resolve().parents[2] / "assets" / "weights"
 
 # Bounds for the shipped 2-D models (scripts/pretrain_vae.py, 120 epochs), measured 2026-11:

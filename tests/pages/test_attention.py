@@ -3,24 +3,12 @@ bad input gets a clear message."""
 from __future__ import annotations
 
 
-import pytest
-import torch
 from streamlit.testing.v1 import AppTest
 
 from viz.topics import ROOT
 from tests.apptest import metric, chart_titles
 
 PAGE = "topic_pages/attention.py"
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """AppTest runs the page in this process: one thread for the tiny models (two threads
-    spin-wait on a busy 2-core machine)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def open_page(tab: str | None = None, **state) -> AppTest:

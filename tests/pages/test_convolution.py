@@ -3,7 +3,6 @@ numbers shown, uploads (good and bad), bad URL values."""
 import io
 
 import numpy as np
-import pytest
 from PIL import Image
 
 from engine import conv

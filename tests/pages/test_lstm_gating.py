@@ -6,21 +6,11 @@ import re
 from pathlib import Path
 
 import pytest
-import torch
 from streamlit.testing.v1 import AppTest
 from tests.apptest import metric
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "topic_pages/lstm_gating.py"
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models: one intra-op thread avoids OpenMP overhead. Restored afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def _page() -> AppTest:

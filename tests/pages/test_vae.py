@@ -3,23 +3,11 @@ what is shown, the ELBO tab, the AE-vs-PCA tab, and bad input."""
 import re
 from pathlib import Path
 
-import pytest
-import torch
 from streamlit.testing.v1 import AppTest
 from tests.apptest import metric
 
 CUSTOM = "(custom)"
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """The page's nets are tiny: one torch thread is as fast as two on an idle machine and far
-    faster on a busy one. Restored afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def _page(**query) -> AppTest:
