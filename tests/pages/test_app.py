@@ -56,8 +56,11 @@ def test_classroom_toggle_injects_css_and_collapses():
     off = [h.proto.body for h in at.get("html")]
     at.toggle(key="classroom").set_value(True).run()
     on = [h.proto.body for h in at.get("html")]
-    assert not any("font-size: 22px" in body for body in off)
-    assert any("font-size: 22px" in body for body in on)
+    from viz.page import load_css
+    css = load_css("classroom")
+    assert "font-size: 1.45rem" in css
+    assert not any(css in body for body in off)
+    assert any(css in body for body in on)
 
 
 def test_seed_change_is_kept_across_pages():
