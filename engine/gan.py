@@ -709,7 +709,7 @@ def parallel_lines(theta: np.ndarray) -> ParallelLines:
 TRAINER_DEFAULTS: dict = dict(loss="nonsaturating", g_hidden=(128, 128), d_hidden=(128, 128),
                               latent_dim=2, lr_g=1e-3, lr_d=1e-3, optimizer="adam",
                               d_steps=1, unrolled_steps=0, r1_gamma=0.0, spectral_norm=False,
-                              minibatch_std=False, pack=1)
+                              minibatch_std=False, pack=1, gp_lambda=10.0)
 
 
 @dataclass(frozen=True)
@@ -756,6 +756,14 @@ SCENARIOS: dict[str, Scenario] = {
         "mode histogram shows a single bright cell jumping); at most 1 mode is covered at "
         "1,000 and 1,500 iterations. The penalty alone does not cure collapse here.",
         max_modes=1),
+    "WGAN-GP covers the ring": Scenario(
+        "ring of 8", 0.05, dict(loss="wgan-gp", lr_g=3e-4, lr_d=3e-4, d_steps=5,
+                                gp_lambda=1.0), 400,
+        "The Wasserstein critic trained properly: 5 critic steps per G step, lr = 3e-4 and a "
+        "gradient penalty λ = 1. The critic's slope reaches every mode, so the fakes spread "
+        "over the whole ring: after 400 iterations at least 7 of the 8 modes are covered "
+        "(measured: 8 from iteration 300 on, up to 800). With λ = 10 instead, the same run "
+        "stays at 0-2 modes up to 800 iterations.", min_modes=7),
     "25-mode grid": Scenario(
         "5x5 grid", 0.05, {}, 2000,
         "A 5×5 grid of Gaussians: many more modes to cover. Watch the badge and the 25-row "

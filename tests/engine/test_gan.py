@@ -225,10 +225,11 @@ def test_state_dict_round_trip():
     np.testing.assert_array_equal(a.sample(20, seed=1), b.sample(20, seed=1))
 
 
-# ---- the presets' claims (the two cheapest checked ones: a collapse and a cure) -----------
+# ---- the presets' claims (the cheapest checked ones: a collapse and two cures) ----------
 
 @pytest.mark.parametrize("name", ["minimax loss collapses on the ring",
-                                  "non-saturating covers the ring (σ = 0.05)"])
+                                  "non-saturating covers the ring (σ = 0.05)",
+                                  "WGAN-GP covers the ring"])
 def test_preset_claims_hold_after_their_documented_steps(name):
     sc = gan.SCENARIOS[name]
     t = sc.trainer("cpu")
