@@ -9,10 +9,13 @@ automatically; `python -m benchmarks gan` runs only modules whose name contains 
 """
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
 from dataclasses import dataclass
 from typing import Callable
+
+import torch
 
 
 @dataclass(frozen=True)
@@ -32,3 +35,15 @@ def median_time(fn: Callable[[], object], repeat: int = 5, warmup: int = 1) -> f
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None):
+    """Run a block with `n` torch intra-op threads (None: leave as is), then restore."""
+    before = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

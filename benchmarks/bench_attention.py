@@ -8,7 +8,7 @@ import time
 import torch
 from torch.nn import functional as F
 
-from benchmarks import Measurement, median_time
+from benchmarks import Measurement, median_time, torch_threads
 from engine import attention as A
 from engine.device import make_generator
 from viz.topics import ROOT
@@ -23,19 +23,14 @@ def forward_with_maps(threads: int | None = None) -> Measurement:
     model, _ = A.load_pretrained(WEIGHTS)
     task = A.TASKS["reverse"]
     x, _, _ = A.make_batch(task, 1, make_generator(0))
-    before = torch.get_num_threads()
-    if threads:
-        torch.set_num_threads(threads)
 
     def run():
         with torch.no_grad():
             model(x, return_attention=True)
-    try:
+    with torch_threads(threads):
         cpu0 = time.process_time()
         t = median_time(run, repeat=50, warmup=5)
         cpu = (time.process_time() - cpu0) / 55
-    finally:
-        torch.set_num_threads(before)
     return Measurement(t * 1e3, "ms", f"one sequence (16 tokens), 2x2 maps, "
                                       f"{torch.get_num_threads() if not threads else threads} "
                                       f"torch thread(s); CPU {cpu * 1e3:.1f} ms/call; "

@@ -6,7 +6,7 @@ import time
 
 import torch
 
-from benchmarks import Measurement, median_time
+from benchmarks import Measurement, median_time, torch_threads
 from engine import diffusion as D
 from viz.topics import ROOT
 
@@ -16,14 +16,10 @@ TRAIN_STEPS = 300
 
 def one_thread(fn):
     """Run a benchmark with one torch thread (DESIGN.md: the server is pinned to one core;
-    two threads on a busy 2-core machine were measured 5-20x slower), then restore."""
+    two threads on a busy 2-core machine were measured 5-20x slower)."""
     def wrapped() -> Measurement:
-        before = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        with torch_threads(1):
             return fn()
-        finally:
-            torch.set_num_threads(before)
     return wrapped
 
 

@@ -1,7 +1,6 @@
 """LSTM gating page: gate trace, gradient flow, trainer throughput vs a plain PyTorch loop."""
 from __future__ import annotations
 
-import time
 
 import torch
 

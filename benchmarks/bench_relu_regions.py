@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from benchmarks import Measurement, median_time
+from benchmarks import Measurement, median_time, torch_threads
 from engine import regions as R
 
 BOX = (-2.0, 2.0, -2.0, 2.0)
@@ -24,13 +24,8 @@ def _train_tick(threads: int | None = None) -> Measurement:
     """25 full-batch Adam steps of a 2x16 MLP on the ridge task, then the exact regions
     (what one frame of the live page does at its default steps-per-frame). `threads` sets
     torch's intra-op threads for the measurement (restored afterwards)."""
-    before = torch.get_num_threads()
-    if threads:
-        torch.set_num_threads(threads)
-    try:
-        return _tick_measurement(threads or before)
-    finally:
-        torch.set_num_threads(before)
+    with torch_threads(threads):
+        return _tick_measurement(torch.get_num_threads())
 
 
 def _tick_measurement(threads: int) -> Measurement:

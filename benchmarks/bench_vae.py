@@ -7,7 +7,7 @@ import time
 import numpy as np
 import torch
 
-from benchmarks import Measurement, median_time
+from benchmarks import Measurement, median_time, torch_threads
 from engine.vae import VAE, VAETrainer, latent_grid, load_digit_data
 
 DATA = load_digit_data()
@@ -15,13 +15,8 @@ RECOGNISABLE_CORNER_DISTANCE = 1.5   # as tests/engine/test_vae.py: grid corners
 
 
 def _epochs_per_second(device: str = "cpu", threads: int | None = None) -> Measurement:
-    before = torch.get_num_threads()
-    if threads:
-        torch.set_num_threads(threads)
-    try:
+    with torch_threads(threads):
         return _epochs(device)
-    finally:
-        torch.set_num_threads(before)
 
 
 def _epochs(device: str) -> Measurement:
@@ -39,12 +34,8 @@ def _epochs(device: str) -> Measurement:
 def _seconds_to_recognisable_grid() -> Measurement:
     """Train from scratch until the 4 corners of the 15x15 quantile grid decode to pairwise
     different images (L2 > 1.5) and the test ELBO is within 3 nats of the shipped model's."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         return _time_to_grid()
-    finally:
-        torch.set_num_threads(before)
 
 
 def _time_to_grid() -> Measurement:
@@ -63,15 +54,10 @@ def _time_to_grid() -> Measurement:
 
 
 def _grid_ms(threads: int | None = None) -> Measurement:
-    before = torch.get_num_threads()
-    if threads:
-        torch.set_num_threads(threads)
-    try:
+    with torch_threads(threads):
         model = VAE(seed=0)
         t = median_time(lambda: latent_grid(model, n=20), repeat=20, warmup=2)
-    finally:
         n_threads = torch.get_num_threads()
-        torch.set_num_threads(before)
     return Measurement(t * 1e3, "ms", f"latent_grid(n=20): 400 decodes, {n_threads} torch "
                                       f"threads; target < 50 ms")
 

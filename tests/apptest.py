@@ -24,6 +24,13 @@ def run_app(query: dict | None = None, page: str | None = None,
     return at
 
 
+def open_page(page: str, query: dict | None = None) -> AppTest:
+    """run_app(query, page) and assert the page raised no exception."""
+    at = run_app(query, page=page)
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def metric(at: AppTest, label: str) -> str:
     """The value of the st.metric whose label is `label` (else the first that starts with it)."""
     exact = [m.value for m in at.metric if m.label == label]

@@ -6,8 +6,7 @@ import numpy as np
 from PIL import Image
 
 from engine import conv
-from tests.apptest import run_app
-from tests.apptest import metric
+from tests.apptest import metric, open_page
 
 PAGE = "topic_pages/convolution.py"
 
@@ -16,9 +15,7 @@ def _open(query=None, tab=None):
     q = dict(query or {})
     if tab:
         q["cv_tab"] = tab
-    at = run_app(query=q, page=PAGE)
-    assert not at.exception
-    return at
+    return open_page(PAGE, q)
 
 
 

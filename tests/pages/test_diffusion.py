@@ -2,23 +2,16 @@
 bad input gives a message."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
-from tests.apptest import metric
+from tests.apptest import metric, open_page
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def _page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page("topic_pages/diffusion.py")
-    at.run()
-    assert not at.exception
-    return at
+    return open_page("topic_pages/diffusion.py")
 
 
 

@@ -3,24 +3,17 @@ the Dirac-GAN and parallel-lines tabs."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.gan import SCENARIOS
-from tests.apptest import metric
+from tests.apptest import metric, open_page
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def _page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page("topic_pages/gan.py")
-    at.run()
-    assert not at.exception
-    return at
+    return open_page("topic_pages/gan.py")
 
 
 

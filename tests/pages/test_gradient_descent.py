@@ -8,17 +8,14 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import run_app
-from tests.apptest import chart_titles
+from tests.apptest import chart_titles, open_page
 
 PAGE = "topic_pages/gradient_descent.py"
 STEPS_COL = "steps to f − f* ≤ 1e-08"
 
 
 def _page(query: dict | None = None) -> AppTest:
-    at = run_app(query, page=PAGE)
-    assert not at.exception
-    return at
+    return open_page(PAGE, query)
 
 
 def _table(at: AppTest):

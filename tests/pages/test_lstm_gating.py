@@ -3,23 +3,16 @@ the widgets, bad input gets a message."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from tests.apptest import metric
+from tests.apptest import metric, open_page
 
-ROOT = Path(__file__).resolve().parents[2]
 PAGE = "topic_pages/lstm_gating.py"
 
 
 def _page() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page(PAGE)
 
 
 

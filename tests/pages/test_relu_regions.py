@@ -1,16 +1,13 @@
 """The ReLU-regions page through AppTest: defaults, presets, widgets, bad input, training."""
 import pytest
 from engine import regions as R
-from tests.apptest import run_app
-from tests.apptest import metric
+from tests.apptest import metric, open_page
 
 PAGE = "topic_pages/relu_regions.py"
 
 
 def _open(query=None):
-    at = run_app(query=query, page=PAGE)
-    assert not at.exception
-    return at
+    return open_page(PAGE, query)
 
 
 

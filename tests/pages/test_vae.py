@@ -1,24 +1,15 @@
 """The VAE page through AppTest: defaults, every preset, training, widgets that must change
 what is shown, the ELBO tab, the AE-vs-PCA tab, and bad input."""
 import re
-from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
-from tests.apptest import metric
+from tests.apptest import metric, open_page
 
 CUSTOM = "(custom)"
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def _page(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    at.switch_page("topic_pages/vae.py")
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page("topic_pages/vae.py", query)
 
 
 
