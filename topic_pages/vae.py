@@ -14,7 +14,7 @@ from engine.vae import (LIKELIHOODS, SPANS, VAETrainer, curved_manifold, decode_
                         load_digit_data, pca_reconstruct, reconstruction_mse, toy_elbo)
 from scripts.pretrain_vae import shipped_name
 from viz import session
-from viz.live import live_training
+from viz.live import live_training, rerun_page
 from viz.page import page_header, user_errors
 from viz.render import explain, show_figure
 from viz.topics import ROOT
@@ -162,11 +162,8 @@ with tab_latent:
         if pts:
             st.session_state["vae_z1"] = float(np.clip(round(pts[0]["x"], 2), -4, 4))
             st.session_state["vae_z2"] = float(np.clip(round(pts[0]["y"], 2), -4, 4))
-            st.session_state["vae__picked"] = True
 
     def draw(trainer: VAETrainer, tick) -> None:
-        if st.session_state.pop("vae__picked", False):
-            st.rerun(scope="app")   # the click ran only this fragment: redraw the z sliders too
         codes = trainer.snapshot().codes
         grid = latent_grid(trainer.model, grid_n, span, dims=dims)
         z = np.zeros(trainer.model.latent_dim, np.float32)
@@ -175,7 +172,8 @@ with tab_latent:
         with left:
             show_figure(latent_scatter(codes.means[:, list(dims)], codes.labels, grid=grid,
                                        picked=(z[dims[0]], z[dims[1]]), dims=dims),
-                        key="vae_scatter", on_select=_on_pick, selection_mode="points")
+                        key="vae_scatter", selection_mode="points",
+                        on_select=rerun_page(_on_pick))   # the z sliders sit outside the fragment
         with right:
             show_figure(grid_figure(grid), key="vae_gridfig")
         if trainer.model.latent_dim > 2:

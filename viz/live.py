@@ -11,9 +11,16 @@ trainer: widget values, seed, device) builds a fresh trainer.
         show_figure(my_figure(trainer.snapshot()))
 
     live_training("gan", lambda: GANTrainer(...), draw, config={"lr": lr, "seed": seed})
+
+A widget drawn inside `draw` reruns only the fragment when the user uses it. If its callback
+sets widgets drawn outside the fragment (a click on a chart that moves sliders above it), wrap
+the callback with `rerun_page` so the whole page reruns and those widgets show the new values:
+
+    show_figure(fig, key="scatter", on_select=rerun_page(_on_pick), selection_mode="points")
 """
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Callable
 
@@ -38,6 +45,21 @@ def get_trainer(key: str, make_trainer: Callable[[], Trainer], config: dict[str,
         st.session_state[ckey] = cid
         st.session_state[f"{key}__playing"] = False
     return st.session_state[tkey]
+
+
+def rerun_page(callback: Callable[..., Any]) -> Callable[..., None]:
+    """`callback`, then a rerun of the whole page instead of only the fragment.
+
+    For a widget drawn inside the live-training fragment (e.g. a plotly chart's on_select)
+    whose callback writes session state that widgets outside the fragment display. Without it
+    Streamlit reruns only the fragment and those widgets keep showing their old values.
+    Callbacks run before the script, so st.rerun(scope="app") raised here replaces the
+    fragment run by one full run (no run is spent twice)."""
+    @functools.wraps(callback)
+    def _then_rerun(*args: Any, **kwargs: Any) -> None:
+        callback(*args, **kwargs)
+        st.rerun(scope="app")
+    return _then_rerun
 
 
 def live_training(key: str, make_trainer: Callable[[], Trainer],

@@ -4,6 +4,7 @@ import re
 
 from streamlit.testing.v1 import AppTest
 from tests.apptest import metric, open_page
+from tests.pages.test_widgets import click_in_fragment
 
 CUSTOM = "(custom)"
 
@@ -130,3 +131,14 @@ def test_autoencoder_vs_pca_tab_trains_and_the_nonlinear_one_wins():
     assert set(mse) == {"PCA (top direction)", "linear autoencoder", "nonlinear autoencoder"}
     assert abs(mse["linear autoencoder"] - mse["PCA (top direction)"]) < 0.02 * mse["PCA (top direction)"]
     assert mse["nonlinear autoencoder"] < 0.5 * mse["PCA (top direction)"]
+
+
+def test_click_on_the_latent_scatter_moves_the_decode_sliders():
+    """The scatter is drawn inside the live-training fragment, the z sliders outside it: a
+    click must redraw the sliders (rounded, clipped to ±4) and decode at the clicked point."""
+    at = _page()
+    click_in_fragment(at, "vae_scatter", {"x": 1.234, "y": -5.0, "curve_number": 0,
+                                          "point_number": 0, "point_index": 0})
+    assert not at.exception
+    assert at.slider(key="vae_z1").value == 1.23 and at.slider(key="vae_z2").value == -4.0
+    assert "z = (1.23, -4.00)" in at.get("plotly_chart")[2].proto.spec

@@ -1,6 +1,8 @@
 """The shared widget groups (viz/widgets.py, viz/live.py) driven through AppTest."""
+import functools
 import json
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -79,3 +81,37 @@ def test_export_buttons_present(at):
     cfg = json.loads(config_json({"lr": 0.1, "shape": (2, 3)}, "harness"))
     assert cfg["page"] == "harness" and cfg["lr"] == 0.1 and cfg["shape"] == [2, 3]
     assert "seed" in cfg and "device" in cfg
+
+
+def click_in_fragment(at: AppTest, chart_key: str, point: dict) -> AppTest:
+    """What the browser sends when a point of a chart drawn inside the page's live-training
+    fragment is clicked: the chart's new selection, with a rerun of that fragment only.
+    AppTest has no API for either (its run() reruns the whole script), so this builds the
+    widget states and puts the fragment id into the rerun request its runner makes."""
+    from streamlit.runtime.scriptrunner import RerunData
+    from streamlit.testing.v1 import local_script_runner
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(chart_key))
+    states = at._tree.get_widget_states()
+    state = states.widgets.add()
+    state.id = chart.proto.id
+    state.string_value = json.dumps({"selection": {"points": [point], "point_indices": [0],
+                                                   "box": [], "lasso": []}})
+    (fragment_id,) = at._fragment_storage._fragments     # one live-training fragment
+    fragment_run = functools.partial(RerunData, fragment_id_queue=[fragment_id],
+                                     is_fragment_scoped_rerun=True)
+    with mock.patch.object(local_script_runner, "RerunData", fragment_run):
+        return at._run(states)
+
+
+def test_click_in_the_fragment_updates_widgets_outside_it(at):
+    """A plotly on_select inside the live-training fragment sets a number input drawn above
+    the fragment: rerun_page makes the whole page rerun, so the input shows the new value."""
+    assert at.number_input(key="h_pick_x").value == 0.0
+    click_in_fragment(at, "h_pick", {"x": 0.75, "y": -0.5, "curve_number": 0,
+                                     "point_number": 3, "point_index": 3})
+    assert not at.exception
+    assert at.session_state["h_pick_x"] == 0.75
+    # without rerun_page only the fragment reruns: the input above it is not redrawn
+    assert "h_pick_x" in [n.key for n in at.number_input], "only the fragment was redrawn"
+    assert at.number_input(key="h_pick_x").value == 0.75
+    assert _md(at, "loss=") == ["loss=nan steps=0"]          # the fragment drew too
