@@ -209,7 +209,7 @@ def test_trainer_classification_task_runs(device):
 def test_trainer_adam_matches_torch_optim_adam():
     tr = R.RegionTrainer((5, 4), task="bump (regression)", seed=2, lr=0.03, n=64,
                          count_every=1000)
-    ref = R.make_mlp((5, 4), seed=2)
+    ref = R.make_mlp((5, 4), seed=2).to(tr.x.device)      # the trainer picks the default device
     opt = torch.optim.Adam(ref.parameters(), lr=0.03)
     for _ in range(5):
         opt.zero_grad()
