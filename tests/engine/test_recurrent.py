@@ -89,7 +89,10 @@ def test_gru_and_rnn_traces_equal_pytorch(device):
     np.testing.assert_allclose(tr.h, (1 - tr.z) * tr.n + tr.z * h_prev, atol=1e-6)
     rnn = _random_module(torch.nn.RNN, 7, device)
     out, _ = rnn(x)
-    np.testing.assert_allclose(R.rnn_trace(rnn, x).h, out.detach().cpu().numpy(), atol=1e-5)
+    # cuDNN sums in another order; this tanh RNN (weights ~ N(0, 0.7)) amplifies the float32
+    # rounding to 1.7e-5 over 20 steps on an H200 (3 of 120 values above 1e-5).
+    np.testing.assert_allclose(R.rnn_trace(rnn, x).h, out.detach().cpu().numpy(),
+                               atol=1e-5 if device == "cpu" else 5e-5)
 
 
 def test_gru_update_gate_clamped_to_one_keeps_h():
