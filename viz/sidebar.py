@@ -38,7 +38,9 @@ def shared_sidebar() -> None:
         st.selectbox("Compute device", devices, index=devices.index(choice.name), key="device",
                      bind="query-params",
                      help="Where the PyTorch engine runs. Auto order: CUDA > MPS > CPU; "
-                          "the environment variable DLPLAY_DEVICE sets the default.")
+                          "the environment variable DLPLAY_DEVICE sets the default. The small "
+                          "2-D models train faster on the CPU (measured on an H200: 0.2-0.9x "
+                          "on CUDA); the transformer and the CNN gradients gain 5-18x.")
         st.caption(f"In use: **{device_label(session.device())}**")
         if choice.warning:
             st.warning(choice.warning)
