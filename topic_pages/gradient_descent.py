@@ -233,7 +233,8 @@ with controls:
                          bind="query-params")
     y0 = c1.number_input("Start x₂", *START_RANGE, START["gd_y0"], 0.1, key="gd_y0",
                          bind="query-params")
-    st.caption("Or click a point of the contour plot (or drag a small box) to start there.")
+    st.caption("Or click the contour plot to start there (or choose *Box select* in its "
+               "toolbar and drag a small box).")
     hb_opt = False
     with st.expander("Per-method hyperparameters"):
         hb_opt = st.checkbox("Momentum: use the optimal (η, β) of this quadratic", False,

@@ -93,8 +93,10 @@ def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: in
                       xaxis=dict(range=[grid.gx[0], grid.gx[-1]], title="x₁", constrain="domain"),
                       yaxis=dict(range=[grid.gy[0], grid.gy[-1]], title="x₂",
                                  scaleanchor="x", scaleratio=1, constrain="domain"),
-                      legend=dict(orientation="v", x=1.02, y=1), dragmode="select",
-                      clickmode="event+select")
+                      legend=dict(orientation="v", x=1.02, y=1),
+                      # not dragmode="select": Streamlit then sets clickmode="event", and a
+                      # click selects nothing (box select stays in the toolbar)
+                      dragmode="pan", clickmode="event+select")
     return fig
 
 

@@ -4,7 +4,7 @@ import re
 
 from streamlit.testing.v1 import AppTest
 from tests.apptest import metric, open_page
-from tests.pages.test_widgets import click_in_fragment
+from tests.pages.test_widgets import click_chart
 
 CUSTOM = "(custom)"
 
@@ -137,8 +137,8 @@ def test_click_on_the_latent_scatter_moves_the_decode_sliders():
     """The scatter is drawn inside the live-training fragment, the z sliders outside it: a
     click must redraw the sliders (rounded, clipped to ±4) and decode at the clicked point."""
     at = _page()
-    click_in_fragment(at, "vae_scatter", {"x": 1.234, "y": -5.0, "curve_number": 0,
-                                          "point_number": 0, "point_index": 0})
+    click_chart(at, "vae_scatter", {"x": 1.234, "y": -5.0, "curve_number": 0, "point_number": 0,
+                                    "point_index": 0}, in_fragment=True)
     assert not at.exception
     assert at.slider(key="vae_z1").value == 1.23 and at.slider(key="vae_z2").value == -4.0
     assert "z = (1.23, -4.00)" in at.get("plotly_chart")[2].proto.spec

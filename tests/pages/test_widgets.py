@@ -83,11 +83,12 @@ def test_export_buttons_present(at):
     assert "seed" in cfg and "device" in cfg
 
 
-def click_in_fragment(at: AppTest, chart_key: str, point: dict) -> AppTest:
-    """What the browser sends when a point of a chart drawn inside the page's live-training
-    fragment is clicked: the chart's new selection, with a rerun of that fragment only.
-    AppTest has no API for either (its run() reruns the whole script), so this builds the
-    widget states and puts the fragment id into the rerun request its runner makes."""
+def click_chart(at: AppTest, chart_key: str, point: dict, in_fragment: bool = False) -> AppTest:
+    """What the browser sends when a point of the plotly chart `chart_key` is clicked: the
+    chart's new selection; with `in_fragment`, as a rerun of the page's (one) fragment only,
+    as for a chart drawn inside the live-training fragment. AppTest has no API for either
+    (its run() reruns the whole script), so this builds the widget states itself and puts
+    the fragment id into the rerun request its runner makes."""
     from streamlit.runtime.scriptrunner import RerunData
     from streamlit.testing.v1 import local_script_runner
     chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(chart_key))
@@ -96,7 +97,9 @@ def click_in_fragment(at: AppTest, chart_key: str, point: dict) -> AppTest:
     state.id = chart.proto.id
     state.string_value = json.dumps({"selection": {"points": [point], "point_indices": [0],
                                                    "box": [], "lasso": []}})
-    (fragment_id,) = at._fragment_storage._fragments     # one live-training fragment
+    if not in_fragment:
+        return at._run(states)
+    (fragment_id,) = at._fragment_storage._fragments
     fragment_run = functools.partial(RerunData, fragment_id_queue=[fragment_id],
                                      is_fragment_scoped_rerun=True)
     with mock.patch.object(local_script_runner, "RerunData", fragment_run):
@@ -107,8 +110,8 @@ def test_click_in_the_fragment_updates_widgets_outside_it(at):
     """A plotly on_select inside the live-training fragment sets a number input drawn above
     the fragment: rerun_page makes the whole page rerun, so the input shows the new value."""
     assert at.number_input(key="h_pick_x").value == 0.0
-    click_in_fragment(at, "h_pick", {"x": 0.75, "y": -0.5, "curve_number": 0,
-                                     "point_number": 3, "point_index": 3})
+    click_chart(at, "h_pick", {"x": 0.75, "y": -0.5, "curve_number": 0, "point_number": 3,
+                               "point_index": 3}, in_fragment=True)
     assert not at.exception
     assert at.session_state["h_pick_x"] == 0.75
     # without rerun_page only the fragment reruns: the input above it is not redrawn
