@@ -189,11 +189,46 @@ def test_step_parts_update_only_one_network():
 def test_fake_gradients_are_minus_grad_of_generator_loss():
     """For the non-saturating loss, −∇ₓ softplus(−D(x)) = σ(−D(x)) ∇ₓD(x)."""
     t = _tiny()
-    x = torch.tensor([[0.5, -0.3], [1.0, 1.0]], requires_grad=True)
+    x = torch.tensor([[0.5, -0.3], [1.0, 1.0]], device=t.device, requires_grad=True)
     d = t.D.pointwise(x)
     (gd,) = torch.autograd.grad(d.sum(), x)
     expected = torch.sigmoid(-d).detach()[:, None] * gd
-    np.testing.assert_allclose(t.fake_gradients(x.detach().numpy()), expected.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(t.fake_gradients(x.detach().cpu().numpy()),
+                               expected.cpu().numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("optimizer", list(gan.UNROLL_UPDATES))
+def test_unrolled_d_equals_k_steps_of_ds_own_optimizer(optimizer):
+    """The unroll is D's optimizer made differentiable: its parameters after k unrolled
+    updates equal D's after k real opt_d.step() calls on the same batches (Adam and RMSprop
+    continue from opt_d's moments)."""
+    t = _tiny(optimizer=optimizer, unrolled_steps=3, lr_d=1e-2)
+    t.step(2)                                        # opt_d has a state now
+    fake = t.G(t._z()).detach()
+    gen_state = t.gen.get_state()
+    unrolled = t.unrolled_params(fake)
+    t.gen.set_state(gen_state)                       # the same real batches again
+    for _ in range(3):
+        real = t._real_batch()
+        t.opt_d.zero_grad(set_to_none=True)
+        t.loss.d_loss(t.D(real), t.D(fake)).backward()
+        t.opt_d.step()
+    for name, p in t.D.named_parameters():
+        torch.testing.assert_close(unrolled[name], p.detach(), rtol=1e-5, atol=1e-6)
+
+
+def test_unrolled_generator_gradient_flows_through_the_unroll():
+    """G's gradient against the unrolled D differs from the one against D itself (the unroll
+    depends on G's samples), while D is left unchanged."""
+    t = _tiny(unrolled_steps=3, lr_d=1e-2)
+    t.step(2)
+    d0 = [p.detach().clone() for p in t.D.parameters()]
+    fake = t.G(t._z())
+    loss_u = t.loss.g_loss(torch.func.functional_call(t.D, t.unrolled_params(fake), (fake,)))
+    (g_u,) = torch.autograd.grad(loss_u, [next(t.G.parameters())], retain_graph=True)
+    (g_0,) = torch.autograd.grad(t.loss.g_loss(t.D(fake)), [next(t.G.parameters())])
+    assert torch.isfinite(g_u).all() and not torch.allclose(g_u, g_0)
+    assert all(torch.equal(a, b) for a, b in zip(d0, t.D.parameters()))
 
 
 def test_divergence_is_a_result():
@@ -229,7 +264,10 @@ def test_state_dict_round_trip():
 
 @pytest.mark.parametrize("name", ["minimax loss collapses on the ring",
                                   "non-saturating covers the ring (σ = 0.05)",
-                                  "WGAN-GP covers the ring"])
+                                  "WGAN-GP covers the ring",
+                                  "one-layer D: one blob hops",
+                                  pytest.param("unrolled D (k=5) covers the ring",
+                                               marks=pytest.mark.slow)])
 def test_preset_claims_hold_after_their_documented_steps(name):
     sc = gan.SCENARIOS[name]
     t = sc.trainer("cpu")
@@ -239,6 +277,13 @@ def test_preset_claims_hold_after_their_documented_steps(name):
         assert modes <= sc.max_modes <= 4          # collapse: at most half of the ring
     if sc.min_modes is not None:
         assert modes >= sc.min_modes >= 7
+
+
+def test_unrolled_preset_differs_from_its_contrast_only_by_unrolling():
+    a = gan.SCENARIOS["unrolled D (k=5) covers the ring"]
+    b = gan.SCENARIOS["one-layer D: one blob hops"]
+    assert (a.target, a.std, a.steps, a.seed) == (b.target, b.std, b.steps, b.seed)
+    assert {**a.kwargs, "unrolled_steps": 0} == b.kwargs and a.kwargs["unrolled_steps"] == 5
 
 
 def test_every_scenario_is_consistent():
