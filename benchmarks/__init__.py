@@ -37,6 +37,23 @@ def median_time(fn: Callable[[], object], repeat: int = 5, warmup: int = 1) -> f
     return statistics.median(times)
 
 
+def alternating_times(runs: dict[str, Callable[[], object]], rounds: int = 9,
+                      warmup: int = 1) -> dict[str, list[tuple[float, float]]]:
+    """(wall, CPU) seconds of every run in `rounds` alternating rounds (run a, run b, run a,
+    ...), after `warmup` calls each, so a change of machine load hits all runs alike.
+    Compare runs per round (median of the per-round ratios)."""
+    for fn in runs.values():
+        for _ in range(warmup):
+            fn()
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, fn in runs.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            fn()
+            times[name].append((time.perf_counter() - t0, time.process_time() - c0))
+    return times
+
+
 @contextlib.contextmanager
 def torch_threads(n: int | None):
     """Run a block with `n` torch intra-op threads (None: leave as is), then restore."""

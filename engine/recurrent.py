@@ -435,11 +435,11 @@ def delayed_recall(batch: int, length: int, generator: torch.Generator,
     B, D, K = int(batch), int(length), int(n_symbols)
     s = torch.randint(0, K, (B,), generator=generator)
     x = torch.zeros(B, D + 2, K + 1)
-    x[torch.arange(B), 0, s] = 1.0
-    if distract > 0 and D > 0:
-        show = torch.rand(B, D, generator=generator) < distract
-        sym = torch.randint(0, K, (B, D), generator=generator)
-        x[:, 1:D + 1, :K] = nn.functional.one_hot(sym, K).float() * show[..., None]
+    x[:, 0].scatter_(1, s[:, None], 1.0)
+    if distract > 0 and D > 0:   # scatter in place: the batch is made every training step
+        show = torch.rand(B, D, 1, generator=generator) < distract
+        sym = torch.randint(0, K, (B, D, 1), generator=generator)
+        x[:, 1:D + 1].scatter_(2, sym, show.float())
     x[:, D + 1, K] = 1.0
     return SeqBatch(x.to(device), s.to(device))
 
@@ -551,14 +551,24 @@ def _init_net(net: RecurrentNet, seed: int, forget_bias: float) -> None:
     set_forget_bias(net.rnn, net.kind, forget_bias)
 
 
-def task_metrics(task: str, out: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(loss, accuracy): cross-entropy and argmax accuracy, or MSE and the fraction of
-    predictions within the task's tolerance."""
+def task_loss(task: str, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy (classes) or MSE of out[:, 0] (regression)."""
+    if TASKS[task].regression:
+        return nn.functional.mse_loss(out[:, 0], y)
+    return nn.functional.cross_entropy(out, y)
+
+
+def task_accuracy(task: str, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Argmax accuracy, or the fraction of regression outputs within the task's tolerance."""
     spec = TASKS[task]
     if spec.regression:
-        pred = out[:, 0]
-        return nn.functional.mse_loss(pred, y), ((pred - y).abs() < spec.tolerance).float().mean()
-    return nn.functional.cross_entropy(out, y), (out.argmax(1) == y).float().mean()
+        return ((out[:, 0] - y).abs() < spec.tolerance).float().mean()
+    return (out.argmax(1) == y).float().mean()
+
+
+def task_metrics(task: str, out: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(loss, accuracy): task_loss and task_accuracy."""
+    return task_loss(task, out, y), task_accuracy(task, out, y)
 
 
 @torch.no_grad()
@@ -587,9 +597,10 @@ class SequenceTrainer:
     """Adam on a RecurrentNet of `kind` for TASKS[task], a fresh seeded batch every step.
 
     loss = cross-entropy (classes) or MSE (adding). With `curriculum`, training starts at
-    length `length` and the length grows by `grow` once the running accuracy (EMA, weight 0.1)
-    reaches `advance_at`, up to `max_length`; each batch then draws its length uniformly in
-    [max(1, level // 2), level] so shorter cases stay learned."""
+    length `length` and the length grows by `grow` once the running accuracy `ema` (EMA,
+    weight 0.1, kept only with the curriculum) reaches `advance_at`, up to `max_length`; each
+    batch then draws its length uniformly in [max(1, level // 2), level] so shorter cases
+    stay learned."""
 
     def __init__(self, kind: str = "lstm", task: str = "delayed_recall", length: int = 10,
                  hidden: int = 16, lr: float = 1e-2, batch: int = 64, seed: int = 0,
@@ -623,29 +634,38 @@ class SequenceTrainer:
         return int(torch.randint(lo, self.level + 1, (1,), generator=self.gen))
 
     def step(self, n: int = 1) -> dict[str, float]:
-        metrics: dict[str, float] = {}
+        """n Adam steps; returns (and logs to history) the metrics of the last one. One host
+        sync per step (the loss, so that a divergence stops at its step); the accuracy is
+        computed every step only with the curriculum, whose running accuracy needs it."""
+        spec = TASKS[self.task]
+        last = None
         for _ in range(int(n)):
             if self.diverged_at is not None:
                 break
-            b = TASKS[self.task].make(self.batch, self._length(), self.gen, self.device,
-                                      **self.task_params)
-            loss, acc = task_metrics(self.task, self.net(b.x), b.y)
+            level = self.level
+            b = spec.make(self.batch, self._length(), self.gen, self.device, **self.task_params)
+            out = self.net(b.x)
+            loss = task_loss(self.task, out, b.y)
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
             self.opt.step()
             self.steps += 1
-            value, acc = float(loss.detach()), float(acc)
-            metrics = {"loss": value, "accuracy": acc, "level": float(self.level)}
+            value = float(loss.detach())
+            last = (value, out.detach(), b.y, level)
             if not math.isfinite(value):
                 self.diverged_at = self.steps
                 break
-            self.ema = 0.9 * self.ema + 0.1 * acc
-            if (self.curriculum and self.ema >= self.advance_at
-                    and self.level < self.max_length):
-                self.level = min(self.max_length, self.level + self.grow)
-                self.ema = 0.0
-        if metrics:
-            self.history.log(self.steps, metrics)
+            if self.curriculum:
+                self.ema = 0.9 * self.ema + 0.1 * float(task_accuracy(self.task, *last[1:3]))
+                if self.ema >= self.advance_at and self.level < self.max_length:
+                    self.level = min(self.max_length, self.level + self.grow)
+                    self.ema = 0.0
+        if last is None:
+            return {}
+        value, out, y, level = last
+        metrics = {"loss": value, "accuracy": float(task_accuracy(self.task, out, y)),
+                   "level": float(level)}
+        self.history.log(self.steps, metrics)
         return metrics
 
     def snapshot(self) -> SequenceSnapshot:

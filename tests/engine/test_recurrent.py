@@ -227,3 +227,60 @@ def test_shipped_lstm_solves_recall_rnn_fails_at_long_delay(shipped):
     long = R.accuracy_by_length(rnn, "delayed_recall", [rmeta["long_delay"]], n=512, **params)
     assert long[0] < 0.6
     assert lstm.rnn.hidden_size == rnn.rnn.hidden_size
+
+
+def _delayed_recall_one_hot(B, D, g, K=4, distract=0.0):
+    """delayed_recall as first written: one_hot, masked, copied into slices."""
+    s = torch.randint(0, K, (B,), generator=g)
+    x = torch.zeros(B, D + 2, K + 1)
+    x[torch.arange(B), 0, s] = 1.0
+    if distract > 0 and D > 0:
+        show = torch.rand(B, D, generator=g) < distract
+        sym = torch.randint(0, K, (B, D), generator=g)
+        x[:, 1:D + 1, :K] = torch.nn.functional.one_hot(sym, K).float() * show[..., None]
+    x[:, D + 1, K] = 1.0
+    return x, s
+
+
+@pytest.mark.parametrize("D,K,distract", [(0, 4, 1.0), (1, 4, 0.0), (7, 3, 0.5), (40, 4, 1.0)])
+def test_delayed_recall_equals_the_one_hot_construction(D, K, distract):
+    """Same generator draws in the same order, same tensor: the scatter form trains on
+    exactly the batches the one-hot form made."""
+    ga, gb = R.make_generator(5, "cpu"), R.make_generator(5, "cpu")
+    for _ in range(3):
+        b = R.delayed_recall(32, D, ga, n_symbols=K, distract=distract)
+        x, s = _delayed_recall_one_hot(32, D, gb, K, distract)
+        assert b.x.is_contiguous() and b.x.dtype == torch.float32
+        assert torch.equal(b.x, x) and torch.equal(b.y, s)
+
+
+@pytest.mark.parametrize("task,params", [("delayed_recall", {"distract": 1.0}), ("adding", {})])
+def test_trainer_step_is_the_plain_adam_loop(task, params):
+    """SequenceTrainer.step(n) updates the net exactly as the textbook loop on the same
+    batches (its generator seeded with seed + 1) and reports the last step's loss/accuracy."""
+    kw = dict(kind="lstm", task=task, length=6, hidden=8, lr=0.02, batch=16, seed=3,
+              task_params=params)
+    tr, ref = R.SequenceTrainer(**kw), R.SequenceTrainer(**kw)
+    metrics = tr.step(7)
+    g = R.make_generator(3 + 1, "cpu")
+    for _ in range(7):
+        b = R.TASKS[task].make(16, 6, g, "cpu", **params)
+        out = ref.net(b.x)
+        loss, acc = R.task_metrics(task, out, b.y)
+        ref.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        ref.opt.step()
+    for p, q in zip(tr.net.parameters(), ref.net.parameters()):
+        assert torch.equal(p, q)
+    last = float(loss.detach())
+    assert metrics == {"loss": last, "accuracy": float(acc), "level": 6.0}
+    assert tr.history.last("loss") == last and tr.steps == 7
+
+
+def test_trainer_stops_at_the_diverging_step():
+    tr = R.SequenceTrainer("rnn", "adding", length=5, hidden=8, lr=1e3, batch=16, seed=0)
+    with torch.no_grad():
+        tr.net.head.bias.fill_(float("inf"))
+    m = tr.step(5)
+    assert tr.diverged_at == 1 and tr.steps == 1 and not math.isfinite(m["loss"])
+    assert tr.step(3) == {} and tr.steps == 1
