@@ -22,7 +22,7 @@ import streamlit as st
 
 from viz import session
 
-CUSTOM = "(custom)"
+CHOOSE = "Choose a preset…"
 
 
 @dataclass(frozen=True)
@@ -60,16 +60,18 @@ def _same(a: Any, b: Any) -> bool:
 def preset_picker(presets: Mapping[str, Preset], key: str, label: str = "Preset",
                   container=None) -> str | None:
     """A select box of named presets; choosing one sets the widgets. Returns the active
-    preset name, or None once a widget was moved away from it (shown as "(custom)")."""
+    preset name, or None before one is chosen and once a widget was moved away from it."""
     box = container or st
-    names = [CUSTOM, *presets]
 
     def _apply() -> None:
         chosen = st.session_state[key]
         if chosen in presets:
             apply_settings(presets[chosen].settings)
 
-    chosen = box.selectbox(label, names, key=key, on_change=_apply,
+    # No entry is selected at first paint: the select box shows the placeholder instead of a
+    # "(custom)" entry, which read as if the student had already changed something.
+    chosen = box.selectbox(label, list(presets), index=None, placeholder=CHOOSE, key=key,
+                           on_change=_apply,
                            help="Each preset sets the controls to show one phenomenon.")
     if chosen in presets:
         if settings_match(presets[chosen].settings):

@@ -22,6 +22,13 @@ def _md(at, prefix):
     return [m.value for m in at.markdown if m.value.startswith(prefix)]
 
 
+def test_no_preset_is_selected_at_first_paint(at):
+    from viz.widgets import CHOOSE
+    box = at.selectbox(key="h_preset")
+    assert box.value is None and box.placeholder == CHOOSE
+    assert list(box.options) == ["fast", "slow"] and not at.info
+
+
 def test_preset_sets_widgets_and_explains(at):
     at.selectbox(key="h_preset").select("fast").run()
     assert at.slider(key="h_lr").value == 0.9
