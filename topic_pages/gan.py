@@ -6,49 +6,56 @@ modes the generator covers, and shows the Dirac-GAN and the parallel-lines examp
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.gan import (LOSSES, OPTIMIZERS, SCENARIOS, TARGETS, GANTrainer, Scenario, dirac_gan,
-                        dirac_gan_field, make_target, parallel_lines, parse_points_csv)
+from engine.gan import (LIVE_DEFAULTS, LIVE_TARGET, LOSSES, OPTIMIZERS, PRETRAINED, SCENARIOS,
+                        TARGETS, GANTrainer, Scenario, dirac_gan, dirac_gan_field, load_trainer,
+                        make_target, parallel_lines, parse_points_csv, trainer_config)
 from viz import session
-from viz.gan_figures import (dirac_figure, mode_history_figure, samples_figure,
-                             training_curves_figure, wasserstein_figure)
+from viz.gan_figures import dirac_figure, live_figures, wasserstein_figure
 from viz.live import live_training
+from viz.topics import ROOT
 from viz.page import page_header, user_errors
 from viz.render import explain, show_figure
 from viz.widgets import Preset, Step, export_buttons, guided_steps, preset_picker
 
 UPLOAD = "your points (CSV)"
+STEPS_PER_FRAME = 50
+FRAME_INTERVAL_S = 0.25   # ask for up to 4 redraws/s (the frame itself takes ~0.2 s here)
 LRS = [1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2]
 WIDTHS = [8, 16, 32, 64, 128, 256]
 R1S = [0.0, 0.1, 1.0, 10.0]
 GPS = [0.1, 1.0, 10.0]
-DEFAULTS = {"gan_target": "ring of 8", "gan_std": 0.05, "gan_loss": "nonsaturating",
-            "gan_opt": "adam", "gan_lr_g": 1e-3, "gan_lr_d": 1e-3, "gan_d_steps": 1,
-            "gan_latent": 2, "gan_g_width": 128, "gan_g_depth": 2, "gan_d_width": 128,
-            "gan_d_depth": 2,
-            "gan_unroll": 0, "gan_r1": 0.0, "gan_sn": False, "gan_mbstd": False, "gan_pack": 1,
-            "gan_gp": 10.0}
 
 
-def _settings(sc: Scenario) -> dict:
-    """Widget values that make the page build exactly the scenario's trainer."""
-    kw = sc.kwargs
-    return {"gan_target": sc.target, "gan_std": sc.std, "gan_loss": kw["loss"],
+def _widget_values(target: str, std: float, kw: dict) -> dict:
+    """Widget values that make the page build a GANTrainer with keyword arguments `kw`."""
+    return {"gan_target": target, "gan_std": std, "gan_loss": kw["loss"],
             "gan_opt": kw["optimizer"], "gan_lr_g": kw["lr_g"], "gan_lr_d": kw["lr_d"],
             "gan_d_steps": kw["d_steps"], "gan_latent": kw["latent_dim"],
             "gan_g_width": kw["g_hidden"][0], "gan_g_depth": len(kw["g_hidden"]),
             "gan_d_width": kw["d_hidden"][0], "gan_d_depth": len(kw["d_hidden"]),
             "gan_unroll": kw["unrolled_steps"],
             "gan_r1": kw["r1_gamma"], "gan_sn": kw["spectral_norm"],
-            "gan_mbstd": kw["minibatch_std"], "gan_pack": kw["pack"], "gan_gp": kw["gp_lambda"],
-            "seed": sc.seed}
+            "gan_mbstd": kw["minibatch_std"], "gan_pack": kw["pack"], "gan_gp": kw["gp_lambda"]}
 
 
+# the page's defaults: engine.gan.LIVE_DEFAULTS (2×64 networks: 50 iterations and a redraw
+# in ~0.25 s on one CPU thread); the presets set their own sizes
+DEFAULTS = _widget_values(*LIVE_TARGET, LIVE_DEFAULTS)
+
+
+def _settings(sc: Scenario) -> dict:
+    """Widget values that make the page build exactly the scenario's trainer."""
+    return {**_widget_values(sc.target, sc.std, sc.kwargs), "seed": sc.seed}
+
+
+log = logging.getLogger(__name__)
 PRESETS = {name: Preset(_settings(sc), sc.claim) for name, sc in SCENARIOS.items()}
 
 STEPS = [
@@ -104,10 +111,14 @@ def _controls() -> dict:
     c[2].slider("D steps per G step", 1, 10, 1, key="gan_d_steps", bind="query-params")
     c[3].slider("Latent dim", 1, 16, 2, key="gan_latent", bind="query-params")
     c = st.columns(5)
-    c[0].select_slider("G width", WIDTHS, value=128, key="gan_g_width", bind="query-params")
-    c[1].slider("G hidden layers", 1, 3, 2, key="gan_g_depth", bind="query-params")
-    c[2].select_slider("D width", WIDTHS, value=128, key="gan_d_width", bind="query-params")
-    c[3].slider("D hidden layers", 1, 3, 2, key="gan_d_depth", bind="query-params")
+    c[0].select_slider("G width", WIDTHS, value=DEFAULTS["gan_g_width"], key="gan_g_width",
+                       bind="query-params")
+    c[1].slider("G hidden layers", 1, 3, DEFAULTS["gan_g_depth"], key="gan_g_depth",
+                bind="query-params")
+    c[2].select_slider("D width", WIDTHS, value=DEFAULTS["gan_d_width"], key="gan_d_width",
+                       bind="query-params")
+    c[3].slider("D hidden layers", 1, 3, DEFAULTS["gan_d_depth"], key="gan_d_depth",
+                bind="query-params")
     with c[4].popover("Remedies", icon=":material/healing:", width="stretch"):
         st.slider("Unrolled D steps", 0, 10, 0, key="gan_unroll", bind="query-params",
                   help="Metz et al. 2016: G's loss against D after k differentiable "
@@ -149,7 +160,15 @@ def _target(cfg: dict, seed: int):
 
 def _draw(trainer: GANTrainer, tick) -> None:
     snap = trainer.snapshot()
-    cov, t = snap.coverage, trainer.target
+    cov = snap.coverage
+    if trainer.pretrained is not None:
+        offline = int(trainer.pretrained.get("steps", 0))
+        st.info((f"**Pretrained snapshot**: these settings trained offline for {offline:,} "
+                 f"iterations, shown so the first picture is a trained GAN. **Play** "
+                 f"continues training it live; **Reset** starts from scratch."
+                 if trainer.steps == offline else
+                 f"Continued from a **pretrained snapshot** ({offline:,} iterations trained "
+                 f"offline). **Reset** starts from scratch."), icon=":material/history:")
     m = st.columns(4)
     if cov is not None:
         m[0].metric("Modes covered", f"{cov.modes_covered} / {cov.n_modes}",
@@ -165,19 +184,39 @@ def _draw(trainer: GANTrainer, tick) -> None:
     ld, lg = trainer.history.last("loss_d"), trainer.history.last("loss_g")
     m[3].metric("L_D / L_G", "–" if math.isnan(ld) and math.isnan(lg) else f"{ld:.3f} / {lg:.3f}",
                 help="Mean over the last chunk of iterations.")
-    radius = trainer.n_sigma * t.std if t.std is not None else None
-    show_figure(samples_figure(snap, trainer.box, t.centers, radius,
-                               show_arrows=st.session_state.get("gan_arrows", True)),
-                key="gan_fig_samples")
+    figs = live_figures(trainer, snap, show_arrows=st.session_state.get("gan_arrows", True))
+    show_figure(figs["gan_fig_samples"], key="gan_fig_samples")
     cols = st.columns(2)
-    with cols[0]:
-        if cov is not None:
-            steps, hists = trainer.mode_history()
-            show_figure(mode_history_figure(steps, hists, len(trainer.z_eval)),
-                        key="gan_fig_hist")
+    if "gan_fig_hist" in figs:
+        with cols[0]:
+            show_figure(figs["gan_fig_hist"], key="gan_fig_hist")
     with cols[1]:
-        show_figure(training_curves_figure(trainer.history, cov.n_modes if cov else None),
-                    key="gan_fig_curves")
+        show_figure(figs["gan_fig_curves"], key="gan_fig_curves")
+
+
+@st.cache_data(max_entries=4)
+def _pretrained_bytes(name: str) -> bytes | None:
+    path = ROOT / "assets" / "weights" / f"gan_{name}.pt"
+    return path.read_bytes() if path.exists() else None
+
+
+def _make_trainer(target, seed: int, kwargs: dict, cfg: dict, upload_id) -> GANTrainer:
+    """A fresh GANTrainer; the first time a session builds the default GAN (no upload), the
+    shipped pretrained snapshot of exactly these settings instead. Reset then builds fresh."""
+    spec = PRETRAINED["default"]
+    wanted = trainer_config(spec.target, spec.std, spec.seed, spec.kwargs)
+    mine = trainer_config(cfg["gan_target"], cfg["gan_std"], seed, kwargs)
+    if upload_id is None and mine == wanted and not st.session_state.get("gan__pretrained_used"):
+        st.session_state["gan__pretrained_used"] = True
+        blob = _pretrained_bytes("default")
+        if blob is not None:
+            try:
+                trainer, stored = load_trainer(blob, session.device())
+                if stored == wanted:
+                    return trainer
+            except Exception:  # noqa: BLE001 - a stale or damaged file: train from scratch
+                log.exception("could not load the pretrained GAN snapshot")
+    return GANTrainer(target, seed=seed, device=session.device(), **kwargs)
 
 
 def _step_part(part: str) -> None:
@@ -229,8 +268,9 @@ def train_tab() -> None:
     trainer = None
     with user_errors("build the GAN with these settings"):
         trainer = live_training(
-            "gan", lambda: GANTrainer(target, seed=seed, device=session.device(), **kwargs),
-            _draw, config=config, steps_per_frame=50, max_steps_per_frame=500)
+            "gan", lambda: _make_trainer(target, seed, kwargs, cfg, upload_id),
+            _draw, config=config, steps_per_frame=STEPS_PER_FRAME, max_steps_per_frame=500,
+            interval_s=FRAME_INTERVAL_S)
     explain("**Reading the picture.** Grey: real samples; purple: generated samples; the "
             "background is D (blue = judged real). Black strokes show where each fake is "
             "pushed, −∇ₓ L_G. Circles mark each mode's 3σ disc: green when at least 1% of "

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.gan import DiracTrajectory, GANSnapshot, ParallelLines
+from engine.gan import DiracTrajectory, GANSnapshot, GANTrainer, ParallelLines
 from engine.training import History
 
 REAL = "#7f7f7f"
@@ -18,11 +18,23 @@ MISSED = "#d62728"
 
 def _segments(starts: np.ndarray, vectors: np.ndarray) -> tuple[list, list]:
     """x and y lists of line segments start -> start + vector, separated by None (one trace)."""
-    xs, ys = [], []
-    for (x, y), (dx, dy) in zip(np.asarray(starts), np.asarray(vectors)):
-        xs += [float(x), float(x + dx), None]
-        ys += [float(y), float(y + dy), None]
-    return xs, ys
+    s = np.asarray(starts, dtype=float).reshape(-1, 2)
+    e = s + np.asarray(vectors, dtype=float).reshape(-1, 2)
+    xs = np.full((len(s), 3), None, dtype=object)
+    ys = np.full((len(s), 3), None, dtype=object)
+    xs[:, 0], xs[:, 1], ys[:, 0], ys[:, 1] = s[:, 0], e[:, 0], s[:, 1], e[:, 1]
+    return xs.ravel().tolist(), ys.ravel().tolist()
+
+
+def _rings(centers: np.ndarray, radius: float, n: int = 33) -> tuple[list, list]:
+    """x and y lists of circles of `radius` around each center, separated by None."""
+    t = np.linspace(0, 2 * np.pi, n)
+    c = np.asarray(centers, dtype=float).reshape(-1, 2)
+    xs = np.full((len(c), n + 1), None, dtype=object)
+    ys = np.full((len(c), n + 1), None, dtype=object)
+    xs[:, :n] = c[:, :1] + radius * np.cos(t)
+    ys[:, :n] = c[:, 1:] + radius * np.sin(t)
+    return xs.ravel().tolist(), ys.ravel().tolist()
 
 
 def _scaled(vectors: np.ndarray, length: float) -> np.ndarray:
@@ -40,83 +52,120 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
                    height: int = 520) -> go.Figure:
     """Real points (grey) and generated points over the discriminator heatmap, arrows of
     −∇_x L_G on a subset of fakes, and circles of radius n_sigma·std around the mixture's
-    modes (green: covered, red: missed)."""
-    fig = go.Figure()
+    modes (green: covered, red dotted: missed). Built in one go.Figure call (this figure is
+    redrawn every live frame; add_trace/add_shape one by one cost ~10x more)."""
+    traces: list = []
     c = snap.critic
     if show_heatmap:
-        if c.kind.startswith("D(x)"):
-            heat = dict(zmin=0.0, zmax=1.0, colorscale="RdBu")
-        else:
-            m = float(np.nanmax(np.abs(c.values))) or 1.0
-            heat = dict(zmin=-m, zmax=m, colorscale="RdBu")
-        fig.add_trace(go.Heatmap(x=c.xs, y=c.ys, z=c.values, opacity=0.55, name=c.kind,
-                                 colorbar=dict(title=dict(text=c.kind, side="right"),
-                                               thickness=12, len=0.8),
-                                 hovertemplate="x=%{x:.2f}, y=%{y:.2f}<br>" + c.kind
-                                 + "=%{z:.3f}<extra></extra>", **heat))
-    fig.add_trace(go.Scatter(x=snap.real[:, 0], y=snap.real[:, 1], mode="markers",
+        m = 1.0 if c.kind.startswith("D(x)") else (float(np.nanmax(np.abs(c.values))) or 1.0)
+        traces.append(go.Heatmap(
+            x=c.xs, y=c.ys, z=c.values, opacity=0.55, name=c.kind, colorscale="RdBu",
+            zmin=0.0 if c.kind.startswith("D(x)") else -m, zmax=m,
+            colorbar=dict(title=dict(text=c.kind, side="right"), thickness=12, len=0.8),
+            hovertemplate="x=%{x:.2f}, y=%{y:.2f}<br>" + c.kind + "=%{z:.3f}<extra></extra>"))
+    traces.append(go.Scatter(x=snap.real[:, 0], y=snap.real[:, 1], mode="markers",
                              name="real data", marker=dict(color=REAL, size=4, opacity=0.6),
                              hoverinfo="skip"))
     fake = snap.fake[np.isfinite(snap.fake).all(1)]
-    fig.add_trace(go.Scatter(x=fake[:, 0], y=fake[:, 1], mode="markers", name="generated",
+    traces.append(go.Scatter(x=fake[:, 0], y=fake[:, 1], mode="markers", name="generated",
                              marker=dict(color=FAKE, size=4, opacity=0.8), hoverinfo="skip"))
     if show_arrows and len(snap.arrows_at):
-        length = 0.08 * (box[1] - box[0])
-        xs, ys = _segments(snap.arrows_at, _scaled(snap.arrows, length))
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="−∇ generator loss",
+        xs, ys = _segments(snap.arrows_at, _scaled(snap.arrows, 0.08 * (box[1] - box[0])))
+        traces.append(go.Scatter(x=xs, y=ys, mode="lines", name="−∇ generator loss",
                                  line=dict(color="black", width=1.2), hoverinfo="skip"))
     if centers is not None and radius is not None:
-        ok_modes = (snap.coverage.covered if snap.coverage is not None
-                    else np.zeros(len(centers), bool))
-        for (cx, cy), ok in zip(centers, ok_modes):
-            fig.add_shape(type="circle", x0=cx - radius, x1=cx + radius, y0=cy - radius,
-                          y1=cy + radius, line=dict(color=COVERED if ok else MISSED, width=1.5,
-                                                    dash="solid" if ok else "dot"))
-    fig.update_layout(height=height, xaxis=dict(range=[box[0], box[1]], title="x₁"),
-                      yaxis=dict(range=[box[2], box[3]], title="x₂", scaleanchor="x",
-                                 scaleratio=1),
-                      legend=dict(orientation="h", y=-0.12), margin=dict(t=30),
-                      title=f"Iteration {snap.step:,}")
-    return fig
+        covered = (snap.coverage.covered if snap.coverage is not None
+                   else np.zeros(len(centers), bool))
+        for ok, name, color, dash in ((True, "covered mode (3σ disc)", COVERED, "solid"),
+                                      (False, "missed mode", MISSED, "dot")):
+            if (covered == ok).any():
+                xs, ys = _rings(np.asarray(centers)[covered == ok], radius)
+                traces.append(go.Scatter(x=xs, y=ys, mode="lines", name=name,
+                                         line=dict(color=color, width=1.5, dash=dash),
+                                         hoverinfo="skip"))
+    return go.Figure(traces, dict(
+        height=height, xaxis=dict(range=[box[0], box[1]], title=dict(text="x₁")),
+        yaxis=dict(range=[box[2], box[3]], title=dict(text="x₂"), scaleanchor="x",
+                   scaleratio=1),
+        legend=dict(orientation="h", y=-0.12), margin=dict(t=30),
+        title=dict(text=f"Iteration {snap.step:,}")))
 
 
 def mode_history_figure(steps: np.ndarray, hists: np.ndarray, n_eval: int) -> go.Figure:
     """Share of generated samples at each mode over training: a heatmap (x: iteration,
     y: mode). A generator hopping between modes draws a bright cell that moves."""
     share = hists / max(n_eval, 1) if len(hists) else np.zeros((0, 0))
-    fig = go.Figure(go.Heatmap(x=steps, y=np.arange(share.shape[1] if share.ndim == 2 else 0),
-                               z=share.T if share.size else None, colorscale="Viridis",
-                               zmin=0, zmax=max(0.25, float(share.max()) if share.size else 1),
-                               colorbar=dict(title=dict(text="share", side="right"),
-                                             thickness=12),
-                               hovertemplate="iteration %{x}<br>mode %{y}<br>share %{z:.3f}"
-                                             "<extra></extra>"))
-    fig.update_layout(title="Mode histogram over time", xaxis_title="iteration",
-                      yaxis_title="mode", height=300, margin=dict(t=40))
-    return fig
+    heat = go.Heatmap(x=steps, y=np.arange(share.shape[1] if share.ndim == 2 else 0),
+                      z=share.T if share.size else None, colorscale="Viridis", zmin=0,
+                      zmax=max(0.25, float(share.max()) if share.size else 1),
+                      colorbar=dict(title=dict(text="share", side="right"), thickness=12),
+                      hovertemplate="iteration %{x}<br>mode %{y}<br>share %{z:.3f}"
+                                    "<extra></extra>")
+    return go.Figure(heat, dict(title=dict(text="Mode histogram over time"), height=300,
+                                xaxis=dict(title=dict(text="iteration")),
+                                yaxis=dict(title=dict(text="mode")), margin=dict(t=40)))
+
+
+MAX_CURVE_POINTS = 400
+
+
+def _thin(steps: np.ndarray, values: np.ndarray, n: int = MAX_CURVE_POINTS
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """At most ~n points of a long curve: means over blocks of b = ⌈len/n⌉ consecutive
+    values, each at its block's last step (a long live run keeps its figure small)."""
+    if len(steps) <= n:
+        return steps, values
+    b = -(-len(steps) // n)
+    starts = np.arange(0, len(steps), b)
+    counts = np.diff(np.r_[starts, len(steps)])
+    return steps[starts + counts - 1], np.add.reduceat(values, starts) / counts
 
 
 def training_curves_figure(history: History, n_modes: int | None) -> go.Figure:
     """Left: L_D and L_G (mean over each logged chunk). Right: modes covered (and the
-    share of high-quality samples) when the target is a mixture."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("Losses", "Mode coverage"),
-                        specs=[[{}, {"secondary_y": True}]])
+    share of high-quality samples, right axis) when the target is a mixture. Two panels
+    laid out by axis domains (make_subplots alone costs ~20 ms, and this is redrawn every
+    live frame)."""
+    traces: list = []
     for name, label in (("loss_d", "L_D"), ("loss_g", "L_G")):
-        s, v = history.as_arrays(name)
-        fig.add_trace(go.Scatter(x=s, y=v, mode="lines", name=label), row=1, col=1)
+        s, v = _thin(*history.as_arrays(name))
+        traces.append(go.Scatter(x=s, y=v, mode="lines", name=label))
+    layout = dict(
+        height=300, margin=dict(t=40), legend=dict(orientation="h", y=-0.3),
+        xaxis=dict(domain=[0, 0.42], anchor="y", title=dict(text="iteration")),
+        yaxis=dict(anchor="x"),
+        xaxis2=dict(domain=[0.58, 1], anchor="y2", title=dict(text="iteration")),
+        yaxis2=dict(anchor="x2"),
+        annotations=[dict(text=t, x=x, y=1.0, xref="paper", yref="paper", xanchor="center",
+                          yanchor="bottom", showarrow=False, font=dict(size=16))
+                     for t, x in (("Losses", 0.21), ("Mode coverage", 0.79))])
     if n_modes:
-        s, v = history.as_arrays("modes")
-        fig.add_trace(go.Scatter(x=s, y=v, mode="lines", name="modes covered",
-                                 line=dict(color=COVERED, shape="hv")), row=1, col=2)
-        s, q = history.as_arrays("high_quality")
-        fig.add_trace(go.Scatter(x=s, y=q, mode="lines", name="high-quality share",
-                                 line=dict(color=REAL, dash="dot")), row=1, col=2,
-                      secondary_y=True)
-        fig.update_yaxes(range=[0, n_modes + 0.5], title_text="modes", row=1, col=2)
-        fig.update_yaxes(range=[0, 1.05], title_text="share", row=1, col=2, secondary_y=True)
-    fig.update_xaxes(title_text="iteration")
-    fig.update_layout(height=300, margin=dict(t=40), legend=dict(orientation="h", y=-0.3))
-    return fig
+        s, v = _thin(*history.as_arrays("modes"))
+        traces.append(go.Scatter(x=s, y=v, mode="lines", name="modes covered", xaxis="x2",
+                                 yaxis="y2", line=dict(color=COVERED, shape="hv")))
+        s, q = _thin(*history.as_arrays("high_quality"))
+        traces.append(go.Scatter(x=s, y=q, mode="lines", name="high-quality share",
+                                 xaxis="x2", yaxis="y3", line=dict(color=REAL, dash="dot")))
+        layout["yaxis2"].update(range=[0, n_modes + 0.5], title=dict(text="modes"))
+        layout["yaxis3"] = dict(anchor="x2", overlaying="y2", side="right", range=[0, 1.05],
+                                title=dict(text="share"), showgrid=False)
+    return go.Figure(traces, layout)
+
+
+def live_figures(trainer: GANTrainer, snap: GANSnapshot, show_arrows: bool = True
+                 ) -> dict[str, go.Figure]:
+    """What one live frame of the page draws, by figure key: the samples over D, the mode
+    histogram over time (mixture targets only) and the loss / coverage curves."""
+    t = trainer.target
+    radius = trainer.n_sigma * t.std if t.std is not None else None
+    figs = {"gan_fig_samples": samples_figure(snap, trainer.box, t.centers, radius,
+                                              show_arrows=show_arrows)}
+    if snap.coverage is not None:
+        steps, hists = trainer.mode_history()
+        figs["gan_fig_hist"] = mode_history_figure(steps, hists, len(trainer.z_eval))
+    figs["gan_fig_curves"] = training_curves_figure(
+        trainer.history, snap.coverage.n_modes if snap.coverage is not None else None)
+    return figs
 
 
 def dirac_figure(field: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],

@@ -2,7 +2,9 @@
 the parallel lines, determinism, and the presets' claims (few, small trainings)."""
 from __future__ import annotations
 
+import io
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +12,8 @@ import torch
 
 from engine import gan
 from engine.datasets import ring
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # ---- mode coverage ------------------------------------------------------------------------
@@ -258,6 +262,33 @@ def test_state_dict_round_trip():
     a.step(2)
     b.step(2)
     np.testing.assert_array_equal(a.sample(20, seed=1), b.sample(20, seed=1))
+
+
+# ---- pretrained snapshots -----------------------------------------------------------------
+
+def test_saved_trainer_loads_and_continues_identically():
+    kwargs = dict(g_hidden=(8,), d_hidden=(8,), batch_size=16, eval_n=200, eval_every=2)
+    a = gan.GANTrainer(gan.make_target("ring of 8", 0.05, 0), seed=0, device="cpu", **kwargs)
+    a.step(4)
+    buf = io.BytesIO()
+    gan.save_trainer(a, buf, gan.trainer_config("ring of 8", 0.05, 0, kwargs), {"steps": 4})
+    b, cfg = gan.load_trainer(buf.getvalue(), "cpu")
+    assert cfg == gan.trainer_config("ring of 8", 0.05, 0, kwargs) and b.pretrained == {"steps": 4}
+    assert b.steps == 4 and b.mode_history()[0].tolist() == a.mode_history()[0].tolist()
+    a.step(3)
+    b.step(3)
+    np.testing.assert_array_equal(a.sample(20, seed=1), b.sample(20, seed=1))
+
+
+def test_shipped_default_snapshot_is_the_live_defaults_trained_and_covers_the_ring():
+    spec = gan.PRETRAINED["default"]
+    assert (spec.target, spec.std) == gan.LIVE_TARGET and spec.kwargs == gan.LIVE_DEFAULTS
+    path = ROOT / "assets" / "weights" / "gan_default.pt"
+    assert path.stat().st_size < 1_000_000
+    t, cfg = gan.load_trainer(path.read_bytes(), "cpu")
+    assert cfg == gan.trainer_config(spec.target, spec.std, spec.seed, spec.kwargs)
+    assert t.steps == spec.steps == t.pretrained["steps"]
+    assert t.coverage().modes_covered >= 7
 
 
 # ---- the presets' claims (the cheapest checked ones: a collapse and two cures) ----------
