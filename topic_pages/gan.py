@@ -68,7 +68,7 @@ STEPS = [
          "currently likes; the mode histogram shows modes filling and emptying.",
          PRESETS["non-saturating: partial coverage, modes come and go"].settings),
     Step("Wider modes: all covered",
-         "Same GAN, σ = 0.05: D's gradient now reaches every mode. Count the modes after 1,000 "
+         "Same GAN, σ = 0.05: D's gradient now reaches every mode. Count the modes after 800 "
          "iterations.", PRESETS["non-saturating covers the ring (σ = 0.05)"].settings),
     Step("A Wasserstein critic is no automatic cure",
          "WGAN-GP with one critic step and a large learning rate: the samples travel as one "
