@@ -121,6 +121,83 @@ def make_dataset(name: str, n: int = 1000, seed: int = 0, **params) -> ToyData:
 
 
 # --------------------------------------------------------------------------------------
+# User points: one validator for every page that takes a CSV of 2-D points.
+# --------------------------------------------------------------------------------------
+
+MIN_USER_POINTS = 10
+MAX_ABS_VALUE = 1e6        # larger coordinates would swamp float32 training (and any plot)
+
+
+def parse_points_csv(data: bytes | str, max_rows: int = 50_000, label_column: bool = False,
+                     num_classes: int = 10, min_rows: int = MIN_USER_POINTS) -> ToyData:
+    """User points from CSV text or bytes: columns x, y (and with `label_column` an optional
+    third column of integer classes 0..num_classes−1), separated by ',', ';' or tabs; one
+    header row is optional (a first row with a non-number in it). Returns ToyData with
+    float32 points (n, 2) and int64 labels (zeros without a label column).
+
+    Raises ValueError with a message a user can act on: empty file, a non-number (with its
+    row and column), rows of different lengths, the wrong number of columns, fewer than
+    `min_rows` or more than `max_rows` rows, NaN or infinite values, |value| > MAX_ABS_VALUE,
+    class labels that are not integers in range."""
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else str(data)
+    rows = [line.replace(";", ",").replace("\t", ",").split(",")
+            for line in text.lstrip("\ufeff").splitlines() if line.strip()]
+    if not rows:
+        raise ValueError("the file is empty")
+    first = 1
+    try:
+        [float(v) for v in rows[0]]
+        first = 0
+    except ValueError:
+        pass                                              # a header row: skip it
+    rows = rows[first:]
+    widths = (2, 3) if label_column else (2,)
+    expected = ("2 columns (x, y) or 3 (x, y, class)" if label_column
+                else "2 columns (x, y)")
+    if len(rows) < min_rows:
+        raise ValueError(f"need at least {min_rows} rows of x,y values, got {len(rows)}")
+    if len(rows) > max_rows:
+        raise ValueError(f"at most {max_rows:,} rows are allowed, got {len(rows):,}")
+    width = len(rows[0])
+    if width not in widths:
+        raise ValueError(f"each row needs {expected}; the first has {width} "
+                         f"column{'s' if width != 1 else ''}")
+    for i, r in enumerate(rows):
+        if len(r) != width:
+            raise ValueError(f"row {i + 1 + first} has {len(r)} columns; expected {width}")
+    try:
+        table = np.array([[float(v) for v in r] for r in rows], dtype=np.float64)
+    except ValueError:
+        i, j, v = next((i, j, v) for i, r in enumerate(rows) for j, v in enumerate(r)
+                       if not _is_number(v))
+        raise ValueError(f"row {i + 1 + first}, column {j + 1}: {v.strip()!r} is not a "
+                         f"number") from None
+    bad = ~np.isfinite(table)
+    if bad.any():
+        i = int(np.argwhere(bad)[0, 0])
+        raise ValueError(f"row {i + 1 + first} holds NaN or infinite values")
+    big = np.abs(table[:, :2]) > MAX_ABS_VALUE
+    if big.any():
+        i = int(np.argwhere(big)[0, 0])
+        raise ValueError(f"row {i + 1 + first}: coordinates must lie within ±{MAX_ABS_VALUE:g}")
+    labels = np.zeros(len(table), np.int64)
+    if width == 3:
+        lab = table[:, 2]
+        if (lab != np.round(lab)).any() or lab.min() < 0 or lab.max() > num_classes - 1:
+            raise ValueError(f"the class column must hold integers 0..{num_classes - 1}")
+        labels = lab.astype(np.int64)
+    return ToyData(table[:, :2].astype(np.float32), labels)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------------------
 # Data bundled with scikit-learn (no downloads).
 # --------------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from engine.datasets import DATASETS, ToyData, _mixture
+from engine.datasets import DATASETS, ToyData, _mixture, parse_points_csv as parse_csv
 from engine.device import make_generator, numpy_rng, resolve_device, to_numpy
 from engine.training import History
 
@@ -664,37 +664,16 @@ DIFFUSION_DATA: dict[str, Callable[..., ToyData]] = {
 PRETRAINED = ("mixture", "two_moons", "swiss_roll", "spiral")
 
 
-def parse_points_csv(text: str, max_rows: int = 5000) -> ToyData:
-    """User points from CSV text: two numeric columns x, y (header optional), an optional
-    third integer column of class labels. Points are centred and scaled so that the larger
-    axis standard deviation is 1. Raises ValueError with a message a user can act on."""
-    rows = [r for r in text.strip().splitlines() if r.strip()]
-    if rows and any(ch.isalpha() for ch in rows[0]):
-        rows = rows[1:]
-    if len(rows) < 10:
-        raise ValueError("the CSV needs at least 10 rows of x,y values")
-    if len(rows) > max_rows:
-        raise ValueError(f"the CSV has {len(rows)} rows; at most {max_rows} are allowed")
-    try:
-        table = np.array([[float(v) for v in r.replace(";", ",").split(",")] for r in rows])
-    except ValueError as exc:
-        raise ValueError(f"every value must be a number ({exc})") from None
-    if table.ndim != 2 or table.shape[1] not in (2, 3):
-        raise ValueError("each row needs 2 columns (x, y) or 3 (x, y, class)")
-    if not np.isfinite(table).all():
-        raise ValueError("the CSV contains NaN or infinite values")
-    pts = table[:, :2]
+def parse_points_csv(text: str | bytes, max_rows: int = 5000) -> ToyData:
+    """User points for this page: engine.datasets.parse_points_csv (x, y and an optional
+    class column 0..9, header optional, validated), then centred and scaled so that the
+    larger axis standard deviation is 1. Raises ValueError with a message a user can act on."""
+    data = parse_csv(text, max_rows=max_rows, label_column=True, num_classes=10)
+    pts = data.points.astype(np.float64)
     scale = pts.std(0).max()
     if scale <= 0:
         raise ValueError("all points are identical")
-    labels = np.zeros(len(pts), np.int64)
-    if table.shape[1] == 3:
-        lab = table[:, 2]
-        if (lab != np.round(lab)).any() or lab.min() < 0 or lab.max() > 9:
-            raise ValueError("the class column must hold integers 0..9")
-        labels = lab.astype(np.int64)
-    pts = (pts - pts.mean(0)) / scale
-    return ToyData(pts.astype(np.float32), labels)
+    return ToyData(((pts - pts.mean(0)) / scale).astype(np.float32), data.labels)
 
 
 @torch.no_grad()

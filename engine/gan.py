@@ -63,38 +63,6 @@ def make_target(name: str, std: float = 0.05, seed: int = 0, n: int = POOL_SIZE)
     return TARGETS[name](int(n), int(seed), float(std))
 
 
-MAX_USER_POINTS = 50_000
-
-
-def parse_points_csv(data: bytes | str, max_points: int = MAX_USER_POINTS) -> ToyData:
-    """User points from a CSV with (at least) two numeric columns; the first two numeric
-    columns are x₁, x₂. A header row is optional. Raises ValueError with a readable reason
-    (no numeric columns, too few rows, NaN/inf, too many points)."""
-    import pandas as pd
-    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else str(data)
-    if not text.strip():
-        raise ValueError("the file is empty")
-    try:
-        df = pd.read_csv(io.StringIO(text), header=None)
-    except Exception as exc:  # noqa: BLE001 - pandas raises many kinds
-        raise ValueError(f"not a readable CSV ({exc})") from None
-    # a header row makes the columns non-numeric: drop the first row and retry
-    num = df.apply(pd.to_numeric, errors="coerce")
-    if len(num) > 1 and num.iloc[0].isna().all():
-        num = num.iloc[1:]
-    cols = [c for c in num.columns if num[c].notna().all()]
-    if len(cols) < 2:
-        raise ValueError("need two columns of numbers (x1, x2) with a value in every row")
-    pts = num[cols[:2]].to_numpy(dtype=np.float64)
-    if len(pts) < 10:
-        raise ValueError(f"need at least 10 points, got {len(pts)}")
-    if len(pts) > max_points:
-        raise ValueError(f"at most {max_points} points, got {len(pts)}")
-    if not np.isfinite(pts).all():
-        raise ValueError("the numbers must be finite (no inf)")
-    return ToyData(pts.astype(np.float32), np.zeros(len(pts), dtype=np.int64))
-
-
 def data_box(points: np.ndarray, margin: float = 0.5) -> tuple[float, float, float, float]:
     """(x_min, x_max, y_min, y_max) of the points, padded, with equal-ish extent >= 1."""
     lo, hi = points.min(0), points.max(0)

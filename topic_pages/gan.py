@@ -13,9 +13,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine.datasets import parse_points_csv
 from engine.gan import (LIVE_DEFAULTS, LIVE_TARGET, LOSSES, OPTIMIZERS, PRETRAINED, SCENARIOS,
                         TARGETS, GANTrainer, Scenario, dirac_gan, dirac_gan_field, load_trainer,
-                        make_target, parallel_lines, parse_points_csv, trainer_config)
+                        make_target, parallel_lines, trainer_config)
 from viz import session
 from viz.gan_figures import dirac_figure, live_figures, wasserstein_figure
 from viz.live import live_training

@@ -79,3 +79,54 @@ def test_sample_photos(name):
     np.testing.assert_allclose(gray, rgb @ np.array([0.299, 0.587, 0.114]), atol=1e-5)
     with pytest.raises(KeyError):
         sample_photo("moon")
+
+
+# ---- user points (one validator for the GAN and diffusion pages) ----------------------------
+
+def _rows(pairs) -> str:
+    return "\n".join(",".join(str(v) for v in p) for p in pairs)
+
+
+def test_parse_points_csv_reads_numbers_with_or_without_header_and_separators():
+    from engine.datasets import parse_points_csv
+    pts = [(i / 4, -2.5 * i) for i in range(12)]
+    plain = parse_points_csv(_rows(pts))
+    assert plain.points.dtype == np.float32 and plain.labels.tolist() == [0] * 12
+    np.testing.assert_array_equal(plain.points, np.array(pts, np.float32))
+    for text in ("x1,x2\n" + _rows(pts),                          # header row
+                 "\ufeffx;y\n" + _rows(pts).replace(",", ";"),     # BOM, semicolons
+                 _rows(pts).replace(",", "\t") + "\n\n",           # tabs, blank lines
+                 ("x, y\n" + _rows(pts).replace(",", ", ")).encode()):   # bytes, spaces
+        np.testing.assert_array_equal(parse_points_csv(text).points, plain.points)
+    labelled = parse_points_csv("x,y,c\n" + _rows((i, i, i % 3) for i in range(12)),
+                                label_column=True)
+    assert labelled.labels.tolist() == [i % 3 for i in range(12)]
+
+
+@pytest.mark.parametrize("text,message", [
+    ("", "empty"),
+    ("  \n\n", "empty"),
+    ("x,y\n" + "1,2\n" * 5 + "foo,3\n" + "1,2\n" * 6, "row 7, column 1: 'foo' is not a number"),
+    ("\n".join(str(i) for i in range(20)), "2 columns .x, y.; the first has 1 column$"),
+    (_rows((i, i, i) for i in range(12)), "2 columns .x, y.; the first has 3 columns"),
+    ("1,2\n" * 11 + "1,2,3\n", "row 12 has 3 columns; expected 2"),
+    ("x,y\n1,2\n3,4\n", "at least 10 rows of x,y values, got 2"),
+    ("1,2\n" * 50_001, "at most 50,000 rows"),
+    ("1,2\n" * 11 + "nan,2\n", "row 12 holds NaN or infinite"),
+    ("1,2\n" * 3 + "1,-inf\n" + "1,2\n" * 8, "row 4 holds NaN or infinite"),
+    ("1,2\n" * 11 + "1e300,2\n", r"row 12: coordinates must lie within ±1e\+06"),
+    ("1,2\n" * 11 + "3,-2000000\n", "row 12: coordinates must lie within"),
+])
+def test_parse_points_csv_rejects_malformed_files_with_a_clear_reason(text, message):
+    from engine.datasets import parse_points_csv
+    with pytest.raises(ValueError, match=message):
+        parse_points_csv(text)
+
+
+def test_parse_points_csv_label_column_must_hold_class_integers():
+    from engine.datasets import parse_points_csv
+    for bad in ("1.5", "-1", "10"):
+        with pytest.raises(ValueError, match="class column must hold integers 0..9"):
+            parse_points_csv("1,2,0\n" * 11 + f"1,2,{bad}\n", label_column=True)
+    with pytest.raises(ValueError, match=r"2 columns \(x, y\) or 3 \(x, y, class\)"):
+        parse_points_csv("1,2,0,5\n" * 12, label_column=True)

@@ -281,13 +281,17 @@ def test_steps_vs_quality_table_shape_and_trend():
     assert q.distance[1, 0] > q.distance[0, 0]          # few steps: eta = 1 worse than eta = 0
 
 
-def test_parse_points_csv():
+def test_parse_points_csv_centres_scales_and_keeps_classes():
+    """The page's wrapper of engine.datasets.parse_points_csv (validation tested there):
+    optional class column, points centred with the larger axis std 1."""
     rows = "\n".join(f"{i},{2 * i},{i % 2}" for i in range(20))
     d = parse_points_csv("x,y,c\n" + rows)
     assert d.points.shape == (20, 2) and set(d.labels) == {0, 1}
     assert np.allclose(d.points.mean(0), 0, atol=1e-6) and d.points.std(0).max() == pytest.approx(1)
-    for bad, msg in [("1,2\n3,4", "at least 10"), ("a,b\n" + "1,x\n" * 12, "number"),
+    for bad, msg in [("1,2\n3,4", "at least 10"), ("a,b\n" + "1,x\n" * 12, "not a number"),
                      ("\n".join(["1,2,3,4"] * 12), "columns"), ("\n".join(["1,nan"] * 12), "NaN"),
-                     ("\n".join(["1,1"] * 12), "identical")]:
+                     ("\n".join(["1,2,11"] * 12), "integers 0..9"),
+                     ("\n".join(["1,1"] * 12), "identical"),
+                     ("\n".join(["1,2"] * 5001), "at most 5,000")]:
         with pytest.raises(ValueError, match=msg):
             parse_points_csv(bad)
