@@ -134,11 +134,11 @@ def training_curves_figure(history: History, n_modes: int | None) -> go.Figure:
         height=300, margin=dict(t=40), legend=dict(orientation="h", y=-0.3),
         xaxis=dict(domain=[0, 0.42], anchor="y", title=dict(text="iteration")),
         yaxis=dict(anchor="x"),
-        xaxis2=dict(domain=[0.58, 1], anchor="y2", title=dict(text="iteration")),
+        xaxis2=dict(domain=[0.58, 0.88], anchor="y2", title=dict(text="iteration")),
         yaxis2=dict(anchor="x2"),
         annotations=[dict(text=t, x=x, y=1.0, xref="paper", yref="paper", xanchor="center",
                           yanchor="bottom", showarrow=False, font=dict(size=16))
-                     for t, x in (("Losses", 0.21), ("Mode coverage", 0.79))])
+                     for t, x in (("Losses", 0.21), ("Mode coverage", 0.73))])
     if n_modes:
         s, v = _thin(*history.as_arrays("modes"))
         traces.append(go.Scatter(x=s, y=v, mode="lines", name="modes covered", xaxis="x2",
@@ -148,7 +148,8 @@ def training_curves_figure(history: History, n_modes: int | None) -> go.Figure:
                                  xaxis="x2", yaxis="y3", line=dict(color=REAL, dash="dot")))
         layout["yaxis2"].update(range=[0, n_modes + 0.5], title=dict(text="modes"))
         layout["yaxis3"] = dict(anchor="x2", overlaying="y2", side="right", range=[0, 1.05],
-                                title=dict(text="share"), showgrid=False)
+                                title=dict(text="share"), showgrid=False, tickmode="array",
+                                tickvals=[0, 0.5, 1], tickformat=".0%")
     return go.Figure(traces, layout)
 
 
