@@ -489,6 +489,25 @@ def downscale(img: np.ndarray, max_side: int) -> np.ndarray:
     return y if img.ndim == 3 else y[..., 0]
 
 
+def square_image(img: np.ndarray, n: int) -> np.ndarray:
+    """The centre square of a (H, W) or (H, W, C) image, side s = min(H, W), resized to (n, n):
+    area average when shrinking (s >= n: out = mean of each (s/n)^2 block when n divides s),
+    nearest neighbour when enlarging (out[i, j] = crop[floor(i s / n), floor(j s / n)], pixels
+    stay sharp). The receptive-field tab's n x n input."""
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"the square side must be >= 1 (got {n})")
+    img = np.asarray(img, dtype=np.float32)
+    h, w = img.shape[:2]
+    s = min(h, w)
+    top, left = (h - s) // 2, (w - s) // 2
+    crop = img[top:top + s, left:left + s]
+    x = torch.as_tensor(np.ascontiguousarray(crop if crop.ndim == 3 else crop[..., None]))
+    y = F.interpolate(x.permute(2, 0, 1)[None], size=(n, n), mode="area" if s >= n else "nearest")
+    y = y[0].permute(1, 2, 0).numpy()
+    return y if img.ndim == 3 else y[..., 0]
+
+
 def _to_gray(img: np.ndarray) -> np.ndarray:
     """ITU-R 601 luma 0.299 R + 0.587 G + 0.114 B."""
     return img if img.ndim == 2 else (img[..., :3] @ np.array([0.299, 0.587, 0.114], np.float32))
@@ -515,7 +534,9 @@ def _raw_image(name: str) -> np.ndarray:
 @functools.lru_cache(maxsize=32)
 def _cached_image(name: str, grayscale: bool, max_side: int) -> np.ndarray:
     img = downscale(_raw_image(name), max_side)
-    img = _to_gray(img) if grayscale else _gray_to_rgb(img)
+    # a copy: small images come back as the lru-cached raw array itself, and freezing that
+    # made torch.as_tensor warn (non-writable array) in later downscale() calls
+    img = np.array(_to_gray(img) if grayscale else _gray_to_rgb(img))
     img.setflags(write=False)
     return img
 

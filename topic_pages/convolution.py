@@ -130,6 +130,87 @@ def _clamp(key: str, hi: int, default: int = 0) -> None:
         st.session_state[key] = min(max(int(v) if isinstance(v, (int, float)) else default, 0), hi)
 
 
+# ------------------------------------------------------------------ the sliding window
+
+SPEEDS = [0.5, 1, 2, 4]      # window positions per second while playing
+# session keys: the window position (the truth; the slider "cv_pos" only edits it while
+# paused), auto-play on, skip the next advance (the run that a click triggered)
+AT, PLAYING, HOLD = "cv_at", "cv_playing", "cv_hold"
+
+
+def _toggle_play(last: int) -> None:
+    """Play <-> Pause. Play at the last position starts again from position 0; the run that
+    Play triggers shows the current position (HOLD), the next tick advances."""
+    playing = not st.session_state.get(PLAYING, False)
+    st.session_state[PLAYING] = playing
+    if playing:
+        st.session_state[HOLD] = True
+        if st.session_state.get(AT, 0) >= last:
+            st.session_state[AT] = 0
+
+
+def _move(delta: int, n_pos: int) -> None:
+    """Prev / Next (wrapping around); while playing, auto-play goes on from there."""
+    st.session_state[AT] = (st.session_state.get(AT, 0) + delta) % n_pos
+    st.session_state[HOLD] = True
+
+
+def _sliding_window(frames: conv.ConvFrames, kernel: np.ndarray) -> None:
+    """CNN Explainer's view with auto-play. Play/Pause and the speed sit outside the fragment
+    (they change run_every, so they rerun the page); Prev/Next, the position and the figure
+    sit inside an @st.fragment(run_every=1/speed): while playing, each tick reruns only the
+    fragment and moves the window one position (row-major), filling in the output; at the
+    last position play stops (Play again starts from position 0).
+
+    While playing the position is shown by a progress bar, not the slider: the browser sends
+    its widget values with every tick, and a tick sent before the previous one's answer
+    arrived would carry a stale slider value and move the window back."""
+    n_pos = len(frames.sums)
+    last = n_pos - 1
+    oh, ow = frames.out_shape
+    if AT in st.session_state:
+        st.session_state[AT] = min(max(int(st.session_state[AT]), 0), last)
+    else:
+        _clamp("cv_pos", last, (oh // 2) * ow + ow // 2)   # the URL's value, else the centre
+    playing = bool(st.session_state.get(PLAYING, False)) and n_pos > 1
+    c = st.columns([1, 3], vertical_alignment="bottom")
+    c[0].button("Pause" if playing else "Play", key="cv_play", on_click=_toggle_play,
+                args=(last,), icon=":material/pause:" if playing else ":material/play_arrow:",
+                type="primary", width="stretch", disabled=n_pos == 1)
+    speed = c[1].select_slider("Speed (window positions per second)", SPEEDS, 2, key="cv_speed",
+                               bind="query-params")
+
+    @st.fragment(run_every=1 / speed if playing else None)
+    def _window() -> None:
+        pos = st.session_state.get(AT)            # None only before the slider's first draw
+        running = bool(st.session_state.get(PLAYING, False)) and pos is not None
+        hold = st.session_state.pop(HOLD, False)
+        if running and not hold:
+            pos = st.session_state[AT] = min(pos + 1, last)
+            if pos == last:                       # the last output is filled in: stop
+                st.session_state[PLAYING] = False
+                st.rerun(scope="app")             # redraw Play and end the ticks
+        nav = st.columns([1, 6, 1], vertical_alignment="bottom")
+        nav[0].button("◀ Prev", key="cv_prev", on_click=_move, args=(-1, n_pos), width="stretch")
+        if running:
+            nav[1].progress(pos / max(last, 1), text=f"Output position {pos} (row-major)")
+        else:
+            if pos is not None:
+                st.session_state["cv_pos"] = pos
+            pos = st.session_state[AT] = min(nav[1].slider(
+                "Output position (row-major)", 0, max(last, 1), key="cv_pos", disabled=n_pos == 1,
+                bind="query-params",
+                on_change=lambda: st.session_state.__setitem__(AT, st.session_state["cv_pos"])),
+                last)
+        nav[2].button("Next ▶", key="cv_next", on_click=_move, args=(1, n_pos), width="stretch")
+        show_figure(figs.sliding_window_figure(frames, pos, kernel), key="cv_fig_slide")
+        st.caption(f"Output {divmod(pos, ow)} = Σ products = **{frames.sums[pos]:.4f}** "
+                   f"(equal to torch's F.conv2d at that position). Position {pos + 1} of {n_pos}"
+                   + (f", playing at {speed:g}/s." if running else "."))
+
+    _window()
+
+
 # ------------------------------------------------------------------ page
 
 page_header("Convolution & receptive fields",
@@ -230,20 +311,11 @@ if tabs[0].open:
         an = st.slider("Small input for the animation (px)", 5, 12, 8, key="cv_anim_n",
                        bind="query-params")
         small = conv.downscale(gray, an)
+        frames = None
         with user_errors("show the sliding window (kernel larger than this small padded input)"):
             frames = conv.conv_animation_frames(small, kernel, stride, padding, dilation)
-            n_pos = len(frames.sums)
-            oh_, ow_ = frames.out_shape
-            _clamp("cv_pos", n_pos - 1, (oh_ // 2) * ow_ + ow_ // 2)   # start at the centre
-            nav = st.columns([5, 1], vertical_alignment="bottom")
-            nav[1].button("Next ▶", key="cv_next", on_click=lambda: st.session_state.__setitem__(
-                "cv_pos", (st.session_state.get("cv_pos", 0) + 1) % n_pos))
-            pos = nav[0].slider("Output position (row-major)", 0, max(n_pos - 1, 1), key="cv_pos",
-                                disabled=n_pos == 1, bind="query-params")
-            pos = min(pos, n_pos - 1)
-            show_figure(figs.sliding_window_figure(frames, pos, kernel), key="cv_fig_slide")
-            st.caption(f"Output {divmod(pos, frames.out_shape[1])} = Σ products = "
-                       f"**{frames.sums[pos]:.4f}** (equal to torch's F.conv2d at that position).")
+        if frames is not None:
+            _sliding_window(frames, kernel)
 
 # ------------------------------------------------------------------ tab 2: receptive field
 if tabs[1].open:
@@ -291,7 +363,7 @@ if tabs[1].open:
             ocol = min(c[1].slider("Output column", 0, hi, key="cv_out_col", bind="query-params",
                                    disabled=last.out_size == 1), last.out_size - 1)
             region = conv.input_region(specs, (orow, ocol), n)
-            fig = figs.rf_layers_figure(infos, region)
+            fig = figs.rf_layers_figure(infos, region, conv.square_image(gray, n))
             st.session_state["cv_click_trace"] = len(fig.data) - 1
 
             def _clicked() -> None:
@@ -303,10 +375,13 @@ if tabs[1].open:
                     st.session_state["cv_out_col"] = int(round(pts[0]["x"]))
 
             st.caption(f"Output ({orow}, {ocol}) sees input rows {region.clip_lo[0]}–"
-                       f"{region.clip_hi[0]} and columns {region.clip_lo[1]}–{region.clip_hi[1]}; "
+                       f"{region.clip_hi[0]} and columns {region.clip_lo[1]}–"
+                       f"{region.clip_hi[1]} (blue); "
                        f"its {region.size}×{region.size} box (dashed) reaches "
                        f"{max(region.pad_before)} / {max(region.pad_after)} pixels into the "
-                       f"padding before / after. **Click a red dot** (last panel) to pick an output.")
+                       f"padding (grey) before / after. Under the boxes: the centre square of "
+                       f"the sidebar's image ({image_name}) at {n}×{n}. **Click a red dot** (last "
+                       f"panel) to pick an output.")
             show_figure(fig, key="cv_rf_click", on_select=_clicked, selection_mode="points")
 
             st.subheader("Effective receptive field")

@@ -6,6 +6,7 @@ Signed maps (edge detectors, differences) use a blue-white-red scale centred at 
 """
 from __future__ import annotations
 
+import base64
 import io
 
 import numpy as np
@@ -130,36 +131,69 @@ def rf_growth_figure(infos: list[RFInfo]) -> go.Figure:
     return fig
 
 
+def image_trace(arr: np.ndarray, signed: bool | None = False,
+                name: str = "input image") -> go.Image:
+    """The map as one go.Image trace (PNG data URI, colours of to_rgb8); pixel (i, j) is centred
+    at x = j, y = i, as in a go.Heatmap of the same array."""
+    uri = "data:image/png;base64," + base64.b64encode(png_bytes(arr, signed)).decode("ascii")
+    return go.Image(source=uri, name=name, x0=0, dx=1, y0=0, dy=1,
+                    hovertemplate="input row %{y}, col %{x}<extra></extra>")
+
+
+def _input_panel(fig: go.Figure, region: Region, n: int, image: np.ndarray | None,
+                 pad: int, row: int, col: int) -> None:
+    """The input panel of rf_layers_figure: the zero padding (grey frame, `pad` pixels wide),
+    the image (or a blank grid), the pixels that really reach the output (blue, translucent,
+    rows/cols clip_lo..clip_hi) and the theoretical box lo..hi (dashed, may leave the image)."""
+    if pad:
+        fig.add_shape(type="rect", x0=-0.5 - pad, x1=n - 0.5 + pad, y0=-0.5 - pad, y1=n - 0.5 + pad,
+                      fillcolor="#d9d9d9", line=dict(width=0), layer="below", name="padding",
+                      row=row, col=col)
+    if image is not None:
+        fig.add_trace(image_trace(image), row, col)
+    else:
+        fig.add_trace(go.Heatmap(z=np.zeros((n, n)), colorscale=[[0, "#f4f4f4"], [1, "#f4f4f4"]],
+                                 showscale=False, hoverinfo="skip"), row, col)
+    (rlo, clo), (rhi, chi) = region.clip_lo, region.clip_hi
+    fig.add_shape(type="rect", x0=clo - 0.5, x1=chi + 0.5, y0=rlo - 0.5, y1=rhi + 0.5,
+                  fillcolor="rgba(31,119,180,0.3)", line=dict(color="#1f77b4", width=2),
+                  name="pixels seen", row=row, col=col)
+    fig.add_shape(type="rect", x0=region.lo[1] - 0.5, x1=region.hi[1] + 0.5,
+                  y0=region.lo[0] - 0.5, y1=region.hi[0] + 0.5,
+                  line=dict(color=BOX, dash="dash", width=2), name="receptive field box",
+                  row=row, col=col)
+
+
 def rf_layers_figure(infos: list[RFInfo], region: Region, input_image: np.ndarray | None = None,
                      max_cols: int = 4) -> go.Figure:
-    """Every layer's grid (input first) with the units feeding the chosen output highlighted;
-    on the input also the theoretical box (dashed, may reach into the padding). The last panel
-    has a clickable marker per output unit (plotly on_select)."""
+    """Every layer's grid (input first) with the units feeding the chosen output highlighted.
+    The input panel shows `input_image` (n x n, n = infos[0].out_size) under the pixels that
+    reach the output (solid, clip_lo..clip_hi) and the theoretical box (dashed, lo..hi: it may
+    reach into the grey zero padding). The last panel has a clickable marker per output unit
+    (plotly on_select)."""
     n = len(infos)
     cols = min(max_cols, n)
     rows = -(-n // cols)
     fig = make_subplots(rows, cols, subplot_titles=[f"{i.name}: {i.out_size}², r={i.size}, j={i.jump}"
                                                     for i in infos],
                         horizontal_spacing=0.04, vertical_spacing=0.12)
+    if input_image is not None and np.asarray(input_image).shape[:2] != (infos[0].out_size,) * 2:
+        raise ValueError(f"the input image is {np.asarray(input_image).shape[:2]}, the layers "
+                         f"expect {infos[0].out_size}x{infos[0].out_size}")
     for li, info in enumerate(infos):
         r, c = divmod(li, cols)
         r, c = r + 1, c + 1
         size = info.out_size
-        (rlo, clo), (rhi, chi) = region.per_layer[li]
-        mask = np.zeros((size, size))
-        mask[rlo:rhi + 1, clo:chi + 1] = 1
-        if li == 0 and input_image is not None and input_image.shape[:2] == mask.shape:
-            base = (input_image - input_image.min()) / (np.ptp(input_image) or 1)
-            z = 0.25 * base + 0.75 * mask
-        else:
-            z = mask
-        fig.add_trace(go.Heatmap(z=z, colorscale=[[0, "#f4f4f4"], [1, "#1f77b4"]], zmin=0, zmax=1,
-                                 showscale=False, hovertemplate="row %{y}, col %{x}<extra></extra>"),
-                      r, c)
+        pad = max(region.pad_before + region.pad_after) if li == 0 else 0
         if li == 0:
-            fig.add_shape(type="rect", x0=region.lo[1] - 0.5, x1=region.hi[1] + 0.5,
-                          y0=region.lo[0] - 0.5, y1=region.hi[0] + 0.5,
-                          line=dict(color=BOX, dash="dash", width=2), row=r, col=c)
+            _input_panel(fig, region, size, input_image, pad, r, c)
+        else:
+            (rlo, clo), (rhi, chi) = region.per_layer[li]
+            mask = np.zeros((size, size))
+            mask[rlo:rhi + 1, clo:chi + 1] = 1
+            fig.add_trace(go.Heatmap(z=mask, colorscale=[[0, "#f4f4f4"], [1, "#1f77b4"]], zmin=0,
+                                     zmax=1, showscale=False,
+                                     hovertemplate="row %{y}, col %{x}<extra></extra>"), r, c)
         if li == n - 1:
             ii, jj = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
             fig.add_trace(go.Scatter(x=jj.ravel(), y=ii.ravel(), mode="markers",
@@ -168,10 +202,8 @@ def rf_layers_figure(infos: list[RFInfo], region: Region, input_image: np.ndarra
                                      hovertemplate="output (%{y}, %{x}): click<extra></extra>",
                                      name="outputs"), r, c)
         axis = dict(showgrid=False, showticklabels=False)
-        pad = max(region.pad_before + region.pad_after) if li == 0 else 0
-        fig.update_xaxes(range=[-0.5 - pad, size - 0.5 + pad] if li == 0 else None, row=r, col=c, **axis)
-        fig.update_yaxes(range=[size - 0.5 + pad, -0.5 - pad] if li == 0 else None,
-                         autorange="reversed" if li else None, row=r, col=c, **axis)
+        fig.update_xaxes(range=[-0.5 - pad, size - 0.5 + pad], row=r, col=c, **axis)
+        fig.update_yaxes(range=[size - 0.5 + pad, -0.5 - pad], row=r, col=c, **axis)
     fig.update_layout(showlegend=False, height=260 * rows + 40, margin=dict(l=10, r=10, t=50, b=10),
                       clickmode="event+select")
     return _bare(fig)

@@ -288,6 +288,25 @@ def test_upload_rejects_non_images_other_formats_and_large_files():
         load_upload(b"")
 
 
+def test_square_image_crops_the_centre_and_resizes():
+    rng = np.random.default_rng(0)
+    img = rng.random((40, 60), dtype=np.float32)
+    crop = img[:, 10:50]                                        # centre 40x40 square
+    np.testing.assert_array_equal(conv.square_image(img, 40), crop)
+    # shrinking by 4: each output pixel is the mean of its 4x4 block
+    blocks = crop.reshape(10, 4, 10, 4).mean(axis=(1, 3))
+    np.testing.assert_allclose(conv.square_image(img, 10), blocks, atol=1e-6)
+    # enlarging 8 -> 32: every pixel becomes a 4x4 block (nearest, no blur)
+    digit = conv.load_image("digit (8x8)", max_side=8)
+    np.testing.assert_array_equal(conv.square_image(digit, 32), np.kron(digit, np.ones((4, 4))))
+    rgb = rng.random((30, 20, 3), dtype=np.float32)
+    out = conv.square_image(rgb, 20)
+    assert out.shape == (20, 20, 3)
+    np.testing.assert_array_equal(out, rgb[5:25])               # tall image: rows 5..24
+    with pytest.raises(ValueError):
+        conv.square_image(img, 0)
+
+
 def test_image_registry_shapes_and_range():
     for name in conv.IMAGES:
         g = conv.load_image(name, grayscale=True, max_side=64)

@@ -1,12 +1,22 @@
 """The convolution page through AppTest: every tab and preset, widgets that change the
 numbers shown, uploads (good and bad), bad URL values."""
+import base64
+import functools
 import io
+import json
+import re
+from unittest import mock
 
 import numpy as np
+import pytest
+import streamlit as st
+import torch
+import torch.nn.functional as F
 from PIL import Image
 
 from engine import conv
 from tests.apptest import metric, open_page
+from viz import convolution_figures as figs
 
 PAGE = "topic_pages/convolution.py"
 
@@ -16,8 +26,6 @@ def _open(query=None, tab=None):
     if tab:
         q["cv_tab"] = tab
     return open_page(PAGE, q)
-
-
 
 
 def _ok(at):
@@ -147,3 +155,179 @@ def test_custom_kernel_grid_and_even_kernel_message():
     at.run()
     assert not at.exception
     assert any("odd-sized kernel" in e.value for e in at.error)    # message, not a traceback
+
+
+# ---------------------------------------------------------------- sliding window: auto-play
+
+def _tick(at):
+    """One run_every tick as the browser sends it: a rerun of the page's (one) fragment only.
+    AppTest has no API for it; its runner builds RerunData, so the fragment id goes in there.
+    After it the element tree holds only what the fragment drew."""
+    from streamlit.runtime.scriptrunner import RerunData
+    from streamlit.testing.v1 import local_script_runner
+    (fragment_id,) = at._fragment_storage._fragments
+    run = functools.partial(RerunData, fragment_id_queue=[fragment_id], is_fragment_scoped_rerun=True)
+    with mock.patch.object(local_script_runner, "RerunData", run):
+        at._run(at._tree.get_widget_states())
+    assert not at.exception, at.exception
+    return at
+
+
+def _shown_value(at) -> float:
+    (cap,) = [c.value for c in at.caption if "Σ products" in c.value]
+    return float(re.search(r"\*\*(-?[\d.]+)\*\*", cap).group(1))
+
+
+def _output_panel(at) -> np.ndarray:
+    """z of the sliding-window figure's output panel (NaN where not yet filled in)."""
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("cv_fig_slide"))
+    (trace,) = [t for t in json.loads(chart.proto.spec)["data"] if t.get("xaxis") == "x3"]
+    z = trace["z"]
+    if isinstance(z, dict):                                     # plotly's base64 typed array
+        shape = [int(v) for v in str(z["shape"]).split(",")]
+        return np.frombuffer(base64.b64decode(z["bdata"]), np.dtype(z["dtype"])).reshape(shape)
+    return np.array([[np.nan if v is None else v for v in row] for row in z], float)
+
+
+def _conv2d_reference(anim_n: int, kernel: str, stride=1, padding=1, dilation=1) -> np.ndarray:
+    small = conv.downscale(conv.load_image("china (photo)", max_side=256), anim_n)
+    return F.conv2d(torch.as_tensor(small)[None, None],
+                    torch.as_tensor(conv.KERNELS[kernel])[None, None],
+                    stride=stride, padding=padding, dilation=dilation)[0, 0].numpy()
+
+
+def test_play_advances_over_fragment_ticks_and_matches_conv2d():
+    at = _open({"cv_anim_n": "5"})
+    ref = _conv2d_reference(5, "sobel x")                       # the page's defaults: s=1, p=1
+    last = ref.size - 1
+    at.slider(key="cv_pos").set_value(0).run()
+    at.button(key="cv_play").click().run()
+    assert at.button(key="cv_play").label == "Pause"
+    assert at.session_state["cv_at"] == 0                      # the Play run itself does not move
+    assert "cv_pos" not in [s.key for s in at.slider]         # a progress bar while playing
+    assert at.progress[0].value == 0
+    assert _shown_value(at) == pytest.approx(ref.ravel()[0], abs=5e-5)
+    with mock.patch.object(conv, "convolve", wraps=conv.convolve) as full_runs:
+        for pos in range(1, last + 1):
+            _tick(at)
+            assert at.session_state["cv_at"] == pos
+            if pos < last:                                           # (percent)
+                assert abs(at.progress[0].value - 100 * pos / last) < 1
+            assert _shown_value(at) == pytest.approx(ref.ravel()[pos], abs=5e-5)
+            panel = _output_panel(at).ravel()
+            np.testing.assert_allclose(panel[:pos + 1], ref.ravel()[:pos + 1], atol=1e-5)
+            assert np.isnan(panel[pos + 1:]).all()               # later cells still empty
+            if pos < last:
+                assert full_runs.call_count == 0                 # a tick reruns only the fragment
+    # the last output is filled in: play stops and the page reruns once to show Play again
+    assert full_runs.call_count == 1
+    assert at.session_state["cv_playing"] is False
+    assert at.button(key="cv_play").label == "Play" and at.slider(key="cv_pos").value == last
+    _tick(at)
+    assert at.session_state["cv_at"] == last                   # stopped: a tick does not move
+
+
+def test_pause_stops_prev_next_and_speed():
+    at = _open({"cv_anim_n": "5", "cv_speed": "4"})
+    n_pos = _conv2d_reference(5, "sobel x").size
+    at.slider(key="cv_pos").set_value(n_pos - 1).run()
+    with mock.patch.object(st, "fragment", wraps=st.fragment) as frag:
+        at.button(key="cv_play").click().run()                 # Play at the end starts over
+        assert frag.call_args.kwargs["run_every"] == pytest.approx(1 / 4)
+    assert at.session_state["cv_at"] == 0
+    _tick(at)
+    _tick(at)
+    assert at.session_state["cv_at"] == 2
+    assert any("playing at 4/s" in c.value for c in at.caption)
+    at.button(key="cv_prev").click().run()                     # Prev while playing: back one,
+    assert at.session_state["cv_at"] == 1                      # shown before the next tick
+    assert any("Position 2 of" in c.value for c in at.caption)
+    _tick(at)
+    assert at.session_state["cv_at"] == 2
+    at.run()                                # a full rerun while playing is a tick too (and
+    assert at.session_state["cv_at"] == 3   # brings back the elements outside the fragment)
+    with mock.patch.object(st, "fragment", wraps=st.fragment) as frag:
+        at.button(key="cv_play").click().run()                 # Pause
+        assert frag.call_args.kwargs["run_every"] is None      # no more ticks
+    assert at.button(key="cv_play").label == "Play" and at.slider(key="cv_pos").value == 3
+    _tick(at)
+    _tick(at)
+    assert at.session_state["cv_at"] == 3                      # paused: nothing moves
+    at.run()
+    assert at.slider(key="cv_pos").value == 3
+    at.button(key="cv_next").click().run()
+    assert at.slider(key="cv_pos").value == 4
+    at.button(key="cv_prev").click().run()
+    at.button(key="cv_prev").click().run()
+    assert at.slider(key="cv_pos").value == 2
+    at.slider(key="cv_pos").set_value(7).run()                 # scrubbing while paused
+    assert at.session_state["cv_at"] == 7 and any("Position 8 of" in c.value for c in at.caption)
+    at.button(key="cv_play").click().run()
+    _tick(at)
+    assert at.session_state["cv_at"] == 8                      # play goes on from there
+
+
+# ---------------------------------------------------------------- receptive field: image underlay
+
+def _png_pixels(source: str) -> np.ndarray:
+    head, data = source.split(",", 1)
+    assert head == "data:image/png;base64"
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB"))
+
+
+def _shape(fig_json: dict, name: str) -> dict:
+    (shape,) = [s for s in fig_json["layout"]["shapes"] if s.get("name") == name]
+    return shape
+
+
+@pytest.mark.parametrize("stack, out", [("strided 6-layer", (0, 0)),      # box left/top of image
+                                        ("strided 6-layer", (7, 7)),      # right/bottom
+                                        ("VGG block", (3, 5)),
+                                        ("dilated 1-2-4-8 (WaveNet, k=2)", (0, 16))])
+def test_rf_figure_draws_the_image_under_the_exact_boxes(stack, out):
+    n = 32
+    specs = conv.STACKS[stack]
+    infos = conv.receptive_field(specs, n)
+    region = conv.input_region(specs, out, n)
+    image = conv.square_image(conv.load_image("china (photo)"), n)
+    fig = json.loads(figs.rf_layers_figure(infos, region, image).to_json())
+    (img,) = [t for t in fig["data"] if t["type"] == "image"]
+    assert img.get("xaxis", "x") == "x" and img.get("yaxis", "y") == "y"      # the input panel
+    assert (img["x0"], img["dx"], img["y0"], img["dy"]) == (0, 1, 0, 1)      # pixel (i, j) at (j, i)
+    np.testing.assert_array_equal(_png_pixels(img["source"]), figs.to_rgb8(image, False))
+    box, seen = _shape(fig, "receptive field box"), _shape(fig, "pixels seen")
+    assert (box["x0"], box["x1"], box["y0"], box["y1"]) == (
+        region.lo[1] - 0.5, region.hi[1] + 0.5, region.lo[0] - 0.5, region.hi[0] + 0.5)
+    assert (seen["x0"], seen["x1"], seen["y0"], seen["y1"]) == (
+        region.clip_lo[1] - 0.5, region.clip_hi[1] + 0.5, region.clip_lo[0] - 0.5,
+        region.clip_hi[0] + 0.5)
+    assert box["xref"] == seen["xref"] == "x" and box["yref"] == seen["yref"] == "y"
+    # the axes show the whole box, padding included; the pixels seen lie inside the image
+    x_lo, x_hi = sorted(fig["layout"]["xaxis"]["range"])
+    y_lo, y_hi = sorted(fig["layout"]["yaxis"]["range"])
+    assert x_lo <= box["x0"] and box["x1"] <= x_hi and y_lo <= box["y0"] and box["y1"] <= y_hi
+    assert -0.5 <= seen["x0"] and seen["x1"] <= n - 0.5 and -0.5 <= seen["y0"] and seen["y1"] <= n - 0.5
+    pad = max(region.pad_before + region.pad_after)
+    assert any(s.get("name") == "padding" for s in fig["layout"]["shapes"]) == (pad > 0)
+
+
+def test_rf_figure_rejects_an_image_of_the_wrong_size():
+    infos = conv.receptive_field(conv.STACKS["three 3x3"], 32)
+    region = conv.input_region(conv.STACKS["three 3x3"], (0, 0), 32)
+    with pytest.raises(ValueError, match="expect 32x32"):
+        figs.rf_layers_figure(infos, region, np.zeros((16, 32)))
+
+
+def test_rf_tab_shows_the_selected_image_under_the_boxes():
+    at = _open({"cv_stack": "strided 6-layer", "cv_rf_n": "48", "cv_image": "shapes",
+                "cv_out_row": "0", "cv_out_col": "0"}, tab="Receptive field")
+    _ok(at)
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("cv_rf_click"))
+    fig = json.loads(chart.proto.spec)
+    (img,) = [t for t in fig["data"] if t["type"] == "image"]
+    expected = conv.square_image(conv.load_image("shapes", max_side=256), 48)
+    np.testing.assert_array_equal(_png_pixels(img["source"]), figs.to_rgb8(expected, False))
+    region = conv.input_region(conv.STACKS["strided 6-layer"], (0, 0), 48)
+    assert region.lo[0] < 0                                     # this box reaches into the padding
+    box = _shape(fig, "receptive field box")
+    assert (box["y0"], box["y1"]) == (region.lo[0] - 0.5, region.hi[0] + 0.5)
