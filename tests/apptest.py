@@ -2,7 +2,10 @@
 switch to a page, as a user arriving from the gallery would."""
 from __future__ import annotations
 
+import functools
+import json
 from pathlib import Path
+from unittest import mock
 
 from streamlit.testing.v1 import AppTest
 
@@ -47,3 +50,39 @@ def chart_titles(at: AppTest) -> list[str]:
         title = json.loads(chart.proto.spec).get("layout", {}).get("title", {})
         titles.append(title.get("text", "") if isinstance(title, dict) else str(title))
     return titles
+
+
+def _run(at: AppTest, states, fragment: bool) -> AppTest:
+    """at._run(states), as a rerun of the page's (one) fragment only when `fragment`. AppTest
+    has no API for a fragment rerun; its runner builds a RerunData, so the fragment id is put
+    into that (relies on AppTest internals: a Streamlit upgrade may need this adjusted)."""
+    if not fragment:
+        return at._run(states)
+    from streamlit.runtime.scriptrunner import RerunData
+    from streamlit.testing.v1 import local_script_runner
+    (fragment_id,) = at._fragment_storage._fragments
+    fragment_run = functools.partial(RerunData, fragment_id_queue=[fragment_id],
+                                     is_fragment_scoped_rerun=True)
+    with mock.patch.object(local_script_runner, "RerunData", fragment_run):
+        return at._run(states)
+
+
+def rerun_fragment(at: AppTest) -> AppTest:
+    """One run_every tick as the browser sends it: a rerun of the page's fragment only.
+    Afterwards the element tree holds only what the fragment drew."""
+    _run(at, at._tree.get_widget_states(), fragment=True)
+    assert not at.exception, at.exception
+    return at
+
+
+def click_chart(at: AppTest, chart_key: str, point: dict, in_fragment: bool = False) -> AppTest:
+    """What the browser sends when a point of the plotly chart `chart_key` is clicked: the
+    chart's new selection; with `in_fragment`, as a rerun of the page's fragment only (a chart
+    drawn inside the live-training fragment)."""
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(chart_key))
+    states = at._tree.get_widget_states()
+    state = states.widgets.add()
+    state.id = chart.proto.id
+    state.string_value = json.dumps({"selection": {"points": [point], "point_indices": [0],
+                                                   "box": [], "lasso": []}})
+    return _run(at, states, fragment=in_fragment)

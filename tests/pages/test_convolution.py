@@ -1,7 +1,6 @@
 """The convolution page through AppTest: every tab and preset, widgets that change the
 numbers shown, uploads (good and bad), bad URL values."""
 import base64
-import functools
 import io
 import json
 import re
@@ -15,7 +14,7 @@ import torch.nn.functional as F
 from PIL import Image
 
 from engine import conv
-from tests.apptest import metric, open_page
+from tests.apptest import metric, open_page, rerun_fragment
 from viz import convolution_figures as figs
 
 PAGE = "topic_pages/convolution.py"
@@ -159,20 +158,6 @@ def test_custom_kernel_grid_and_even_kernel_message():
 
 # ---------------------------------------------------------------- sliding window: auto-play
 
-def _tick(at):
-    """One run_every tick as the browser sends it: a rerun of the page's (one) fragment only.
-    AppTest has no API for it; its runner builds RerunData, so the fragment id goes in there.
-    After it the element tree holds only what the fragment drew."""
-    from streamlit.runtime.scriptrunner import RerunData
-    from streamlit.testing.v1 import local_script_runner
-    (fragment_id,) = at._fragment_storage._fragments
-    run = functools.partial(RerunData, fragment_id_queue=[fragment_id], is_fragment_scoped_rerun=True)
-    with mock.patch.object(local_script_runner, "RerunData", run):
-        at._run(at._tree.get_widget_states())
-    assert not at.exception, at.exception
-    return at
-
-
 def _shown_value(at) -> float:
     (cap,) = [c.value for c in at.caption if "Σ products" in c.value]
     return float(re.search(r"\*\*(-?[\d.]+)\*\*", cap).group(1))
@@ -209,7 +194,7 @@ def test_play_advances_over_fragment_ticks_and_matches_conv2d():
     assert _shown_value(at) == pytest.approx(ref.ravel()[0], abs=5e-5)
     with mock.patch.object(conv, "convolve", wraps=conv.convolve) as full_runs:
         for pos in range(1, last + 1):
-            _tick(at)
+            rerun_fragment(at)
             assert at.session_state["cv_at"] == pos
             if pos < last:                                           # (percent)
                 assert abs(at.progress[0].value - 100 * pos / last) < 1
@@ -223,7 +208,7 @@ def test_play_advances_over_fragment_ticks_and_matches_conv2d():
     assert full_runs.call_count == 1
     assert at.session_state["cv_playing"] is False
     assert at.button(key="cv_play").label == "Play" and at.slider(key="cv_pos").value == last
-    _tick(at)
+    rerun_fragment(at)
     assert at.session_state["cv_at"] == last                   # stopped: a tick does not move
 
 
@@ -235,14 +220,14 @@ def test_pause_stops_prev_next_and_speed():
         at.button(key="cv_play").click().run()                 # Play at the end starts over
         assert frag.call_args.kwargs["run_every"] == pytest.approx(1 / 4)
     assert at.session_state["cv_at"] == 0
-    _tick(at)
-    _tick(at)
+    rerun_fragment(at)
+    rerun_fragment(at)
     assert at.session_state["cv_at"] == 2
     assert any("playing at 4/s" in c.value for c in at.caption)
     at.button(key="cv_prev").click().run()                     # Prev while playing: back one,
     assert at.session_state["cv_at"] == 1                      # shown before the next tick
     assert any("Position 2 of" in c.value for c in at.caption)
-    _tick(at)
+    rerun_fragment(at)
     assert at.session_state["cv_at"] == 2
     at.run()                                # a full rerun while playing is a tick too (and
     assert at.session_state["cv_at"] == 3   # brings back the elements outside the fragment)
@@ -250,8 +235,8 @@ def test_pause_stops_prev_next_and_speed():
         at.button(key="cv_play").click().run()                 # Pause
         assert frag.call_args.kwargs["run_every"] is None      # no more ticks
     assert at.button(key="cv_play").label == "Play" and at.slider(key="cv_pos").value == 3
-    _tick(at)
-    _tick(at)
+    rerun_fragment(at)
+    rerun_fragment(at)
     assert at.session_state["cv_at"] == 3                      # paused: nothing moves
     at.run()
     assert at.slider(key="cv_pos").value == 3
@@ -263,7 +248,7 @@ def test_pause_stops_prev_next_and_speed():
     at.slider(key="cv_pos").set_value(7).run()                 # scrubbing while paused
     assert at.session_state["cv_at"] == 7 and any("Position 8 of" in c.value for c in at.caption)
     at.button(key="cv_play").click().run()
-    _tick(at)
+    rerun_fragment(at)
     assert at.session_state["cv_at"] == 8                      # play goes on from there
 
 

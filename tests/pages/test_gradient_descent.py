@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import chart_titles, open_page
-from tests.pages.test_widgets import click_chart
+from tests.apptest import chart_titles, click_chart, open_page
 
 PAGE = "topic_pages/gradient_descent.py"
 STEPS_COL = "steps to f − f* ≤ 1e-08"

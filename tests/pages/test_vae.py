@@ -3,8 +3,7 @@ what is shown, the ELBO tab, the AE-vs-PCA tab, and bad input."""
 import re
 
 from streamlit.testing.v1 import AppTest
-from tests.apptest import metric, open_page
-from tests.pages.test_widgets import click_chart
+from tests.apptest import click_chart, metric, open_page
 
 
 

@@ -1,11 +1,11 @@
 """The shared widget groups (viz/widgets.py, viz/live.py) driven through AppTest."""
-import functools
 import json
 from pathlib import Path
-from unittest import mock
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests.apptest import click_chart
 
 HARNESS = str(Path(__file__).with_name("harness_widgets.py"))
 
@@ -88,29 +88,6 @@ def test_export_buttons_present(at):
     cfg = json.loads(config_json({"lr": 0.1, "shape": (2, 3)}, "harness"))
     assert cfg["page"] == "harness" and cfg["lr"] == 0.1 and cfg["shape"] == [2, 3]
     assert "seed" in cfg and "device" in cfg
-
-
-def click_chart(at: AppTest, chart_key: str, point: dict, in_fragment: bool = False) -> AppTest:
-    """What the browser sends when a point of the plotly chart `chart_key` is clicked: the
-    chart's new selection; with `in_fragment`, as a rerun of the page's (one) fragment only,
-    as for a chart drawn inside the live-training fragment. AppTest has no API for either
-    (its run() reruns the whole script), so this builds the widget states itself and puts
-    the fragment id into the rerun request its runner makes."""
-    from streamlit.runtime.scriptrunner import RerunData
-    from streamlit.testing.v1 import local_script_runner
-    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(chart_key))
-    states = at._tree.get_widget_states()
-    state = states.widgets.add()
-    state.id = chart.proto.id
-    state.string_value = json.dumps({"selection": {"points": [point], "point_indices": [0],
-                                                   "box": [], "lasso": []}})
-    if not in_fragment:
-        return at._run(states)
-    (fragment_id,) = at._fragment_storage._fragments
-    fragment_run = functools.partial(RerunData, fragment_id_queue=[fragment_id],
-                                     is_fragment_scoped_rerun=True)
-    with mock.patch.object(local_script_runner, "RerunData", fragment_run):
-        return at._run(states)
 
 
 def test_click_in_the_fragment_updates_widgets_outside_it(at):
