@@ -2,16 +2,17 @@
 trainer's speed against a plain PyTorch loop doing the same work."""
 from __future__ import annotations
 
-import time
+import statistics
 
 import torch
 
-from benchmarks import Measurement, median_time, torch_threads
+from benchmarks import Measurement, alternating_times, median_time, torch_threads
 from engine import diffusion as D
 from viz.topics import ROOT
 
 N = 2000
-TRAIN_STEPS = 300
+ROUND_STEPS = 60
+ROUNDS = 9
 
 
 def one_thread(fn):
@@ -47,8 +48,8 @@ def ddpm_exact() -> Measurement:
     return Measurement(t, "s", f"DDPM, T = 1000, {N} particles, exact 3-mode denoiser")
 
 
-def _plain_loop(data, steps: int) -> float:
-    """The same work as DiffusionTrainer.step, written as a bare loop: seconds."""
+def _plain_loop(data):
+    """The same work as DiffusionTrainer.step, written as a bare loop: run(steps)."""
     torch.manual_seed(0)
     model = D.EpsMLP(num_classes=int(data.labels.max()) + 1)
     opt = torch.optim.Adam(model.parameters(), lr=2e-3)
@@ -56,37 +57,38 @@ def _plain_loop(data, steps: int) -> float:
     y = torch.as_tensor(data.labels)
     ab = torch.cat([torch.ones(1), D.Schedule.linear().alpha_bars.float()])
     g = torch.Generator().manual_seed(0)
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        idx = torch.randint(0, len(x), (256,), generator=g)
-        t = torch.randint(1, 1001, (256,), generator=g)
-        eps = torch.randn(256, 2, generator=g)
-        a = ab[t][:, None]
-        drop = torch.rand(256, generator=g) < 0.1
-        c = torch.where(drop, model.num_classes, y[idx])
-        loss = ((eps - model(a.sqrt() * x[idx] + (1 - a).sqrt() * eps, t, c)) ** 2).sum(-1).mean()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    return time.perf_counter() - t0
 
-
-def _trainer_seconds(data, steps: int) -> float:
-    tr = D.DiffusionTrainer(data.points, data.labels, seed=0, device="cpu")
-    tr.step(5)
-    t0 = time.perf_counter()
-    tr.step(steps)
-    return time.perf_counter() - t0
+    def run(steps: int) -> None:
+        for _ in range(steps):
+            idx = torch.randint(0, len(x), (256,), generator=g)
+            t = torch.randint(1, 1001, (256,), generator=g)
+            eps = torch.randn(256, 2, generator=g)
+            a = ab[t][:, None]
+            drop = torch.rand(256, generator=g) < 0.1
+            c = torch.where(drop, model.num_classes, y[idx])
+            loss = ((eps - model(a.sqrt() * x[idx] + (1 - a).sqrt() * eps, t, c)) ** 2
+                    ).sum(-1).mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+    return run
 
 
 def training_ratio() -> Measurement:
+    """Trainer and plain loop in alternating rounds of ROUND_STEPS steps (machine-load changes
+    hit both alike); the median of the per-round speed ratios."""
     data = D.weighted_mixture(2000)
-    _plain_loop(data, 5)
-    plain = min(_plain_loop(data, TRAIN_STEPS) for _ in range(3))
-    ours = min(_trainer_seconds(data, TRAIN_STEPS) for _ in range(3))
-    return Measurement(plain / ours, "x plain loop",
-                       f"DiffusionTrainer {TRAIN_STEPS / ours:,.0f} it/s vs plain loop "
-                       f"{TRAIN_STEPS / plain:,.0f} it/s (batch 256); target >= 0.85")
+    tr = D.DiffusionTrainer(data.points, data.labels, seed=0, device="cpu")
+    plain = _plain_loop(data)
+    times = alternating_times({"plain": lambda: plain(ROUND_STEPS),
+                               "trainer": lambda: tr.step(ROUND_STEPS)}, rounds=ROUNDS)
+    ratios = [p[0] / t[0] for p, t in zip(times["plain"], times["trainer"])]
+    cpu = statistics.median(p[1] / t[1] for p, t in zip(times["plain"], times["trainer"]))
+    rate = lambda name: ROUND_STEPS / statistics.median(w for w, _ in times[name])  # noqa: E731
+    return Measurement(statistics.median(ratios), "x plain loop",
+                       f"DiffusionTrainer {rate('trainer'):,.0f} it/s vs plain loop "
+                       f"{rate('plain'):,.0f} it/s (batch 256), median of {ROUNDS} alternating "
+                       f"rounds; CPU-time ratio {cpu:.2f}; target >= 0.85")
 
 
 BENCHMARKS = {
