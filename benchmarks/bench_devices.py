@@ -47,7 +47,7 @@ TRAINERS: dict[str, tuple[Callable[[str], object], str]] = {
     "Transformer (reverse)": (lambda d: attention.TransformerTrainer("reverse", seed=0, device=d),
                               "batch 128"),
     "GAN (ring of 8)": (lambda d: gan.GANTrainer(gan.make_target("ring of 8", 0.05, 0), seed=0,
-                                                 device=d), "1 D + 1 G update, batch 256"),
+                                                 device=d), "1 D + 1 G update, G/D 2x128 (engine defaults), batch 256"),
     "VAE (digits)": (lambda d: vae.VAETrainer(seed=0, device=d), "minibatch of 128 digits"),
     "Diffusion EpsMLP": (lambda d: diffusion.DiffusionTrainer(diffusion.weighted_mixture().points,
                                                               seed=0, device=d), "batch 256"),
