@@ -52,10 +52,19 @@ PRESETS = {
         {"at_tab": TABS[2], "at_task": "reverse", "at_seq": EXAMPLES["reverse"],
          "at_source": SOURCES[0]}, "Below the dotted line each answer query looks at the "
                                    "mirror-image input position: an anti-diagonal."),
+    "Copy: a shifted diagonal": Preset(
+        {"at_tab": TABS[2], "at_task": "copy", "at_seq": EXAMPLES["copy"],
+         "at_source": SOURCES[0]}, "Answer query j looks at input position j: a diagonal "
+                                   "line 8 places left of the main one."),
     "Sort: attend to the next-larger digit": Preset(
         {"at_tab": TABS[2], "at_task": "sort", "at_seq": EXAMPLES["sort"],
          "at_source": SOURCES[0]}, "Each answer query puts its weight on the input digit it "
                                    "must write next: the next-larger (or equal) digit."),
+    "Lookup: previous-token and induction heads": Preset(
+        {"at_tab": TABS[2], "at_task": "lookup", "at_seq": EXAMPLES["lookup"],
+         "at_source": SOURCES[0]}, "Layer 1: each value attends to its key just before it. "
+                                   "Layer 2: the echoed query key attends to the value whose "
+                                   "key matches it, and copies that value."),
     "Sparse patterns: O(n√n)": Preset(
         {"at_tab": TABS[3], "at_mask": "local + strided", "at_mask_n": 36, "at_window": 6},
         "Window and stride √n: every position is reachable in two hops with ~2n√n entries."),
@@ -75,11 +84,17 @@ STEPS = [
     Step("Positions", "Adding sinusoidal position vectors makes the result depend on order; "
          "their dot product depends only on the distance between positions.",
          PRESETS["Positions break the symmetry"].settings),
-    Step("A trained transformer reverses", "A 2-layer, 2-head model trained to reverse 8 digits "
+    Step("A trained transformer copies", "A 2-layer, 2-head model trained to copy 8 digits "
+         "has heads whose answer rows form a diagonal: output j reads input j.",
+         PRESETS["Copy: a shifted diagonal"].settings),
+    Step("... reverses", "A 2-layer, 2-head model trained to reverse 8 digits "
          "has a head whose answer rows form an anti-diagonal: output j copies input 7 − j.",
          PRESETS["Reverse: the anti-diagonal head"].settings),
     Step("... and sorts", "For sorting, the query that writes the next digit attends to where "
          "that digit sits in the input.", PRESETS["Sort: attend to the next-larger digit"].settings),
+    Step("... and looks up", "Key-value lookup needs two hops: in layer 1 each value reads "
+         "the key before it; in layer 2 the query key finds the value tagged with the same key.",
+         PRESETS["Lookup: previous-token and induction heads"].settings),
     Step("Cost and sparse masks", "Full attention costs n²; local + strided patterns "
          "(Sparse Transformer) cost about n√n.", PRESETS["Sparse patterns: O(n√n)"].settings),
 ]
@@ -97,9 +112,18 @@ def nonzero_counts(ns: tuple[int, ...]) -> dict[str, np.ndarray]:
     return {name: A.mask_nonzeros(name, ns) for name in A.MASKS}
 
 
+def shipped_path(task: str):
+    return WEIGHTS_DIR / f"attention_{task}.pt"
+
+
+def shipped_tasks() -> list[str]:
+    """Tasks with a shipped snapshot in assets/weights (written by scripts/pretrain_attention.py)."""
+    return [t for t in A.TASKS if shipped_path(t).exists()]
+
+
 @st.cache_resource(max_entries=8)
 def shipped_model(task: str, device: str):
-    path = WEIGHTS_DIR / f"attention_{task}.pt"
+    path = shipped_path(task)
     if not path.exists():
         return None
     return A.load_pretrained(path, device)
@@ -255,7 +279,8 @@ def show_prediction(pred: A.Prediction, task: A.Task, key: str) -> None:
                                      weights=True, show_values=len(pred.labels) <= 10),
                     key=f"{key}_head")
     st.caption("Rows are queries (the token at that position, predicting the next one); "
-               "columns are keys. Rows below the dotted red line produce the answer.")
+               "columns are keys. Rows below the dotted red line produce the answer. "
+               f"What to look for in {task.name}: {task.pattern}.")
     frames = [weights_frame(maps[l, h], pred.labels, layer=l + 1, head=h + 1) for l, h in heads]
     export_buttons(pd.concat(frames, ignore_index=True),
                    {"tab": "trained transformer", "task": task.name,
@@ -282,21 +307,25 @@ def trained_tab(seed: int, device: str) -> None:
     source = st.radio("Model", SOURCES, key="at_source", bind=Q, horizontal=True)
     loaded = shipped_model(task_name, device)
     if source == SOURCES[0] and loaded is None:
-        st.info(f"No shipped weights for “{task_name}” (only reverse and sort ship). "
-                "Train one from scratch below.", icon=":material/info:")
+        st.info(f"No shipped weights for “{task_name}” (shipped: "
+                f"{', '.join(shipped_tasks()) or 'none'}). Train one from scratch below.",
+                icon=":material/info:")
         source = SOURCES[1]
     if source == SOURCES[0]:
         model, info = loaded
         cfg = info["config"]
+        st.markdown(f"**Model shown: shipped snapshot** `{shipped_path(task_name).name}` "
+                    "(trained offline, not in this session).")
         st.caption(f"Shipped model: {cfg['n_layers']} layers × {cfg['n_heads']} heads, "
                    f"d_model {cfg['d_model']}, trained {info['steps']:,} iterations; greedy "
                    f"token accuracy on fresh inputs {info.get('token_accuracy', float('nan')):.3f}.")
         show_prediction(A.predict(model, task, digits), task, "at_fig_shipped")
         return
     c = st.columns(4)
-    layers = c[0].select_slider("Layers", [1, 2, 3], 2, key="at_layers", bind=Q)
-    heads = c[1].select_slider("Heads", [1, 2, 4], 2, key="at_heads", bind=Q)
-    d_model = c[2].select_slider("d_model", [32, 64, 128], 64, key="at_dmodel", bind=Q)
+    base = A.ModelConfig()      # the shipped snapshots' architecture: same model, trained live
+    layers = c[0].select_slider("Layers", [1, 2, 3], base.n_layers, key="at_layers", bind=Q)
+    heads = c[1].select_slider("Heads", [1, 2, 4], base.n_heads, key="at_heads", bind=Q)
+    d_model = c[2].select_slider("d_model", [32, 64, 128], base.d_model, key="at_dmodel", bind=Q)
     lr = c[3].select_slider("Learning rate", [3e-4, 1e-3, 3e-3, 1e-2, 3e-2], 3e-3,
                             key="at_lr", bind=Q)
     config = {"task": task_name, "layers": layers, "heads": heads, "d_model": d_model,
@@ -308,6 +337,9 @@ def trained_tab(seed: int, device: str) -> None:
 
     def draw(trainer, tick):
         snap = trainer.snapshot()
+        st.markdown(f"**Model shown: trained live** in this session, iteration "
+                    f"{trainer.steps:,}" + (" (random initial weights)" if not trainer.steps
+                                            else "") + ".")
         if trainer.steps:
             s, loss = trainer.history.as_arrays("loss")
             sa, acc = trainer.history.as_arrays("accuracy")
@@ -350,7 +382,7 @@ def masks_tab() -> None:
 page_header("Attention maps",
             "Scaled dot-product attention computed step by step on a few tokens, why we "
             "scale and add positions, then the heads of a small transformer really trained "
-            "to reverse and sort digits.",
+            "to copy, reverse, sort and look up digits.",
             r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}\,\tau}"
             r"+M\right)V")
 top = st.columns([2, 3])

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from engine import attention as A
 from viz.topics import ROOT
 from tests.apptest import metric, chart_titles
+
+WEIGHTS = ROOT / "assets" / "weights"
 
 PAGE = "topic_pages/attention.py"
 
@@ -95,22 +98,50 @@ def test_trained_reverse_model_and_bad_input():
     assert "`0 1 2 4 4 5 7 9`" in all_text(at)          # the sort example's answer
     at.selectbox(key="at_task").select("lookup").run()
     assert not at.exception and not at.error
-    assert any("No shipped weights" in i.value for i in at.info)
-    assert "correct: `0`" in all_text(at)                # 1 7 4 2 9 0 3 5 | query 9 -> 0
+    assert "correct: `9 0`" in all_text(at)              # 1 7 4 2 9 0 3 5 | query 9 -> 9 0
     at.text_input(key="at_seq").input("1 7 1 2 9 0 3 5 9").run()
     assert at.error and "distinct" in at.error[0].value
 
 
-def test_train_from_scratch_steps():
-    at = open_page("Trained transformer", at_task="copy")
-    assert any("No shipped weights" in i.value for i in at.info)   # copy falls back to training
-    assert "Iteration **0**" in all_text(at)
+def test_every_task_shows_its_shipped_snapshot_labelled():
+    """Each task loads assets/weights/attention_<task>.pt the same way; the page says the model
+    shown is the shipped snapshot, gives the file's config and step count, and the snapshot
+    answers the task's example correctly."""
+    at = open_page("Trained transformer")
+    for task in A.TASKS:
+        at.selectbox(key="at_task").select(task).run()
+        assert not at.exception and not at.error, task
+        assert not any("No shipped weights" in i.value for i in at.info), task
+        text = all_text(at)
+        _, info = A.load_pretrained(WEIGHTS / f"attention_{task}.pt")
+        cfg = info["config"]
+        assert f"Model shown: shipped snapshot** `attention_{task}.pt`" in text, task
+        assert "trained live" not in text, task
+        assert (f"{cfg['n_layers']} layers × {cfg['n_heads']} heads, d_model {cfg['d_model']}, "
+                f"trained {info['steps']:,} iterations") in text, task
+        assert "100% of tokens right" in text, task
+        assert A.TASKS[task].pattern in text, task
+        # the enlarged head (default: the one with most weight on the source digits) is drawn
+        assert any(t.startswith("layer") for t in chart_titles(at)), task
+
+
+def test_train_from_scratch_steps_and_says_it_is_live():
+    at = open_page("Trained transformer", at_task="copy", at_source="train from scratch")
+    text = all_text(at)
+    assert "Model shown: trained live** in this session, iteration 0 (random" in text
+    assert "shipped snapshot" not in text
+    assert "Iteration **0**" in text
+    # the default architecture is the shipped snapshots' one
+    assert (at.select_slider(key="at_layers").value, at.select_slider(key="at_heads").value,
+            at.select_slider(key="at_dmodel").value) == (2, 2, 64)
     at.session_state["at_layers"] = 1
     at.session_state["at_dmodel"] = 32
     at.run()
     at.button(key="at_train__step").click().run()
     assert not at.exception
-    assert "Iteration **20**" in all_text(at)
+    text = all_text(at)
+    assert "Iteration **20**" in text
+    assert "Model shown: trained live** in this session, iteration 20." in text
     assert metric(at, "loss")
 
 
