@@ -46,7 +46,8 @@ TOPICS: tuple[Topic, ...] = (
           "Watch input, forget and output gates work on a sequence, and why gradients survive.",
           ":material/memory:", 6, ready=True),
     Topic("attention", "Attention maps", "Architectures",
-          "From one softmax to the heads of a small transformer trained to reverse and sort.",
+          "From one softmax to the heads of small transformers trained to copy, reverse, sort "
+          "and look up.",
           ":material/visibility:", 7, ready=True),
     Topic("gan", "GAN mode collapse", "Generative models",
           "Train a GAN on many modes, count the modes it covers, and cure the collapse.",
