@@ -19,8 +19,8 @@ from viz.page import page_header, user_errors
 from viz.render import explain, show_figure
 from viz.topics import ROOT
 from viz.vae_figures import (digit_figure, grid_figure, grid_png, latent_scatter, loss_curves,
-                             manifold_figure, strip_figure, toy_bars_figure, toy_marginal_figure,
-                             toy_posterior_figure)
+                             manifold_figure, replay_extent, strip_figure, toy_bars_figure,
+                             toy_marginal_figure, toy_posterior_figure)
 from viz.widgets import Preset, Step, export_buttons, guided_steps, preset_picker
 
 WEIGHTS = ROOT / "assets" / "weights"
@@ -46,7 +46,7 @@ PRESETS = {
         {**BASE, **SCRATCH}, "Press Play. For the first ~15 epochs the KL stays near 0: every "
                              "code sits on the prior and the grid is one average blob. Then the "
                              "codes split by digit and the grid turns into digits (~30 epochs, "
-                             "a few seconds). Replay it with the slider below."),
+                             "a few seconds). Then open *Replay* below and press its Play."),
     "β = 0: no pull to the prior": Preset(
         {**BASE, **SCRATCH, "vae_beta": 0.0},
         "Press Play: with β = 0 only reconstruction counts; the cloud spreads far beyond the "
@@ -103,6 +103,87 @@ def _shipped_state(name: str) -> dict | None:
 @st.cache_data(show_spinner=False)
 def _digits():
     return load_digit_data()
+
+
+# ------------------------------------------------------------------ replay of the snapshots
+
+REPLAY_SPEEDS = [1, 2, 4, 8]          # snapshots per second while playing
+REPLAY_FRAGMENT = "vae_replay_player"
+# session keys: the snapshot shown (the truth; the slider "vae_snap" only edits it while
+# paused), replay on, skip the next advance (the run that Play triggered)
+SNAP_AT, SNAP_PLAYING, SNAP_HOLD = "vae_snap_at", "vae_snap_playing", "vae_snap_hold"
+
+
+def _toggle_replay(last: int) -> None:
+    """Play <-> Pause. Play at the last snapshot starts again from the first; the run that
+    Play triggers shows the current snapshot (SNAP_HOLD), the next tick advances."""
+    playing = not st.session_state.get(SNAP_PLAYING, False)
+    st.session_state[SNAP_PLAYING] = playing
+    if playing:
+        st.session_state[SNAP_HOLD] = True
+        if st.session_state.get(SNAP_AT, last) >= last:
+            st.session_state[SNAP_AT] = 0
+
+
+def _scrub() -> None:
+    """The slider moved: show that snapshot. Only while paused: while playing the slider is
+    not drawn, yet the browser still sends its last value with the first tick, which would
+    otherwise jump the replay to where the slider was before Play."""
+    if not st.session_state.get(SNAP_PLAYING, False):
+        st.session_state[SNAP_AT] = st.session_state["vae_snap"]
+
+
+def _replay(trainer: VAETrainer, labels: np.ndarray, dims: tuple[int, int]) -> None:
+    """The trainer's snapshots of the test means (trainer.snapshots: (step, means)) as an
+    animation. Play/Pause and the speed sit outside an @st.fragment(run_every=1/speed) that
+    draws the snapshot: while playing, each tick reruns only the fragment and shows the next
+    snapshot; at the last one play stops. The axes span replay_extent of all snapshots, the
+    same for every frame, so the points move and the frame does not.
+
+    While playing the position is a progress bar, not the slider: the browser sends its widget
+    values with every tick, and a tick sent before the previous one's answer arrived would
+    carry a stale slider value and move the replay back (as on the convolution page)."""
+    if len(trainer.snapshots) < 2:
+        st.session_state[SNAP_PLAYING] = False
+        st.caption("Train a little (Play or Step) to record snapshots of the latent means.")
+        return
+    last = len(trainer.snapshots) - 1
+    st.session_state[SNAP_AT] = min(max(int(st.session_state.get(SNAP_AT, last)), 0), last)
+    playing = bool(st.session_state.get(SNAP_PLAYING, False))
+    c = st.columns([1, 3], vertical_alignment="bottom")
+    c[0].button("Pause" if playing else "Play", key="vae_snap_play", on_click=_toggle_replay,
+                args=(last,), icon=":material/pause:" if playing else ":material/play_arrow:",
+                type="primary", width="stretch")
+    speed = c[1].select_slider("Replay speed (snapshots per second)", REPLAY_SPEEDS, 4,
+                               key="vae_snap_speed", bind=Q)
+
+    @st.fragment(run_every=1 / speed if playing else None, key=REPLAY_FRAGMENT)
+    def _frame() -> None:
+        snaps = trainer.snapshots                 # grows while the model trains
+        end = len(snaps) - 1
+        pos = min(st.session_state[SNAP_AT], end)
+        running = bool(st.session_state.get(SNAP_PLAYING, False))
+        if running and not st.session_state.pop(SNAP_HOLD, False):
+            pos = st.session_state[SNAP_AT] = min(pos + 1, end)
+            if pos == end:                        # the last snapshot is shown: stop
+                st.session_state[SNAP_PLAYING] = False
+                st.rerun(scope="app")             # redraw Play and end the ticks
+        if running:
+            st.progress(pos / end, text=f"Snapshot {pos + 1} of {end + 1}")
+        else:
+            st.session_state["vae_snap"] = pos
+            pos = st.session_state[SNAP_AT] = st.slider("Snapshot", 0, end, key="vae_snap",
+                                                        on_change=_scrub)
+        step, means = snaps[pos]
+        epoch = step / trainer.steps_per_epoch
+        show_figure(latent_scatter(means[:, list(dims)], labels, dims=dims,
+                                   title=f"Latent means at epoch {epoch:.1f}",
+                                   extent=replay_extent([m[:, list(dims)] for _, m in snaps])),
+                    key="vae_replay")
+        st.caption(f"Snapshot {pos + 1} of {end + 1}: iteration {step:,}, epoch {epoch:.1f}"
+                   + (f", playing at {speed:g}/s." if running else "."))
+
+    _frame()
 
 
 tab_latent, tab_elbo, tab_pca = st.tabs(["Latent space", "Why the ELBO", "Autoencoder vs PCA"])
@@ -226,16 +307,7 @@ with tab_latent:
                         key="vae_strip")
 
         with st.expander("Replay: how the latent space formed", expanded=False):
-            snaps = trainer.snapshots
-            if len(snaps) < 2:
-                st.caption("Train a little (Play or Step) to record snapshots of the latent means.")
-            else:
-                k = st.slider("Snapshot", 0, len(snaps) - 1, len(snaps) - 1, key="vae_snap")
-                step, means = snaps[k]
-                show_figure(latent_scatter(means[:, list(dims)], data.y_test, dims=dims,
-                                           title=f"Latent means at epoch {step / trainer.steps_per_epoch:.1f}",
-                                           extent=4.0 if not deterministic else None),
-                            key="vae_replay")
+            _replay(trainer, data.y_test, dims)
 
         codes = trainer.snapshot().codes
         frame = pd.DataFrame(codes.means, columns=[f"mu_z{i + 1}" for i in range(codes.means.shape[1])])

@@ -55,14 +55,57 @@ def image_figure(arr: np.ndarray, title: str, signed: bool | None = None,
     return _bare(fig)
 
 
-def _annotated_heatmap(z: np.ndarray, fmt: str = "{:.2f}", signed: bool = True, **kw) -> go.Heatmap:
+def _labels(z: np.ndarray, fmt: str) -> list[list[str]]:
+    return [[("" if not np.isfinite(v) else fmt.format(v)) for v in row] for row in z]
+
+
+def _annotated_heatmap(z: np.ndarray, fmt: str = "{:.2f}", signed: bool = True,
+                       font_px: int | None = None, **kw) -> go.Heatmap:
+    """A heatmap with its values written in the cells. font_px: None lets Plotly size the
+    text; a number fixes it; 0 writes no numbers (hover still shows each value)."""
     z = np.asarray(z, np.float64)
     z = np.where(z == 0, 0.0, z)                  # no "-0.00" labels
     m = np.nanmax(np.abs(z)) if np.isfinite(z).any() else 1.0
-    return go.Heatmap(z=z, text=[[("" if not np.isfinite(v) else fmt.format(v)) for v in row] for row in z],
-                      texttemplate="%{text}", colorscale=DIVERGING if signed else "Greys",
+    text = {} if font_px == 0 else dict(text=_labels(z, fmt), texttemplate="%{text}")
+    if font_px:
+        text["textfont"] = dict(size=font_px)
+    return go.Heatmap(z=z, **text, colorscale=DIVERGING if signed else "Greys",
                       zmin=-m if signed else None, zmax=m if signed else None, showscale=False,
                       hovertemplate="row %{y}, col %{x}: %{z:.3f}<extra></extra>", **kw)
+
+
+# Cell text of the sliding-window figure. Plotly's automatic size fits the text to the gaps
+# between the labelled cells, but falls back to the page font (14 px, 22 in classroom mode)
+# when they all lie in one row, as while the window fills the first output row: labels then
+# overlapped from 8 cells on. So the figure fixes the size from the cell's width on screen.
+NOMINAL_WIDTH = 940      # px: the chart's width in the wide layout at a 1400 px window (Chromium)
+CHAR_EM = 0.65           # width of a label character in em (Plotly's own estimate: LINE_SPACING/2)
+MIN_TEXT_PX, MAX_TEXT_PX = 8, 14
+
+
+def label_chars(values: np.ndarray, fmt: str) -> int:
+    """Characters in the longest label fmt.format(v) over the finite values (-0 as 0)."""
+    v = np.ravel(np.asarray(values, np.float64))
+    v = v[np.isfinite(v)]
+    return max((len(fmt.format(x)) for x in np.where(v == 0, 0.0, v)), default=1)
+
+
+def cell_text_px(cell_px: float, chars: int) -> int:
+    """Font size (px) at which a label of `chars` characters fits a cell_px-wide square cell:
+    floor(min(cell_px / (CHAR_EM * chars), cell_px / 1.5, MAX_TEXT_PX)); 0 (no numbers)
+    below MIN_TEXT_PX."""
+    size = int(min(cell_px / (CHAR_EM * max(chars, 1)), cell_px / 1.5, MAX_TEXT_PX))
+    return size if size >= MIN_TEXT_PX else 0
+
+
+def _cell_px(fig: go.Figure, col: int, shape: tuple[int, int]) -> float:
+    """Side (px) of one square cell of an (h, w) grid in subplot column `col`, the figure
+    being NOMINAL_WIDTH wide: the smaller of panel width / w and panel height / h."""
+    lay = fig.layout
+    x0, x1 = lay[f"xaxis{'' if col == 1 else col}"].domain
+    w = (NOMINAL_WIDTH - lay.margin.l - lay.margin.r) * (x1 - x0)
+    h = lay.height - lay.margin.t - lay.margin.b
+    return min(w / shape[1], h / shape[0])
 
 
 def _bare(fig: go.Figure) -> go.Figure:
@@ -83,26 +126,44 @@ def kernel_figure(kernel: np.ndarray, title: str = "Kernel") -> go.Figure:
 
 def sliding_window_figure(frames: ConvFrames, u: int, kernel: np.ndarray) -> go.Figure:
     """CNN Explainer's view: the padded input with the window of output u (its taps marked),
-    the products window * kernel, and the output filled in up to u."""
+    the products window * kernel, and the output filled in up to u. The numbers in each panel
+    have one size for every u (cell_text_px of the panel's longest label); a panel whose
+    cells are too small for them shows none and says to hover."""
     kh, kw = kernel.shape
     r0, c0 = frames.corners[u]
     d = frames.dilation
+    out = np.full(frames.out_shape, np.nan)
+    out.ravel()[:u + 1] = frames.sums[:u + 1]
+    panels = [  # (grid, format, every value it shows at some u: they fix the text size)
+        (frames.padded, "{:.1f}", frames.padded),
+        (frames.products[u], "{:.2f}", frames.products),
+        (out, "{:.2f}", frames.sums),
+    ]
+    titles = [  # (with numbers, without: hover for them)
+        ("padded input, window of this output", "padded input (hover for values)"),
+        ("products  x · k", "products (hover for values)"),
+        (f"output: sum = {frames.sums[u]:.3f}", f"output (hover): sum = {frames.sums[u]:.3f}")]
     fig = make_subplots(1, 3, column_widths=[0.45, 0.25, 0.3], horizontal_spacing=0.06,
-                        subplot_titles=("padded input, window of this output",
-                                        "products  x · k", f"output: sum = {frames.sums[u]:.3f}"))
-    fig.add_trace(_annotated_heatmap(frames.padded, "{:.1f}", signed=False, opacity=0.85), 1, 1)
+                        subplot_titles=[t for t, _ in titles])
+    fig.update_layout(showlegend=False, height=420, margin=dict(l=10, r=10, t=40, b=10))
+    cells = [_cell_px(fig, c, grid.shape) for c, (grid, _, _) in enumerate(panels, 1)]
+    sizes = [cell_text_px(cell, label_chars(v, f)) for cell, (_, f, v) in zip(cells, panels)]
+    for title, (_, hover), size in zip(fig.layout.annotations, titles, sizes):
+        if not size:
+            title.text = hover
+    fig.add_trace(_annotated_heatmap(frames.padded, "{:.1f}", signed=False, opacity=0.85,
+                                     font_px=sizes[0]), 1, 1)
     p, (h, w) = frames.padding, frames.padded.shape
     if p:
         fig.add_shape(type="rect", x0=p - 0.5, x1=w - p - 0.5, y0=p - 0.5, y1=h - p - 0.5,
                       line=dict(color="#555", dash="dot"), row=1, col=1)
     ti, tj = np.meshgrid(r0 + d * np.arange(kh), c0 + d * np.arange(kw), indexing="ij")
     fig.add_trace(go.Scatter(x=tj.ravel(), y=ti.ravel(), mode="markers", hoverinfo="skip",
-                             marker=dict(symbol="square-open", size=22, color=BOX,
-                                         line=dict(width=3))), 1, 1)
-    fig.add_trace(_annotated_heatmap(frames.products[u]), 1, 2)
-    out = np.full(frames.out_shape, np.nan)
-    out.ravel()[:u + 1] = frames.sums[:u + 1]
-    fig.add_trace(_annotated_heatmap(out), 1, 3)
+                             marker=dict(symbol="square-open", size=min(22, 0.8 * cells[0]),
+                                         color=BOX, line=dict(width=3 if cells[0] > 16 else 2))),
+                  1, 1)
+    fig.add_trace(_annotated_heatmap(frames.products[u], font_px=sizes[1]), 1, 2)
+    fig.add_trace(_annotated_heatmap(out, font_px=sizes[2]), 1, 3)
     oi, oj = divmod(u, frames.out_shape[1])
     fig.add_shape(type="rect", x0=oj - 0.5, x1=oj + 0.5, y0=oi - 0.5, y1=oi + 0.5,
                   line=dict(color=BOX, width=3), row=1, col=3)
@@ -113,7 +174,6 @@ def sliding_window_figure(frames: ConvFrames, u: int, kernel: np.ndarray) -> go.
     for c, (gh, gw) in zip((2, 3), (kernel.shape, frames.out_shape)):
         fig.add_shape(type="rect", x0=-0.5, x1=gw - 0.5, y0=-0.5, y1=gh - 0.5, layer="below",
                       fillcolor="#f2f2f2", line=dict(color="#bbb", width=1), row=1, col=c)
-    fig.update_layout(showlegend=False, height=420, margin=dict(l=10, r=10, t=40, b=10))
     return _bare(fig)
 
 

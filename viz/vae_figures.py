@@ -46,6 +46,13 @@ def latent_extent(means: np.ndarray, grid: LatentGrid | None = None, floor: floa
     return 1.08 * max(r, floor if np.isfinite(r) else floor)
 
 
+def replay_extent(frames: list[np.ndarray]) -> float:
+    """One half-width for every frame of a replay: the largest latent_extent of the frames
+    (each (n, 2)), so the axes do not move while the points do and every frame keeps 99 % of
+    its points in view."""
+    return max((latent_extent(f) for f in frames), default=latent_extent(np.zeros((0, 2))))
+
+
 def latent_scatter(means2: np.ndarray, labels: np.ndarray, *, grid: LatentGrid | None = None,
                    picked: tuple[float, float] | None = None, dims: tuple[int, int] = (0, 1),
                    title: str = "Latent means of the test digits", extent: float | None = None) -> go.Figure:

@@ -252,6 +252,62 @@ def test_pause_stops_prev_next_and_speed():
     assert at.session_state["cv_at"] == 8                      # play goes on from there
 
 
+# ---------------------------------------------------------------- sliding window: cell text
+
+def _sliding_frames(anim_n: int, padding: int) -> conv.ConvFrames:
+    small = conv.downscale(conv.load_image("china (photo)", max_side=256), anim_n)
+    return conv.conv_animation_frames(small, conv.KERNELS["sobel x"], 1, padding, 1)
+
+
+@pytest.mark.parametrize("anim_n, padding, numbers", [
+    (5, 1, (True, True, True)),      # output 3 x 5
+    (8, 1, (True, True, True)),      # output 5 x 8: its labels overlapped at the first row
+    (12, 8, (False, True, False))])  # padded input 24 x 28, output 22 x 26: hover only
+def test_sliding_window_numbers_fit_their_cells(anim_n, padding, numbers):
+    """Each panel writes its numbers at one explicit size for every position (Plotly's own
+    size used the 14 px page font while only the first output row was filled, and 5-character
+    labels overlapped from 8 cells wide); at that size the longest label (0.65 em a character)
+    fits the cell's width in a NOMINAL_WIDTH-wide chart. Too small a cell: no numbers, the
+    title says to hover, the hover still gives every value."""
+    frames = _sliding_frames(anim_n, padding)
+    kernel = conv.KERNELS["sobel x"]
+    grids = [frames.padded.shape, kernel.shape, frames.out_shape]
+    sizes = set()
+    for u in (0, 1, len(frames.sums) - 1):
+        fig = json.loads(figs.sliding_window_figure(frames, u, kernel).to_json())
+        lay = fig["layout"]
+        heat = {t.get("xaxis", "x"): t for t in fig["data"] if t["type"] == "heatmap"}
+        titles = [a["text"] for a in lay["annotations"]]
+        for c, (axis, (gh, gw), shown) in enumerate(zip(("x", "x2", "x3"), grids, numbers)):
+            t = heat[axis]
+            assert t["hovertemplate"].startswith("row %{y}, col %{x}: %{z:.3f}")
+            x0, x1 = lay[f"xaxis{'' if c == 0 else c + 1}"]["domain"]
+            cell = min((figs.NOMINAL_WIDTH - 20) * (x1 - x0) / gw, (420 - 50) / gh)
+            if not shown:
+                assert "texttemplate" not in t and "text" not in t
+                assert "(hover" in titles[c]
+                assert figs.cell_text_px(cell, 3 if c == 0 else 5) == 0
+                continue
+            size = t["textfont"]["size"]
+            labels = [v for row in t["text"] for v in row]
+            longest = max(len(v) for v in labels)
+            assert figs.MIN_TEXT_PX <= size <= 14
+            assert longest * 0.65 * size <= cell                  # fits its cell
+            assert "hover" not in titles[c]
+            sizes.add((c, size))
+        if numbers[2]:                                            # the output's labels: sums so far
+            flat = [v for row in heat["x3"]["text"] for v in row]
+            assert flat[:u + 1] == [f"{v:.2f}" if v != 0 else "0.00" for v in frames.sums[:u + 1]]
+            assert set(flat[u + 1:]) <= {""}
+    assert len(sizes) == sum(numbers)                             # one size per panel, every u
+    if (anim_n, padding) == (8, 1):
+        # the chart's geometry: output panel 242.88 px wide (Plotly's xaxis3._length in Chromium
+        # at a 1400 x 1000 window, where the chart is 940 px wide) -> 30.4 px cells, 9 px text
+        assert (figs.NOMINAL_WIDTH - 20) * np.diff(lay["xaxis3"]["domain"])[0] == pytest.approx(
+            242.88, abs=0.5)
+        assert (2, 9) in sizes
+
+
 # ---------------------------------------------------------------- receptive field: image underlay
 
 def _png_pixels(source: str) -> np.ndarray:

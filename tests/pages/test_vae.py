@@ -1,10 +1,21 @@
 """The VAE page through AppTest: defaults, every preset, training, widgets that must change
 what is shown, the ELBO tab, the AE-vs-PCA tab, and bad input."""
+import base64
+import json
 import re
+from contextlib import contextmanager
+from unittest import mock
 
+import numpy as np
+import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
-from tests.apptest import click_chart, metric, open_page
 
+from engine.vae import VAETrainer
+from tests.apptest import _run, click_chart, metric, open_page, rerun_fragment
+from viz.vae_figures import replay_extent
+
+REPLAY = "vae_replay_player"      # the replay's fragment key (the live-training one has none)
 
 
 def _page(**query) -> AppTest:
@@ -135,8 +146,158 @@ def test_click_on_the_latent_scatter_moves_the_decode_sliders():
     """The scatter is drawn inside the live-training fragment, the z sliders outside it: a
     click must redraw the sliders (rounded, clipped to ±4) and decode at the clicked point."""
     at = _page()
-    click_chart(at, "vae_scatter", {"x": 1.234, "y": -5.0, "curve_number": 0, "point_number": 0,
-                                    "point_index": 0}, in_fragment=True)
+    with _one_fragment(at, None):
+        click_chart(at, "vae_scatter", {"x": 1.234, "y": -5.0, "curve_number": 0,
+                                        "point_number": 0, "point_index": 0}, in_fragment=True)
     assert not at.exception
     assert at.slider(key="vae_z1").value == 1.23 and at.slider(key="vae_z2").value == -4.0
     assert "z = (1.23, -4.00)" in at.get("plotly_chart")[2].proto.spec
+
+
+# ---------------------------------------------------------------- replay of the snapshots
+
+@contextmanager
+def _one_fragment(at: AppTest, key: str | None):
+    """tests.apptest's fragment reruns expect a page with one fragment; this page has two (the
+    live training's, no key, and the replay's, key REPLAY). Show them only the one with `key`
+    for the duration (AppTest internals, like tests.apptest._run)."""
+    store = at._fragment_storage
+    mine = set(store._ids_by_target_key.get(key, {})) if key else set(store._fragments) - set(
+        i for ids in store._ids_by_target_key.values() for i in ids)
+    (fid,) = mine
+    full = store._fragments
+    store._fragments = {fid: full[fid]}
+    try:
+        yield
+    finally:
+        full.update(store._fragments)   # what the run registered (a full rerun: all of them)
+        store._fragments = full
+
+
+def _tick(at: AppTest, stale=None) -> AppTest:
+    """One run_every tick of the replay's fragment; `stale`: a widget state the browser still
+    sends with it (the slider's value from before Play)."""
+    with _one_fragment(at, REPLAY):
+        if stale is None:
+            return rerun_fragment(at)
+        states = at._tree.get_widget_states()
+        states.widgets.append(stale)
+        _run(at, states, fragment=True)
+        assert not at.exception, at.exception
+        return at
+
+
+def _decode(v) -> np.ndarray:
+    if isinstance(v, dict):                                    # plotly's base64 typed array
+        return np.frombuffer(base64.b64decode(v["bdata"]), np.dtype(v["dtype"]))
+    return np.asarray(v, float)
+
+
+def _replay_figure(at: AppTest) -> tuple[np.ndarray, np.ndarray, tuple, tuple, str]:
+    """(points (n, 2), digit of each point, x range, y range, title) of the replay scatter."""
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("vae_replay"))
+    fig = json.loads(chart.proto.spec)
+    traces = [t for t in fig["data"] if t.get("name", "").isdigit()]
+    pts = np.concatenate([np.stack([_decode(t["x"]), _decode(t["y"])], 1) for t in traces])
+    digits = np.concatenate([np.full(len(_decode(t["x"])), int(t["name"])) for t in traces])
+    lay = fig["layout"]
+    return (pts, digits, tuple(lay["xaxis"]["range"]), tuple(lay["yaxis"]["range"]),
+            lay["title"]["text"])
+
+
+def _assert_shows(at: AppTest, k: int, r: float) -> None:
+    """The replay shows snapshot k: its points are the trainer's stored means (per digit, in
+    test order), its axes are the fixed +-r, the caption names it."""
+    tr = at.session_state["vae_live__trainer"]
+    step, means = tr.snapshots[k]
+    labels = tr.data.y_test
+    pts, digits, xr, yr, title = _replay_figure(at)
+    order = np.concatenate([np.flatnonzero(labels == d) for d in range(10)])
+    np.testing.assert_array_equal(digits, labels[order])
+    np.testing.assert_allclose(pts, means[order][:, :2], rtol=0, atol=1e-6)
+    assert xr == pytest.approx((-r, r)) and yr == pytest.approx((-r, r))
+    assert f"epoch {step / tr.steps_per_epoch:.1f}" in title
+    assert any(c.value.startswith(f"Snapshot {k + 1} of {len(tr.snapshots)}: iteration {step:,}")
+               for c in at.caption)
+
+
+def test_replay_plays_the_snapshots_pauses_and_stops_at_the_last():
+    at = _page(vae_snap_speed="8")
+    tr = at.session_state["vae_live__trainer"]
+    n = len(tr.snapshots)
+    last = n - 1
+    r = replay_extent([m[:, :2] for _, m in tr.snapshots])
+    # the shipped model's 57 snapshots spread from ~0 to ~3: one range that holds them all
+    assert n >= 50 and 3.5 < r < 6
+    assert at.slider(key="vae_snap").value == last
+    _assert_shows(at, last, r)
+    stale = at.slider(key="vae_snap")._widget_state
+    with mock.patch.object(st, "fragment", wraps=st.fragment) as frag:
+        at.button(key="vae_snap_play").click().run()          # Play at the last starts over
+    (kw,) = [c.kwargs for c in frag.call_args_list if c.kwargs.get("key") == REPLAY]
+    assert kw["run_every"] == pytest.approx(1 / 8)
+    assert at.button(key="vae_snap_play").label == "Pause"
+    assert at.session_state["vae_snap_at"] == 0                # the Play run itself does not move
+    assert "vae_snap" not in [s.key for s in at.slider]       # a progress bar while playing
+    _assert_shows(at, 0, r)
+    with mock.patch.object(VAETrainer, "snapshot", autospec=True,      # called by full runs
+                           side_effect=VAETrainer.snapshot) as full_runs:   # only
+        for k in (1, 2, 3):
+            _tick(at, stale if k == 1 else None)   # the browser's first tick: slider at the end
+            assert at.session_state["vae_snap_at"] == k
+            _assert_shows(at, k, r)
+            assert abs(at.progress[0].value - 100 * k / last) < 1    # (percent)
+        assert full_runs.call_count == 0                       # a tick reruns only the replay
+    assert at.session_state["vae_live__trainer"] is tr and tr.steps == 1348   # no training
+    at.run()                                # a full rerun while playing is a tick too (and
+    assert at.session_state["vae_snap_at"] == 4   # brings back the elements outside the fragment)
+    with mock.patch.object(st, "fragment", wraps=st.fragment) as frag:
+        at.button(key="vae_snap_play").click().run()          # Pause
+    (kw,) = [c.kwargs for c in frag.call_args_list if c.kwargs.get("key") == REPLAY]
+    assert kw["run_every"] is None                             # no more ticks
+    assert at.button(key="vae_snap_play").label == "Play" and at.slider(key="vae_snap").value == 4
+    _tick(at)
+    _tick(at)
+    assert at.session_state["vae_snap_at"] == 4                # paused: nothing moves
+    _assert_shows(at, 4, r)
+    at.run()
+    # from near the end: the ticks reach the last snapshot and play stops by itself
+    at.slider(key="vae_snap").set_value(last - 2).run()
+    at.button(key="vae_snap_play").click().run()
+    assert at.session_state["vae_snap_at"] == last - 2
+    _tick(at)
+    assert at.session_state["vae_snap_at"] == last - 1 and at.session_state["vae_snap_playing"]
+    _tick(at)                           # the last one: stop, and one full run shows Play again
+    assert at.session_state["vae_snap_at"] == last
+    assert at.session_state["vae_snap_playing"] is False
+    assert at.button(key="vae_snap_play").label == "Play"
+    assert at.slider(key="vae_snap").value == last
+    _assert_shows(at, last, r)
+    _tick(at)
+    assert at.session_state["vae_snap_at"] == last             # stopped: a tick does not move
+    assert not at.exception and not at.error
+
+
+def test_replay_axes_hold_every_snapshot_of_an_autoencoder():
+    """An autoencoder's codes drift far from 0 while it trains: the replay's one range still
+    holds 99 % of every snapshot, so nothing leaves the frame while it plays."""
+    at = _page(vae_model="autoencoder", vae_start="from scratch")
+    at.button(key="vae_live__step").click().run()
+    at.button(key="vae_live__step").click().run()
+    tr = at.session_state["vae_live__trainer"]
+    frames = [m[:, :2] for _, m in tr.snapshots]
+    assert len(frames) == 5
+    r = replay_extent(frames)
+    for f in frames:
+        assert np.mean(np.abs(f).max(1) <= r) >= 0.99
+    per_frame = [1.08 * max(3.5, float(np.percentile(np.abs(f), 99))) for f in frames]
+    assert r == pytest.approx(max(per_frame), rel=1e-6)
+    assert per_frame[0] < 0.7 * r         # a per-frame range would have zoomed out as it played
+    at.slider(key="vae_snap").set_value(0).run()
+    at.button(key="vae_snap_play").click().run()
+    _assert_shows(at, 0, r)
+    for k in range(1, 5):
+        _tick(at)
+        _assert_shows(at, k, r)
+    assert at.button(key="vae_snap_play").label == "Play"     # stopped at the last
+    assert not at.exception
