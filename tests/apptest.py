@@ -52,32 +52,49 @@ def chart_titles(at: AppTest) -> list[str]:
     return titles
 
 
-def _run(at: AppTest, states, fragment: bool) -> AppTest:
-    """at._run(states), as a rerun of the page's (one) fragment only when `fragment`. AppTest
-    has no API for a fragment rerun; its runner builds a RerunData, so the fragment id is put
-    into that (relies on AppTest internals: a Streamlit upgrade may need this adjusted)."""
+def _fragment_id(at: AppTest, key: str | None) -> str:
+    """The id of the page's fragment whose key is `key` (None: the one without a key; a page
+    with a single fragment: that one)."""
+    store = at._fragment_storage
+    if len(store._fragments) == 1:
+        (fid,) = store._fragments
+        return fid
+    keyed = {i for ids in store._ids_by_target_key.values() for i in ids}
+    (fid,) = (set(store._ids_by_target_key.get(key, {})) if key is not None
+              else set(store._fragments) - keyed)
+    return fid
+
+
+def _run(at: AppTest, states, fragment: bool, key: str | None = None) -> AppTest:
+    """at._run(states), as a rerun of one fragment only (`key`, see _fragment_id) when
+    `fragment`. AppTest has no API for a fragment rerun; its runner builds a RerunData, so the
+    fragment id is put into that (relies on AppTest internals: a Streamlit upgrade may need
+    this adjusted)."""
     if not fragment:
         return at._run(states)
     from streamlit.runtime.scriptrunner import RerunData
     from streamlit.testing.v1 import local_script_runner
-    (fragment_id,) = at._fragment_storage._fragments
-    fragment_run = functools.partial(RerunData, fragment_id_queue=[fragment_id],
+    fragment_run = functools.partial(RerunData, fragment_id_queue=[_fragment_id(at, key)],
                                      is_fragment_scoped_rerun=True)
     with mock.patch.object(local_script_runner, "RerunData", fragment_run):
         return at._run(states)
 
 
-def rerun_fragment(at: AppTest) -> AppTest:
-    """One run_every tick as the browser sends it: a rerun of the page's fragment only.
+def rerun_fragment(at: AppTest, key: str | None = None, extra_states=()) -> AppTest:
+    """One run_every tick as the browser sends it: a rerun of the fragment `key` only, with
+    the widget states plus `extra_states` (a stale value the browser still sends).
     Afterwards the element tree holds only what the fragment drew."""
-    _run(at, at._tree.get_widget_states(), fragment=True)
+    states = at._tree.get_widget_states()
+    states.widgets.extend(extra_states)
+    _run(at, states, fragment=True, key=key)
     assert not at.exception, at.exception
     return at
 
 
-def click_chart(at: AppTest, chart_key: str, point: dict, in_fragment: bool = False) -> AppTest:
+def click_chart(at: AppTest, chart_key: str, point: dict, in_fragment: bool = False,
+                fragment_key: str | None = None) -> AppTest:
     """What the browser sends when a point of the plotly chart `chart_key` is clicked: the
-    chart's new selection; with `in_fragment`, as a rerun of the page's fragment only (a chart
+    chart's new selection; with `in_fragment`, as a rerun of that fragment only (a chart
     drawn inside the live-training fragment)."""
     chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(chart_key))
     states = at._tree.get_widget_states()
@@ -85,4 +102,4 @@ def click_chart(at: AppTest, chart_key: str, point: dict, in_fragment: bool = Fa
     state.id = chart.proto.id
     state.string_value = json.dumps({"selection": {"points": [point], "point_indices": [0],
                                                    "box": [], "lasso": []}})
-    return _run(at, states, fragment=in_fragment)
+    return _run(at, states, fragment=in_fragment, key=fragment_key)

@@ -10,6 +10,7 @@ import streamlit as st
 from engine import conv
 from viz import convolution_figures as figs
 from viz import session
+from viz.autoplay import Autoplay
 from viz.page import page_header, user_errors
 from viz.render import explain, show_figure
 from viz.widgets import Preset, Step, export_buttons, guided_steps, preset_picker
@@ -138,15 +139,7 @@ SPEEDS = [0.5, 1, 2, 4]      # window positions per second while playing
 AT, PLAYING, HOLD = "cv_at", "cv_playing", "cv_hold"
 
 
-def _toggle_play(last: int) -> None:
-    """Play <-> Pause. Play at the last position starts again from position 0; the run that
-    Play triggers shows the current position (HOLD), the next tick advances."""
-    playing = not st.session_state.get(PLAYING, False)
-    st.session_state[PLAYING] = playing
-    if playing:
-        st.session_state[HOLD] = True
-        if st.session_state.get(AT, 0) >= last:
-            st.session_state[AT] = 0
+PLAYER = Autoplay(AT, PLAYING, HOLD)
 
 
 def _move(delta: int, n_pos: int) -> None:
@@ -172,11 +165,8 @@ def _sliding_window(frames: conv.ConvFrames, kernel: np.ndarray) -> None:
         st.session_state[AT] = min(max(int(st.session_state[AT]), 0), last)
     else:
         _clamp("cv_pos", last, (oh // 2) * ow + ow // 2)   # the URL's value, else the centre
-    playing = bool(st.session_state.get(PLAYING, False)) and n_pos > 1
     c = st.columns([1, 3], vertical_alignment="bottom")
-    c[0].button("Pause" if playing else "Play", key="cv_play", on_click=_toggle_play,
-                args=(last,), icon=":material/pause:" if playing else ":material/play_arrow:",
-                type="primary", width="stretch", disabled=n_pos == 1)
+    playing = PLAYER.button(c[0], "cv_play", last, disabled=n_pos == 1)
     speed = c[1].select_slider("Speed (window positions per second)", SPEEDS, 2, key="cv_speed",
                                bind="query-params")
 

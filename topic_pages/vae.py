@@ -2,7 +2,6 @@
 decoded grid; the 1-D toy of why the ELBO is a bound; autoencoder vs PCA on a curve."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -14,6 +13,7 @@ from engine.vae import (LIKELIHOODS, SPANS, VAETrainer, curved_manifold, decode_
                         load_digit_data, pca_reconstruct, reconstruction_mse, toy_elbo)
 from scripts.pretrain_vae import shipped_name
 from viz import session
+from viz.autoplay import Autoplay
 from viz.live import live_training, rerun_page
 from viz.page import page_header, user_errors
 from viz.render import explain, show_figure
@@ -114,15 +114,7 @@ REPLAY_FRAGMENT = "vae_replay_player"
 SNAP_AT, SNAP_PLAYING, SNAP_HOLD = "vae_snap_at", "vae_snap_playing", "vae_snap_hold"
 
 
-def _toggle_replay(last: int) -> None:
-    """Play <-> Pause. Play at the last snapshot starts again from the first; the run that
-    Play triggers shows the current snapshot (SNAP_HOLD), the next tick advances."""
-    playing = not st.session_state.get(SNAP_PLAYING, False)
-    st.session_state[SNAP_PLAYING] = playing
-    if playing:
-        st.session_state[SNAP_HOLD] = True
-        if st.session_state.get(SNAP_AT, last) >= last:
-            st.session_state[SNAP_AT] = 0
+PLAYER = Autoplay(SNAP_AT, SNAP_PLAYING, SNAP_HOLD)
 
 
 def _scrub() -> None:
@@ -149,11 +141,8 @@ def _replay(trainer: VAETrainer, labels: np.ndarray, dims: tuple[int, int]) -> N
         return
     last = len(trainer.snapshots) - 1
     st.session_state[SNAP_AT] = min(max(int(st.session_state.get(SNAP_AT, last)), 0), last)
-    playing = bool(st.session_state.get(SNAP_PLAYING, False))
     c = st.columns([1, 3], vertical_alignment="bottom")
-    c[0].button("Pause" if playing else "Play", key="vae_snap_play", on_click=_toggle_replay,
-                args=(last,), icon=":material/pause:" if playing else ":material/play_arrow:",
-                type="primary", width="stretch")
+    playing = PLAYER.button(c[0], "vae_snap_play", last)
     speed = c[1].select_slider("Replay speed (snapshots per second)", REPLAY_SPEEDS, 4,
                                key="vae_snap_speed", bind=Q)
 

@@ -121,3 +121,13 @@ def wait_idle(page, timeout_s: float = 90.0, heading: bool = True) -> None:
             " || !!document.querySelector('[data-testid=\"stSkeleton\"]')")
         quiet = 0 if running else quiet + 1
         page.wait_for_timeout(200)
+
+
+def wait_for_counter(page, label: str, lo: int, hi: int, timeout_ms: int = 60_000) -> None:
+    """Wait until the page's text "<label> N of ..." shows N - 1 in [lo, hi] (0-based index;
+    e.g. label "Position" for the sliding window, "Snapshot" for the VAE replay)."""
+    page.wait_for_function(
+        "([label, lo, hi]) => { const m = document.body.innerText.match("
+        "new RegExp(label + ' (\\\\d+) of'));"
+        " return m && parseInt(m[1]) - 1 >= lo && parseInt(m[1]) - 1 <= hi; }",
+        arg=[label, lo, hi], timeout=timeout_ms)

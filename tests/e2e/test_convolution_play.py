@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from engine import conv
-from tests.e2e.conftest import wait_idle
+from tests.e2e.conftest import wait_for_counter, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -25,14 +25,6 @@ def _state(page) -> tuple[int, float, int]:
     m = CAPTION.search(text)
     assert m, text
     return int(m.group(4)) - 1, float(m.group(3)), int(m.group(5))
-
-
-def _position_in(page, lo: int, hi: int, timeout_ms: int = 60_000) -> None:
-    """Wait until the caption shows a position in [lo, hi] (0-based)."""
-    page.wait_for_function(
-        "([lo, hi]) => { const m = document.body.innerText.match(/Position (\\d+) of/);"
-        " return m && parseInt(m[1]) - 1 >= lo && parseInt(m[1]) - 1 <= hi; }",
-        arg=[lo, hi], timeout=timeout_ms)
 
 
 def test_play_runs_to_the_end_and_pause_stops(page, server_url):
@@ -52,7 +44,7 @@ def test_play_runs_to_the_end_and_pause_stops(page, server_url):
         page.wait_for_timeout(150)
     for p, v in seen.items():
         assert v == pytest.approx(ref.ravel()[p], abs=5e-5), (p, v)
-    _position_in(page, n_pos - 1, n_pos - 1)     # it got there by itself, and stopped
+    wait_for_counter(page, "Position", n_pos - 1, n_pos - 1)   # got there by itself, stopped
     page.get_by_role("button", name=re.compile("Play")).wait_for(timeout=30_000)
     wait_idle(page, heading=False)
     page.wait_for_timeout(1500)
@@ -60,7 +52,7 @@ def test_play_runs_to_the_end_and_pause_stops(page, server_url):
 
     page.locator(PLAY).click()              # Play at the end starts again from 0
     page.get_by_role("button", name=re.compile("Pause")).wait_for(timeout=30_000)
-    _position_in(page, 2, n_pos - 3)
+    wait_for_counter(page, "Position", 2, n_pos - 3)
     page.locator(PLAY).click()              # Pause
     page.get_by_role("button", name=re.compile("Play")).wait_for(timeout=30_000)
     wait_idle(page, heading=False)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.e2e.conftest import wait_idle
+from tests.e2e.conftest import wait_for_counter, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -28,14 +28,6 @@ def _state(page) -> tuple[int, int]:
     m = CAPTION.search(text)
     assert m, text
     return int(m.group(1)) - 1, int(m.group(2))
-
-
-def _snapshot_in(page, lo: int, hi: int, timeout_ms: int = 60_000) -> None:
-    """Wait until the caption shows a snapshot in [lo, hi] (0-based)."""
-    page.wait_for_function(
-        "([lo, hi]) => { const m = document.body.innerText.match(/Snapshot (\\d+) of \\d+: it/);"
-        " return m && parseInt(m[1]) - 1 >= lo && parseInt(m[1]) - 1 <= hi; }",
-        arg=[lo, hi], timeout=timeout_ms)
 
 
 def test_replay_plays_by_itself_with_fixed_axes_and_stops(page, server_url):
@@ -59,7 +51,7 @@ def test_replay_plays_by_itself_with_fixed_axes_and_stops(page, server_url):
             frames[got[2]] = (tuple(got[0]), tuple(got[1]))
         page.wait_for_timeout(100)
     assert len(set(frames.values())) == 1                # 5 epochs shown, one pair of ranges
-    _snapshot_in(page, n - 1, n - 1)                     # it got there by itself, and stopped
+    wait_for_counter(page, "Snapshot", n - 1, n - 1)           # got there by itself, stopped
     page.locator(PLAY, has_text="Play").wait_for(timeout=30_000)
     wait_idle(page, heading=False)
     page.wait_for_timeout(1500)
@@ -67,7 +59,7 @@ def test_replay_plays_by_itself_with_fixed_axes_and_stops(page, server_url):
 
     page.locator(PLAY).click()                           # again from 0, then Pause midway
     page.locator(PLAY, has_text="Pause").wait_for(timeout=30_000)
-    _snapshot_in(page, 3, n - 10)
+    wait_for_counter(page, "Snapshot", 3, n - 10)
     page.locator(PLAY).click()
     page.locator(PLAY, has_text="Play").wait_for(timeout=30_000)
     wait_idle(page, heading=False)

@@ -3,7 +3,6 @@ what is shown, the ELBO tab, the AE-vs-PCA tab, and bad input."""
 import base64
 import json
 import re
-from contextlib import contextmanager
 from unittest import mock
 
 import numpy as np
@@ -12,7 +11,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from engine.vae import VAETrainer
-from tests.apptest import _run, click_chart, metric, open_page, rerun_fragment
+from tests.apptest import click_chart, metric, open_page, rerun_fragment
 from viz.vae_figures import replay_extent
 
 REPLAY = "vae_replay_player"      # the replay's fragment key (the live-training one has none)
@@ -146,9 +145,8 @@ def test_click_on_the_latent_scatter_moves_the_decode_sliders():
     """The scatter is drawn inside the live-training fragment, the z sliders outside it: a
     click must redraw the sliders (rounded, clipped to ±4) and decode at the clicked point."""
     at = _page()
-    with _one_fragment(at, None):
-        click_chart(at, "vae_scatter", {"x": 1.234, "y": -5.0, "curve_number": 0,
-                                        "point_number": 0, "point_index": 0}, in_fragment=True)
+    click_chart(at, "vae_scatter", {"x": 1.234, "y": -5.0, "curve_number": 0,
+                                    "point_number": 0, "point_index": 0}, in_fragment=True)
     assert not at.exception
     assert at.slider(key="vae_z1").value == 1.23 and at.slider(key="vae_z2").value == -4.0
     assert "z = (1.23, -4.00)" in at.get("plotly_chart")[2].proto.spec
@@ -156,35 +154,10 @@ def test_click_on_the_latent_scatter_moves_the_decode_sliders():
 
 # ---------------------------------------------------------------- replay of the snapshots
 
-@contextmanager
-def _one_fragment(at: AppTest, key: str | None):
-    """tests.apptest's fragment reruns expect a page with one fragment; this page has two (the
-    live training's, no key, and the replay's, key REPLAY). Show them only the one with `key`
-    for the duration (AppTest internals, like tests.apptest._run)."""
-    store = at._fragment_storage
-    mine = set(store._ids_by_target_key.get(key, {})) if key else set(store._fragments) - set(
-        i for ids in store._ids_by_target_key.values() for i in ids)
-    (fid,) = mine
-    full = store._fragments
-    store._fragments = {fid: full[fid]}
-    try:
-        yield
-    finally:
-        full.update(store._fragments)   # what the run registered (a full rerun: all of them)
-        store._fragments = full
-
-
 def _tick(at: AppTest, stale=None) -> AppTest:
     """One run_every tick of the replay's fragment; `stale`: a widget state the browser still
     sends with it (the slider's value from before Play)."""
-    with _one_fragment(at, REPLAY):
-        if stale is None:
-            return rerun_fragment(at)
-        states = at._tree.get_widget_states()
-        states.widgets.append(stale)
-        _run(at, states, fragment=True)
-        assert not at.exception, at.exception
-        return at
+    return rerun_fragment(at, REPLAY, extra_states=[stale] if stale is not None else ())
 
 
 def _decode(v) -> np.ndarray:
