@@ -2,11 +2,13 @@
 switch to a page, as a user arriving from the gallery would."""
 from __future__ import annotations
 
+import base64
 import functools
 import json
 from pathlib import Path
 from unittest import mock
 
+import numpy as np
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,12 +46,31 @@ def metric(at: AppTest, label: str) -> str:
 
 def chart_titles(at: AppTest) -> list[str]:
     """The layout titles of every Plotly chart on the page, in order."""
-    import json
     titles = []
     for chart in at.get("plotly_chart"):
         title = json.loads(chart.proto.spec).get("layout", {}).get("title", {})
         titles.append(title.get("text", "") if isinstance(title, dict) else str(title))
     return titles
+
+
+def chart_figure(at: AppTest, key: str) -> dict:
+    """The figure (plotly JSON: data, layout) of the chart drawn with `key`."""
+    return json.loads(_chart(at, key).proto.spec)
+
+
+def _chart(at: AppTest, key: str):
+    return next(c for c in at.get("plotly_chart") if c.proto.id.endswith(key))
+
+
+def plotly_array(value) -> np.ndarray:
+    """A data array of plotly JSON as floats: a list (None -> NaN) or, for numpy data, the
+    base64 typed array {"dtype", "bdata"[, "shape"]}."""
+    if isinstance(value, dict):
+        a = np.frombuffer(base64.b64decode(value["bdata"]), np.dtype(value["dtype"]))
+        if "shape" in value:
+            a = a.reshape([int(v) for v in str(value["shape"]).split(",")])
+        return a.astype(float)
+    return np.array(value, dtype=float)    # None -> nan
 
 
 def _fragment_id(at: AppTest, key: str | None) -> str:
@@ -96,7 +117,7 @@ def click_chart(at: AppTest, chart_key: str, point: dict, in_fragment: bool = Fa
     """What the browser sends when a point of the plotly chart `chart_key` is clicked: the
     chart's new selection; with `in_fragment`, as a rerun of that fragment only (a chart
     drawn inside the live-training fragment)."""
-    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(chart_key))
+    chart = _chart(at, chart_key)
     states = at._tree.get_widget_states()
     state = states.widgets.add()
     state.id = chart.proto.id

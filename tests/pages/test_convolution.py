@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from PIL import Image
 
 from engine import conv
-from tests.apptest import metric, open_page, rerun_fragment
+from tests.apptest import chart_figure, metric, open_page, plotly_array, rerun_fragment
 from viz import convolution_figures as figs
 
 PAGE = "topic_pages/convolution.py"
@@ -165,13 +165,8 @@ def _shown_value(at) -> float:
 
 def _output_panel(at) -> np.ndarray:
     """z of the sliding-window figure's output panel (NaN where not yet filled in)."""
-    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("cv_fig_slide"))
-    (trace,) = [t for t in json.loads(chart.proto.spec)["data"] if t.get("xaxis") == "x3"]
-    z = trace["z"]
-    if isinstance(z, dict):                                     # plotly's base64 typed array
-        shape = [int(v) for v in str(z["shape"]).split(",")]
-        return np.frombuffer(base64.b64decode(z["bdata"]), np.dtype(z["dtype"])).reshape(shape)
-    return np.array([[np.nan if v is None else v for v in row] for row in z], float)
+    (trace,) = [t for t in chart_figure(at, "cv_fig_slide")["data"] if t.get("xaxis") == "x3"]
+    return plotly_array(trace["z"])
 
 
 def _conv2d_reference(anim_n: int, kernel: str, stride=1, padding=1, dilation=1) -> np.ndarray:
@@ -363,8 +358,7 @@ def test_rf_tab_shows_the_selected_image_under_the_boxes():
     at = _open({"cv_stack": "strided 6-layer", "cv_rf_n": "48", "cv_image": "shapes",
                 "cv_out_row": "0", "cv_out_col": "0"}, tab="Receptive field")
     _ok(at)
-    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("cv_rf_click"))
-    fig = json.loads(chart.proto.spec)
+    fig = chart_figure(at, "cv_rf_click")
     (img,) = [t for t in fig["data"] if t["type"] == "image"]
     expected = conv.square_image(conv.load_image("shapes", max_side=256), 48)
     np.testing.assert_array_equal(_png_pixels(img["source"]), figs.to_rgb8(expected, False))

@@ -2,16 +2,13 @@
 that must change the numbers shown, and bad input that must give a message, not a crash."""
 from __future__ import annotations
 
-import base64
-import json
 import math
 import re
 
-import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import chart_titles, click_chart, open_page
+from tests.apptest import chart_figure, chart_titles, click_chart, open_page, plotly_array
 
 PAGE = "topic_pages/gradient_descent.py"
 STEPS_COL = "steps to f − f* ≤ 1e-08"
@@ -141,8 +138,7 @@ def test_click_on_the_contour_plot_moves_the_start_and_the_paths():
     """A click selects a point of the plot's invisible click grid: the start inputs and the
     figure's start marker move there and every path starts from it."""
     at = _page()
-    spec = json.loads(next(c.proto.spec for c in at.get("plotly_chart")
-                           if c.proto.id.endswith("gd_contour")))
+    spec = chart_figure(at, "gd_contour")
     # Streamlit turns clicks into selections only when dragmode is not select/lasso
     assert spec["layout"]["dragmode"] not in ("select", "lasso")
     assert spec["layout"]["clickmode"] == "event+select"
@@ -150,16 +146,8 @@ def test_click_on_the_contour_plot_moves_the_start_and_the_paths():
                                    "point_index": 7})
     assert not at.exception
     assert (at.number_input(key="gd_x0").value, at.number_input(key="gd_y0").value) == (1.0, -0.75)
-    spec = json.loads(next(c.proto.spec for c in at.get("plotly_chart")
-                           if c.proto.id.endswith("gd_contour")))
+    spec = chart_figure(at, "gd_contour")
     start = next(t for t in spec["data"] if t.get("name") == "start")
     assert (start["x"], start["y"]) == ([1.0], [-0.75])
     gd_path = next(t for t in spec["data"] if t.get("name") == "GD")
-    assert (_values(gd_path["x"])[0], _values(gd_path["y"])[0]) == (1.0, -0.75)
-
-
-def _values(array) -> np.ndarray:
-    """A plotly JSON array: a list, or {"dtype", "bdata"} (base64) for numpy data."""
-    if isinstance(array, dict):
-        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
-    return np.asarray(array)
+    assert (plotly_array(gd_path["x"])[0], plotly_array(gd_path["y"])[0]) == (1.0, -0.75)

@@ -1,7 +1,5 @@
 """The VAE page through AppTest: defaults, every preset, training, widgets that must change
 what is shown, the ELBO tab, the AE-vs-PCA tab, and bad input."""
-import base64
-import json
 import re
 from unittest import mock
 
@@ -11,7 +9,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from engine.vae import VAETrainer
-from tests.apptest import click_chart, metric, open_page, rerun_fragment
+from tests.apptest import chart_figure, click_chart, metric, open_page, plotly_array, rerun_fragment
 from viz.vae_figures import replay_extent
 
 REPLAY = "vae_replay_player"      # the replay's fragment key (the live-training one has none)
@@ -160,19 +158,12 @@ def _tick(at: AppTest, stale=None) -> AppTest:
     return rerun_fragment(at, REPLAY, extra_states=[stale] if stale is not None else ())
 
 
-def _decode(v) -> np.ndarray:
-    if isinstance(v, dict):                                    # plotly's base64 typed array
-        return np.frombuffer(base64.b64decode(v["bdata"]), np.dtype(v["dtype"]))
-    return np.asarray(v, float)
-
-
 def _replay_figure(at: AppTest) -> tuple[np.ndarray, np.ndarray, tuple, tuple, str]:
     """(points (n, 2), digit of each point, x range, y range, title) of the replay scatter."""
-    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("vae_replay"))
-    fig = json.loads(chart.proto.spec)
+    fig = chart_figure(at, "vae_replay")
     traces = [t for t in fig["data"] if t.get("name", "").isdigit()]
-    pts = np.concatenate([np.stack([_decode(t["x"]), _decode(t["y"])], 1) for t in traces])
-    digits = np.concatenate([np.full(len(_decode(t["x"])), int(t["name"])) for t in traces])
+    pts = np.concatenate([np.stack([plotly_array(t["x"]), plotly_array(t["y"])], 1) for t in traces])
+    digits = np.concatenate([np.full(len(plotly_array(t["x"])), int(t["name"])) for t in traces])
     lay = fig["layout"]
     return (pts, digits, tuple(lay["xaxis"]["range"]), tuple(lay["yaxis"]["range"]),
             lay["title"]["text"])
