@@ -30,12 +30,23 @@ class Topic:
         return ROOT / "assets" / "thumbnails" / f"{self.slug}.png"
 
 
-SECTIONS = ("Optimization", "Architectures", "Generative models")
+SECTIONS = ("Foundations", "Optimization", "Architectures", "Generative models", "Robustness")
 
 TOPICS: tuple[Topic, ...] = (
+    Topic("backpropagation", "Backpropagation on a graph", "Foundations",
+          "Type an expression, see its graph, and step through the backward pass node by node.",
+          ":material/account_tree:", 18),
+    Topic("initialization", "Initialization & batch norm", "Foundations",
+          "Watch the signal die or explode through 50 layers, and see what He init and batch "
+          "norm change.",
+          ":material/stacked_line_chart:", 19),
     Topic("gradient_descent", "Gradient descent & the optimizer race", "Optimization",
           "Why gradient descent zigzags, when it diverges, and what momentum and Adam change.",
           ":material/trending_down:", 3, ready=True),
+    Topic("generalization", "Generalization & regularization", "Optimization",
+          "Watch train and validation curves split, memorize random labels, and see double "
+          "descent.",
+          ":material/call_split:", 20),
     Topic("relu_regions", "ReLU linear regions", "Architectures",
           "A ReLU network cuts the plane into polygons; watch them multiply with depth.",
           ":material/change_history:", 4, ready=True),
@@ -58,6 +69,9 @@ TOPICS: tuple[Topic, ...] = (
     Topic("diffusion", "Diffusion sampling", "Generative models",
           "Noise 2-D data, then sample it back with DDPM, DDIM and Langevin dynamics.",
           ":material/grain:", 10, ready=True),
+    Topic("adversarial", "Adversarial examples", "Robustness",
+          "Flip a digit classifier with an invisible perturbation, and train one that resists.",
+          ":material/gpp_maybe:", 21),
 )
 
 TOPICS_BY_SLUG = {t.slug: t for t in TOPICS}

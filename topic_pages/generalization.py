@@ -1,0 +1,4 @@
+"""Not built yet: shows the honest coming-soon card."""
+from viz.page import coming_soon
+
+coming_soon("generalization")
