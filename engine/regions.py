@@ -18,6 +18,7 @@ one layer of n units is an arrangement of n hyperplanes, at most sum_{i=0..d} C(
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -767,10 +768,14 @@ MAX_LAYERS, MAX_WIDTH = 6, 32
 
 def parse_widths(text: str, max_layers: int = MAX_LAYERS,
                  max_width: int = MAX_WIDTH) -> tuple[int, ...]:
-    """'16, 8, 4' -> (16, 8, 4). Raises ValueError with a readable reason on bad input."""
-    parts = [p for p in str(text).replace(";", ",").replace("x", ",").split(",") if p.strip()]
-    if not parts:
+    """'16, 8, 4' (or '16x8x4') -> (16, 8, 4). Raises ValueError with a readable reason on
+    bad input, including an empty entry ('16, x, 4', '16,,4'): nothing is silently dropped."""
+    parts = re.split(r"[,;x×]", str(text).strip().rstrip(",;"))
+    if not "".join(parts).strip():
         raise ValueError("give at least one width, e.g. 16, 8, 4")
+    if any(not p.strip() for p in parts):
+        raise ValueError(f"{text!r} has an empty entry between separators; write whole "
+                         f"numbers separated by commas, e.g. 16, 8, 4")
     try:
         widths = tuple(int(p.strip()) for p in parts)
     except ValueError:

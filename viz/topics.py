@@ -48,7 +48,8 @@ TOPICS: tuple[Topic, ...] = (
           "descent.",
           ":material/call_split:", 20),
     Topic("relu_regions", "ReLU linear regions", "Architectures",
-          "A ReLU network cuts the plane into polygons; watch them multiply with depth.",
+          "A ReLU network cuts the plane into polygons: watch them move as it trains; depth "
+          "can multiply them (sawtooth), random nets do not.",
           ":material/change_history:", 4, ready=True),
     Topic("convolution", "Convolution & receptive fields", "Architectures",
           "Slide a kernel over a real photo and see which input pixels each output sees.",

@@ -175,7 +175,8 @@ def test_make_mlp_seeded_and_kaiming_scale():
 
 def test_parse_widths():
     assert R.parse_widths("16, 8,4") == (16, 8, 4)
-    for bad in ["", "a, b", "0, 4", "33", "1,1,1,1,1,1,1"]:
+    assert R.parse_widths("16x8") == (16, 8)
+    for bad in ["", "a, b", "0, 4", "33", "1,1,1,1,1,1,1", "16, x, 4", "16,,4"]:
         with pytest.raises(ValueError):
             R.parse_widths(bad)
 

@@ -1,15 +1,17 @@
-"""The ReLU-regions page through AppTest: defaults, presets, widgets, bad input, training."""
+"""The ReLU-regions page through AppTest (page skeleton): defaults, every view, every preset
+and tour step in order, widgets that change the numbers, bad input, training, exports."""
+import numpy as np
 import pytest
+
 from engine import regions as R
-from tests.apptest import metric, open_page
+from tests.apptest import chart_titles, choose_preset, metric, open_page, open_view, show_step
 
 PAGE = "topic_pages/relu_regions.py"
+SLUG = "relu_regions"
 
 
 def _open(query=None):
     return open_page(PAGE, query)
-
-
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +48,13 @@ def test_per_layer_widths_and_bad_input(page):
     page.text_input(key="rr_widths").input("6, 4").run()
     assert metric(page, "ReLUs") == "10"
     assert any("Architecture 2 → 6 → 4 → 1" in c.value for c in page.caption)
-    page.text_input(key="rr_widths").input("6, banana").run()
-    assert not page.exception
-    assert any("Per-layer widths ignored" in w.value for w in page.warning)
-    depth, width = page.slider(key="rr_depth").value, page.slider(key="rr_width").value
-    assert metric(page, "ReLUs") == str(depth * width)   # falls back to depth x width
+    for bad in ("6, banana", "16, x, 4"):
+        page.text_input(key="rr_widths").input(bad).run()
+        assert not page.exception
+        assert any("Per-layer widths ignored" in w.value for w in page.warning), bad
+        depth, width = page.slider(key="rr_depth").value, page.slider(key="rr_width").value
+        assert metric(page, "ReLUs") == str(depth * width)   # falls back to depth x width
+    assert any("empty entry" in w.value for w in page.warning)      # says why, not (16, 4)
     page.text_input(key="rr_widths").input("").run()
 
 
@@ -70,32 +74,66 @@ def test_step_trains_and_updates_history(page):
     page.run()
     assert page.session_state["rr_train__trainer"].steps == paused_at
     assert metric(page, "Regions") == f"{trainer.partition().count:,}"
+    assert len(page.get("download_button")) == 2              # export: in the notes
 
 
-def test_every_preset_runs():
+def test_export_is_outside_the_live_fragment():
+    """issue 23: the export buttons are drawn in the view's notes, after live_training has
+    returned, so a training tick (a rerun of the live fragment only) writes no media file."""
+    import inspect
+    from topic_pages import relu_regions as page_module
+    draw_src = inspect.getsource(page_module.regions_view)
+    inner = draw_src[draw_src.index("def draw("):draw_src.index("trainer = None")]
+    assert "export_buttons" not in inner and "export_buttons" in draw_src
+
+
+def test_views_draw_only_their_controls():
     at = _open()
-    names = at.selectbox(key="rr_preset").options
+    open_view(at, SLUG, "Depth vs width")
+    keys = {w.key for w in at.slider} | {w.key for w in at.selectbox} | \
+        {w.key for w in at.select_slider}
+    assert "rr_budget" in keys
+    assert not keys & {"rr_depth", "rr_width", "rr_task", "rr_lr"}    # they do nothing here
+    assert any("ReLUs as depth × width" in t for t in chart_titles(at))
+    open_view(at, SLUG, "1-D & sawtooth")
+    assert metric(at, "Linear pieces") == "32"
+    at.slider(key="rr_saw").set_value(7).run()
+    assert metric(at, "Linear pieces") == "128"
+    assert not {w.key for w in at.selectbox} & {"rr_task"}
+
+
+def test_every_preset_then_every_step_then_every_view():
+    at = _open()
+    names = at.selectbox(key="relu_regions__preset").options
     assert len(names) == 5
     seen = {}
     for name in names:
-        at.selectbox(key="rr_preset").select(name).run()
-        assert not at.exception, name
-        assert not at.error, name
+        choose_preset(at, SLUG, name)
+        assert not at.error, (name, [e.value for e in at.error])
         assert at.info, name            # the preset's explanation is shown: it still matches
-        seen[name] = [m.value for m in at.metric]
+        seen[name] = (list(at.metric), at.dataframe)
         if name == "Training concentrates regions where the target bends":
             assert any("of the regions lie within 0.3" in c.value for c in at.caption)
-        if name == "Same 24 neurons, deeper: the bounds multiply":
+        if name.startswith("Same 24 neurons"):
             df = at.dataframe[0].value
             assert list(df["architecture"]) == ["24", "12x12", "8x8x8", "6x6x6x6", "4x4x4x4x4x4"]
             assert list(df["product bound (Raghu/Serra)"])[:2] == [301, 79 * 2 ** 12]
             first = R.count_regions(R.make_mlp((24,), seed=0), (-2, 2, -2, 2))
             assert df["count seed 0"].iloc[0] == first
-    saw = seen["The sawtooth: 2^depth pieces from 2 units per layer"]
+            means = df.set_index("architecture")["mean"]
+            assert means["24"] == pytest.approx(205.33, abs=0.01)       # the text's numbers
+            assert means["4x4x4x4x4x4"] == pytest.approx(56.33, abs=0.01)
+    saw = [m.value for m in seen["The sawtooth: 2^depth pieces from 2 units per layer"][0]]
     assert "64" in saw
-    line = seen["One hidden layer = a line arrangement"]
-    model = R.make_mlp((8,), seed=0)
-    assert line[0] == str(R.count_regions(model, (-2, 2, -2, 2)))
+    line = [m.value for m in seen["One hidden layer = a line arrangement"][0]]
+    assert line[0] == str(R.count_regions(R.make_mlp((8,), seed=0), (-2, 2, -2, 2)))
+    from topic_pages.relu_regions import STEPS
+    for i in range(len(STEPS)):
+        show_step(at, SLUG, i)
+        assert not at.error, (i, [e.value for e in at.error])
+    for title in ("2-D regions", "Depth vs width", "1-D & sawtooth"):
+        open_view(at, SLUG, title)
+        assert not at.error, title
 
 
 def test_url_reproduces_view_and_bad_values_fall_back():
@@ -109,7 +147,6 @@ def test_url_reproduces_view_and_bad_values_fall_back():
 
 
 def test_figure_outlines_and_surface_follow_the_partition():
-    import numpy as np
     from viz import relu_regions_figures as F
     part = R.partition(R.make_mlp((6, 6), seed=1), (-2, 2, -2, 2))
     ex, ey = F._nan_joined(part)
@@ -124,3 +161,14 @@ def test_figure_outlines_and_surface_follow_the_partition():
     for W, b in layers[:-1]:
         h = np.maximum(h @ W.T + b, 0)
     np.testing.assert_allclose(mesh.z, (h @ layers[-1][0].T + layers[-1][1])[:, 0], atol=1e-9)
+
+
+def test_arrangement_count_is_an_independent_count():
+    """The one-layer claim compares the exact partition with Euler's count for lines: a
+    different computation (a broken partition would fail it)."""
+    from topic_pages.relu_regions import STATE, arrangement_count, partition_of
+    for width, box in ((8, 2.0), (5, 4.0), (12, 1.0)):
+        s = STATE.resolve({"rr_depth": 1, "rr_width": width, "rr_box": box})
+        assert partition_of(s).count == arrangement_count(s)
+    s = STATE.resolve({"rr_depth": 1, "rr_width": 8})
+    assert arrangement_count(s) > 9
