@@ -1,7 +1,13 @@
-"""Attention maps: one softmax step by step, positions, a trained transformer's heads, masks."""
+"""Attention maps: one softmax step by step, positions, a trained transformer's heads, masks.
+Settings -> engine/attention.py -> viz/attention_figures.py.
+
+The page skeleton (docs/ADDING_A_PAGE.md): constants and STATE, the pure computations that
+both the views and the claims use, PRESETS and STEPS with their claims, one function per
+view, and the footer."""
 from __future__ import annotations
 
 import math
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -10,106 +16,109 @@ import streamlit as st
 from engine import attention as A
 from viz import attention_figures as F
 from viz import session
+from viz.claims import Claim
 from viz.live import live_training
-from viz.page import page_header, user_errors
+from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
+from viz.state import Control, StateTable
 from viz.topics import ROOT
-from viz.widgets import Preset, Step, export_buttons, guided_steps, preset_picker
+from viz.widgets import Preset, Step, export_buttons
 
-Q = "query-params"
-TABS = ["Mechanics", "Positional encoding", "Trained transformer", "Masks"]
+# ----------------------------------------------------------------------------- constants
 DK_OPTIONS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 D_MODEL = 8                      # embedding size of the mechanics tokens
 ENTROPY_DIMS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 ENTROPY_KEYS = 16
+PE_TOKENS, PE_DK = 6, 4          # the permutation test of the positions view
 SOURCES = ["shipped weights", "train from scratch"]
 EXAMPLES = {"reverse": "3 1 4 1 5 9 2 6", "sort": "7 2 9 4 4 0 5 1",
             "copy": "2 7 1 8 2 8 1 8", "lookup": "1 7 4 2 9 0 3 5 9"}
 WEIGHTS_DIR = ROOT / "assets" / "weights"
+AUTO = "most informative head"
+LAYER_CHOICES, HEAD_CHOICES = [1, 2, 3], [1, 2, 4]
+HEAD_NAMES = [f"layer {l} · head {h}" for l in LAYER_CHOICES for h in range(1, max(HEAD_CHOICES) + 1)]
 
-PRESETS = {
-    "Scaled attention, d_k = 4": Preset(
-        {"at_tab": TABS[0], "at_dk": 4, "at_scale": True, "at_temp": 1.0, "at_causal": False,
-         "at_perm": False}, "Weights are spread over several tokens; each row sums to 1."),
-    "No scaling at d_k = 64: the softmax saturates": Preset(
-        {"at_tab": TABS[0], "at_dk": 64, "at_scale": False, "at_temp": 1.0, "at_causal": False,
-         "at_perm": False}, "Scores grow like √d_k, so each row is almost one-hot; the entropy "
-                            "curve shows why we divide by √d_k."),
-    "Cold temperature τ = 0.2": Preset(
-        {"at_tab": TABS[0], "at_dk": 4, "at_scale": True, "at_temp": 0.2, "at_causal": False,
-         "at_perm": False}, "Dividing by a small τ sharpens every row towards its largest score."),
-    "Causal mask": Preset(
-        {"at_tab": TABS[0], "at_dk": 4, "at_scale": True, "at_temp": 1.0, "at_causal": True,
-         "at_perm": False}, "Keys after the query get −∞, hence weight exactly 0."),
-    "Permute the tokens: outputs permute too": Preset(
-        {"at_tab": TABS[0], "at_dk": 4, "at_scale": True, "at_temp": 1.0, "at_causal": False,
-         "at_perm": True}, "Without positions, attention(P x) = P attention(x): the output "
-                           "rows move with the tokens."),
-    "Positions break the symmetry": Preset(
-        {"at_tab": TABS[1], "at_pe_mode": "add sinusoidal PE"},
-        "With PE added the permuted output no longer equals the permuted output."),
-    "Reverse: the anti-diagonal head": Preset(
-        {"at_tab": TABS[2], "at_task": "reverse", "at_seq": EXAMPLES["reverse"],
-         "at_source": SOURCES[0]}, "Below the dotted line each answer query looks at the "
-                                   "mirror-image input position: an anti-diagonal."),
-    "Copy: a shifted diagonal": Preset(
-        {"at_tab": TABS[2], "at_task": "copy", "at_seq": EXAMPLES["copy"],
-         "at_source": SOURCES[0]}, "Answer query j looks at input position j: a diagonal "
-                                   "line 8 places left of the main one."),
-    "Sort: attend to the next-larger digit": Preset(
-        {"at_tab": TABS[2], "at_task": "sort", "at_seq": EXAMPLES["sort"],
-         "at_source": SOURCES[0]}, "Each answer query puts its weight on the input digit it "
-                                   "must write next: the next-larger (or equal) digit."),
-    "Lookup: previous-token and induction heads": Preset(
-        {"at_tab": TABS[2], "at_task": "lookup", "at_seq": EXAMPLES["lookup"],
-         "at_source": SOURCES[0]}, "Layer 1: each value attends to its key just before it. "
-                                   "Layer 2: the echoed query key attends to the value whose "
-                                   "key matches it, and copies that value."),
-    "Sparse patterns: O(n√n)": Preset(
-        {"at_tab": TABS[3], "at_mask": "local + strided", "at_mask_n": 36, "at_window": 6},
-        "Window and stride √n: every position is reachable in two hops with ~2n√n entries."),
-}
-
-STEPS = [
-    Step("One head, five tokens", "Each token's query is compared with every key (q·k); the "
-         "scores are divided by √d_k, a softmax over the **keys** turns each row into weights "
-         "that sum to 1, and the output is the weighted mix of values.",
-         PRESETS["Scaled attention, d_k = 4"].settings),
-    Step("Why divide by √d_k", "For random unit-variance q and k, q·k has variance d_k. Without "
-         "scaling, large d_k makes the softmax one-hot (entropy → 0) and its gradients vanish.",
-         PRESETS["No scaling at d_k = 64: the softmax saturates"].settings),
-    Step("Attention does not know order", "Shuffle the tokens: the outputs are shuffled the "
-         "same way (permutation equivariance). A set, not a sequence.",
-         PRESETS["Permute the tokens: outputs permute too"].settings),
-    Step("Positions", "Adding sinusoidal position vectors makes the result depend on order; "
-         "their dot product depends only on the distance between positions.",
-         PRESETS["Positions break the symmetry"].settings),
-    Step("A trained transformer copies", "A 2-layer, 2-head model trained to copy 8 digits "
-         "has heads whose answer rows form a diagonal: output j reads input j.",
-         PRESETS["Copy: a shifted diagonal"].settings),
-    Step("... reverses", "A 2-layer, 2-head model trained to reverse 8 digits "
-         "has a head whose answer rows form an anti-diagonal: output j copies input 7 − j.",
-         PRESETS["Reverse: the anti-diagonal head"].settings),
-    Step("... and sorts", "For sorting, the query that writes the next digit attends to where "
-         "that digit sits in the input.", PRESETS["Sort: attend to the next-larger digit"].settings),
-    Step("... and looks up", "Key-value lookup needs two hops: in layer 1 each value reads "
-         "the key before it; in layer 2 the query key finds the value tagged with the same key.",
-         PRESETS["Lookup: previous-token and induction heads"].settings),
-    Step("Cost and sparse masks", "Full attention costs n²; local + strided patterns "
-         "(Sparse Transformer) cost about n√n.", PRESETS["Sparse patterns: O(n√n)"].settings),
-]
+STATE = StateTable([
+    Control("at_n", 5, "Tokens n", lo=2, hi=8, step=1),
+    Control("at_dk", 4, "d_k", kind="select_slider", options=DK_OPTIONS,
+            help="Dimension of queries and keys (q = x W_q, W_q random)."),
+    Control("at_temp", 1.0, "Temperature τ", lo=0.1, hi=5.0, step=0.1),
+    Control("at_scale", True, "Divide by √d_k", kind="toggle"),
+    Control("at_causal", False, "Causal mask", kind="toggle"),
+    Control("at_perm", False, "Permute inputs", kind="toggle",
+            help="Feed the same tokens in a shuffled (seeded) order."),
+    Control("at_pe_n", 50, "Positions", lo=4, hi=128, step=1),
+    Control("at_pe_d", 32, "d_model", lo=4, hi=128, step=2),
+    Control("at_pe_mode", "none", "Positions in the permutation test", kind="radio",
+            options=["none", "add sinusoidal PE"], extra={"horizontal": True}),
+    Control("at_task", "reverse", "Task", kind="selectbox", options=list(A.TASKS)),
+    Control("at_seq", "", "Input digits", kind="text"),
+    Control("at_source", SOURCES[0], "Model", kind="radio", options=SOURCES),
+    Control("at_head", AUTO, "Enlarge head", kind="selectbox", options=[AUTO, *HEAD_NAMES],
+            help="Most informative head: the one whose answer rows put the most weight on "
+                 "the input digit they must write (copy: a layer-1 head, reverse: the "
+                 "anti-diagonal head, sort and lookup: a layer-2 head)."),
+    Control("at_layers", A.ModelConfig().n_layers, "Layers", kind="select_slider",
+            options=LAYER_CHOICES),
+    Control("at_heads", A.ModelConfig().n_heads, "Heads", kind="select_slider",
+            options=HEAD_CHOICES),
+    Control("at_dmodel", A.ModelConfig().d_model, "d_model (transformer)", kind="select_slider",
+            options=[32, 64, 128]),
+    Control("at_lr", 3e-3, "Learning rate", kind="select_slider",
+            options=[3e-4, 1e-3, 3e-3, 1e-2, 3e-2]),
+    Control("at_mask", "causal", "Pattern", kind="selectbox", options=list(A.MASKS)),
+    Control("at_mask_n", 16, "Sequence length n", lo=4, hi=64, step=1),
+    Control("at_window", 4, "Window / stride", lo=1, hi=16, step=1),
+])
 
 
-# ---------------------------------------------------------------------------- cached work
-@st.cache_data(max_entries=64)
+# ----------------------------------------------------------------------------- computation
+# Pure functions of the settings dict s (STATE.values() on the page, STATE.resolve(preset)
+# in the claims): the page draws exactly what the claims measure.
+
+def perm_of(s: Mapping[str, Any], seed: int = 0) -> list[int] | None:
+    return A.seeded_permutation(int(s["at_n"]), seed) if s["at_perm"] else None
+
+
+def mechanics_of(s: Mapping[str, Any], seed: int = 0) -> A.Mechanics:
+    return A.mechanics(int(s["at_n"]), D_MODEL, int(s["at_dk"]), float(s["at_temp"]),
+                       bool(s["at_scale"]), bool(s["at_causal"]), seed, perm=perm_of(s, seed))
+
+
+def permutation_error_of(s: Mapping[str, Any], seed: int = 0) -> float:
+    """max |out(Px) − P·out(x)| of the mechanics view (identity permutation when off)."""
+    perm = perm_of(s, seed) or A.seeded_permutation(int(s["at_n"]), seed)
+    return A.permutation_error(int(s["at_n"]), D_MODEL, int(s["at_dk"]), perm, seed,
+                               causal=bool(s["at_causal"]), temperature=float(s["at_temp"]),
+                               scale=bool(s["at_scale"]))
+
+
+def above_diagonal(s: Mapping[str, Any]) -> float:
+    """Largest weight a query puts on a later key."""
+    return float(np.triu(mechanics_of(s).weights, 1).max())
+
+
+def row_sum_error(s: Mapping[str, Any]) -> float:
+    return float(np.abs(mechanics_of(s).weights.sum(1) - 1).max())
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
 def entropy_curves(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean softmax entropy over 16 keys vs d_k, (scaled, unscaled)."""
     return (A.softmax_entropy_vs_dim(ENTROPY_DIMS, True, seed, n_keys=ENTROPY_KEYS, n_rows=512),
             A.softmax_entropy_vs_dim(ENTROPY_DIMS, False, seed, n_keys=ENTROPY_KEYS, n_rows=512))
 
 
-@st.cache_data(max_entries=8)
-def nonzero_counts(ns: tuple[int, ...]) -> dict[str, np.ndarray]:
-    return {name: A.mask_nonzeros(name, ns) for name in A.MASKS}
+def curve_entropy(dk: int, scaled: bool, seed: int = 0) -> float:
+    return float(entropy_curves(seed)[0 if scaled else 1][ENTROPY_DIMS.index(dk)])
+
+
+def pe_errors(s: Mapping[str, Any], seed: int = 0) -> dict[str, float]:
+    """max |out(Px) − P·out(x)| of the positions view's test, without and with PE."""
+    perm = A.seeded_permutation(PE_TOKENS, seed)
+    return {m: A.permutation_error(PE_TOKENS, D_MODEL, PE_DK, perm, seed,
+                                   positions=(m != "none"))
+            for m in ("none", "add sinusoidal PE")}
 
 
 def shipped_path(task: str):
@@ -117,127 +126,269 @@ def shipped_path(task: str):
 
 
 def shipped_tasks() -> list[str]:
-    """Tasks with a shipped snapshot in assets/weights (written by scripts/pretrain_attention.py)."""
+    """Tasks with a shipped snapshot in assets/weights (scripts/pretrain_attention.py)."""
     return [t for t in A.TASKS if shipped_path(t).exists()]
 
 
 @st.cache_resource(max_entries=8)
-def shipped_model(task: str, device: str):
+def shipped_model(task: str, device: str = "cpu"):
     path = shipped_path(task)
     if not path.exists():
         return None
     return A.load_pretrained(path, device)
 
 
+def digits_of(s: Mapping[str, Any]) -> tuple[list[int], str | None]:
+    """(the digits fed to the model, the reason the typed input was rejected or None)."""
+    task = A.TASKS[s["at_task"]]
+    example = EXAMPLES[s["at_task"]]
+    try:
+        return A.parse_sequence(s["at_seq"] or example, task), None
+    except ValueError as exc:
+        return A.parse_sequence(example, task), str(exc)
+
+
+def prediction_of(s: Mapping[str, Any], model=None) -> A.Prediction:
+    """The greedy answer and attention maps of `model` (default: the shipped snapshot)."""
+    task = A.TASKS[s["at_task"]]
+    if model is None:
+        model = shipped_model(s["at_task"])[0]
+    return A.predict(model, task, digits_of(s)[0])
+
+
+def head_masses(pred: A.Prediction, task: A.Task) -> np.ndarray:
+    """(layers, heads): mean weight the answer rows put on the input positions holding the
+    digit they must write."""
+    return A.source_mass(pred.attention, pred.inputs, pred.correct, task)
+
+
+def shown_head(pred: A.Prediction, task: A.Task, choice: str) -> tuple[int, int]:
+    """(layer, head), 0-based, of the enlarged head: the chosen one, or for AUTO (and a
+    choice this model does not have) the head with the most weight on the source digits."""
+    n_layers, n_heads = pred.attention.shape[:2]
+    if choice in HEAD_NAMES:
+        l, h = (int(p.split()[-1]) - 1 for p in choice.split(" · "))
+        if l < n_layers and h < n_heads:
+            return l, h
+    return tuple(int(i) for i in np.unravel_index(np.argmax(head_masses(pred, task)),
+                                                  (n_layers, n_heads)))
+
+
+def shown_mass(s: Mapping[str, Any]) -> float:
+    task = A.TASKS[s["at_task"]]
+    pred = prediction_of(s)
+    return float(head_masses(pred, task)[shown_head(pred, task, s["at_head"])])
+
+
+def shown_layer(s: Mapping[str, Any]) -> int:
+    task = A.TASKS[s["at_task"]]
+    pred = prediction_of(s)
+    return shown_head(pred, task, s["at_head"])[0] + 1
+
+
+def example_accuracy(s: Mapping[str, Any]) -> float:
+    return float(prediction_of(s).is_correct.mean())
+
+
+def copy_layer1_mass(s: Mapping[str, Any]) -> float:
+    """Weaker layer-1 head's weight of answer row j on input position j."""
+    pred = prediction_of(s)
+    return float(A.expected_source_mass(pred.attention, pred.inputs, A.TASKS["copy"])[0].min())
+
+
+def lookup_heads(s: Mapping[str, Any]) -> tuple[float, float]:
+    """(layer 1: best head's mean weight of each value row on the key just before it,
+    layer 2: best head's weight of the echoed key's row on the value after the matching key)."""
+    pred = prediction_of(s)
+    maps, x = pred.attention, pred.inputs[None]
+    pairs = np.arange(A.N_PAIRS)
+    prev = maps[0][:, 2 * pairs + 1, 2 * pairs].mean(-1).max()
+    match = int(A._lookup_match(x)[0])
+    value_row = A.answer_rows(A.TASKS["lookup"])[1]
+    return float(prev), float(maps[1][:, value_row, 2 * match + 1].max())
+
+
+def allowed_of(s: Mapping[str, Any]) -> np.ndarray:
+    return np.isfinite(A.MASKS[s["at_mask"]](int(s["at_mask_n"]), int(s["at_window"])).numpy())
+
+
+def entries_per_n_sqrt_n(s: Mapping[str, Any]) -> float:
+    n = int(s["at_mask_n"])
+    return float(allowed_of(s).sum() / (n * math.sqrt(n)))
+
+
+def two_hop_coverage(s: Mapping[str, Any]) -> float:
+    """Share of causal (query, key) pairs reachable through at most two allowed hops."""
+    a = allowed_of(s).astype(np.int64)
+    reach = (a + a @ a) > 0
+    causal = np.tril(np.ones_like(reach, dtype=bool))
+    return float((reach & causal).sum() / causal.sum())
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def nonzero_counts(ns: tuple[int, ...]) -> dict[str, np.ndarray]:
+    return {name: A.mask_nonzeros(name, ns) for name in A.MASKS}
+
+
+NS = tuple(int(v) for v in 2 ** np.arange(2, 10))
+
+
+def sparse_constant_at(n: int) -> float:
+    """Entries of local + strided at window = stride = ⌈√n⌉, divided by n√n."""
+    return float(nonzero_counts(NS)["local + strided"][NS.index(n)] / n ** 1.5)
+
+
+# ----------------------------------------------------------------------------- presets
+MECH = {"at_n": 5, "at_dk": 4, "at_scale": True, "at_temp": 1.0, "at_causal": False,
+        "at_perm": False}
+SCALED = MECH
+UNSCALED = {**MECH, "at_dk": 64, "at_scale": False}
+COLD = {**MECH, "at_temp": 0.2}
+CAUSAL = {**MECH, "at_causal": True}
+PERMUTE = {**MECH, "at_perm": True}
+POSITIONS = {"at_pe_mode": "add sinusoidal PE"}
+
+
+def trained(task: str) -> dict[str, Any]:
+    return {"at_task": task, "at_seq": EXAMPLES[task], "at_source": SOURCES[0], "at_head": AUTO}
+
+
+SPARSE = {"at_mask": "local + strided", "at_mask_n": 36, "at_window": 6}
+
+C_SCALED = (Claim("max |row sum − 1|", row_sum_error, hi=1e-6),
+            Claim("mean row entropy (nats; uniform log 5 = 1.61)",
+                  lambda s: mechanics_of(s).mean_entropy, lo=0.9, hi=1.2))
+C_UNSCALED = (Claim("mean row entropy, unscaled d_k = 64 (nats)",
+                    lambda s: mechanics_of(s).mean_entropy, lo=0.3, hi=0.6),
+              Claim("largest weight", lambda s: float(mechanics_of(s).weights.max()), lo=0.999),
+              Claim("entropy curve, 16 keys, d_k = 256 unscaled (nats)",
+                    lambda s: curve_entropy(256, False), hi=0.3),
+              Claim("entropy curve, 16 keys, d_k = 256 scaled (nats)",
+                    lambda s: curve_entropy(256, True), lo=2.2))
+C_COLD = (Claim("mean row entropy at τ = 0.2 (nats)", lambda s: mechanics_of(s).mean_entropy,
+                hi=0.4),
+          Claim("entropy at τ = 0.2 / at τ = 1", lambda s: mechanics_of(s).mean_entropy /
+                mechanics_of({**s, "at_temp": 1.0}).mean_entropy, hi=0.5))
+C_CAUSAL = (Claim("largest weight on a later key", above_diagonal, lo=0, hi=0),)
+C_PERMUTE = (Claim("max |out(Px) − P·out(x)|", permutation_error_of, hi=1e-5),)
+C_POSITIONS = (Claim("max |out(Px) − P·out(x)| without positions",
+                     lambda s: pe_errors(s)["none"], hi=1e-5),
+               Claim("max |out(Px) − P·out(x)| with sinusoidal PE",
+                     lambda s: pe_errors(s)["add sinusoidal PE"], lo=0.5))
+C_REVERSE = (Claim("example answered right (share of tokens)", example_accuracy, lo=1.0),
+             Claim("layer of the enlarged head", shown_layer, lo=1, hi=1),
+             Claim("enlarged head's weight on the mirror position", shown_mass, lo=0.95))
+C_COPY = (Claim("example answered right (share of tokens)", example_accuracy, lo=1.0),
+          Claim("layer of the enlarged head", shown_layer, lo=1, hi=1),
+          Claim("weaker layer-1 head's weight on input position j", copy_layer1_mass, lo=0.95))
+C_SORT = (Claim("example answered right (share of tokens)", example_accuracy, lo=1.0),
+          Claim("layer of the enlarged head", shown_layer, lo=2, hi=2),
+          Claim("enlarged head's weight on the digit to write next", shown_mass, lo=0.6))
+C_LOOKUP = (Claim("example answered right (share of tokens)", example_accuracy, lo=1.0),
+            Claim("layer of the enlarged head", shown_layer, lo=2, hi=2),
+            Claim("layer 1: value rows' weight on the key before them",
+                  lambda s: lookup_heads(s)[0], lo=0.9),
+            Claim("layer 2: echoed key's weight on the matching value",
+                  lambda s: lookup_heads(s)[1], lo=0.9))
+C_SPARSE = (Claim("allowed pairs / (n√n) at n = 36, window = stride = 6",
+                  entries_per_n_sqrt_n, lo=1.3, hi=1.4),
+            Claim("allowed pairs / (n√n) at n = 512 (window = stride = 23)",
+                  lambda s: sparse_constant_at(512), lo=1.45, hi=1.5),
+            Claim("share of earlier positions reachable in ≤ 2 hops", two_hop_coverage, lo=1.0))
+
+PRESETS = {
+    "Scaled attention, d_k = 4": Preset(
+        SCALED, "Weights are spread over several tokens (mean row entropy 1.03 nats; uniform "
+                "would be log 5 = 1.61); each row sums to 1.", "mechanics", C_SCALED),
+    "No scaling at d_k = 64: the softmax sharpens": Preset(
+        UNSCALED, "Scores grow like √d_k, so rows get much sharper (mean entropy 0.45 nats, "
+                  "one weight ≥ 0.999). The entropy curve below (16 keys) shows where this "
+                  "goes: unscaled, the entropy falls to 0.2 nats at d_k = 256; scaled, it "
+                  "stays near 2.4.", "mechanics", C_UNSCALED),
+    "Cold temperature τ = 0.2": Preset(
+        COLD, "Dividing by a small τ sharpens every row towards its largest score (mean "
+              "entropy 0.34 nats, a third of τ = 1's).", "mechanics", C_COLD),
+    "Causal mask": Preset(
+        CAUSAL, "Keys after the query get −∞, hence weight exactly 0.", "mechanics", C_CAUSAL),
+    "Permute the tokens: outputs permute too": Preset(
+        PERMUTE, "Without positions, attention(P x) = P attention(x): the output rows move "
+                 "with the tokens (difference ~1e-7, float round-off).", "mechanics",
+        C_PERMUTE),
+    "Positions break the symmetry": Preset(
+        POSITIONS, "With sinusoidal PE added, permuting the tokens gives them new position "
+                   "vectors, so the output is no longer the permuted original: "
+                   "max |out(Px) − P·out(x)| is 0.94, against 1e-7 without positions.",
+        "positions", C_POSITIONS),
+    "Reverse: the anti-diagonal head": Preset(
+        trained("reverse"), "Below the dotted line each answer query looks at the "
+                            "mirror-image input position: an anti-diagonal (layer 1 · head 1 "
+                            "puts 0.99 of its weight there).", "trained", C_REVERSE),
+    "Copy: a shifted diagonal": Preset(
+        trained("copy"), "Answer query j looks at input position j: a diagonal line 8 places "
+                         "left of the main one (both layer-1 heads: ≥ 0.98).", "trained",
+        C_COPY),
+    "Sort: attend to the next digit to write": Preset(
+        trained("sort"), "The enlarged head (layer 2) puts 0.64 of the answer rows' weight on "
+                         "the input positions holding the digit each row must write next (the "
+                         "next-larger or equal digit).", "trained", C_SORT),
+    "Lookup: previous-token and induction heads": Preset(
+        trained("lookup"), "Layer 1: each value attends to its key just before it (0.94). "
+                           "Layer 2 (enlarged): the echoed query key attends to the value "
+                           "whose key matches it (0.93), and copies that value.", "trained",
+        C_LOOKUP),
+    "Sparse patterns: about 1.5 n√n": Preset(
+        SPARSE, "Causal window and stride √n = 6 at n = 36: 291 of 1,296 pairs, 1.35 n√n "
+                "(the window gives about n√n, the stride about n√n/2: 1.46 n√n at n = 512), "
+                "and every earlier position is reachable in two hops.", "masks", C_SPARSE),
+}
+
+STEPS = [
+    Step("One head, five tokens", "Each token's query is compared with every key (q·k); the "
+         "scores are divided by √d_k, a softmax over the **keys** turns each row into weights "
+         "that sum to 1, and the output is the weighted mix of values.", SCALED, "mechanics",
+         C_SCALED),
+    Step("Why divide by √d_k", "For random unit-variance q and k, q·k has variance d_k. Without "
+         "scaling, large d_k makes the softmax close to one-hot (the entropy curve: 0.2 nats "
+         "at d_k = 256 against 2.4 scaled) and its gradients vanish.", UNSCALED, "mechanics",
+         C_UNSCALED),
+    Step("Attention does not know order", "Shuffle the tokens: the outputs are shuffled the "
+         "same way (permutation equivariance). A set, not a sequence.", PERMUTE, "mechanics",
+         C_PERMUTE),
+    Step("Positions", "Adding sinusoidal position vectors makes the result depend on order "
+         "(the permuted output differs by 0.94); their dot product depends only on the "
+         "distance between positions.", POSITIONS, "positions", C_POSITIONS),
+    Step("A trained transformer copies", "A 2-layer, 2-head model trained to copy 8 digits "
+         "has layer-1 heads whose answer rows form a diagonal: output j reads input j.",
+         trained("copy"), "trained", C_COPY),
+    Step("... reverses", "A 2-layer, 2-head model trained to reverse 8 digits "
+         "has a head whose answer rows form an anti-diagonal: output j copies input 7 − j.",
+         trained("reverse"), "trained", C_REVERSE),
+    Step("... and sorts", "For sorting, a layer-2 head lets the query that writes the next "
+         "digit attend to where that digit sits in the input.", trained("sort"), "trained",
+         C_SORT),
+    Step("... and looks up", "Key-value lookup needs two hops: in layer 1 each value reads "
+         "the key before it; in layer 2 the query key finds the value tagged with the same key.",
+         trained("lookup"), "trained", C_LOOKUP),
+    Step("Cost and sparse masks", "Full attention costs n² pairs, causal n(n+1)/2; the causal "
+         "local + strided pattern (Sparse Transformer) costs about 1.5 n√n.", SPARSE, "masks",
+         C_SPARSE),
+]
+
+
+# ----------------------------------------------------------------------------- helpers
 def weights_frame(weights: np.ndarray, labels: list[str], **extra) -> pd.DataFrame:
     """Long table: (query, key, tokens, weight) for one map."""
     t = weights.shape[-1]
     qi, ki = np.meshgrid(np.arange(t), np.arange(t), indexing="ij")
-    return pd.DataFrame({**{k: v for k, v in extra.items()},
+    return pd.DataFrame({**extra,
                          "query": qi.ravel(), "query_token": np.asarray(labels)[qi.ravel()],
                          "key": ki.ravel(), "key_token": np.asarray(labels)[ki.ravel()],
                          "weight": weights.ravel()})
 
 
-# ---------------------------------------------------------------------------- tabs
-def mechanics_tab(seed: int) -> None:
-    c = st.columns(5, vertical_alignment="bottom")
-    n = c[0].slider("Tokens n", 2, 8, 5, key="at_n", bind=Q)
-    dk = c[1].select_slider("d_k", DK_OPTIONS, 4, key="at_dk", bind=Q,
-                            help="Dimension of queries and keys (q = x W_q, W_q random).")
-    temp = c[2].slider("Temperature τ", 0.1, 5.0, 1.0, 0.1, key="at_temp", bind=Q)
-    scale = c[3].toggle("Divide by √d_k", True, key="at_scale", bind=Q)
-    causal = c[3].toggle("Causal mask", False, key="at_causal", bind=Q)
-    permute = c[4].toggle("Permute inputs", False, key="at_perm", bind=Q,
-                          help="Feed the same tokens in a shuffled (seeded) order.")
-    perm = A.seeded_permutation(n, seed) if permute else None
-    m = A.mechanics(n, D_MODEL, dk, temp, scale, causal, seed, perm=perm)
-    div = f"√{dk}·{temp:g}" if scale else f"{temp:g}"
-    st.caption(f"{n} tokens with random {D_MODEL}-dim embeddings x (seed {seed}); "
-               f"q = xW_q, k = xW_k, v = xW_v with d_k = {dk}; divisor = {div} = {m.divisor:.3g}.")
-    cols = st.columns(2)
-    with cols[0]:
-        show_figure(F.matrix_heatmap(m.scores, m.tokens, m.tokens, "1. scores q·kᵀ"),
-                    key="at_fig_scores")
-        show_figure(F.matrix_heatmap(m.weights, m.tokens, m.tokens,
-                                     "3. softmax over keys (rows sum to 1)",
-                                     weights=True), key="at_fig_weights")
-    with cols[1]:
-        show_figure(F.matrix_heatmap(m.logits, m.tokens, m.tokens,
-                                     f"2. scaled scores / {div}" + (" + mask" if causal else "")),
-                    key="at_fig_logits")
-        show_figure(F.matrix_heatmap(m.out, m.tokens, [f"d{i}" for i in range(dk)],
-                                     "4. output = weights · v", show_values=dk <= 8,
-                                     col_title="output dimension"), key="at_fig_out")
-    ent = m.mean_entropy
-    k = st.columns(3)
-    k[0].metric("Mean row entropy", f"{ent:.3f} nats", help=f"Uniform over n keys: log n = "
-                f"{math.log(n):.3f}; one-hot: 0.")
-    k[1].metric("Largest weight", f"{m.weights.max():.3f}")
-    if permute:
-        err = A.permutation_error(n, D_MODEL, dk, perm, seed, causal=causal,
-                                  temperature=temp, scale=scale)
-        k[2].metric("max |out(Px) − P·out(x)|", f"{err:.1e}")
-        if causal:
-            st.warning("With the causal mask the output is **not** permutation-equivariant: "
-                       "the mask depends on positions, not on tokens.", icon=":material/info:")
-        else:
-            st.success(f"Order fed in: {' '.join(m.tokens)}. The output rows are the original "
-                       f"rows in the same shuffled order (difference {err:.1e}, float round-off).")
-    scaled_h, unscaled_h = entropy_curves(seed)
-    show_figure(F.entropy_figure(ENTROPY_DIMS, scaled_h, unscaled_h, math.log(ENTROPY_KEYS),
-                                 dk), key="at_fig_entropy")
-    explain(f"Entropy curve: {ENTROPY_KEYS} keys, q and k with unit-variance components, "
-            "512 rows per point. q·k has variance d_k, so without the 1/√d_k the logits spread "
-            "out as d_k grows and the softmax collapses to one key; with it they keep variance 1.")
-    export_buttons(weights_frame(m.weights, m.tokens),
-                   {"tab": "mechanics", "n": n, "d_k": dk, "temperature": temp, "scale": scale,
-                    "causal": causal, "permutation": perm}, "attention-mechanics")
-
-
-def positions_tab(seed: int) -> None:
-    c = st.columns(3, vertical_alignment="bottom")
-    n = c[0].slider("Positions", 4, 128, 50, key="at_pe_n", bind=Q)
-    d = c[1].slider("d_model", 4, 128, 32, 2, key="at_pe_d", bind=Q)
-    mode = c[2].radio("Positions in the permutation test", ["none", "add sinusoidal PE"],
-                      key="at_pe_mode", bind=Q, horizontal=True)
-    pe = A.sinusoidal_encoding(n, d)
-    sim = A.position_similarity(pe).numpy()
-    p0 = 0
-    show_figure(F.encoding_heatmap(pe.numpy()), key="at_fig_pe")
-    show_figure(F.similarity_figure(sim, np.arange(n) - p0, sim[p0]), key="at_fig_sim")
-    explain("Each pair of dimensions (2i, 2i+1) is a rotation at frequency 1/10000^(2i/d), so "
-            "PE[p]·PE[q] = Σᵢ cos((p−q)·ωᵢ): the similarity depends only on the offset, which "
-            "lets attention find 'the token k places back' with a fixed linear map.")
-    st.subheader("Does order matter now?")
-    nt, dk = 6, 4
-    perm = A.seeded_permutation(nt, seed)
-    positions = mode != "none"
-    base = A.mechanics(nt, D_MODEL, dk, seed=seed, positions=positions)
-    moved = A.mechanics(nt, D_MODEL, dk, seed=seed, positions=positions, perm=perm)
-    cols = st.columns(2)
-    with cols[0]:
-        show_figure(F.matrix_heatmap(base.weights, base.tokens, base.tokens,
-                                     "weights, original order", weights=True), key="at_fig_pe_a")
-    with cols[1]:
-        show_figure(F.matrix_heatmap(moved.weights, moved.tokens, moved.tokens,
-                                     "weights, permuted order", weights=True), key="at_fig_pe_b")
-    errs = {m: A.permutation_error(nt, D_MODEL, dk, perm, seed, positions=(m != "none"))
-            for m in ("none", "add sinusoidal PE")}
-    k = st.columns(2)
-    k[0].metric("no positions: max |out(Px) − P·out(x)|", f"{errs['none']:.1e}")
-    k[1].metric("with PE: max |out(Px) − P·out(x)|", f"{errs['add sinusoidal PE']:.2f}")
-    st.caption("Without positions the permuted weight matrix is the original with rows and "
-               "columns shuffled; with PE added, the tokens get new position vectors and the "
-               "weights change.")
-    export_buttons(pd.DataFrame(pe.numpy(), columns=[f"dim{i}" for i in range(d)])
-                   .rename_axis("position").reset_index(),
-                   {"tab": "positional encoding", "positions": n, "d_model": d, "mode": mode},
-                   "attention-positions")
-
-
 def _task_changed() -> None:
     st.session_state["at_seq"] = ""          # empty: the new task's example
+    st.session_state["at_head"] = AUTO       # the new task's informative head
 
 
 def _sample_input(task_name: str) -> None:
@@ -248,164 +399,274 @@ def _sample_input(task_name: str) -> None:
     st.session_state["at_seq"] = " ".join(map(str, digits))
 
 
-def show_prediction(pred: A.Prediction, task: A.Task, key: str) -> None:
+# ----------------------------------------------------------------------------- views
+def mechanics_view(panel) -> None:
+    with panel.controls:
+        STATE.widget("at_n")
+        STATE.widget("at_dk")
+        STATE.widget("at_temp")
+        c = st.columns(2)
+        STATE.widget("at_scale", c[0])
+        STATE.widget("at_causal", c[1])
+        STATE.widget("at_perm")
+    s = STATE.values()
+    seed = session.seed()
+    m = mechanics_of(s, seed)
+    n, dk, temp = int(s["at_n"]), int(s["at_dk"]), float(s["at_temp"])
+    div = f"√{dk}·{temp:g}" if s["at_scale"] else f"{temp:g}"
+    with panel.figure:
+        cols = st.columns(2)
+        with cols[0]:
+            show_figure(F.matrix_heatmap(m.scores, m.tokens, m.tokens, "1. scores q·kᵀ"),
+                        key="at_fig_scores")
+            show_figure(F.matrix_heatmap(m.weights, m.tokens, m.tokens,
+                                         "3. softmax over keys (rows sum to 1)", weights=True),
+                        key="at_fig_weights")
+        with cols[1]:
+            show_figure(F.matrix_heatmap(m.logits, m.tokens, m.tokens, f"2. scaled scores / "
+                                         f"{div}" + (" + mask" if s["at_causal"] else "")),
+                        key="at_fig_logits")
+            show_figure(F.matrix_heatmap(m.out, m.tokens, [f"d{i}" for i in range(dk)],
+                                         "4. output = weights · v", show_values=dk <= 8,
+                                         col_title="output dimension"), key="at_fig_out")
+    with panel.controls:
+        st.metric("Mean row entropy", f"{m.mean_entropy:.3f} nats",
+                  help=f"Uniform over n keys: log n = {math.log(n):.3f}; one-hot: 0.")
+        st.metric("Largest weight", f"{m.weights.max():.3f}")
+        if s["at_perm"]:
+            err = permutation_error_of(s, seed)
+            st.metric("max |out(Px) − P·out(x)|", f"{err:.1e}")
+            if s["at_causal"]:
+                st.warning("With the causal mask the output is **not** permutation-"
+                           "equivariant: the mask depends on positions, not on tokens.",
+                           icon=":material/info:")
+            else:
+                st.success(f"Order fed in: {' '.join(m.tokens)}. The output rows are the "
+                           f"original rows in the same shuffled order (difference {err:.1e}, "
+                           "float round-off).")
+    with panel.notes:
+        st.caption(f"{n} tokens with random {D_MODEL}-dim embeddings x (seed {seed}); "
+                   f"q = xW_q, k = xW_k, v = xW_v with d_k = {dk}; divisor = {div} = "
+                   f"{m.divisor:.3g}.")
+        scaled_h, unscaled_h = entropy_curves(seed)
+        show_figure(F.entropy_figure(ENTROPY_DIMS, scaled_h, unscaled_h,
+                                     math.log(ENTROPY_KEYS), dk), key="at_fig_entropy")
+        explain(f"Entropy curve: {ENTROPY_KEYS} keys, q and k with unit-variance components, "
+                "512 rows per point. q·k has variance d_k, so without the 1/√d_k the logits "
+                "spread out as d_k grows and the softmax collapses towards one key; with it "
+                "they keep variance 1.")
+        with st.expander("Export"):
+            export_buttons(weights_frame(m.weights, m.tokens),
+                           {"view": "mechanics", "n": n, "d_k": dk, "temperature": temp,
+                            "scale": s["at_scale"], "causal": s["at_causal"],
+                            "permutation": perm_of(s, seed)}, "attention-mechanics")
+
+
+def positions_view(panel) -> None:
+    with panel.controls:
+        STATE.widget("at_pe_n")
+        STATE.widget("at_pe_d")
+        STATE.widget("at_pe_mode")
+    s = STATE.values()
+    seed = session.seed()
+    n, d = int(s["at_pe_n"]), int(s["at_pe_d"])
+    pe = A.sinusoidal_encoding(n, d)
+    sim = A.position_similarity(pe).numpy()
+    positions = s["at_pe_mode"] != "none"
+    perm = A.seeded_permutation(PE_TOKENS, seed)
+    base = A.mechanics(PE_TOKENS, D_MODEL, PE_DK, seed=seed, positions=positions)
+    moved = A.mechanics(PE_TOKENS, D_MODEL, PE_DK, seed=seed, positions=positions, perm=perm)
+    errs = pe_errors(s, seed)
+    with panel.figure:
+        st.markdown("**Does order matter now?** The same 6 tokens, in the original and in a "
+                    "shuffled order" + (", each plus the sinusoidal vector of its new position."
+                                        if positions else ", without positions."))
+        cols = st.columns(2)
+        with cols[0]:
+            show_figure(F.matrix_heatmap(base.weights, base.tokens, base.tokens,
+                                         "weights, original order", weights=True),
+                        key="at_fig_pe_a")
+        with cols[1]:
+            show_figure(F.matrix_heatmap(moved.weights, moved.tokens, moved.tokens,
+                                         "weights, permuted order", weights=True),
+                        key="at_fig_pe_b")
+        k = st.columns(2)
+        k[0].metric("no positions: max |out(Px) − P·out(x)|", f"{errs['none']:.1e}")
+        k[1].metric("with PE: max |out(Px) − P·out(x)|", f"{errs['add sinusoidal PE']:.2f}")
+        st.caption("Without positions the permuted weight matrix is the original with rows "
+                   "and columns shuffled; with PE added, the tokens get new position vectors "
+                   "and the weights change.")
+        show_figure(F.encoding_heatmap(pe.numpy()), key="at_fig_pe")
+        show_figure(F.similarity_figure(sim, np.arange(n), sim[0]), key="at_fig_sim")
+    with panel.notes:
+        explain("Each pair of dimensions (2i, 2i+1) is a rotation at frequency 1/10000^(2i/d), "
+                "so PE[p]·PE[q] = Σᵢ cos((p−q)·ωᵢ): the similarity depends only on the "
+                "offset, which lets attention find 'the token k places back' with a fixed "
+                "linear map.")
+        with st.expander("Export"):
+            export_buttons(pd.DataFrame(pe.numpy(), columns=[f"dim{i}" for i in range(d)])
+                           .rename_axis("position").reset_index(),
+                           {"view": "positional encoding", "positions": n, "d_model": d,
+                            "mode": s["at_pe_mode"]}, "attention-positions")
+
+
+def show_prediction(pred: A.Prediction, task: A.Task, choice: str, key: str) -> None:
+    """The answer, the weight of every head on the source digits, all maps and the enlarged
+    head."""
     marks = " ".join(f":green[**{p}**]" if ok else f":red[**~~{p}~~**]"
                      for p, ok in zip(pred.predicted, pred.is_correct))
-    acc = pred.is_correct.mean()
     st.markdown(f"Input `{' '.join(map(str, pred.inputs))}` → model: {marks} "
                 f"&nbsp; (correct: `{' '.join(map(str, pred.correct))}`, "
-                f"{acc:.0%} of tokens right)")
+                f"{pred.is_correct.mean():.0%} of tokens right)")
     maps = pred.attention
-    n_layers, n_heads = maps.shape[:2]
-    heads = [(l, h) for l in range(n_layers) for h in range(n_heads)]
-    names = [f"layer {l + 1} · head {h + 1}" for l, h in heads]
-    if st.session_state.get("at_head") not in names:
-        st.session_state.pop("at_head", None)
-    mass = A.source_mass(maps, pred.inputs, pred.correct, task).ravel()
-    best = int(np.argmax(mass))
-    st.markdown("**Weight on the source digit** (mean weight the answer queries put on the "
-                "input positions holding the digit they must write):")
-    k = st.columns(len(names))
-    for i, (l, h) in enumerate(heads):
-        k[i].metric(f"L{l + 1} H{h + 1}", f"{mass[i]:.2f}")
-    chosen = st.selectbox("Enlarge head", names, index=best, key="at_head")
-    sel = heads[names.index(chosen)]
+    mass = head_masses(pred, task)
+    sel = shown_head(pred, task, choice)
+    name = f"layer {sel[0] + 1} · head {sel[1] + 1}"
     cols = st.columns([3, 2])
     with cols[0]:
         show_figure(F.attention_grid(maps, pred.labels, task.prompt_len - 1, sel),
                     key=f"{key}_grid")
     with cols[1]:
-        show_figure(F.matrix_heatmap(maps[sel], pred.labels, pred.labels, chosen,
+        show_figure(F.matrix_heatmap(maps[sel], pred.labels, pred.labels,
+                                     name + (" (most informative)" if choice == AUTO else ""),
                                      weights=True, show_values=len(pred.labels) <= 10),
                     key=f"{key}_head")
+    st.markdown("**Weight on the source digit** (mean weight the answer queries put on the "
+                "input positions holding the digit they must write): " +
+                " · ".join(f"L{l + 1} H{h + 1} **{mass[l, h]:.2f}**"
+                           for l in range(mass.shape[0]) for h in range(mass.shape[1])))
     st.caption("Rows are queries (the token at that position, predicting the next one); "
                "columns are keys. Rows below the dotted red line produce the answer. "
                f"What to look for in {task.name}: {task.pattern}.")
-    frames = [weights_frame(maps[l, h], pred.labels, layer=l + 1, head=h + 1) for l, h in heads]
-    export_buttons(pd.concat(frames, ignore_index=True),
-                   {"tab": "trained transformer", "task": task.name,
-                    "input": pred.inputs, "predicted": pred.predicted}, "attention-trained")
 
 
-def trained_tab(seed: int, device: str) -> None:
-    c = st.columns([1, 2, 1], vertical_alignment="bottom")
-    task_name = c[0].selectbox("Task", list(A.TASKS), key="at_task", bind=Q,
-                               on_change=_task_changed)
-    task = A.TASKS[task_name]
-    c[1].text_input("Input digits", "", key="at_seq", bind=Q,
-                    placeholder=f"{EXAMPLES[task_name]} (empty: this example)",
-                    help=f"{task.description} Type {task.input_len} digits 0-9.")
-    c[2].button("Sample an input", key="at_sample", on_click=_sample_input, args=(task_name,),
-                icon=":material/casino:", width="stretch")
-    st.caption(task.description)
-    try:
-        digits = A.parse_sequence(st.session_state.get("at_seq") or EXAMPLES[task_name], task)
-    except ValueError as exc:
-        st.error(f"Input not usable: {exc}. Showing the example "
-                 f"`{EXAMPLES[task_name]}` instead.", icon=":material/error:")
-        digits = A.parse_sequence(EXAMPLES[task_name], task)
-    source = st.radio("Model", SOURCES, key="at_source", bind=Q, horizontal=True)
-    loaded = shipped_model(task_name, device)
-    if source == SOURCES[0] and loaded is None:
-        st.info(f"No shipped weights for “{task_name}” (shipped: "
-                f"{', '.join(shipped_tasks()) or 'none'}). Train one from scratch below.",
-                icon=":material/info:")
-        source = SOURCES[1]
-    if source == SOURCES[0]:
-        model, info = loaded
-        cfg = info["config"]
-        st.markdown(f"**Model shown: shipped snapshot** `{shipped_path(task_name).name}` "
-                    "(trained offline, not in this session).")
-        st.caption(f"Shipped model: {cfg['n_layers']} layers × {cfg['n_heads']} heads, "
-                   f"d_model {cfg['d_model']}, trained {info['steps']:,} iterations; greedy "
-                   f"token accuracy on fresh inputs {info.get('token_accuracy', float('nan')):.3f}.")
-        show_prediction(A.predict(model, task, digits), task, "at_fig_shipped")
-        return
-    c = st.columns(4)
-    base = A.ModelConfig()      # the shipped snapshots' architecture: same model, trained live
-    layers = c[0].select_slider("Layers", [1, 2, 3], base.n_layers, key="at_layers", bind=Q)
-    heads = c[1].select_slider("Heads", [1, 2, 4], base.n_heads, key="at_heads", bind=Q)
-    d_model = c[2].select_slider("d_model", [32, 64, 128], base.d_model, key="at_dmodel", bind=Q)
-    lr = c[3].select_slider("Learning rate", [3e-4, 1e-3, 3e-3, 1e-2, 3e-2], 3e-3,
-                            key="at_lr", bind=Q)
-    config = {"task": task_name, "layers": layers, "heads": heads, "d_model": d_model,
-              "lr": lr, "seed": seed, "device": device}
+def trained_view(panel) -> None:
+    with panel.controls:
+        task_name = STATE.widget("at_task", on_change=_task_changed)
+        task = A.TASKS[task_name]
+        STATE.widget("at_seq", placeholder=f"{EXAMPLES[task_name]} (empty: this example)",
+                     help=f"{task.description} Type {task.input_len} digits 0-9.")
+        st.button("Sample an input", key="at_sample", on_click=_sample_input,
+                  args=(task_name,), icon=":material/casino:", width="stretch")
+        source = STATE.widget("at_source")
+        choice = STATE.widget("at_head")
+        if source == SOURCES[1]:
+            with st.expander("Architecture and learning rate", expanded=True):
+                STATE.widget("at_layers")
+                STATE.widget("at_heads")
+                STATE.widget("at_dmodel")
+                STATE.widget("at_lr")
+    s = STATE.values()
+    seed, device = session.seed(), session.device()
+    digits, problem = digits_of(s)
+    shown_model = None
+    with panel.figure:
+        st.caption(task.description)
+        if problem:
+            st.error(f"Input not usable: {problem}. Showing the example "
+                     f"`{EXAMPLES[task_name]}` instead.", icon=":material/error:")
+        loaded = shipped_model(task_name, device)
+        if source == SOURCES[0] and loaded is None:
+            st.info(f"No shipped weights for “{task_name}” (shipped: "
+                    f"{', '.join(shipped_tasks()) or 'none'}). Train one from scratch.",
+                    icon=":material/info:")
+            source = SOURCES[1]
+        if source == SOURCES[0]:
+            shown_model, info = loaded
+            cfg = info["config"]
+            st.markdown(f"**Model shown: shipped snapshot** `{shipped_path(task_name).name}` "
+                        "(trained offline, not in this session).")
+            st.caption(f"Shipped model: {cfg['n_layers']} layers × {cfg['n_heads']} heads, "
+                       f"d_model {cfg['d_model']}, trained {info['steps']:,} iterations; greedy "
+                       f"token accuracy on fresh inputs "
+                       f"{info.get('token_accuracy', float('nan')):.3f}.")
+            show_prediction(A.predict(shown_model, task, digits), task, choice, "at_fig_shipped")
+        else:
+            shown_model = _live_model(s, task_name, task, digits, choice, seed, device)
+    with panel.notes:
+        if shown_model is not None:
+            # outside the live fragment: rebuilt on a full rerun of the view, not per tick
+            pred = A.predict(shown_model, task, digits)
+            layers, heads = pred.attention.shape[:2]
+            frames = [weights_frame(pred.attention[l, h], pred.labels, layer=l + 1, head=h + 1)
+                      for l in range(layers) for h in range(heads)]
+            with st.expander("Export the attention maps"):
+                export_buttons(pd.concat(frames, ignore_index=True),
+                               {"view": "trained transformer", "task": task_name,
+                                "model": source, "input": pred.inputs,
+                                "predicted": pred.predicted}, "attention-trained")
+
+
+def _live_model(s, task_name, task, digits, choice, seed, device):
+    config = {"task": task_name, "layers": s["at_layers"], "heads": s["at_heads"],
+              "d_model": s["at_dmodel"], "lr": s["at_lr"], "seed": seed, "device": device}
 
     def make():
-        return A.TransformerTrainer(task_name, A.ModelConfig(layers, heads, d_model), lr=lr,
-                                    batch=128, seed=seed, device=device)
+        return A.TransformerTrainer(task_name, A.ModelConfig(int(s["at_layers"]),
+                                                             int(s["at_heads"]),
+                                                             int(s["at_dmodel"])),
+                                    lr=float(s["at_lr"]), batch=128, seed=seed, device=device)
 
     def draw(trainer, tick):
         snap = trainer.snapshot()
         st.markdown(f"**Model shown: trained live** in this session, iteration "
                     f"{trainer.steps:,}" + (" (random initial weights)" if not trainer.steps
                                             else "") + ".")
+        show_prediction(A.predict(trainer.model, task, digits), task, choice, "at_fig_live")
         if trainer.steps:
-            s, loss = trainer.history.as_arrays("loss")
-            sa, acc = trainer.history.as_arrays("accuracy")
+            steps, loss = trainer.history.as_arrays("loss")
+            acc_steps, acc = trainer.history.as_arrays("accuracy")
             k = st.columns([1, 1, 3])
             k[0].metric("loss", f"{snap.loss:.3f}")
             k[1].metric("batch accuracy", f"{snap.accuracy:.1%}")
             with k[2]:
-                show_figure(F.training_curves(s, loss, sa, acc), key="at_fig_curves")
+                show_figure(F.training_curves(steps, loss, acc_steps, acc),
+                            key="at_fig_curves")
         else:
             st.caption("Untrained: press Play (or Step) and watch the maps form.")
-        show_prediction(A.predict(trainer.model, task, digits), task, "at_fig_live")
 
-    live_training("at_train", make, draw, config, steps_per_frame=20, max_steps_per_frame=200)
-
-
-def masks_tab() -> None:
-    c = st.columns(3, vertical_alignment="bottom")
-    name = c[0].selectbox("Pattern", list(A.MASKS), index=1, key="at_mask", bind=Q)
-    n = c[1].slider("Sequence length n", 4, 64, 16, key="at_mask_n", bind=Q)
-    w = c[2].slider("Window / stride", 1, 16, 4, key="at_window", bind=Q,
-                    help=f"√n ≈ {math.sqrt(n):.1f} gives the O(n√n) cost.")
-    allowed = np.isfinite(A.MASKS[name](n, w).numpy())
-    cols = st.columns(2)
-    with cols[0]:
-        show_figure(F.mask_figure(allowed, f"{name}: {int(allowed.sum())} of {n * n} pairs"),
-                    key="at_fig_mask")
-    ns = tuple(int(v) for v in 2 ** np.arange(2, 10))
-    counts = nonzero_counts(ns)
-    with cols[1]:
-        show_figure(F.nonzeros_figure(ns, counts), key="at_fig_counts")
-    explain("Masks are added to the scores: 0 keeps a pair, −∞ removes it (softmax weight "
-            "exactly 0). Full attention computes n² pairs, causal n(n+1)/2; a local window w "
-            "about n·w and a stride s about n²/(2s). With w = s = ⌈√n⌉ the local + strided "
-            "pattern of the Sparse Transformer costs O(n√n) (window/stride on the right: √n).")
-    export_buttons(pd.DataFrame({"n": ns, **counts}),
-                   {"tab": "masks", "pattern": name, "n": n, "window": w}, "attention-masks")
+    with user_errors("train the transformer"):
+        return live_training("at_train", make, draw, config, steps_per_frame=20,
+                             max_steps_per_frame=200).model
+    return None
 
 
-# ---------------------------------------------------------------------------- page
-page_header("Attention maps",
-            "Scaled dot-product attention computed step by step on a few tokens, why we "
-            "scale and add positions, then the heads of a small transformer really trained "
-            "to copy, reverse, sort and look up digits.",
-            r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}\,\tau}"
-            r"+M\right)V")
-top = st.columns([2, 3])
-with top[0]:
-    preset_picker(PRESETS, key="at_preset")
-with top[1]:
-    guided_steps(STEPS, key="at_tour")
+def masks_view(panel) -> None:
+    with panel.controls:
+        STATE.widget("at_mask")
+        n = STATE.widget("at_mask_n")
+        STATE.widget("at_window", help=f"√n ≈ {math.sqrt(n):.1f} gives the O(n√n) cost.")
+    s = STATE.values()
+    allowed = allowed_of(s)
+    n = int(s["at_mask_n"])
+    counts = nonzero_counts(NS)
+    with panel.figure:
+        cols = st.columns(2)
+        with cols[0]:
+            show_figure(F.mask_figure(allowed, f"{s['at_mask']}: {int(allowed.sum())} of "
+                                               f"{n * n} pairs"), key="at_fig_mask")
+        with cols[1]:
+            show_figure(F.nonzeros_figure(NS, counts), key="at_fig_counts")
+        st.caption(f"{int(allowed.sum())} pairs = {entries_per_n_sqrt_n(s):.2f} n√n; "
+                   f"reachable in ≤ 2 hops: {two_hop_coverage(s):.0%} of the causal pairs.")
+    with panel.notes:
+        explain("Masks are added to the scores: 0 keeps a pair, −∞ removes it (softmax weight "
+                "exactly 0). Full attention computes n² pairs, causal n(n+1)/2; a causal local "
+                "window w about n·w and a causal stride s about n²/(2s). With w = s = ⌈√n⌉ the "
+                "local + strided pattern of the Sparse Transformer costs about n√n + n√n/2 = "
+                "1.5 n√n (measured 1.46 n√n at n = 512; the right plot uses w = s = ⌈√n⌉).")
+        with st.expander("Export"):
+            export_buttons(pd.DataFrame({"n": NS, **counts}),
+                           {"view": "masks", "pattern": s["at_mask"], "n": n,
+                            "window": int(s["at_window"])}, "attention-masks")
 
-seed, device = session.seed(), session.device()
-tabs = st.tabs(TABS, key="at_tab", bind=Q)
-with tabs[0]:
-    if tabs[0].open:
-        with user_errors("compute the attention steps"):
-            mechanics_tab(seed)
-with tabs[1]:
-    if tabs[1].open:
-        with user_errors("draw the positional encoding"):
-            positions_tab(seed)
-with tabs[2]:
-    if tabs[2].open:
-        with user_errors("run the trained transformer"):
-            trained_tab(seed, device)
-with tabs[3]:
-    if tabs[3].open:
-        with user_errors("draw the masks"):
-            masks_tab()
+
+VIEWS = [View("mechanics", "Mechanics", mechanics_view),
+         View("positions", "Positional encoding", positions_view),
+         View("trained", "Trained transformer", trained_view),
+         View("masks", "Masks", masks_view)]
+
+if __name__ == "__main__":
+    topic_page("attention", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,
+               formula=r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}"
+                       r"{\sqrt{d_k}\,\tau}+M\right)V")

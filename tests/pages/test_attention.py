@@ -1,34 +1,32 @@
-"""AppTest of the attention page: every tab and preset runs, outputs follow the widgets,
-bad input gets a clear message."""
+"""AppTest of the attention page (page skeleton): every view, preset and tour step runs in
+order, outputs follow the widgets, the enlarged head follows the task, bad input gets a clear
+message."""
 from __future__ import annotations
 
+import math
 
+import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from engine import attention as A
+from tests.apptest import (chart_figure, chart_titles, choose_preset, metric, open_page,
+                           open_view, plotly_array, show_step)
 from viz.topics import ROOT
-from tests.apptest import metric, chart_titles
 
 WEIGHTS = ROOT / "assets" / "weights"
-
 PAGE = "topic_pages/attention.py"
+SLUG = "attention"
+VIEWS = ["Mechanics", "Positional encoding", "Trained transformer", "Masks"]
 
 
-def open_page(tab: str | None = None, **state) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
-    at.run()
-    at.switch_page(PAGE)
-    if tab is not None:
-        at.session_state["at_tab"] = tab
+def page_at(view: str | None = None, **state) -> AppTest:
+    at = open_page(PAGE)
     for k, v in state.items():
         at.session_state[k] = v
+    if view is not None:
+        return open_view(at, SLUG, view)
     at.run()
-    assert not at.exception
     return at
-
-
-
-
 
 
 def all_text(at: AppTest) -> str:
@@ -36,9 +34,8 @@ def all_text(at: AppTest) -> str:
 
 
 def test_defaults_and_mechanics_follow_widgets():
-    at = open_page()
-    assert [t.label for t in at.tabs] == ["Mechanics", "Positional encoding",
-                                          "Trained transformer", "Masks"]
+    at = page_at()
+    assert [t.label for t in at.tabs] == VIEWS
     assert not at.error
     h0, w0 = metric(at, "Mean row entropy"), metric(at, "Largest weight")
     at.session_state["at_dk"] = 64
@@ -51,35 +48,46 @@ def test_defaults_and_mechanics_follow_widgets():
     err = float(metric(at, "max |out(Px)"))
     assert err < 1e-5
     assert at.success and "shuffled order" in at.success[0].value
+    weights = plotly_array(chart_figure(at, "at_fig_weights")["data"][0]["z"])
+    assert np.allclose(weights.sum(1), 1.0, atol=1e-5)
 
 
-def test_every_preset_runs_and_sets_its_widgets():
-    at = open_page()
-    names = list(at.selectbox(key="at_preset").options)
-    assert len(names) >= 8
-    tabs_seen = set()
+def test_every_preset_then_every_step_then_every_view():
+    at = page_at()
+    names = list(at.selectbox(key="attention__preset").options)
+    assert len(names) >= 10
+    views_seen = set()
     for name in names:
-        at.selectbox(key="at_preset").select(name).run()
-        assert not at.exception, name
+        choose_preset(at, SLUG, name)
         assert not at.error, name
-        # the picker shows the preset's description only when every widget holds its value
+        # the preset's text is shown only when every widget holds its value
         assert at.info and "Controls changed" not in all_text(at), name
-        tabs_seen.add(at.session_state["at_tab"])
-    assert tabs_seen == {"Mechanics", "Positional encoding", "Trained transformer", "Masks"}
+        views_seen.add(at.session_state["attention_view"])
+    assert views_seen == set(VIEWS)
+    from topic_pages.attention import STEPS
+    for i, step in enumerate(STEPS):
+        show_step(at, SLUG, i)
+        assert not at.error, step.title
+        assert any(step.title in m.value for m in at.markdown), step.title
+    for view in VIEWS:
+        open_view(at, SLUG, view)
+        assert not at.error, view
 
 
 def test_positional_encoding_breaks_permutation_equivariance():
-    at = open_page("Positional encoding")
+    at = page_at("Positional encoding")
     assert not at.error
     none = float(metric(at, "no positions"))
     with_pe = float(metric(at, "with PE"))
     assert none < 1e-5 < 1e-2 < with_pe
-    titles = chart_titles(at)
-    assert any("Sinusoidal" in t for t in titles)
+    assert any("Sinusoidal" in t for t in chart_titles(at))
+    same = chart_figure(at, "at_fig_pe_b")["data"][0]["z"]
+    at.radio(key="at_pe_mode").set_value("add sinusoidal PE").run()
+    assert chart_figure(at, "at_fig_pe_b")["data"][0]["z"] != same   # the weights changed
 
 
 def test_trained_reverse_model_and_bad_input():
-    at = open_page("Trained transformer")
+    at = page_at("Trained transformer")
     assert not at.error
     text = all_text(at)
     assert "100% of tokens right" in text             # the shipped model reverses the example
@@ -103,11 +111,30 @@ def test_trained_reverse_model_and_bad_input():
     assert at.error and "distinct" in at.error[0].value
 
 
+def _enlarged(at: AppTest) -> str:
+    return chart_figure(at, "at_fig_shipped_head")["layout"]["title"]["text"]
+
+
+def test_enlarged_head_follows_the_task():
+    """issue 14: the enlarged head is the informative one of each task (the heads the engine
+    tests name), also after a head was picked by hand for another task."""
+    at = page_at("Trained transformer")
+    expected_layer = {"reverse": 1, "copy": 1, "sort": 2, "lookup": 2}
+    at.selectbox(key="at_head").select("layer 1 · head 1").run()
+    assert _enlarged(at).startswith("layer 1 · head 1")
+    for task, layer in expected_layer.items():
+        if task == "reverse":
+            continue
+        at.selectbox(key="at_task").select(task).run()
+        assert at.selectbox(key="at_head").value == "most informative head", task
+        assert _enlarged(at).startswith(f"layer {layer} ·"), (task, _enlarged(at))
+        assert "(most informative)" in _enlarged(at)
+    at.selectbox(key="at_head").select("layer 3 · head 4").run()     # not in a 2x2 model
+    assert not at.error and "(most informative)" not in _enlarged(at)
+
+
 def test_every_task_shows_its_shipped_snapshot_labelled():
-    """Each task loads assets/weights/attention_<task>.pt the same way; the page says the model
-    shown is the shipped snapshot, gives the file's config and step count, and the snapshot
-    answers the task's example correctly."""
-    at = open_page("Trained transformer")
+    at = page_at("Trained transformer")
     for task in A.TASKS:
         at.selectbox(key="at_task").select(task).run()
         assert not at.exception and not at.error, task
@@ -121,17 +148,16 @@ def test_every_task_shows_its_shipped_snapshot_labelled():
                 f"trained {info['steps']:,} iterations") in text, task
         assert "100% of tokens right" in text, task
         assert A.TASKS[task].pattern in text, task
-        # the enlarged head (default: the one with most weight on the source digits) is drawn
         assert any(t.startswith("layer") for t in chart_titles(at)), task
+        assert len(at.get("download_button")) == 2, task
 
 
 def test_train_from_scratch_steps_and_says_it_is_live():
-    at = open_page("Trained transformer", at_task="copy", at_source="train from scratch")
+    at = page_at("Trained transformer", at_task="copy", at_source="train from scratch")
     text = all_text(at)
     assert "Model shown: trained live** in this session, iteration 0 (random" in text
     assert "shipped snapshot" not in text
     assert "Iteration **0**" in text
-    # the default architecture is the shipped snapshots' one
     assert (at.select_slider(key="at_layers").value, at.select_slider(key="at_heads").value,
             at.select_slider(key="at_dmodel").value) == (2, 2, 64)
     at.session_state["at_layers"] = 1
@@ -145,10 +171,16 @@ def test_train_from_scratch_steps_and_says_it_is_live():
     assert metric(at, "loss")
 
 
-def test_masks_tab_counts_change_with_pattern():
-    at = open_page("Masks")
+def test_masks_view_counts_change_with_pattern():
+    at = page_at("Masks")
     assert any(t.startswith("causal: 136 of 256") for t in chart_titles(at))
     at.selectbox(key="at_mask").select("local").run()
     assert not at.exception
     # window 4 on n = 16: sum_i min(i + 1, 4) = 1 + 2 + 3 + 13 * 4 = 58
     assert any(t.startswith("local: 58 of 256") for t in chart_titles(at))
+    at.selectbox(key="at_mask").select("local + strided").run()
+    at.slider(key="at_mask_n").set_value(36).run()
+    at.slider(key="at_window").set_value(6).run()
+    assert any(t.startswith("local + strided: 291 of 1296") for t in chart_titles(at))
+    assert any(f"{291 / 36 ** 1.5:.2f} n√n" in c.value for c in at.caption)
+    assert math.isclose(291 / 36 ** 1.5, 1.347, abs_tol=1e-3)
