@@ -226,9 +226,15 @@ SPANS: dict[str, Callable[..., np.ndarray]] = {
 
 @torch.no_grad()
 def latent_grid(model: VAE, n: int = 15, span: str = "quantiles", lo: float = 0.05,
-                hi: float = 0.95, dims: tuple[int, int] = (0, 1), limit: float = 3.0) -> LatentGrid:
+                hi: float = 0.95, dims: tuple[int, int] = (0, 1), limit: float = 3.0,
+                values: tuple[np.ndarray, np.ndarray] | None = None) -> LatentGrid:
     """Decode the n x n grid z[dims[0]] = zx[ix], z[dims[1]] = zy[iy], all other coordinates 0
-    (the prior mean): a traversal of two latent dimensions. One batched decoder call."""
+    (the prior mean): a traversal of two latent dimensions. One batched decoder call.
+    `values` = (zx, zy) gives the coordinates directly (e.g. spanning an autoencoder's codes,
+    which has no prior to take quantiles of); `span` is then only the grid's label."""
+    if values is not None:
+        return _decode_grid(model, np.asarray(values[0], np.float64),
+                            np.asarray(values[1], np.float64), dims, span)
     if span not in SPANS:
         raise ValueError(f"unknown span {span!r}; choose one of {sorted(SPANS)}")
     if not 0.0 < lo < hi < 1.0:
@@ -236,14 +242,23 @@ def latent_grid(model: VAE, n: int = 15, span: str = "quantiles", lo: float = 0.
     if len(set(dims)) != 2 or not all(0 <= d < model.latent_dim for d in dims):
         raise ValueError(f"dims must be two different latent dimensions in 0..{model.latent_dim - 1}")
     vals = grid_values(n, span, lo, hi, limit)
+    return _decode_grid(model, vals, vals, dims, span)
+
+
+@torch.no_grad()
+def _decode_grid(model: VAE, zx: np.ndarray, zy: np.ndarray, dims: tuple[int, int],
+                 span: str) -> LatentGrid:
+    if len(set(dims)) != 2 or not all(0 <= d < model.latent_dim for d in dims):
+        raise ValueError(f"dims must be two different latent dimensions in 0..{model.latent_dim - 1}")
     dev = next(model.parameters()).device
-    v = torch.as_tensor(vals, dtype=torch.float32, device=dev)
-    z = torch.zeros(n, n, model.latent_dim, device=dev)
-    z[..., dims[0]] = v[None, :]
-    z[..., dims[1]] = v[:, None]
+    vx = torch.as_tensor(zx, dtype=torch.float32, device=dev)
+    vy = torch.as_tensor(zy, dtype=torch.float32, device=dev)
+    z = torch.zeros(len(zy), len(zx), model.latent_dim, device=dev)
+    z[..., dims[0]] = vx[None, :]
+    z[..., dims[1]] = vy[:, None]
     side = int(round(math.sqrt(model.input_dim)))
-    imgs = model.decode(z.reshape(-1, model.latent_dim)).reshape(n, n, side, side)
-    return LatentGrid(to_numpy(imgs), vals.copy(), vals.copy(), (int(dims[0]), int(dims[1])), span)
+    imgs = model.decode(z.reshape(-1, model.latent_dim)).reshape(len(zy), len(zx), side, side)
+    return LatentGrid(to_numpy(imgs), zx.copy(), zy.copy(), (int(dims[0]), int(dims[1])), span)
 
 
 @torch.no_grad()

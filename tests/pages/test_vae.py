@@ -1,5 +1,6 @@
-"""The VAE page through AppTest: defaults, every preset, training, widgets that must change
-what is shown, the ELBO tab, the AE-vs-PCA tab, and bad input."""
+"""The VAE page through AppTest (page skeleton): defaults, every preset and tour step in order,
+every view, training, widgets that must change what is shown, the ELBO view, the AE-vs-PCA
+view, the replay, and bad input."""
 import re
 from unittest import mock
 
@@ -9,15 +10,22 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from engine.vae import VAETrainer
-from tests.apptest import chart_figure, click_chart, metric, open_page, plotly_array, rerun_fragment
+from tests.apptest import (chart_figure, choose_preset, click_chart, metric, open_page,
+                           open_view, plotly_array, rerun_fragment, show_step)
 from viz.vae_figures import replay_extent
 
-REPLAY = "vae_replay_player"      # the replay's fragment key (the live-training one has none)
+REPLAY = "vae_replay_player"      # the replay's fragment key
+SLUG = "vae"
+VIEWS = ["Latent space", "Replay & interpolation", "Why the ELBO", "Autoencoder vs PCA"]
 
 
-def _page(**query) -> AppTest:
-    return open_page("topic_pages/vae.py", query)
+def _page(view: str | None = None, **query) -> AppTest:
+    at = open_page("topic_pages/vae.py", query)
+    return open_view(at, SLUG, view) if view else at
 
+
+def _chart_spec(at: AppTest, key: str) -> str:
+    return next(c.proto.spec for c in at.get("plotly_chart") if c.proto.id.endswith(key))
 
 
 
@@ -29,39 +37,73 @@ def _numbers(text):
     return [float(v) for v in re.findall(r"-?\d+\.\d+", text)]
 
 
-def test_defaults_show_the_shipped_model_and_all_tabs():
+def test_defaults_show_the_shipped_model_and_all_views():
     at = _page()
-    assert [t.label for t in at.tabs] == ["Latent space", "Why the ELBO", "Autoencoder vs PCA"]
+    assert [t.label for t in at.tabs] == VIEWS
     # the shipped VAE: trained 120 epochs, test ELBO far above an untrained net's
     assert float(metric(at, "Epoch")) > 100
     assert float(metric(at, "Test ELBO (nats)")) > -35
     assert float(metric(at, "‖∂recon/∂encoder‖")) > 0
+    assert not at.error and not at.warning
+    open_view(at, SLUG, "Replay & interpolation")
     # the replay slider holds the shipped model's training snapshots
     snap = at.slider(key="vae_snap")
     assert snap.max >= 50 and snap.value == snap.max
-    last = next(c.proto.spec for c in at.get("plotly_chart") if "Latent means at epoch 120" in c.proto.spec)
+    last = _chart_spec(at, "vae_replay")
+    assert "Latent means at epoch 120" in last
     snap.set_value(0).run()
-    first = next(c.proto.spec for c in at.get("plotly_chart") if "Latent means at epoch 2.1" in c.proto.spec)
-    assert first != last
-    assert "PCA (top direction): MSE" in at.get("plotly_chart")[-1].proto.spec
-    assert "nonlinear autoencoder" not in at.get("plotly_chart")[-1].proto.spec
+    first = _chart_spec(at, "vae_replay")
+    assert "Latent means at epoch 2.1" in first and first != last
+    open_view(at, SLUG, "Autoencoder vs PCA")
+    assert "PCA (top direction): MSE" in _chart_spec(at, "vae_manifold")
+    assert "nonlinear autoencoder" not in _chart_spec(at, "vae_manifold")
     assert not at.error and not at.warning
 
 
-def test_every_preset_runs_and_sets_its_widgets():
+def test_autoencoder_grid_follows_its_codes_and_shows_no_elbo():
+    """issue 14: the autoencoder's codes spread to |z| ~ 12; its grid spans them (not the
+    N(0,1) quantiles' ±1.64), and it shows no KL/ELBO (it has none)."""
+    at = _page(vae_model="autoencoder")
+    grid = chart_figure(at, "vae_gridfig")
+    ticks = [float(t) for t in grid["layout"]["xaxis"]["ticktext"]]
+    tr = at.session_state["vae_live__trainer"]
+    means = tr.snapshot().codes.means
+    r = np.percentile(np.abs(means[:, :2]), 99)
+    assert min(ticks) == pytest.approx(-r, abs=0.01) and max(ticks) == pytest.approx(r, abs=0.01)
+    assert r > 8
+    labels = [m.label for m in at.metric]
+    assert "Test ELBO (nats)" not in labels and "Test KL (nats)" not in labels
+    assert "Test recon (nats)" in labels
+    assert any("no ELBO" in c.value for c in at.caption)
+    assert at.slider(key="vae_z1").max >= 10          # decode anywhere the codes are
+    at.selectbox(key="vae_model").select("VAE").run()
+    grid = chart_figure(at, "vae_gridfig")
+    assert max(float(t) for t in grid["layout"]["xaxis"]["ticktext"]) == pytest.approx(1.64,
+                                                                                       abs=0.01)
+    assert "Test ELBO (nats)" in [m.label for m in at.metric]
+
+
+def test_every_preset_then_every_step_then_every_view():
     at = _page()
-    names = list(at.selectbox(key="vae_preset").options)
-    assert len(names) >= 6
+    names = list(at.selectbox(key="vae__preset").options)
+    assert len(names) >= 8
     seen = set()
     for name in names:
-        at.selectbox(key="vae_preset").select(name).run()
-        assert not at.exception, (name, at.exception)
+        choose_preset(at, SLUG, name)
         assert not at.error, (name, [e.value for e in at.error])
         assert at.info, name      # the preset's explanation is shown: widgets match it
-        seen.add((at.selectbox(key="vae_model").value, at.select_slider(key="vae_beta").value,
-                  at.selectbox(key="vae_dim").value, at.toggle(key="vae_reparam").value,
-                  at.selectbox(key="vae_start").value))
+        seen.add((at.session_state["vae_view"], at.session_state["vae_model"],
+                  at.session_state["vae_beta"], at.session_state["vae_dim"],
+                  at.session_state["vae_reparam"], at.session_state["vae_start"]))
     assert len(seen) == len(names)   # each preset is a different configuration
+    from topic_pages.vae import STEPS
+    for i, step in enumerate(STEPS):
+        show_step(at, SLUG, i)
+        assert not at.error, (step.title, [e.value for e in at.error])
+        assert at.session_state["vae_view"] in VIEWS
+    for view in VIEWS:
+        open_view(at, SLUG, view)
+        assert not at.error, view
 
 
 def test_step_trains_and_widgets_change_the_view():
@@ -94,7 +136,7 @@ def test_grid_and_decode_controls_change_the_figures():
     after = [c.proto.spec for c in at.get("plotly_chart")]
     assert before[1] != after[1]      # the decoded grid
     at.slider(key="vae_z1").set_value(2.0).run()
-    assert "z = (2.00, 0.00)" in at.get("plotly_chart")[2].proto.spec
+    assert "z = (2.00, 0.00)" in _chart_spec(at, "vae_decoded")
     assert not at.exception
 
 
@@ -107,16 +149,19 @@ def test_higher_latent_dim_and_bad_dims_warn():
     assert any("per latent dim: z1" in c.value and "z8" in c.value for c in at.caption)
 
 
-def test_elbo_tab_gap_equals_kl_and_fit_q_shrinks_it():
-    at = _page(vae_x="0.0", vae_qm="1.5", vae_qs="0.5")
-    lp, elbo, gap, kl = _numbers(_gap_line(at))
-    assert elbo <= lp and gap == round(lp - elbo, 4) or abs(gap - (lp - elbo)) < 2e-4
+def test_elbo_view_gap_equals_kl_and_fit_q_shrinks_it():
+    at = _page("Why the ELBO", vae_x="0.0", vae_qm="1.5", vae_qs="0.5")
+    lp, elbo, gap, kl = _numbers(_gap_line(at))[:4]
+    assert elbo <= lp and abs(gap - (lp - elbo)) < 2e-4
     assert abs(gap - kl) < 2e-4
+    at.button(key="vae_fitq").click().run()           # from m = 1.5: lands at 0, not 1.72
+    assert not at.exception
+    assert at.slider(key="vae_qm").value == pytest.approx(0.0, abs=0.01)
+    assert "Posterior modes at z = -1.72, 0.00, 1.72" in _gap_line(at)
+    assert 0.1 < _numbers(_gap_line(at))[2] < gap
     at.slider(key="vae_qs").set_value(1.5).run()
-    assert _numbers(_gap_line(at))[2] != gap
     gap_before = _numbers(_gap_line(at))[2]
     at.button(key="vae_fitq").click().run()
-    assert not at.exception
     assert _numbers(_gap_line(at))[2] < gap_before
     assert at.slider(key="vae_qs").value != 1.5
 
@@ -130,9 +175,9 @@ def test_bad_query_values_fall_back_to_defaults():
     assert not at.error
 
 
-def test_autoencoder_vs_pca_tab_trains_and_the_nonlinear_one_wins():
-    at = _page(vae_mfit="true")
-    spec = at.get("plotly_chart")[-1].proto.spec
+def test_autoencoder_vs_pca_view_trains_and_the_nonlinear_one_wins():
+    at = _page("Autoencoder vs PCA", vae_mfit="true")
+    spec = _chart_spec(at, "vae_manifold")
     mse = {name: float(v) for name, v in re.findall(r'"name":"([a-zA-Z ()]+): MSE ([0-9.]+)"', spec)}
     assert set(mse) == {"PCA (top direction)", "linear autoencoder", "nonlinear autoencoder"}
     assert abs(mse["linear autoencoder"] - mse["PCA (top direction)"]) < 0.02 * mse["PCA (top direction)"]
@@ -141,13 +186,14 @@ def test_autoencoder_vs_pca_tab_trains_and_the_nonlinear_one_wins():
 
 def test_click_on_the_latent_scatter_moves_the_decode_sliders():
     """The scatter is drawn inside the live-training fragment, the z sliders outside it: a
-    click must redraw the sliders (rounded, clipped to ±4) and decode at the clicked point."""
+    click must redraw the sliders (rounded, clipped to the codes' range, ±4 for the VAE) and
+    decode at the clicked point."""
     at = _page()
     click_chart(at, "vae_scatter", {"x": 1.234, "y": -5.0, "curve_number": 0,
-                                    "point_number": 0, "point_index": 0}, in_fragment=True)
+                                    "point_number": 0, "point_index": 0})
     assert not at.exception
     assert at.slider(key="vae_z1").value == 1.23 and at.slider(key="vae_z2").value == -4.0
-    assert "z = (1.23, -4.00)" in at.get("plotly_chart")[2].proto.spec
+    assert "z = (1.23, -4.00)" in _chart_spec(at, "vae_decoded")
 
 
 # ---------------------------------------------------------------- replay of the snapshots
@@ -186,7 +232,7 @@ def _assert_shows(at: AppTest, k: int, r: float) -> None:
 
 
 def test_replay_plays_the_snapshots_pauses_and_stops_at_the_last():
-    at = _page(vae_snap_speed="8")
+    at = _page("Replay & interpolation", vae_snap_speed="8")
     tr = at.session_state["vae_live__trainer"]
     n = len(tr.snapshots)
     last = n - 1
@@ -212,6 +258,7 @@ def test_replay_plays_the_snapshots_pauses_and_stops_at_the_last():
             _assert_shows(at, k, r)
             assert abs(at.progress[0].value - 100 * k / last) < 1    # (percent)
         assert full_runs.call_count == 0                       # a tick reruns only the replay
+        assert any("delivering" in c.value for c in at.caption)  # the rate actually shown
     assert at.session_state["vae_live__trainer"] is tr and tr.steps == 1348   # no training
     at.run()                                # a full rerun while playing is a tick too (and
     assert at.session_state["vae_snap_at"] == 4   # brings back the elements outside the fragment)
@@ -248,6 +295,7 @@ def test_replay_axes_hold_every_snapshot_of_an_autoencoder():
     at = _page(vae_model="autoencoder", vae_start="from scratch")
     at.button(key="vae_live__step").click().run()
     at.button(key="vae_live__step").click().run()
+    open_view(at, SLUG, "Replay & interpolation")
     tr = at.session_state["vae_live__trainer"]
     frames = [m[:, :2] for _, m in tr.snapshots]
     assert len(frames) == 5
