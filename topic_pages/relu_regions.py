@@ -428,21 +428,22 @@ def sawtooth_view(panel) -> None:
         cols = st.columns(2)
         with cols[0], user_errors("build the sawtooth network"):
             saw = sawtooth_of(s)
-            show_figure(F.pieces_figure(saw, f"Sawtooth, {k} layers × 2 units: "
-                                             f"{len(saw.kinks()) + 1} pieces = 2^{k}"),
+            show_figure(F.pieces_figure(saw, f"Sawtooth: {len(saw.kinks()) + 1} pieces = "
+                                             f"2^{k}"),
                         key="rr_fig_saw")
             st.metric("Linear pieces", f"{len(saw.kinks()) + 1}",
                       help="A single hidden layer needs 2^depth - 1 units for this many.")
-            st.caption(f"Only {2 * k} ReLUs; a one-hidden-layer network needs {2 ** k - 1}.")
+            st.caption(f"{k} layers × 2 units: only {2 * k} ReLUs; a one-hidden-layer network "
+                       f"needs {2 ** k - 1}. Red dots: breakpoints, where the slope changes.")
         with cols[1], user_errors("compute the pieces of the 1-D network"):
             net = net_of(s, seed, input_dim=1)
             pieces = R.linear_pieces_1d(net, (box[0], box[1]))
             kinks = pieces.kinks()
             arch1 = " → ".join(["1", *map(str, widths), "1"])
-            show_figure(F.pieces_figure(pieces, f"Random 1-D net {arch1}: "
-                                                f"{len(kinks) + 1} linear pieces"),
+            show_figure(F.pieces_figure(pieces, f"Random net: {len(kinks) + 1} pieces"),
                         key="rr_fig_1d")
-            st.caption(f"{pieces.count} activation intervals, {len(kinks)} breakpoints where "
+            st.caption(f"Random 1-D net {arch1}: {pieces.count} activation intervals, "
+                       f"{len(kinks)} breakpoints where "
                        f"the slope changes. One hidden layer of n units gives at most n + 1 "
                        f"pieces; here {sum(widths)} units in {len(widths)} layer(s).")
     with panel.notes:
@@ -462,5 +463,5 @@ VIEWS = [View("regions", "2-D regions", regions_view),
 
 if __name__ == "__main__":
     topic_page("relu_regions", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,
-               formula=r"f(x) = W_{L+1} h_L + b_{L+1},\quad h_l = \max(0, W_l h_{l-1} + b_l)"
-                       r"\;\Rightarrow\; f(x) = w_r^\top x + b_r \text{ on region } r")
+               formula=r"h_l = \max(0, W_l h_{l-1} + b_l)\;\Rightarrow\;"
+                       r"f(x) = w_r^\top x + b_r \text{ on region } r")

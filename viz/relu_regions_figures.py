@@ -108,8 +108,10 @@ def regions_figure(part: Partition, points: np.ndarray | None = None,
                                      line=dict(color=LAYER_COLORS[layer % len(LAYER_COLORS)],
                                                width=1.5 if layer == 0 else 1.2),
                                      name=f"cut by layer {layer + 1}", showlegend=True))
-        fig.update_layout(legend=dict(orientation="h", y=1.0, yanchor="bottom", x=1,
-                                      xanchor="right"))
+        # below the x axis (the plot area is square and narrow: a legend beside it or at the
+        # top would sit on the title)
+        fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=-0.22,
+                                      yanchor="top"))
     if points is not None and len(points):
         fig.add_trace(go.Scatter(x=points[:, 0], y=points[:, 1], mode="markers",
                                  marker=dict(size=4, color=labels, colorscale="RdBu",
@@ -175,15 +177,15 @@ def heatmap_figure(xs: np.ndarray, ys: np.ndarray, f: np.ndarray, part: Partitio
 def count_history_figure(steps: np.ndarray, counts: np.ndarray, loss_steps: np.ndarray,
                          losses: np.ndarray) -> go.Figure:
     fig = go.Figure()
+    every = max(1, len(loss_steps) // 600)          # no more points than the screen shows
     fig.add_trace(go.Scatter(x=steps, y=counts, mode="lines+markers", name="regions",
                              marker=dict(size=5)))
-    fig.add_trace(go.Scatter(x=loss_steps, y=losses, mode="lines", name="loss", yaxis="y2",
-                             line=dict(dash="dot")))
-    fig.update_layout(title="Region count and loss during training", height=320,
-                      xaxis_title="step", yaxis_title="exact region count",
+    fig.add_trace(go.Scatter(x=loss_steps[::every], y=losses[::every], mode="lines",
+                             name="loss", yaxis="y2", line=dict(dash="dot")))
+    fig.update_layout(title="Region count (solid, left) and loss (dotted, right)", height=320,
+                      xaxis_title="step", yaxis_title="exact region count", showlegend=False,
                       yaxis2=dict(title="loss", overlaying="y", side="right", type="log",
-                                  showgrid=False),
-                      legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, xanchor="right"))
+                                  showgrid=False))
     return fig
 
 
@@ -221,5 +223,5 @@ def pieces_figure(pieces: Pieces1D, title: str, show_breaks: bool = True) -> go.
         fig.add_trace(go.Scatter(x=kinks, y=ky, mode="markers", name="breakpoints (slope changes)",
                                  marker=dict(size=7, color="#d62728")))
     fig.update_layout(title=title, height=360, xaxis_title="x", yaxis_title="f(x)",
-                      legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, xanchor="right"))
+                      showlegend=False)         # red dots: breakpoints (the page's caption)
     return fig
