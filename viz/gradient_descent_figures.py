@@ -209,7 +209,7 @@ def rate_map_figure(rm: RateMap, lr: float | None = None, beta: float | None = N
     text = np.where(measured < 1.0, np.char.mod("%.4f", np.nan_to_num(measured)), "diverges")
     fig = go.Figure(go.Heatmap(
         x=rm.lrs, y=rm.betas, z=rates, text=text, colorscale="Viridis", reversescale=True,
-        zmin=zmin, zmax=1.0, colorbar=dict(title="rate"),
+        zmin=zmin, zmax=1.0, colorbar=dict(title=dict(text="rate", side="right")),
         hovertemplate="η = %{x:.3g}<br>β = %{y:.3f}<br>rate %{text}<extra></extra>"))
     if rm.theory is not None:
         fig.add_trace(go.Contour(x=rm.lrs, y=rm.betas, z=rm.theory, showscale=False,
@@ -229,7 +229,9 @@ def rate_map_figure(rm: RateMap, lr: float | None = None, beta: float | None = N
     fig.update_layout(title=f"Heavy-ball rate per step, measured over {rm.steps} steps "
                             "(grey: diverges)", plot_bgcolor="#d0d0d0",
                       height=420, xaxis=dict(type="log", title="learning rate η"),
-                      yaxis=dict(title="momentum β"), legend=dict(orientation="h", y=-0.25))
+                      yaxis=dict(title="momentum β"),
+                      legend=dict(x=0.99, xanchor="right", y=0.99, yanchor="top",
+                                  bgcolor="rgba(255,255,255,0.85)"))
     return fig
 
 

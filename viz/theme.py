@@ -58,6 +58,7 @@ def style_figure(fig: go.Figure, classroom: bool = False) -> go.Figure:
     s = SIZES[bool(classroom)]
     already = (fig.layout.meta or {}).get("dlplay_classroom") if isinstance(fig.layout.meta, dict) else None
     fig.update_layout(template=TEMPLATES[bool(classroom)], meta={"dlplay_classroom": bool(classroom)})
+    _legend_below_axis_title(fig)
     if classroom and not already:
         for trace in fig.data:
             line = getattr(trace, "line", None)
@@ -68,3 +69,14 @@ def style_figure(fig: go.Figure, classroom: bool = False) -> go.Figure:
             if isinstance(size, (int, float)):
                 marker.size = size * s["scale_marker"]
     return fig
+
+
+def _legend_below_axis_title(fig: go.Figure) -> None:
+    """A horizontal legend placed under the plot (y < 0, paper coordinates) sits wherever the
+    builder guessed, and with classroom fonts it lands on the x-axis title. Anchored to the
+    bottom of the figure instead (container coordinates), Plotly grows the bottom margin to
+    fit it below the axis title."""
+    legend = fig.layout.legend
+    if legend.orientation == "h" and legend.y is not None and legend.y < 0 \
+            and legend.yref != "container":
+        fig.update_layout(legend=dict(yref="container", y=0.0, yanchor="bottom"))
