@@ -79,7 +79,10 @@ def latent_scatter(means2: np.ndarray, labels: np.ndarray, *, grid: LatentGrid |
     fig.update_xaxes(range=[-r, r], title=f"z{dims[0] + 1}", constrain="domain")
     fig.update_yaxes(range=[-r, r], title=f"z{dims[1] + 1}", scaleanchor="x", scaleratio=1,
                      constrain="domain")
-    fig.update_layout(title=title, legend=dict(title="digit", itemsizing="constant"),
+    # legend under the plot (the theme anchors it below the axis title): beside a square
+    # plot in a half-width column it took a third of the width
+    fig.update_layout(title=title, legend=dict(title="digit", itemsizing="constant",
+                                               orientation="h", y=-0.2),
                       clickmode="event+select", dragmode="pan", height=460)
     return fig
 

@@ -128,9 +128,9 @@ def test_enlarged_head_follows_the_task():
         at.selectbox(key="at_task").select(task).run()
         assert at.selectbox(key="at_head").value == "most informative head", task
         assert _enlarged(at).startswith(f"layer {layer} ·"), (task, _enlarged(at))
-        assert "(most informative)" in _enlarged(at)
+        assert "(best)" in _enlarged(at)
     at.selectbox(key="at_head").select("layer 3 · head 4").run()     # not in a 2x2 model
-    assert not at.error and "(most informative)" not in _enlarged(at)
+    assert not at.error and "(best)" not in _enlarged(at)
 
 
 def test_every_task_shows_its_shipped_snapshot_labelled():
