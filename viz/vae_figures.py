@@ -184,8 +184,8 @@ def toy_posterior_figure(toy: ToyELBO) -> go.Figure:
                              fill="tozeroy", line=dict(color=COLORWAY[1])))
     fig.add_trace(go.Scatter(x=toy.z, y=toy.q, mode="lines", name=f"q(z) = N({toy.m:.2f}, {toy.s:.2f}²)",
                              line=dict(color=COLORWAY[0], dash="dash")))
-    fig.update_layout(title=f"Posterior over z given x = {toy.x:.2f}", height=320,
-                      legend=dict(x=0.01, y=0.99))
+    fig.update_layout(title=f"Posterior over z given x = {toy.x:.2f}", height=360,
+                      legend=dict(orientation="h", y=-0.25))    # under the plot (theme)
     fig.update_xaxes(title="z")
     fig.update_yaxes(title="density")
     return fig
