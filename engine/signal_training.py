@@ -4,7 +4,7 @@ norm do to learning (the live part of the initialization page).
 Every net is  x (64 standardised pixels) -> [Linear -> norm -> φ] x depth -> Linear -> 10 logits,
 built by engine.nets.mlp with its own init scheme / gain / norm, trained with plain mini-batch
 SGD on the same batches:  loss = mean cross-entropy,  W <- W - lr · ∂loss/∂W.
-Every `log_every` steps the trainer records the per-layer gradient norms ‖∂loss/∂W_l‖_F
+At step 0 (on the first training digits, no update) and every `log_every` steps it records the per-layer gradient norms ‖∂loss/∂W_l‖_F
 (l = 1..depth+1): with a too-small init they shrink towards the input layers (vanishing
 gradients), with He they stay of one size.
 
@@ -103,8 +103,24 @@ class DeepNetsTrainer:
         self.history = History()
         self._loss_steps: list[int] = []
         self._losses: list[np.ndarray] = []
-        self._grad_steps: list[int] = []
-        self._grad_norms: list[np.ndarray] = []
+        self._grad_steps: list[int] = [0]
+        self._grad_norms: list[np.ndarray] = [self._init_grad_norms()]
+
+    def _init_grad_norms(self) -> np.ndarray:
+        """(n_nets, depth+1) gradient norms at initialisation, on the first batch_size training
+        digits (no update, no draw from the batch generator): what step 0 shows."""
+        xb, yb = self.x[:self.config.batch_size], self.y[:self.config.batch_size]
+        bns = [m for model in self.models for m in model.modules()
+               if isinstance(m, nn.BatchNorm1d)]
+        momenta = [bn.momentum for bn in bns]
+        for bn in bns:
+            bn.momentum = 0.0            # the probe must not move the running statistics
+        norms = np.stack([self._gradients(m, xb, yb)[1] for m in self.models])
+        for bn, momentum in zip(bns, momenta):
+            bn.momentum = momentum
+        for m in self.models:
+            m.zero_grad(set_to_none=True)
+        return norms
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -121,7 +137,7 @@ class DeepNetsTrainer:
             idx = torch.randint(len(self.y), (self.config.batch_size,), generator=self.generator)
             xb, yb = self.x[idx.to(self.device)], self.y[idx.to(self.device)]
             self.steps += 1
-            record = self.steps == 1 or self.steps % self.config.log_every == 0
+            record = self.steps % self.config.log_every == 0
             losses, norms = np.full(len(self.models), np.nan), np.full(
                 (len(self.models), self.config.depth + 1), np.nan)
             for i, model in enumerate(self.models):
@@ -141,21 +157,28 @@ class DeepNetsTrainer:
             self.history.log(self.steps, metrics)
         return metrics
 
-    def _sgd_step(self, model: nn.Module, xb: torch.Tensor, yb: torch.Tensor,
-                  record: bool) -> tuple[float, np.ndarray]:
+    def _gradients(self, model: nn.Module, xb: torch.Tensor,
+                   yb: torch.Tensor) -> tuple[float, np.ndarray]:
+        """Loss and ‖∂loss/∂W_l‖_F per Linear, with the gradients left in .grad."""
         model.train()
         model.zero_grad(set_to_none=True)
         loss = nn.functional.cross_entropy(model(xb), yb)
         loss.backward()
-        norms = np.full(self.config.depth + 1, np.nan)
         with torch.no_grad():
-            if record:
-                norms = to_numpy(torch.stack([torch.linalg.vector_norm(m.weight.grad)
-                                              for m in self._linears(model)])).astype(float)
+            norms = to_numpy(torch.stack([torch.linalg.vector_norm(m.weight.grad)
+                                          for m in self._linears(model)])).astype(float)
+        return float(loss.detach()), norms
+
+    def _sgd_step(self, model: nn.Module, xb: torch.Tensor, yb: torch.Tensor,
+                  record: bool) -> tuple[float, np.ndarray]:
+        loss, norms = self._gradients(model, xb, yb)
+        if not record:
+            norms = np.full(self.config.depth + 1, np.nan)
+        with torch.no_grad():
             for p in model.parameters():
                 if p.grad is not None:
                     p -= self.config.lr * p.grad
-        return float(loss.detach()), norms
+        return loss, norms
 
     @torch.no_grad()
     def test_accuracy(self) -> np.ndarray:

@@ -38,10 +38,11 @@ def signal_figure(p: Propagation, title: str) -> go.Figure:
     if p.diverged_at is not None:
         fig.add_vline(x=p.diverged_at, line=dict(color="#999", dash="dash"), row=1, col=1)
     centres = 0.5 * (p.hist_edges[1:] + p.hist_edges[:-1])
-    fig.add_trace(go.Heatmap(x=centres.astype(np.float32), y=layers,
-                             z=np.sqrt(p.hist).astype(np.float32), colorscale="Viridis",
+    hist = p.hist[1:]            # layers 1..L (the input x is not bounded like h_l)
+    fig.add_trace(go.Heatmap(x=centres.astype(np.float32), y=layers[1:],
+                             z=np.sqrt(hist).astype(np.float32), colorscale="Viridis",
                              showscale=False, name="share of values",
-                             customdata=p.hist.astype(np.float32),
+                             customdata=hist.astype(np.float32),
                              hovertemplate="layer %{y}<br>h ≈ %{x:.2f}<br>share %{customdata:.3f}"
                                            "<extra></extra>"), 1, 2)
     fig.update_yaxes(type="log", title_text="variance", exponentformat="power", row=1, col=1)
@@ -67,8 +68,10 @@ def chaos_figure(m: VarianceMap, point: tuple[float, float], click_res: int = 30
     markers makes the plane clickable."""
     logchi = np.log10(np.clip(m.chi, 1e-6, None))
     fig = go.Figure(go.Heatmap(x=m.sigma_w.astype(np.float32), y=m.sigma_b.astype(np.float32),
-                               z=logchi.astype(np.float32), colorscale="RdBu_r", zmid=0.0,
-                               colorbar=dict(title="log₁₀ χ", len=0.8),
+                               z=logchi.astype(np.float32), colorscale="RdBu_r", zmin=-1.0,
+                               zmax=1.0,
+                               colorbar=dict(title="log₁₀ χ", len=0.8,
+                                             tickvals=[-1, -0.5, 0, 0.5, 1]),
                                hovertemplate="σ_w %{x:.2f}, σ_b %{y:.2f}<br>log₁₀ χ %{z:.2f}"
                                              "<extra></extra>"))
     ok = np.isfinite(m.boundary_w)

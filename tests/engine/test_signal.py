@@ -206,7 +206,7 @@ def test_trainer_protocol_and_snapshot_shapes():
     tr.step(12)
     s = tr.snapshot()
     assert s.step == 12 and s.losses.shape == (3, 12)
-    assert list(s.grad_steps) == [1, 5, 10] and s.grad_norms.shape == (3, 3, 5)
+    assert list(s.grad_steps) == [0, 5, 10] and s.grad_norms.shape == (3, 3, 5)
     assert s.losses[0, 0] == pytest.approx(math.log(10), abs=0.05)  # tiny init: chance level
     assert s.test_accuracy.shape == (3,)
 
@@ -224,6 +224,14 @@ def test_trainer_same_seed_same_run_and_state_roundtrip():
     np.testing.assert_array_equal(a.snapshot().grad_norms, c.snapshot().grad_norms)
 
 
+def test_init_probe_leaves_batchnorm_running_stats_alone():
+    nets = (T.NetSpec("kaiming_normal", norm="batchnorm"),)
+    tr = _small(nets=nets)
+    bn = next(m for m in tr.models[0].modules() if isinstance(m, nn.BatchNorm1d))
+    assert float(bn.running_mean.abs().max()) == 0.0 and bn.momentum == 0.1
+    assert np.isfinite(tr.snapshot().grad_norms[0]).all()
+
+
 def test_one_diverging_net_stops_alone():
     nets = (T.NetSpec("kaiming_normal"), T.NetSpec("kaiming_normal", gain=30.0))
     tr = _small(nets=nets, lr=50.0)
@@ -235,8 +243,7 @@ def test_one_diverging_net_stops_alone():
 
 def test_small_init_has_tiny_gradients_in_every_layer():
     tr = T.DeepNetsTrainer(T.DeepNetsConfig(depth=20, width=64, seed=0), device="cpu")
-    tr.step(1)
-    g = tr.snapshot().grad_norms[0]          # (nets, layers) at step 1
+    g = tr.snapshot().grad_norms[0]          # (nets, layers) at initialisation (step 0)
     assert g[0].max() < 1e-6 * g[2].min()    # normal σ_w = 0.5 vs He
 
 
