@@ -123,6 +123,17 @@ def trained_loss(s: Mapping[str, Any], seed: int, net: int) -> float:
     return float(T.final_loss(_trained(train_config(s, seed), TRAIN_STEPS))[net])
 
 
+def init_grad_norms(s: Mapping[str, Any], seed: int) -> np.ndarray:
+    """(3, depth+1) ‖∂loss/∂W_l‖ of the three nets at initialisation (the figure's step 0)."""
+    return T.DeepNetsTrainer(train_config(s, seed), device="cpu").snapshot().grad_norms[0]
+
+
+def he_over_small(s: Mapping[str, Any], seed: int) -> float:
+    """Smallest He gradient norm over the largest of the normal σ_w net, at step 0."""
+    g = init_grad_norms(s, seed)
+    return float(g[2].min() / g[0].max())
+
+
 def bn_trace_of(s: Mapping[str, Any], seed: int = 0) -> S.BatchNormTrace:
     return S.batchnorm_trace(int(s["bn_batch"]), int(s["bn_batches"]), float(s["bn_momentum"]),
                              float(s["bn_gamma"]), float(s["bn_beta"]), int(seed))
@@ -211,7 +222,9 @@ C_SIGMOID = (Claim("Var(∂L/∂x) / Var(∂L/∂h_20), largest over seeds", wor
                    hi=1e-15),)
 C_BN = (Claim("max/min of Var(h_l) with batch norm, largest over seeds", worst(spread), hi=1.5),
         Claim("per-layer ratio without batch norm (σ_w²/2 = 8), min over seeds",
-              worst(lambda s, seed: act_ratio({**s, "in_norm": "none"}, seed), min), lo=7.0))
+              worst(lambda s, seed: act_ratio({**s, "in_norm": "none"}, seed), min), lo=7.0),
+        Claim("backward gradient factor with batch norm, min over seeds",
+              worst(lambda s, seed: grad_ratio(propagation_of(s, seed)), min), lo=1.2))
 C_CHAOS = (Claim("|measured gradient factor / χ − 1|, worst seed", worst(chi_error), hi=0.05),
            Claim("χ at (2.5, 0.5)", chi_of, lo=1.3),)
 C_TRAIN = (Claim("He net's loss at step 300, largest over seeds",
@@ -219,7 +232,9 @@ C_TRAIN = (Claim("He net's loss at step 300, largest over seeds",
            Claim("normal σ_w = 0.5 net's loss at step 300, smallest over seeds",
                  worst(lambda s, seed: trained_loss(s, seed, 0), min), lo=2.25, slow=True),
            Claim("Xavier net's loss at step 300, smallest over seeds",
-                 worst(lambda s, seed: trained_loss(s, seed, 1), min), lo=2.0, slow=True))
+                 worst(lambda s, seed: trained_loss(s, seed, 1), min), lo=2.0, slow=True),
+           Claim("He's smallest / normal σ_w = 0.5's largest gradient norm at step 0, min "
+                 "over seeds", worst(he_over_small, min), lo=1e8))
 C_GAP = (Claim("mean |y_train − y_eval| at B = 2, smallest over seeds",
                worst(lambda s, seed: gap_at(s, 2, seed), min), lo=0.5),
          Claim("gap at B = 2 / gap at B = 64, smallest over seeds",
@@ -258,7 +273,10 @@ PRESETS = {
         BN_RESCUE, "Without batch norm ReLU with σ_w = 4 multiplies the variance by σ_w²/2 = 8 "
                    "per layer (measured > 7): 10⁴⁵ at layer 50. With batch norm every layer's "
                    "pre-activations are standardised, and Var(h_l) varies by less than 1.5× "
-                   "over all 50 layers. (Switch Normalization to 'none' to see the explosion.)",
+                   "over all 50 layers. The backward pass is not rescued: at initialization "
+                   "batch norm makes the gradient variance grow by over 1.2× per layer going "
+                   "back (the red line; Yang et al. 2019). (Switch Normalization to 'none' to "
+                   "see the forward explosion.)",
         "signal", C_BN),
     "Chaotic tanh: χ predicts the gradients": Preset(
         CHAOS, "At (σ_w, σ_b) = (2.5, 0.5) the mean-field χ is above 1.3: the gradient "
@@ -267,8 +285,8 @@ PRESETS = {
     "Only He trains a 20-layer ReLU net": Preset(
         TRAIN, "Press Play. After 300 SGD steps (lr 0.05) the He net is below loss 1.5 on two "
                "seeds; the normal σ_w = 0.5 net is still at chance (≥ 2.25, ln 10 = 2.30) and "
-               "Xavier barely moved (≥ 2.0). Its gradients start ~10⁹ times smaller than "
-               "He's in every layer.", "train", C_TRAIN),
+               "Xavier barely moved (≥ 2.0). The σ_w = 0.5 net's gradients start over "
+               "10⁸ times smaller than He's in every layer (right panel, step 0).", "train", C_TRAIN),
     "Eval with batch size 2 differs from train": Preset(
         BN_SMALL_BATCH, "With B = 2 batch norm in train mode maps every feature to ±1 whatever "
                         "the inputs; eval mode uses the running statistics. On the same "
@@ -447,26 +465,25 @@ def bn_view(panel) -> None:
         STATE.widget("bn_sweep")
     s = STATE.values()
     seed = session.seed()
-    with panel.figure, user_errors("run batch norm"):
-        trace = bn_trace_of(s, seed)
-        show_figure(figs.bn_step_figure(trace), key="in_bn_step")
-        show_figure(figs.running_stats_figure(trace), key="in_bn_running")
+    trace = None
+    with panel.figure:
+        if s["bn_sweep"]:                  # the figure the switch asks for comes first
+            with user_errors("run the learning-rate sweep"):
+                r = sweep_of(seed)
+                show_figure(figs.lr_sweep_figure(r), key="in_bn_sweep")
+                st.caption(f"Largest learning rate that trains: without BN "
+                           f"**{r.max_stable_lr[0]:g}**, with BN **{r.max_stable_lr[1]:g}**.")
+        with user_errors("run batch norm"):
+            trace = bn_trace_of(s, seed)
+            show_figure(figs.bn_step_figure(trace), key="in_bn_step")
     with panel.notes:
         gaps = gaps_of(s, seed)
         cols = st.columns(2)
         with cols[0]:
             show_figure(figs.gap_figure(GAP_BATCHES, gaps, int(s["bn_batch"])), key="in_bn_gap")
-        with cols[1]:
-            if s["bn_sweep"]:
-                with user_errors("run the learning-rate sweep"):
-                    r = sweep_of(seed)
-                    show_figure(figs.lr_sweep_figure(r), key="in_bn_sweep")
-                    st.caption(f"Largest learning rate that trains: without BN "
-                               f"**{r.max_stable_lr[0]:g}**, with BN **{r.max_stable_lr[1]:g}**.")
-            else:
-                st.info("Switch on the learning-rate comparison (left) to train 10-layer nets "
-                        "with and without batch norm at five learning rates.",
-                        icon=":material/info:")
+        if trace is not None:
+            with cols[1]:
+                show_figure(figs.running_stats_figure(trace), key="in_bn_running")
         explain("Train mode normalises each feature with the mini-batch's own mean and "
                 "variance (● in the right panel); eval mode uses the running averages (×). "
                 "They agree when the batch is large and the running statistics have converged. "

@@ -128,6 +128,10 @@ def training_figure(s: DeepNetsSnapshot, max_points: int = 400) -> go.Figure:
             fig.add_trace(go.Scatter(x=np.arange(1, len(g) + 1), y=positive(g), mode="lines+markers",
                                      marker=dict(size=5), line=dict(color=color), name=name,
                                      legendgroup=label, showlegend=False), 1, 2)
+            if np.isfinite(positive(g)).any():          # label the curve where it starts
+                fig.add_annotation(x=1, y=float(np.log10(positive(g)[0])), xref="x2", yref="y2",
+                                   text=label, showarrow=False, yshift=12, xanchor="left",
+                                   font=dict(color=color))
     fig.add_hline(y=float(np.log(10)), line=dict(color="#999", dash="dot"), row=1, col=1,
                   annotation_text="chance: ln 10", annotation_position="top right")
     fig.update_xaxes(title_text="step", row=1, col=1)
