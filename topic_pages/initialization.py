@@ -252,7 +252,8 @@ PRESETS = {
                      "towards the input.", "signal", C_XAVIER),
     "ReLU + He: the variance keeps its size": Preset(
         RELU_HE, "He doubles Var(W) to 2/n and cancels ReLU's halving: the per-layer ratio is "
-                 "0.95-1.05 and after 50 layers Var(h_50)/Var(h_1) stays between 0.2 and 5. "
+                 "0.95-1.05 and after 50 layers Var(h_50)/Var(h_1) stays between 0.2 and 5 "
+                 "(seeds 0 and 1). "
                  "It does wander (seed to seed): at finite width the log-variance takes a "
                  "random walk of step ~1/n.", "signal", C_HE),
     "tanh σ_w = 0.5: signal dies": Preset(
