@@ -1,7 +1,8 @@
 """Draw the gallery thumbnails (assets/thumbnails/<slug>.png, 320x180) from real computations:
 a GD path on a quadratic, a ReLU net's activation patterns, a Sobel filter on a bundled photo,
 an LSTM's forget gates, a softmax attention map, a ring of Gaussians, bundled digits, and the
-forward noising of a spiral. Run: python -m scripts.make_thumbnails"""
+forward noising of a spiral, signal variance through deep nets.
+Run: python -m scripts.make_thumbnails [slug ...]"""
 from __future__ import annotations
 
 import sys
@@ -157,18 +158,39 @@ def diffusion():
     return _scatter(np.concatenate(pts), cols, (-3.3, 3.3, -1.85, 1.85), r=1)
 
 
+def initialization():
+    """log Var(h_l) over 30 layers of width 128: tanh σ_w = 0.5 dies (red), ReLU + Xavier halves
+    (orange), ReLU + He stays (green); engine.signal.propagate, seed 0."""
+    from engine.signal import propagate
+    img, d = _canvas()
+    for y in range(0, H, 30):
+        d.line([(0, y), (W, y)], fill=(235, 235, 235))
+    runs = ((("tanh", "normal", 0.5), RED), (("relu", "xavier_normal", 1.0), ORANGE),
+            (("relu", "kaiming_normal", 1.0), GREEN))
+    for (act, init, sw), color in runs:
+        p = propagate(30, 128, act, init, 256, seed=0, sigma_w=sw)
+        logv = np.log10(np.maximum(p.act_var, 1e-30))
+        px = 12 + np.arange(31) / 30 * (W - 24)
+        py = 14 + (0.5 - logv) / 19.5 * (H - 28)
+        d.line(list(zip(px, np.clip(py, 0, H - 1))), fill=color, width=4)
+    return img
+
+
 THUMBNAILS = {"gradient_descent": gradient_descent, "relu_regions": relu_regions,
               "convolution": convolution, "lstm_gating": lstm_gating, "attention": attention,
-              "gan": gan, "vae": vae, "diffusion": diffusion}
+              "gan": gan, "vae": vae, "diffusion": diffusion, "initialization": initialization}
 
 
-def main() -> None:
+def main(only: list[str]) -> None:
+    """Draw every thumbnail, or only the slugs named on the command line."""
     out = ROOT / "assets" / "thumbnails"
     out.mkdir(parents=True, exist_ok=True)
     for slug, draw in THUMBNAILS.items():
+        if only and slug not in only:
+            continue
         draw().save(out / f"{slug}.png", optimize=True)
         print("wrote", out / f"{slug}.png")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

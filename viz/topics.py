@@ -39,7 +39,7 @@ TOPICS: tuple[Topic, ...] = (
     Topic("initialization", "Initialization & batch norm", "Foundations",
           "Watch the signal die or explode through 50 layers, and see what He init and batch "
           "norm change.",
-          ":material/stacked_line_chart:", 19),
+          ":material/stacked_line_chart:", 19, ready=True),
     Topic("gradient_descent", "Gradient descent & the optimizer race", "Optimization",
           "Why gradient descent zigzags, when it diverges, and what momentum and Adam change.",
           ":material/trending_down:", 3, ready=True),
