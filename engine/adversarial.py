@@ -54,9 +54,10 @@ def _batched(x: torch.Tensor) -> torch.Tensor:
 
 def input_gradient(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """grad_x of sum_i L(x_i, y_i) (the sum keeps each example's gradient its own)."""
-    x = x.detach().requires_grad_(True)
-    loss = F.cross_entropy(model(x), y, reduction="sum")
-    (grad,) = torch.autograd.grad(loss, x)
+    with torch.enable_grad():                      # also when called under torch.no_grad()
+        x = x.detach().requires_grad_(True)
+        loss = F.cross_entropy(model(x), y, reduction="sum")
+        (grad,) = torch.autograd.grad(loss, x)
     return grad
 
 
@@ -281,6 +282,13 @@ class LinearEffect:
     score_std: np.ndarray       # (k,) std of w^T x over random inputs x in [0, 1]^d
 
 
+def worst_linear_perturbation(w: torch.Tensor, eps: float) -> tuple[torch.Tensor, float]:
+    """argmax_{||eta||_inf <= eps} w^T eta = eps * sign(w) (a corner of the cube: a linear
+    function peaks at a vertex), and its value eps * ||w||_1."""
+    eta = eps * torch.sign(w)
+    return eta, float(w @ eta)
+
+
 def linear_model_effect(dims: Sequence[int] | int, eps: float, sigma_w: float = 1.0,
                         seed: int = 0, random_draws: int = 64) -> LinearEffect:
     """For w ~ N(0, sigma_w^2 I_d): the worst-case change eps * ||w||_1 of the score w^T x
@@ -292,7 +300,7 @@ def linear_model_effect(dims: Sequence[int] | int, eps: float, sigma_w: float = 
     worst, rand, spread = [], [], []
     for d in dims:
         w = torch.randn(int(d), generator=g, dtype=torch.float64) * sigma_w
-        worst.append(float(eps * w.abs().sum()))
+        worst.append(worst_linear_perturbation(w, eps)[1])
         signs = torch.randint(0, 2, (random_draws, int(d)), generator=g, dtype=torch.float64) * 2 - 1
         rand.append(float((eps * signs @ w).abs().mean()))
         xs = torch.rand(random_draws, int(d), generator=g, dtype=torch.float64)

@@ -42,12 +42,12 @@ MODEL_CONFIG = {"name": "digits_cnn", "in_shape": [1, 8, 8], "classes": 10,
 TRAIN_ATTACKS = ("pgd", "fgsm", "none")
 
 
-def test_split() -> Digits:
+def heldout_digits() -> Digits:
     """The fixed held-out digits (359 images) every accuracy on the page is measured on."""
     return digits_split(TEST_FRACTION, SPLIT_SEED)[1]
 
 
-def train_split() -> Digits:
+def training_digits() -> Digits:
     return digits_split(TEST_FRACTION, SPLIT_SEED)[0]
 
 
@@ -96,8 +96,8 @@ class AdversarialTrainer:
                  eval_attack: AttackSpec = AttackSpec("pgd", steps=10),
                  device: str | torch.device | None = "cpu"):
         self.config, self.device = config, resolve_device(device)
-        train = train if train is not None else train_split()
-        self.test = test if test is not None else test_split()
+        train = train if train is not None else training_digits()
+        self.test = test if test is not None else heldout_digits()
         self.eval_eps, self.eval_attack = tuple(float(e) for e in eval_eps), eval_attack
         self.x = torch.as_tensor(train.images[:, None], device=self.device)
         self.y = torch.as_tensor(train.labels, device=self.device)

@@ -19,7 +19,7 @@ import torch
 
 from engine.adversarial import AttackSpec, robust_accuracy
 from engine.adversarial_training import (AdvTrainConfig, AdversarialTrainer, config_meta,
-                                         save_model, test_split)
+                                         save_model, heldout_digits)
 from engine.conv import train_digits_cnn
 
 ROBUST = AdvTrainConfig(train_eps=0.15, attack="pgd", attack_steps=7, total_steps=920, seed=0)
@@ -28,7 +28,7 @@ REPORT_EPS = (0.0, 0.1, 0.125, 0.15)
 
 
 def measured(model) -> dict:
-    test = test_split()
+    test = heldout_digits()
     curve = robust_accuracy(model, test.images, test.labels, REPORT_EPS, AttackSpec("pgd"))
     return {f"pgd10_accuracy_eps_{e:g}": round(float(a), 4) for e, a in zip(curve.eps, curve.accuracy)}
 
