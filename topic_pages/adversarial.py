@@ -40,26 +40,28 @@ GALLERY = 36                                   # held-out digits shown for click
 CURVE_EPS = (0.0, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2)
 LIVE_EPS = (0.0, 0.05, 0.1, 0.125, 0.15, 0.2)
 L2_SCALE = 8.0                                 # sqrt(64): L2 length of moving all pixels by eps
-LINEAR_DIMS = tuple(int(round(v)) for v in np.geomspace(1, 100_000, 16))
+LINEAR_DIMS = tuple(sorted({int(round(v)) for v in np.geomspace(1, 100_000, 16)} | {64}))
 CLAIM_EPS = 0.125
 MODELS = ("standard", "robust")
-MODEL_LABELS = {"standard": "Standard", "robust": "Adversarially trained"}
+MODEL_LABELS = {"standard": "Standard", "robust": "Robust"}
 ATTACKS = ("fgsm", "pgd", "pgd_l2")
-ATTACK_LABELS = {"fgsm": "FGSM", "pgd": "PGD (L∞)", "pgd_l2": "PGD (L2)"}
+ATTACK_LABELS = {"fgsm": "FGSM", "pgd": "PGD", "pgd_l2": "PGD L2"}
 TARGETS = [-1, *range(10)]
-TRAIN_ATTACKS = {"pgd": "PGD-7", "fgsm": "FGSM", "none": "none (clean training)"}
+TRAIN_ATTACKS = {"pgd": "PGD-7", "fgsm": "FGSM", "none": "clean"}
 
 STATE = StateTable([
     Control("adv_model", "standard", "Network", kind="segmented", options=list(MODELS),
-            format_func=MODEL_LABELS.get),
+            format_func=MODEL_LABELS.get,
+            help="Standard: trained on clean digits. Robust: the same CNN adversarially trained "
+                 "on PGD-7 examples at ε = 0.15."),
     Control("adv_attack", "pgd", "Attack", kind="segmented", options=list(ATTACKS),
             format_func=ATTACK_LABELS.get,
             help="FGSM: one step of size ε along sign(∇ₓL). PGD: several smaller steps, each "
-                 "projected back into the ε-ball. PGD (L2) uses the L2 ball of radius 8ε (the "
+                 "projected back into the L∞ ε-ball. PGD L2 uses the L2 ball of radius 8ε (the "
                  "L2 length of moving all 64 pixels by ε)."),
-    Control("adv_eps", 0.125, "ε (largest change of a pixel, in [0, 1])", lo=0.0, hi=0.3,
+    Control("adv_eps", 0.125, "ε (max change per pixel)", lo=0.0, hi=0.3,
             step=0.005, fmt="%.3f",
-            help="0.0625 = one of the scanner's 16 grey levels; 0.125 = two."),
+            help="Pixels are in [0, 1]. 0.0625 = one of the scanner's 16 grey levels; 0.125 = two."),
     Control("adv_target", -1, "Goal", kind="selectbox", options=TARGETS,
             format_func=lambda t: "untargeted: any wrong class" if t < 0 else f"targeted: class {t}"),
     Control("adv_digit", 12, "Held-out digit #", kind="number", lo=0, hi=N_HELDOUT - 1, step=1,
@@ -67,7 +69,7 @@ STATE = StateTable([
     Control("adv_steps", 10, "PGD steps", lo=1, hi=50, step=1,
             help="Step size α = ε/4 (L2: α = 2ε), random start in the ball."),
     Control("adv_train_eps", 0.15, "Training ε", lo=0.0, hi=0.3, step=0.01, fmt="%.2f"),
-    Control("adv_train_attack", "pgd", "Training examples from", kind="segmented",
+    Control("adv_train_attack", "pgd", "Training inputs", kind="segmented",
             options=list(TRAIN_ATTACKS), format_func=TRAIN_ATTACKS.get),
     Control("adv_lin_eps", 0.01, "ε of the linear model", lo=0.001, hi=0.1, step=0.001,
             fmt="%.3f"),
@@ -347,15 +349,15 @@ def attack_view(panel) -> None:
         attack_controls()
     s = STATE.values()
     seed, device = session.seed(), session.device()
-    name = f"{ATTACK_LABELS[s['adv_attack']]}" + \
-        (f"-{s['adv_steps']}" if s["adv_attack"] != "fgsm" else "")
+    name = {"fgsm": "FGSM", "pgd": f"PGD-{s['adv_steps']}",
+            "pgd_l2": f"L2 PGD-{s['adv_steps']} (radius 8ε)"}[s["adv_attack"]]
     with panel.figure:
         with user_errors("attack the digit"):
             r = attack_of(s, seed, device)
-            show_figure(figs.attack_figure(r, MODEL_LABELS[s["adv_model"]].lower(), name),
+            show_figure(figs.attack_figure(r, s["adv_model"], name),
                         key="adv_attack_fig")
             c = st.columns(3)
-            c[0].metric("Held-out accuracy under this attack",
+            c[0].metric("Held-out accuracy, attacked",
                         f"{heldout_accuracy(s, seed, device):.1%}",
                         help=f"{N_HELDOUT} held-out digits, this network, this attack and ε.")
             if target_of(s) is not None:
@@ -393,7 +395,8 @@ def curves_view(panel) -> None:
     s = STATE.values()
     seed, device = session.seed(), session.device()
     with panel.figure:
-        with user_errors("measure the robustness curves"):
+        with user_errors("measure the robustness curves"), \
+                st.spinner("Attacking the 359 held-out digits at 8 values of ε, both networks…"):
             curves = curves_of(s, seed, device)
         cfg = _train_config(s, seed)
 

@@ -35,7 +35,7 @@ def _image_axes(fig: go.Figure, row: int, col: int) -> None:
 
 def _verdict(probs: np.ndarray) -> str:
     c = int(np.argmax(probs))
-    return f"says {c} ({probs[c]:.0%})"
+    return f"says <b>{c}</b> ({probs[c]:.0%})"
 
 
 def attack_figure(r: AttackResult, model_name: str, attack_name: str) -> go.Figure:
@@ -44,10 +44,10 @@ def attack_figure(r: AttackResult, model_name: str, attack_name: str) -> go.Figu
     goal = "untargeted" if r.target is None else f"target {r.target}"
     fig = make_subplots(rows=1, cols=4, column_widths=[0.2, 0.2, 0.2, 0.4],
                         horizontal_spacing=0.06,
-                        subplot_titles=(f"Digit {r.label}: {_verdict(r.probs_before)}",
-                                        f"Perturbation (±{r.eps:.3g}, rescaled)",
-                                        f"Attacked: {_verdict(r.probs_after)}",
-                                        "P(class) before / after"))
+                        subplot_titles=(f"digit {r.label}<br>{_verdict(r.probs_before)}",
+                                        f"perturbation<br>±{r.eps:.3g}, rescaled",
+                                        f"attacked<br>{_verdict(r.probs_after)}",
+                                        "P(class 0-9)"))
     fig.add_trace(go.Heatmap(z=r.image, colorscale=INK, zmin=0, zmax=1, showscale=False,
                              hovertemplate="pixel (%{y}, %{x}): %{z:.3f}<extra>clean</extra>"),
                   1, 1)
@@ -60,22 +60,19 @@ def attack_figure(r: AttackResult, model_name: str, attack_name: str) -> go.Figu
                              hovertemplate="pixel (%{y}, %{x}): %{z:.3f}<extra>attacked</extra>"),
                   1, 3)
     classes = [str(c) for c in range(len(r.probs_before))]
-    fig.add_trace(go.Bar(x=classes, y=r.probs_before, name="before", marker_color="#9e9e9e"),
+    fig.add_trace(go.Bar(x=classes, y=r.probs_before, name="clean", marker_color="#9e9e9e"),
                   1, 4)
-    after_colors = [COLORWAY[1] if c == r.pred_after and c != r.label else
-                    (COLORWAY[2] if c == r.label else COLORWAY[0])
-                    for c in range(len(classes))]
-    fig.add_trace(go.Bar(x=classes, y=r.probs_after, name="after", marker_color=after_colors),
-                  1, 4)
+    fig.add_trace(go.Bar(x=classes, y=r.probs_after, name="after the attack",
+                         marker_color=COLORWAY[1] if r.success else COLORWAY[0]), 1, 4)
     for col in (1, 2, 3):
         _image_axes(fig, 1, col)
     fig.update_yaxes(range=[0, 1.02], title_text="probability", row=1, col=4)
-    fig.update_xaxes(title_text="class", type="category", row=1, col=4)
-    fig.update_layout(barmode="group", height=330, showlegend=True,
-                      legend=dict(orientation="h", x=1, xanchor="right", y=-0.22, yanchor="top"),
+    fig.update_xaxes(type="category", row=1, col=4)
+    fig.update_layout(barmode="group", height=340, showlegend=True,
+                      legend=dict(orientation="h", x=1, xanchor="right", y=-0.25, yanchor="top"),
                       title=dict(text=f"{attack_name} on the {model_name} CNN, ε = {r.eps:.3g}, "
                                       f"{goal}: {'fooled' if r.success else 'not fooled'}"),
-                      margin=dict(l=10, r=10, t=80, b=60))
+                      margin=dict(l=10, r=10, t=100, b=70))
     return fig
 
 
@@ -149,7 +146,7 @@ def curves_figure(curves: Mapping[tuple[str, str], RobustnessCurve], eps_mark: f
     fig.update_yaxes(title_text="held-out accuracy (%)", range=[0, 101])
     fig.update_layout(height=430, title=dict(text="Accuracy under attack on the 359 held-out "
                                                   "digits"),
-                      legend=dict(x=1, xanchor="right", y=1, yanchor="top"))
+                      legend=dict(x=0.01, xanchor="left", y=0.02, yanchor="bottom"))
     return fig
 
 
@@ -166,12 +163,15 @@ def linear_figure(e: LinearEffect, digits_dim: int = 64) -> go.Figure:
     fig.add_trace(go.Scatter(x=e.dims, y=e.score_std, mode="lines",
                              name="spread of wᵀx over inputs", line=dict(color=COLORWAY[2],
                                                                         dash="dot")))
-    fig.add_vline(x=digits_dim, line=dict(color="#777", dash="dash", width=1),
-                  annotation_text=f"8×8 digits: d = {digits_dim}", annotation_position="top left")
+    lo = float(min(e.worst_change.min(), e.random_change.min(), e.score_std.min()))
+    hi = float(max(e.worst_change.max(), e.score_std.max()))
+    fig.add_trace(go.Scatter(x=[digits_dim, digits_dim], y=[lo, hi], mode="lines",
+                             name=f"8×8 digits: d = {digits_dim}", hoverinfo="skip",
+                             line=dict(color="#999", dash="dash", width=1)))
     fig.update_xaxes(type="log", title_text="input dimension d")
     fig.update_yaxes(type="log", title_text="change of the score wᵀx")
     fig.update_layout(height=430, title=dict(text=f"A linear score under ‖η‖∞ ≤ ε = {e.eps:g}"),
-                      legend=dict(x=0, xanchor="left", y=1, yanchor="top"))
+                      legend=dict(x=0.99, xanchor="right", y=0.02, yanchor="bottom"))
     return fig
 
 
