@@ -427,7 +427,7 @@ def curves_view(panel) -> None:
                 "assets/weights); dotted FGSM, solid PGD. **Play** trains a fresh CNN on the "
                 "training examples the controls choose (920 minibatches of 64, i.e. 40 epochs; "
                 "about half a minute to a few minutes on one CPU core) and draws its PGD curve in "
-                "green after every frame; with *none* it is ordinary training and the green "
+                "green after every frame; with *clean* it is ordinary training and the green "
                 "curve falls like the red one.")
         rows = pd.DataFrame(figs.curve_table(curves))
         with st.expander("Export"):

@@ -144,9 +144,10 @@ def curves_figure(curves: Mapping[tuple[str, str], RobustnessCurve], eps_mark: f
         fig.add_vline(x=eps_mark, line=dict(color="#777", dash="dash", width=1))
     fig.update_xaxes(title_text="ε (L∞ radius, pixels in [0, 1])")
     fig.update_yaxes(title_text="held-out accuracy (%)", range=[0, 101])
-    fig.update_layout(height=430, title=dict(text="Accuracy under attack on the 359 held-out "
+    fig.update_layout(height=520, title=dict(text="Accuracy under attack on the 359 held-out "
                                                   "digits"),
-                      legend=dict(x=0.01, xanchor="left", y=0.02, yanchor="bottom"))
+                      legend=dict(orientation="h", x=0, xanchor="left", yref="container", y=0,
+                                  yanchor="bottom"), margin=dict(b=150))
     return fig
 
 
@@ -171,7 +172,7 @@ def linear_figure(e: LinearEffect, digits_dim: int = 64) -> go.Figure:
     fig.update_xaxes(type="log", title_text="input dimension d")
     fig.update_yaxes(type="log", title_text="change of the score wᵀx")
     fig.update_layout(height=430, title=dict(text=f"A linear score under ‖η‖∞ ≤ ε = {e.eps:g}"),
-                      legend=dict(x=0.99, xanchor="right", y=0.02, yanchor="bottom"))
+                      legend=dict(x=0.01, xanchor="left", y=0.99, yanchor="top"))
     return fig
 
 
