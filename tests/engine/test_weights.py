@@ -155,3 +155,18 @@ def test_save_refuses_an_empty_or_non_tensor_state(tmp_path):
         weights.save(tmp_path / "x.pt", CONFIG, {}, {})
     with pytest.raises(TypeError):
         weights.save(tmp_path / "x.pt", CONFIG, {"w": [1.0, 2.0]}, {})
+
+
+def test_page_loader_caches_per_file_version_and_does_not_cache_errors(tmp_path):
+    """viz.weights.cached_weights: one read per file version; a missing file raises each time
+    (so the page recovers once the file is rebuilt)."""
+    from viz.weights import cached_weights
+    p = tmp_path / "c.pt"
+    with pytest.raises(MissingWeightsError):
+        cached_weights(p)
+    weights.save(p, CONFIG, _state(), {"v": 1})
+    first = cached_weights(p)
+    assert cached_weights(p) is first and first.meta == {"v": 1}
+    weights.save(p, CONFIG, _state(), {"v": 2})
+    os.utime(p, ns=(p.stat().st_atime_ns, p.stat().st_mtime_ns + 10**9))
+    assert cached_weights(p).meta == {"v": 2}
