@@ -181,6 +181,36 @@ THUMBNAILS = {"gradient_descent": gradient_descent, "relu_regions": relu_regions
               "gan": gan, "vae": vae, "diffusion": diffusion, "initialization": initialization}
 
 
+def adversarial():
+    """Held-out digit #12 (a 0), the PGD perturbation at eps = 0.125 (red +, blue -, rescaled)
+    and the attacked digit the shipped standard CNN reads as a 9."""
+    from engine.adversarial import AttackSpec, attack_one
+    from engine.adversarial_training import heldout_digits, load_snapshot
+    d = heldout_digits()
+    r = attack_one(load_snapshot("standard")[0], d.images[12], int(d.labels[12]), 0.125,
+                   AttackSpec("pgd"))
+    img, draw = _canvas()
+    side, top = 88, 30
+    delta = r.perturbation / max(float(np.abs(r.perturbation).max()), 1e-6)
+    pert = np.stack([1 - np.clip(-delta, 0, 1) * 0.8 - np.clip(delta, 0, 1) * 0.2,
+                     1 - np.abs(delta) * 0.75, 1 - np.clip(delta, 0, 1) * 0.8
+                     - np.clip(-delta, 0, 1) * 0.2], -1)
+    panels = [np.repeat((1 - r.image)[..., None], 3, 2), pert,
+              np.repeat((1 - r.adversarial)[..., None], 3, 2)]
+    for j, p in enumerate(panels):
+        tile = Image.fromarray((255 * np.clip(p, 0, 1)).astype(np.uint8)).resize((side, side),
+                                                                                Image.NEAREST)
+        img.paste(tile, (12 + j * (side + 16), top))
+    draw.text((12 + side // 2 - 20, top + side + 12), f"says {r.pred_before}", fill=GREEN)
+    draw.text((12 + side + 16 + side // 2 - 18, top + side + 12), "+ delta", fill=(90, 90, 90))
+    draw.text((12 + 2 * (side + 16) + side // 2 - 20, top + side + 12), f"says {r.pred_after}",
+              fill=RED)
+    return img
+
+
+THUMBNAILS["adversarial"] = adversarial
+
+
 def main(only: list[str]) -> None:
     """Draw every thumbnail, or only the slugs named on the command line."""
     out = ROOT / "assets" / "thumbnails"

@@ -71,7 +71,7 @@ TOPICS: tuple[Topic, ...] = (
           ":material/grain:", 10, ready=True),
     Topic("adversarial", "Adversarial examples", "Robustness",
           "Flip a digit classifier with an invisible perturbation, and train one that resists.",
-          ":material/gpp_maybe:", 21),
+          ":material/gpp_maybe:", 21, ready=True),
 )
 
 TOPICS_BY_SLUG = {t.slug: t for t in TOPICS}
