@@ -69,7 +69,7 @@ def random_features_problem(n_train: int = 100, max_width: int = 1000, noise: fl
 
 def random_features_curve(n_train: int = 100, widths=None, noise: float = 0.5,
                           ridge: float = 0.0, seed: int = 0, dim: int = 10, n_test: int = 1000,
-                          trials: int = 4, device: str | torch.device | None = "cpu") -> DoubleDescentCurve:
+                          trials: int = 2, device: str | torch.device | None = "cpu") -> DoubleDescentCurve:
     """Test/train error and ||a|| of the ridge (ridge = 0: min-norm) fit for every width,
     batched over the trials (features stored transposed, (trials, width, points), so the
     first p features of every width are a contiguous slice)."""
@@ -116,11 +116,16 @@ def ridge_solve(phi: torch.Tensor, y: torch.Tensor, ridge: float, rcond: float =
 
 
 def default_widths(n_train: int, count: int = 40, top: float = 10.0) -> np.ndarray:
-    """`count` distinct integer widths from 1 to top * n_train, log-spaced, with n_train
-    itself and its neighbours n_train +- 1 included (the peak sits there)."""
-    grid = np.unique(np.round(np.geomspace(1, top * n_train, count)).astype(np.int64))
+    """At least `count` distinct integer widths from 1 to top * n_train, log-spaced, with
+    n_train itself and its neighbours n_train +- 1 included (the peak sits there)."""
     extra = np.array([n_train - 1, n_train, n_train + 1], dtype=np.int64)
-    return np.unique(np.concatenate([grid, extra[extra >= 1]]))
+    k = count
+    while True:
+        grid = np.round(np.geomspace(1, top * n_train, k)).astype(np.int64)
+        widths = np.unique(np.concatenate([grid, extra[extra >= 1]]))
+        if len(widths) >= count or k > 4 * count:
+            return widths
+        k += 1
 
 
 def peak_width(curve: DoubleDescentCurve) -> int:

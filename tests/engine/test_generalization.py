@@ -252,10 +252,10 @@ def test_min_norm_curve_peaks_at_p_equals_n_and_ridge_removes_it(seed):
     n = 100
     plain = dd.random_features_curve(n, noise=0.5, seed=seed)
     assert abs(dd.peak_width(plain) - n) <= 0.1 * n
-    assert dd.peak_ratio(plain) > 10                      # measured 5.9e3 and 58
+    assert dd.peak_ratio(plain) > 10                      # measured 626 and 70
     assert plain.train_error[plain.widths >= n].max() < 1e-12     # interpolation past p = n
     ridged = dd.random_features_curve(n, noise=0.5, ridge=1e-2, seed=seed)
-    assert dd.peak_ratio(ridged) < 1.0                    # measured 0.67 and 0.69
+    assert dd.peak_ratio(ridged) < 1.0                    # measured 0.71 and 0.81
     assert dd.peak_width(ridged) < n / 2
 
 
