@@ -37,7 +37,7 @@ RIDGES = [1e-4, 1e-3, 1e-2, 1e-1]
 NAMED_STEP = 1000         # the iteration the overfitting and L2-vs-AdamW texts name
 RANDOM_STEP = 400         # ... and the random-labels text
 GRID_RES = 60
-CLAIM_SEED = 0            # claims are measured at the page's default seed (tests add seed 1)
+CLAIM_SEED = 0            # claims: the page's default seed; tests also set it to 1 (read at call time)
 
 
 def _fmt(v: float) -> str:
@@ -127,23 +127,27 @@ def at(snap: G.GeneralizationSnapshot, name: str, step: int) -> float:
     return float(getattr(snap, name)[max(i, 0)])
 
 
-def gap_at(s, step: int = NAMED_STEP, seed: int = CLAIM_SEED) -> float:
+def gap_at(s, step: int = NAMED_STEP, seed: int | None = None) -> float:
     """train accuracy − validation accuracy at `step` (Overfitting tab settings)."""
+    seed = CLAIM_SEED if seed is None else seed
     snap = trained(overfit_config(s), seed, step)
     return at(snap, "train_acc", step) - at(snap, "val_acc", step)
 
 
-def overfit_measure(s, name: str, step: int = NAMED_STEP, seed: int = CLAIM_SEED) -> float:
+def overfit_measure(s, name: str, step: int = NAMED_STEP, seed: int | None = None) -> float:
+    seed = CLAIM_SEED if seed is None else seed
     return at(trained(overfit_config(s), seed, step), name, step)
 
 
-def val_loss_growth(s, seed: int = CLAIM_SEED) -> float:
+def val_loss_growth(s, seed: int | None = None) -> float:
     """validation loss at NAMED_STEP / its minimum over the run."""
+    seed = CLAIM_SEED if seed is None else seed
     snap = trained(overfit_config(s), seed, NAMED_STEP)
     return at(snap, "val_loss", NAMED_STEP) / float(snap.val_loss.min())
 
 
-def best_step(s, seed: int = CLAIM_SEED) -> float:
+def best_step(s, seed: int | None = None) -> float:
+    seed = CLAIM_SEED if seed is None else seed
     return float(trained(overfit_config(s), seed, NAMED_STEP).best_step)
 
 
@@ -152,27 +156,32 @@ def steps_to_train_acc(snap: G.GeneralizationSnapshot, acc: float = 0.95) -> flo
     return float(snap.steps[hit[0]]) if hit.size else float("inf")
 
 
-def random_measure(s, run: str, name: str, seed: int = CLAIM_SEED) -> float:
+def random_measure(s, run: str, name: str, seed: int | None = None) -> float:
+    seed = CLAIM_SEED if seed is None else seed
     return at(trained(random_configs(s)[run], seed, RANDOM_STEP), name, RANDOM_STEP)
 
 
-def memorization_slowdown(s, seed: int = CLAIM_SEED) -> float:
+def memorization_slowdown(s, seed: int | None = None) -> float:
     """steps to 95% training accuracy: random labels / true labels."""
+    seed = CLAIM_SEED if seed is None else seed
     snaps = {k: trained(c, seed, RANDOM_STEP) for k, c in random_configs(s).items()}
     return steps_to_train_acc(snaps["random labels"]) / steps_to_train_acc(snaps["true labels"])
 
 
-def decay_measure(s, run: str, name: str, seed: int = CLAIM_SEED) -> float:
+def decay_measure(s, run: str, name: str, seed: int | None = None) -> float:
+    seed = CLAIM_SEED if seed is None else seed
     return at(trained(decay_configs(s)[run], seed, NAMED_STEP), name, NAMED_STEP)
 
 
-def norm_ratio(s, seed: int = CLAIM_SEED) -> float:
+def norm_ratio(s, seed: int | None = None) -> float:
     """‖θ‖ of AdamW / ‖θ‖ of Adam + L2 at NAMED_STEP, same λ."""
+    seed = CLAIM_SEED if seed is None else seed
     return decay_measure(s, "AdamW", "weight_norm", seed) / decay_measure(s, "Adam + L2", "weight_norm", seed)
 
 
-def norm_vs_unregularized(s, seed: int = CLAIM_SEED) -> float:
+def norm_vs_unregularized(s, seed: int | None = None) -> float:
     """AdamW's ‖θ‖ / the unregularized run's ‖θ‖ at NAMED_STEP."""
+    seed = CLAIM_SEED if seed is None else seed
     cfg = decay_configs(s)["AdamW"]
     plain = G.TrainConfig(**{**cfg.__dict__, "weight_decay": 0.0})
     return (decay_measure(s, "AdamW", "weight_norm", seed)
@@ -184,20 +193,23 @@ def curve_of(n: int, noise: float, ridge: float, seed: int) -> dd.DoubleDescentC
     return dd.random_features_curve(int(n), noise=float(noise), ridge=float(ridge), seed=int(seed))
 
 
-def curves_of(s, seed: int = CLAIM_SEED) -> dict[str, dd.DoubleDescentCurve]:
+def curves_of(s, seed: int | None = None) -> dict[str, dd.DoubleDescentCurve]:
     """The min-norm curve and the curve with the chosen ridge."""
+    seed = CLAIM_SEED if seed is None else seed
     n, noise = int(s["gen_dd_n"]), float(s["gen_dd_noise"])
     return {"min-norm (ridge 0)": curve_of(n, noise, 0.0, seed),
             f"ridge {_fmt(s['gen_dd_ridge'])}": curve_of(n, noise, float(s["gen_dd_ridge"]), seed)}
 
 
-def peak_offset(s, seed: int = CLAIM_SEED) -> float:
+def peak_offset(s, seed: int | None = None) -> float:
     """|argmax_p test error − n| / n of the min-norm curve."""
+    seed = CLAIM_SEED if seed is None else seed
     c = curves_of(s, seed)["min-norm (ridge 0)"]
     return abs(dd.peak_width(c) - c.n_train) / c.n_train
 
 
-def peak_ratio(s, which: str, seed: int = CLAIM_SEED) -> float:
+def peak_ratio(s, which: str, seed: int | None = None) -> float:
+    seed = CLAIM_SEED if seed is None else seed
     curves = list(curves_of(s, seed).values())
     return dd.peak_ratio(curves[0 if which == "plain" else 1])
 
