@@ -31,10 +31,17 @@ def _step_lines(fig: go.Figure, snap: GeneralizationSnapshot, rows: Sequence[int
         if step is None:
             continue
         for i, row in enumerate(rows):
+            label = dict(annotation_text=f"{text}: {step}", annotation_font_size=11,
+                         annotation_position="top right" if color == "#2ca02c" else "bottom right"
+                         ) if i == 0 else {}
             fig.add_vline(x=step, line=dict(color=color, dash="dot", width=2), row=row, col=col,
-                          annotation_text=f"{text}: {step}" if i == 0 else None,
-                          annotation_position="top right" if color == "#2ca02c" else "bottom right",
-                          annotation_font_size=11)
+                          **label)
+
+
+def _iteration_axis(fig: go.Figure, steps: np.ndarray, **where) -> None:
+    """x from 0 to the last logged iteration (at least 50, so iteration 0 is not centred)."""
+    top = float(steps.max()) if len(steps) else 0.0
+    fig.update_xaxes(range=[0, max(top, 50.0)], **where)
 
 
 def overfit_figure(grid: DecisionGrid, data: SplitData, snap: GeneralizationSnapshot,
@@ -44,9 +51,9 @@ def overfit_figure(grid: DecisionGrid, data: SplitData, snap: GeneralizationSnap
     of train (solid) and validation (dashed)."""
     fig = make_subplots(rows=2, cols=2, column_widths=[0.48, 0.52], row_heights=[0.5, 0.5],
                         specs=[[{"rowspan": 2}, {}], [None, {}]], horizontal_spacing=0.1,
-                        vertical_spacing=0.12,
-                        subplot_titles=(f"Decision boundary ({boundary_of})", "Accuracy",
-                                        "Cross-entropy loss"))
+                        vertical_spacing=0.14, shared_xaxes=True,
+                        subplot_titles=(f"Decision boundary ({boundary_of})",
+                                        "Accuracy vs iteration", "Cross-entropy loss vs iteration"))
     fig.add_trace(go.Heatmap(x=_f32(grid.grid_x), y=_f32(grid.grid_y), z=_f32(grid.probability),
                              zmin=0, zmax=1, colorscale="RdBu_r", opacity=0.55, showscale=False,
                              hovertemplate="x=%{x:.2f}, y=%{y:.2f}<br>P(class 1)=%{z:.2f}<extra></extra>"),
@@ -80,9 +87,11 @@ def overfit_figure(grid: DecisionGrid, data: SplitData, snap: GeneralizationSnap
                                  line=dict(color="#444" if split == "train" else "#ff7f0e", dash=dash,
                                            width=2.5), legendgroup=split), row=2, col=2)
     _step_lines(fig, snap, (1, 2), 2, patience)
-    fig.update_xaxes(title_text="iteration", row=2, col=2)
+    for row in (1, 2):
+        _iteration_axis(fig, snap.steps, row=row, col=2)
     fig.update_yaxes(range=[0, 1.02], row=1, col=2)
-    fig.update_yaxes(scaleanchor="x", scaleratio=1, row=1, col=1)
+    fig.update_xaxes(range=[float(grid.grid_x[0]), float(grid.grid_x[-1])], row=1, col=1)
+    fig.update_yaxes(range=[float(grid.grid_y[0]), float(grid.grid_y[-1])], row=1, col=1)
     fig.update_layout(height=470, margin=dict(t=40, b=10, l=10, r=10),
                       legend=dict(orientation="h", x=1, xanchor="right", y=-0.12, yanchor="top"))
     return fig
@@ -93,8 +102,8 @@ def compare_figure(snaps: Mapping[str, GeneralizationSnapshot],
                    chance: float | None = None, height: int = 470) -> go.Figure:
     """One row per panel ("acc": train solid / validation dashed; "loss"; "weight_norm"),
     one colour per run."""
-    titles = {"acc": "Accuracy (train solid, validation dashed)",
-              "loss": "Validation loss", "weight_norm": "Weight norm ‖θ‖"}
+    titles = {"acc": "Accuracy vs iteration (train solid, validation dashed)",
+              "loss": "Validation loss vs iteration", "weight_norm": "Weight norm ‖θ‖ vs iteration"}
     fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.1,
                         subplot_titles=[titles[p] for p in panels])
     for i, (name, snap) in enumerate(snaps.items()):
@@ -119,7 +128,8 @@ def compare_figure(snaps: Mapping[str, GeneralizationSnapshot],
         fig.update_yaxes(range=[0, 1.02], row=panels.index("acc") + 1, col=1)
     if "weight_norm" in panels:
         fig.update_yaxes(type="log", row=panels.index("weight_norm") + 1, col=1)
-    fig.update_xaxes(title_text="iteration", row=len(panels), col=1)
+    last = max((s.steps for s in snaps.values()), key=len, default=np.zeros(0))
+    _iteration_axis(fig, last)
     fig.update_layout(height=height, margin=dict(t=40, b=10, l=10, r=10),
                       legend=dict(orientation="h", x=1, xanchor="right", y=-0.14, yanchor="top"))
     return fig
@@ -143,11 +153,12 @@ def double_descent_figure(curves: Mapping[str, DoubleDescentCurve]) -> go.Figure
                       row=1, col=1)
         fig.add_trace(go.Scatter(x=c.widths, y=c.coef_norm, mode="lines", name=f"‖a‖, {name}",
                                  line=dict(color=color, width=2), showlegend=False), row=2, col=1)
-    if n is not None:
+    if n is not None:       # shapes on a log axis take log10 coordinates
         for row in (1, 2):
-            fig.add_vline(x=n, line=dict(color="#7f7f7f", dash="dash"), row=row, col=1,
-                          annotation_text=f"p = n = {n}" if row == 1 else None,
-                          annotation_position="top left")
+            label = dict(annotation_text=f"p = n = {n}", annotation_position="top left") \
+                if row == 1 else {}
+            fig.add_vline(x=float(np.log10(n)), line=dict(color="#7f7f7f", dash="dash"), row=row,
+                          col=1, **label)
     fig.update_xaxes(type="log", title_text="number of random features p", row=2, col=1)
     fig.update_xaxes(type="log", row=1, col=1)
     fig.update_yaxes(type="log", row=1, col=1, title_text="mean squared error")
