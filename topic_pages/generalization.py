@@ -423,9 +423,10 @@ def random_view(panel) -> None:
             cols[2 * i].metric(f"{name}: train", f"{last['train_acc']:.2f}")
             cols[2 * i + 1].metric(f"{name}: validation", f"{last['val_acc']:.2f}")
 
+    pair = None
     with panel.figure:
         with user_errors("train on the digits"):
-            live_training("gen_random", lambda: G.PairTrainer({
+            pair = live_training("gen_random", lambda: G.PairTrainer({
                 k: G.GeneralizationTrainer(c, seed=session.seed(), device=session.device())
                 for k, c in configs.items()}), draw, _live_config(configs), steps_per_frame=25)
     with panel.notes:
@@ -434,6 +435,8 @@ def random_view(panel) -> None:
                 "1/10; the training set is fitted anyway, by memorizing each image. Zhang et "
                 "al. (2017) showed this for CIFAR-10 networks: explicit regularizers barely "
                 "change it.")
+        if pair is not None:
+            _export_pair(pair, configs, "generalization_random_labels")
 
 
 def decay_view(panel) -> None:
@@ -454,9 +457,10 @@ def decay_view(panel) -> None:
             cols[2 * i].metric(f"{name}: ‖θ‖", f"{last['weight_norm']:.1f}")
             cols[2 * i + 1].metric(f"{name}: validation", f"{last['val_acc']:.2f}")
 
+    pair = None
     with panel.figure:
         with user_errors("train both runs"):
-            live_training("gen_decay", lambda: G.PairTrainer({
+            pair = live_training("gen_decay", lambda: G.PairTrainer({
                 k: G.GeneralizationTrainer(c, seed=session.seed(), device=session.device())
                 for k, c in configs.items()}), draw, _live_config(configs), steps_per_frame=100)
     with panel.notes:
@@ -467,6 +471,8 @@ def decay_view(panel) -> None:
                 "AdamW's decay ηλθ does not pass through Adam: it is the same relative shrink "
                 "for every weight, and it is small when ηλ is small. Loshchilov & Hutter (2019) "
                 "decoupled it so that λ can be tuned independently of η.")
+        if pair is not None:
+            _export_pair(pair, configs, "generalization_l2_vs_adamw")
 
 
 def double_view(panel) -> None:
@@ -501,6 +507,20 @@ def double_view(panel) -> None:
         with st.expander("Export"):
             export_buttons(frame, {"settings": {k: s[k] for k in STATE if k.startswith("gen_dd")}},
                            "generalization_double_descent")
+
+
+def _frame(snap: G.GeneralizationSnapshot) -> pd.DataFrame:
+    return pd.DataFrame({"iteration": snap.steps, "train_loss": snap.train_loss,
+                         "val_loss": snap.val_loss, "train_acc": snap.train_acc,
+                         "val_acc": snap.val_acc, "weight_norm": snap.weight_norm})
+
+
+def _export_pair(pair: G.PairTrainer, configs: dict[str, G.TrainConfig], name: str) -> None:
+    """CSV of both runs' curves (a `run` column) and JSON of both configurations."""
+    snaps = pair.snapshot()
+    frame = pd.concat([_frame(snap).assign(run=run) for run, snap in snaps.items()])
+    with st.expander("Export"):
+        export_buttons(frame, {"runs": {k: c.__dict__ for k, c in configs.items()}}, name)
 
 
 def _export(snap: G.GeneralizationSnapshot, config: G.TrainConfig, name: str) -> None:

@@ -79,6 +79,7 @@ def test_every_view_draws_its_figure_and_only_the_open_view_runs(title, key):
     at = open_view(open_page(PAGE), SLUG, title)
     assert not at.error
     assert chart_figure(at, key)["data"]
+    assert len(at.get("download_button")) == 2                   # CSV + JSON export
     with pytest.raises(Exception):
         chart_figure(at, "gen_overfit_fig")
 
