@@ -1,8 +1,8 @@
 """Draw the gallery thumbnails (assets/thumbnails/<slug>.png, 320x180) from real computations:
 a GD path on a quadratic, a ReLU net's activation patterns, a Sobel filter on a bundled photo,
 an LSTM's forget gates, a softmax attention map, a ring of Gaussians, bundled digits, and the
-forward noising of a spiral, signal variance through deep nets.
-Run: python -m scripts.make_thumbnails [slug ...]"""
+forward noising of a spiral, signal variance through deep nets, an overfitted boundary on noisy
+moons, an adversarial digit. Run: python -m scripts.make_thumbnails [slug ...]"""
 from __future__ import annotations
 
 import sys
@@ -176,9 +176,32 @@ def initialization():
     return img
 
 
+def generalization():
+    """The decision boundary of an unregularized 2x128 net after 600 Adam steps on 100 noisy
+    moons (20% of the labels flipped): it bends around the flipped points."""
+    from engine.generalization import GeneralizationTrainer, TrainConfig, decision_grid
+    tr = GeneralizationTrainer(TrainConfig(n_train=100, noise=0.2, label_noise=0.2), seed=0,
+                               device="cpu")
+    tr.step(600)
+    box = (-1.6, 2.6, -1.05, 1.3)
+    grid = decision_grid(tr.model, box, res=W)
+    p = np.flipud(grid.probability[np.linspace(0, W - 1, H).astype(int)])[..., None]
+    bg = 255 - (255 - np.array(RED)) * np.clip(2 * p - 1, 0, 1) * 0.45 \
+        - (255 - np.array(BLUE)) * np.clip(1 - 2 * p, 0, 1) * 0.45
+    img = Image.fromarray(bg.astype(np.uint8))
+    d = ImageDraw.Draw(img)
+    px, py = _to_px(tr.data.x_train, box)
+    for x, y, lab, clean in zip(px, py, tr.data.y_train, tr.data.clean_train):
+        d.ellipse([x - 4, y - 4, x + 4, y + 4], fill=RED if lab else BLUE, outline=(255, 255, 255))
+        if lab != clean:
+            d.ellipse([x - 7, y - 7, x + 7, y + 7], outline=(0, 0, 0), width=2)
+    return img
+
+
 THUMBNAILS = {"gradient_descent": gradient_descent, "relu_regions": relu_regions,
               "convolution": convolution, "lstm_gating": lstm_gating, "attention": attention,
-              "gan": gan, "vae": vae, "diffusion": diffusion, "initialization": initialization}
+              "gan": gan, "vae": vae, "diffusion": diffusion, "initialization": initialization,
+              "generalization": generalization}
 
 
 def adversarial():

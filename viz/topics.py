@@ -46,7 +46,7 @@ TOPICS: tuple[Topic, ...] = (
     Topic("generalization", "Generalization & regularization", "Optimization",
           "Watch train and validation curves split, memorize random labels, and see double "
           "descent.",
-          ":material/call_split:", 20),
+          ":material/call_split:", 20, ready=True),
     Topic("relu_regions", "ReLU linear regions", "Architectures",
           "A ReLU network cuts the plane into polygons; watch them multiply with depth.",
           ":material/change_history:", 4, ready=True),
