@@ -22,13 +22,18 @@ SIZES = {
 
 def make_template(classroom: bool = False) -> go.layout.Template:
     s = SIZES[bool(classroom)]
+    # automargin: the margins grow to fit tick labels and axis titles, so a larger classroom
+    # font never lays an axis title over the tick labels; the title sits in the top margin and
+    # legends on the right of the plot area, so legend and title cannot meet.
     axis = dict(showgrid=True, gridcolor="#e6e6e6", zeroline=False, linecolor="#444",
-                ticks="outside", tickfont=dict(size=s["tick"]), title=dict(font=dict(size=s["font"])))
+                ticks="outside", tickfont=dict(size=s["tick"]), automargin=True,
+                title=dict(font=dict(size=s["font"]), standoff=8))
     return go.layout.Template(
         layout=dict(
             font=dict(family="Inter, 'Source Sans Pro', Arial, sans-serif", size=s["font"],
                       color="#222"),
-            title=dict(font=dict(size=s["title"]), x=0.02, xanchor="left"),
+            title=dict(font=dict(size=s["title"]), x=0.02, xanchor="left", automargin=True,
+                       yref="container", y=0.98, yanchor="top"),
             colorway=COLORWAY,
             paper_bgcolor="white", plot_bgcolor="white",
             xaxis=axis, yaxis=axis,
