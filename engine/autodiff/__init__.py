@@ -15,11 +15,12 @@ from engine.autodiff.graph import Edge, Graph, Layout, Node, TraceStep, layout
 from engine.autodiff.layers import (LOSSES, JacobianCost, LayerExample, LinearGrads,
                                     cost_forward_vs_reverse, layer_example, linear_layer_grads)
 from engine.autodiff.ops import FUNCTIONS, OPS, Op
-from engine.autodiff.parser import MAX_CHARS, MAX_DEPTH, MAX_NODES, parse
+from engine.autodiff.parser import MAX_CHARS, MAX_DEPTH, MAX_NODES, parse, parse_values
 from engine.autodiff.results import Differentiation, differentiate
 
 __all__ = ["DEFAULT_HS", "DIFFERENCES", "EPS", "FUNCTIONS", "LOSSES", "MAX_CHARS", "MAX_DEPTH",
            "MAX_NODES", "OPS", "Differentiation", "Edge", "GradcheckCurve", "Graph",
            "JacobianCost", "LayerExample", "Layout", "LinearGrads", "Node", "Op", "TraceStep",
            "cost_forward_vs_reverse", "differentiate", "finite_difference", "gradcheck_curve",
-           "layer_example", "layout", "linear_layer_grads", "parse", "relative_error"]
+           "layer_example", "layout", "linear_layer_grads", "parse", "parse_values",
+           "relative_error"]

@@ -179,3 +179,24 @@ def _describe(node: ast.AST) -> str:
     if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
         return "comprehension"
     return type(node).__name__
+
+
+def parse_values(text: str) -> dict[str, float]:
+    """'x = -2, y = 5; z = -4' -> {"x": -2.0, "y": 5.0, "z": -4.0}. Each number is read by
+    float() (never eval); a bad item raises ValueError naming it."""
+    values: dict[str, float] = {}
+    items = [item.strip() for item in text.replace(";", ",").split(",")]
+    for item in items:
+        if not item:
+            continue
+        name, sep, number = (part.strip() for part in item.partition("="))
+        if not sep or not name.isidentifier() or name.startswith("_"):
+            raise ValueError(f"cannot read {item!r}: write name = number, e.g. x = -2")
+        try:
+            value = float(number)
+        except ValueError:
+            raise ValueError(f"cannot read the number in {item!r}") from None
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, not {number!r}")
+        values[name] = value
+    return values

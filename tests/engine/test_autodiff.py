@@ -365,3 +365,14 @@ def test_full_jacobian_costs_n_forward_or_m_reverse_passes(n_in, n_out):
 def test_autodiff_package_imports_no_ui_library(path):
     # tests/engine/test_purity.py looks at engine/*.py only, not into packages
     assert not (_imports(path) & FORBIDDEN)
+
+
+def test_parse_values_reads_name_number_pairs_and_names_bad_items():
+    from engine.autodiff import parse_values
+    assert parse_values(" x = -2, y=5 ; z = -4e0,") == {"x": -2.0, "y": 5.0, "z": -4.0}
+    assert parse_values("") == {}
+    for bad, message in (("x -2", "cannot read 'x -2'"), ("x = two", "number in 'x = two'"),
+                         ("__class__ = 1", "cannot read"), ("x = inf", "finite"),
+                         ("x = __import__('os')", "number in")):
+        with pytest.raises(ValueError, match=message):
+            parse_values(bad)
