@@ -367,15 +367,14 @@ def graph_view(panel) -> None:
     n = len(d.trace)
     with panel.controls:
         c = st.columns(3, gap="small")
-        c[0].button("Step", key="bp_next", icon=":material/skip_next:", width="stretch",
+        c[0].button("Step", key="bp_next", width="stretch",
                     on_click=_step_to, args=(None, n), disabled=n == 0,
                     help="Process the next node of the backward pass.")
         playing = PLAYER.is_playing() and n > 0
         c[1].button("Pause" if playing else "Play", key="bp_play", on_click=_toggle_play,
-                    args=(n,), icon=":material/pause:" if playing else ":material/play_arrow:",
-                    type="primary", width="stretch", disabled=n == 0,
+                    args=(n,), type="primary", width="stretch", disabled=n == 0,
                     help=f"One backward step every {TICK_S:g} s.")
-        c[2].button("Reset", key="bp_reset", icon=":material/restart_alt:", width="stretch",
+        c[2].button("Reset", key="bp_reset", width="stretch",
                     on_click=_step_to, args=(0, n), help="Back to the forward pass.")
         _gradient_table(d)
     with panel.figure:
@@ -430,8 +429,9 @@ def _gradient_table(d: autodiff.Differentiation) -> None:
     rows = [{"input": n, "ours": d.gradients[n], "torch.autograd": d.torch_gradients[n]}
             for n in d.input_names]
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="bp_table", column_config={
-        "ours": st.column_config.NumberColumn("∂f/∂input (ours)", format="%.6g"),
-        "torch.autograd": st.column_config.NumberColumn(format="%.6g")})
+        "input": st.column_config.TextColumn("∂f/∂"),
+        "ours": st.column_config.NumberColumn("ours", format="%.4g"),
+        "torch.autograd": st.column_config.NumberColumn("autograd", format="%.4g")})
     st.caption(f"f = {d.output:.6g} · max |ours − torch| = {d.max_torch_diff:.1e} (float64)")
 
 

@@ -13,7 +13,9 @@ from viz.theme import COLORWAY
 
 VALUE_COLOR, GRAD_COLOR, STEP_COLOR = "#2ca02c", "#d62728", "#ff7f0e"
 NODE_FILL = {"input": "#dbe9f6", "const": "#eeeeee"}
+NODE_SIZE = 38                  # px (before the classroom scale)
 EDGE_LABELS_UP_TO = 40          # larger graphs: only the current step's edges are labelled
+SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 ERROR_FLOOR = 1e-17             # a relative error of exactly 0 is drawn here (log axis)
 
 
@@ -52,7 +54,14 @@ def graph_figure(d: Differentiation, step: int, big: bool = False) -> go.Figure:
     x, y = d.layout.x, -d.layout.y                  # first leaf on top
     grads = d.grads_at_step(step)
     current = d.trace[step - 1] if 0 < step <= len(d.trace) else None
-    size = 15 if big else 12
+    size = 19 if big else 12
+    rows = float(d.layout.y.max()) + 1 if len(d.nodes) else 1
+    height = int(np.clip(110 * rows + 120, 320, 640))
+    span = rows + 0.15                               # the y range below, in rows
+    px_per_row = (height - 60) / span
+    # the shared template scales marker sizes by 1.6 in classroom mode (viz/theme.py)
+    diameter = NODE_SIZE * (1.6 if big else 1.0)
+    offset = (diameter / 2 + 0.7 * size + 2) / px_per_row    # text just outside the circle
     fig = go.Figure()
     bends = _bends(d)
     hot = {(i, current.node, s) for i, s in zip(current.inputs, current.slots)} \
@@ -81,61 +90,62 @@ def graph_figure(d: Differentiation, step: int, big: bool = False) -> go.Figure:
              for n, v, g in zip(d.nodes, d.values, grads)]
     fig.add_trace(go.Scatter(
         x=x, y=y, mode="markers+text", text=[n.label for n in d.nodes], hovertext=hover,
-        hoverinfo="text", textfont=dict(size=size + 2, color="#111"), showlegend=False,
-        name="nodes", marker=dict(size=46 if big else 38, color=fill,
+        hoverinfo="text", textfont=dict(size=size + 3, color="#111"), showlegend=False,
+        name="nodes", marker=dict(size=NODE_SIZE, color=fill,
                                   line=dict(color=ring, width=width))))
-    fig.add_trace(go.Scatter(x=x, y=y + 0.32, mode="text", name="forward value",
+    fig.add_trace(go.Scatter(x=x, y=y + offset, mode="text", name="forward value",
                              text=[fmt(v) for v in d.values], hoverinfo="skip",
                              textfont=dict(size=size, color=VALUE_COLOR), showlegend=False))
-    fig.add_trace(go.Scatter(x=x, y=y - 0.34, mode="text", name="gradient",
+    fig.add_trace(go.Scatter(x=x, y=y - offset, mode="text", name="gradient",
                              text=["" if g != g else fmt(g) for g in grads], hoverinfo="skip",
                              textfont=dict(size=size, color=GRAD_COLOR), showlegend=False))
-    rows = float(d.layout.y.max()) + 1 if len(d.nodes) else 1
     n_steps = len(d.trace)
     title = (f"Forward pass: f = {fmt(d.output)} · press Step to backpropagate" if step <= 0
              else f"Backward step {min(step, n_steps)} of {n_steps}" +
              (" · done" if step >= n_steps else ""))
     fig.update_layout(
-        title=title, height=int(np.clip(110 * rows + 120, 320, 640)),
+        title=title, height=height,
         margin=dict(l=10, r=10, t=50, b=10),
         xaxis=dict(visible=False, range=[-0.5, d.layout.width - 0.5]),
-        yaxis=dict(visible=False, range=[-rows + 0.45, 0.6]),
-        annotations=[dict(text=f"<span style='color:{VALUE_COLOR}'>green: forward value</span>"
-                               f" · <span style='color:{GRAD_COLOR}'>red: dL/d(node)</span>",
-                          x=1, y=1.0, xref="paper", yref="paper", xanchor="right",
-                          yanchor="bottom", showarrow=False, font=dict(size=size))])
+        yaxis=dict(visible=False, range=[-rows + 0.45, 0.6]),      # span = rows + 0.15
+    )
+    fig.add_annotation(text=f"<span style='color:{VALUE_COLOR}'>green: forward value</span> · "
+                            f"<span style='color:{GRAD_COLOR}'>red: dL/d(node)</span>",
+                       x=1, y=1.0, xref="paper", yref="paper", xanchor="right",
+                       yanchor="bottom", showarrow=False, font=dict(size=size), name="key")
     return fig
 
 
 def _edge_labels(fig, d: Differentiation, current, bends, x, y, size) -> None:
-    """Labels at edge midpoints: the current step's upstream × local = downstream (orange);
-    for small graphs also every contribution that has already flowed (red)."""
+    """Labels at edge midpoints: the current step's upstream × local = downstream (orange
+    boxes drawn over everything, so a nearby value cannot hide them); for small graphs also
+    every contribution that has already flowed (red)."""
     flowed: dict[tuple[int, int, int], float] = {}
     done = {s.node for s in d.trace[:d.trace.index(current) + 1]} if current else set()
     for s in d.trace:
         if s.node in done:
             for i, slot, c in zip(s.inputs, s.slots, s.contribution):
                 flowed[(i, s.node, slot)] = c
-    xs, ys, texts, colors = [], [], [], []
+    xs, ys, texts = [], [], []
     for e, bend in zip(d.edges, bends):
         key = (e.src, e.dst, e.slot)
         mx, my = (x[e.src] + x[e.dst]) / 2, (y[e.src] + y[e.dst]) / 2 + bend / 2
         if current is not None and e.dst == current.node and e.src in current.inputs:
             k = current.slots.index(e.slot)
-            texts.append(f"{fmt(current.upstream)} × {fmt(current.local[k])} = "
-                         f"{fmt(current.contribution[k])}")
-            colors.append(STEP_COLOR)
+            fig.add_annotation(x=mx, y=my, showarrow=False, name="step",
+                               text=f"{fmt(current.upstream)} × {fmt(current.local[k])} = "
+                                    f"<b>{fmt(current.contribution[k])}</b>",
+                               font=dict(size=size, color="#8a4b00"),
+                               bgcolor="rgba(255,255,255,0.92)", bordercolor=STEP_COLOR,
+                               borderwidth=2, borderpad=2)
         elif key in flowed and len(d.nodes) <= EDGE_LABELS_UP_TO:
+            xs.append(mx)
+            ys.append(my + 0.12)
             texts.append(fmt(flowed[key]))
-            colors.append(GRAD_COLOR)
-        else:
-            continue
-        xs.append(mx)
-        ys.append(my + 0.12)
     if xs:
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="text", text=texts, hoverinfo="skip",
                                  name="edge gradients", showlegend=False,
-                                 textfont=dict(size=size, color=colors)))
+                                 textfont=dict(size=size, color=GRAD_COLOR)))
 
 
 def gradcheck_figure(c: GradcheckCurve) -> go.Figure:
@@ -198,8 +208,8 @@ def modes_figure(ns: Sequence[int], costs: Sequence[JacobianCost], current: Jaco
                              marker=dict(size=16, symbol="circle-open", color="#222",
                                          line=dict(width=3))))
     fig.update_layout(title=f"Passes for the full {current.n_out}×n Jacobian of f: ℝⁿ → "
-                            f"ℝ^{current.n_out}",
-                      xaxis=dict(title="inputs n", type="log"),
-                      yaxis=dict(title="passes (counted)", type="log"),
+                            f"ℝ{str(current.n_out).translate(SUPERSCRIPTS)}",
+                      xaxis=dict(title="inputs n", type="log", tickvals=list(ns)),
+                      yaxis=dict(title="passes (counted)", type="log", dtick=1),
                       legend=dict(x=0.02, y=0.98, xanchor="left", yanchor="top"), height=450)
     return fig

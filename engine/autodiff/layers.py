@@ -16,6 +16,7 @@ per output (m vector-Jacobian products, one row each) after a single forward pas
 """
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -118,6 +119,11 @@ def layer_example(n_in: int, n_out: int, batch: int = 1, loss: str = "mse",
                         LinearGrads(dW.numpy(), dx.numpy(), db.numpy()), float(t_loss.detach()))
 
 
+# PyTorch's forward-mode AD levels are process-global, not per thread: two jvp loops running
+# at once in two threads (two app sessions) break each other's dual level, so they take turns.
+_FORWARD_AD = threading.Lock()
+
+
 @dataclass(frozen=True)
 class JacobianCost:
     n_in: int
@@ -156,12 +162,13 @@ def cost_forward_vs_reverse(n_in: int, n_out: int, hidden: int = 16,
     def f(v):
         return W2 @ torch.tanh(W1 @ v)
 
-    t0 = time.perf_counter()
-    columns, forward_passes = [], 0
-    for e in torch.eye(n_in, dtype=torch.float64):
-        columns.append(torch.func.jvp(f, (x,), (e,))[1])
-        forward_passes += 1
-    t1 = time.perf_counter()
+    with _FORWARD_AD:
+        t0 = time.perf_counter()
+        columns, forward_passes = [], 0
+        for e in torch.eye(n_in, dtype=torch.float64):
+            columns.append(torch.func.jvp(f, (x,), (e,))[1])
+            forward_passes += 1
+        t1 = time.perf_counter()
     _, pull = torch.func.vjp(f, x)
     rows, reverse_passes = [], 0
     for e in torch.eye(n_out, dtype=torch.float64):

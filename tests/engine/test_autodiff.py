@@ -376,3 +376,12 @@ def test_parse_values_reads_name_number_pairs_and_names_bad_items():
                          ("x = __import__('os')", "number in")):
         with pytest.raises(ValueError, match=message):
             parse_values(bad)
+
+
+def test_jacobian_cost_is_safe_in_concurrent_threads():
+    # the app runs each session in its own thread; forward-mode AD levels are process-global
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(4) as pool:
+        costs = list(pool.map(lambda n: cost_forward_vs_reverse(n, 3), [40, 41, 42, 43] * 3))
+    assert [c.forward_passes for c in costs] == [40, 41, 42, 43] * 3
+    assert max(c.max_error for c in costs) < 1e-14

@@ -38,6 +38,12 @@ def _graph(at: AppTest) -> dict:
     return chart_figure(at, "bp_graph")
 
 
+def _step_labels(fig: dict) -> list[str]:
+    """The boxed upstream × local = downstream labels of the current backward step."""
+    return sorted(a["text"] for a in fig["layout"].get("annotations", ())
+                  if a.get("name") == "step")
+
+
 def _title(fig: dict) -> str:
     return fig["layout"]["title"]["text"]
 
@@ -67,16 +73,16 @@ def test_step_play_reset_walk_the_backward_pass():
     at.button(key="bp_next").click().run()
     fig = _graph(at)
     assert _title(fig) == "Backward step 1 of 2"
-    labels = _trace(fig, "edge gradients")["text"]
-    assert sorted(labels) == ["1 × 3 = 3", "1 × −4 = −4"]     # upstream × local = downstream
+    assert _step_labels(fig) == ["1 × 3 = <b>3</b>", "1 × −4 = <b>−4</b>"]  # upstream × local
+    assert not any(t.get("name") == "edge gradients" for t in fig["data"])  # = downstream
     assert dict(zip(_trace(fig, "nodes")["text"], _trace(fig, "gradient")["text"])) == \
         {"x": "", "y": "", "+": "−4", "z": "3", "×": "1"}
     at.button(key="bp_next").click().run()
     fig = _graph(at)
     assert _title(fig) == "Backward step 2 of 2 · done"
     # the + node's two edges carry the current step; the edges done in step 1 keep theirs
-    assert sorted(_trace(fig, "edge gradients")["text"]) == ["3", "−4", "−4 × 1 = −4",
-                                                             "−4 × 1 = −4"]
+    assert _step_labels(fig) == ["−4 × 1 = <b>−4</b>"] * 2
+    assert sorted(_trace(fig, "edge gradients")["text"]) == ["3", "−4"]
     assert dict(zip(_trace(fig, "nodes")["text"], _trace(fig, "gradient")["text"])) == \
         {"x": "−4", "y": "−4", "+": "−4", "z": "3", "×": "1"}
     at.button(key="bp_next").click().run()                  # past the end: stays at 2
@@ -164,7 +170,7 @@ def test_second_tour_step_shows_the_first_backward_step():
     show_step(at, SLUG, 1)
     fig = _graph(at)
     assert _title(fig) == "Backward step 1 of 2"
-    assert sorted(_trace(fig, "edge gradients")["text"]) == ["1 × 3 = 3", "1 × −4 = −4"]
+    assert _step_labels(fig) == ["1 × 3 = <b>3</b>", "1 × −4 = <b>−4</b>"]
 
 
 def test_typing_an_expression_and_values_changes_everything():
