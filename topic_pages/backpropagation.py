@@ -532,10 +532,14 @@ def modes_view(panel) -> None:
                 "gives one row, so m are needed. The passes are counted as the loops run.")
 
 
+# fragment=False for every view: the tour's "Show me" sits in the view's column, and a button
+# inside a fragment reruns only that fragment in the browser, so it could not switch the tab
+# (AppTest runs the whole script and does not show this). Every view here is cheap (cached);
+# the Graph view runs its own fragment for Play.
 VIEWS = [View("graph", "Graph", graph_view, fragment=False),
-         View("gradcheck", "Gradient check", gradcheck_view),
-         View("layers", "Layers", layers_view),
-         View("modes", "Forward vs reverse mode", modes_view)]
+         View("gradcheck", "Gradient check", gradcheck_view, fragment=False),
+         View("layers", "Layers", layers_view, fragment=False),
+         View("modes", "Forward vs reverse mode", modes_view, fragment=False)]
 
 if __name__ == "__main__":
     topic_page("backpropagation", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,

@@ -197,10 +197,10 @@ def modes_figure(ns: Sequence[int], costs: Sequence[JacobianCost], current: Jaco
     with the current (n, m) marked."""
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=list(ns), y=[c.forward_passes for c in costs],
-                             mode="lines+markers", name="forward mode (one JVP per input)",
+                             mode="lines+markers", name="forward mode<br>(one JVP per input)",
                              line=dict(color=COLORWAY[0])))
     fig.add_trace(go.Scatter(x=list(ns), y=[c.reverse_passes for c in costs],
-                             mode="lines+markers", name="reverse mode (one VJP per output)",
+                             mode="lines+markers", name="reverse mode<br>(one VJP per output)",
                              line=dict(color=COLORWAY[1])))
     fig.add_trace(go.Scatter(x=[current.n_in, current.n_in],
                              y=[current.forward_passes, current.reverse_passes], mode="markers",
@@ -211,5 +211,5 @@ def modes_figure(ns: Sequence[int], costs: Sequence[JacobianCost], current: Jaco
                             f"ℝ{str(current.n_out).translate(SUPERSCRIPTS)}",
                       xaxis=dict(title="inputs n", type="log", tickvals=list(ns)),
                       yaxis=dict(title="passes (counted)", type="log", dtick=1),
-                      legend=dict(x=0.02, y=0.98, xanchor="left", yanchor="top"), height=450)
+                      legend=dict(x=1.02, y=1, xanchor="left", yanchor="top"), height=450)
     return fig
