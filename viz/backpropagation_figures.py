@@ -16,6 +16,7 @@ NODE_FILL = {"input": "#dbe9f6", "const": "#eeeeee"}
 NODE_SIZE = 38                  # px (before the classroom scale)
 EDGE_LABELS_UP_TO = 40          # larger graphs: only the current step's edges are labelled
 SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+CELL_NUMBERS_UP_TO = 40         # heatmap cells get their number written in them
 ERROR_FLOOR = 1e-17             # a relative error of exactly 0 is drawn here (log axis)
 
 
@@ -162,9 +163,9 @@ def gradcheck_figure(c: GradcheckCurve) -> go.Figure:
                                              line=dict(color="#222", width=1))))
         fig.add_vline(x=c.theory_h[kind], line=dict(color=color, dash="dot", width=1.5))
     fig.update_layout(
-        title="Finite differences vs autodiff: relative error of the gradient",
+        title="Finite differences vs autodiff",
         xaxis=dict(type="log", title="step h", autorange="reversed", exponentformat="power"),
-        yaxis=dict(type="log", title="relative error", exponentformat="power"),
+        yaxis=dict(type="log", title="relative error of the gradient", exponentformat="power"),
         legend=dict(x=1.02, y=1, xanchor="left", yanchor="top"), height=470,
         margin=dict(r=10))
     return fig
@@ -172,22 +173,25 @@ def gradcheck_figure(c: GradcheckCurve) -> go.Figure:
 
 def layer_figure(ex: LayerExample) -> go.Figure:
     """Heatmaps of the linear layer's arrays and gradients, each titled with its shape."""
-    panels = [("x", ex.x), ("W", ex.W), ("dL/dy = δ", ex.delta),
-              ("dL/dW = δᵀx", ex.grads.dW), ("dL/dx = δW", ex.grads.dx),
-              ("dL/db = Σ δ", ex.grads.db[None, :])]
-    titles = [f"{name}  {tuple(a.shape)}" for name, a in panels]
+    panels = [("x", ex.x, ex.x.shape), ("W", ex.W, ex.W.shape),
+              ("dL/dy = δ", ex.delta, ex.delta.shape),
+              ("dL/dW = δᵀx", ex.grads.dW, ex.grads.dW.shape),
+              ("dL/dx = δW", ex.grads.dx, ex.grads.dx.shape),
+              ("dL/db = Σ δ", ex.grads.db[None, :], ex.grads.db.shape)]   # a row, shape (n,)
+    titles = [f"{name}  {tuple(shape)}" for name, _, shape in panels]
     fig = make_subplots(rows=2, cols=3, subplot_titles=titles, horizontal_spacing=0.06,
                         vertical_spacing=0.16)
-    for k, (name, a) in enumerate(panels):
+    for k, (name, a, _) in enumerate(panels):
         m = float(np.abs(a).max()) or 1.0
+        numbers = {"texttemplate": "%{z:.2f}"} if a.size <= CELL_NUMBERS_UP_TO else {}
         fig.add_trace(go.Heatmap(z=a, zmin=-m, zmax=m, colorscale="RdBu", reversescale=True,
-                                 showscale=False, name=name,
+                                 showscale=False, name=name, **numbers,
                                  hovertemplate="row %{y}, col %{x}: %{z:.4g}<extra></extra>"),
                       row=k // 3 + 1, col=k % 3 + 1)
     fig.update_yaxes(autorange="reversed", showticklabels=False, ticks="")
     fig.update_xaxes(showticklabels=False, ticks="")
-    fig.update_layout(title="Linear layer y = W x + b: every array and gradient (rows = "
-                            "examples)", height=480)
+    fig.update_layout(title="Linear layer y = Wx + b (rows = examples)", height=500,
+                      margin=dict(t=90))
     return fig
 
 

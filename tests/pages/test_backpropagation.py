@@ -246,7 +246,7 @@ def test_layers_tab_shapes_follow_the_sizes():
     assert tuple(table.loc["dL/dx", "shape"]) == (2, 7)
     assert table["max |ours − autograd|"].max() < 1e-12
     titles = [a["text"] for a in chart_figure(at, "bp_layers")["layout"]["annotations"]]
-    assert "dL/dW = δᵀx  (3, 7)" in titles
+    assert "dL/dW = δᵀx  (3, 7)" in titles and "dL/db = Σ δ  (3,)" in titles
 
 
 def test_modes_tab_counts_passes_as_n_and_m_change():
