@@ -14,6 +14,7 @@ from viz.theme import COLORWAY
 VALUE_COLOR, GRAD_COLOR, STEP_COLOR = "#2ca02c", "#d62728", "#ff7f0e"
 NODE_FILL = {"input": "#dbe9f6", "const": "#eeeeee"}
 NODE_SIZE = 38                  # px (before the classroom scale)
+CROWDED_ROW_PX = 60             # rows closer than this: small nodes, numbers only on hover
 EDGE_LABELS_UP_TO = 40          # larger graphs: only the current step's edges are labelled
 SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 CELL_NUMBERS_UP_TO = 40         # heatmap cells get their number written in them
@@ -51,18 +52,21 @@ def _bends(d: Differentiation) -> list[float]:
 def graph_figure(d: Differentiation, step: int, big: bool = False) -> go.Figure:
     """The graph left to right: op symbol in each node, its forward value above (green),
     the gradient that has arrived after `step` backward steps below (red). The node the
-    step processes is ringed orange; its input edges carry upstream × local = downstream."""
+    step processes is ringed orange; its input edges carry upstream × local = downstream.
+    A graph too tall for the figure gets small nodes and shows the numbers on hover."""
     x, y = d.layout.x, -d.layout.y                  # first leaf on top
     grads = d.grads_at_step(step)
     current = d.trace[step - 1] if 0 < step <= len(d.trace) else None
     size = 19 if big else 12
     rows = float(d.layout.y.max()) + 1 if len(d.nodes) else 1
-    height = int(np.clip(110 * rows + 120, 320, 640))
+    height = int(np.clip(110 * rows + 120, 320, 900))
     span = rows + 0.15                               # the y range below, in rows
     px_per_row = (height - 60) / span
     # the shared template scales marker sizes by 1.6 in classroom mode (viz/theme.py)
-    diameter = NODE_SIZE * (1.6 if big else 1.0)
-    offset = (diameter / 2 + 0.7 * size + 2) / px_per_row    # text just outside the circle
+    scale = 1.6 if big else 1.0
+    crowded = px_per_row < CROWDED_ROW_PX            # big graphs: small nodes, numbers on hover
+    node_size = max(6.0, 0.7 * px_per_row / scale) if crowded else NODE_SIZE
+    offset = (node_size * scale / 2 + 0.7 * size + 2) / px_per_row   # text outside the circle
     fig = go.Figure()
     bends = _bends(d)
     hot = {(i, current.node, s) for i, s in zip(current.inputs, current.slots)} \
@@ -90,16 +94,19 @@ def graph_figure(d: Differentiation, step: int, big: bool = False) -> go.Figure:
              f"{fmt(g) if g == g else 'not reached yet'}"
              for n, v, g in zip(d.nodes, d.values, grads)]
     fig.add_trace(go.Scatter(
-        x=x, y=y, mode="markers+text", text=[n.label for n in d.nodes], hovertext=hover,
+        x=x, y=y, mode="markers" if crowded else "markers+text",
+        text=[n.label for n in d.nodes], hovertext=hover,
         hoverinfo="text", textfont=dict(size=size + 3, color="#111"), showlegend=False,
-        name="nodes", marker=dict(size=NODE_SIZE, color=fill,
+        name="nodes", marker=dict(size=node_size, color=fill,
                                   line=dict(color=ring, width=width))))
-    fig.add_trace(go.Scatter(x=x, y=y + offset, mode="text", name="forward value",
-                             text=[fmt(v) for v in d.values], hoverinfo="skip",
-                             textfont=dict(size=size, color=VALUE_COLOR), showlegend=False))
-    fig.add_trace(go.Scatter(x=x, y=y - offset, mode="text", name="gradient",
-                             text=["" if g != g else fmt(g) for g in grads], hoverinfo="skip",
-                             textfont=dict(size=size, color=GRAD_COLOR), showlegend=False))
+    if not crowded:
+        fig.add_trace(go.Scatter(x=x, y=y + offset, mode="text", name="forward value",
+                                 text=[fmt(v) for v in d.values], hoverinfo="skip",
+                                 textfont=dict(size=size, color=VALUE_COLOR), showlegend=False))
+        fig.add_trace(go.Scatter(x=x, y=y - offset, mode="text", name="gradient",
+                                 text=["" if g != g else fmt(g) for g in grads],
+                                 hoverinfo="skip", textfont=dict(size=size, color=GRAD_COLOR),
+                                 showlegend=False))
     n_steps = len(d.trace)
     title = (f"Forward pass: f = {fmt(d.output)} · press Step to backpropagate" if step <= 0
              else f"Backward step {min(step, n_steps)} of {n_steps}" +
@@ -110,8 +117,10 @@ def graph_figure(d: Differentiation, step: int, big: bool = False) -> go.Figure:
         xaxis=dict(visible=False, range=[-0.5, d.layout.width - 0.5]),
         yaxis=dict(visible=False, range=[-rows + 0.45, 0.6]),      # span = rows + 0.15
     )
-    fig.add_annotation(text=f"<span style='color:{VALUE_COLOR}'>green: forward value</span> · "
-                            f"<span style='color:{GRAD_COLOR}'>red: dL/d(node)</span>",
+    key = "large graph: hover a node for its value and gradient" if crowded else \
+        (f"<span style='color:{VALUE_COLOR}'>green: forward value</span> · "
+         f"<span style='color:{GRAD_COLOR}'>red: dL/d(node)</span>")
+    fig.add_annotation(text=key,
                        x=1, y=1.0, xref="paper", yref="paper", xanchor="right",
                        yanchor="bottom", showarrow=False, font=dict(size=size), name="key")
     return fig

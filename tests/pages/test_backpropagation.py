@@ -267,3 +267,5 @@ def test_a_200_node_graph_stays_small_and_fast_to_draw():
     fig = _graph(at)
     assert len(json.dumps(fig)) < 300_000
     assert len(_trace(fig, "nodes")["text"]) == 202
+    assert "hover a node" in fig["layout"]["annotations"][-1]["text"]   # too tall to label
+    assert not any(t.get("name") == "forward value" for t in fig["data"])
