@@ -193,8 +193,12 @@ C_ROUTER = (_equals("∂f/∂x (the larger input)", lambda s: grad(s, "x"), 2.0)
 C_CHECK = (Claim("best central h / (ε^(1/3) · scale)",
                  lambda s: gradcheck_of(s).best_h["central"] / gradcheck_of(s).theory_h[
                      "central"], lo=0.1, hi=10),
+           Claim("ε^(1/3) · scale", lambda s: gradcheck_of(s).theory_h["central"],
+                 lo=1.8e-5, hi=1.85e-5),
+           Claim("√ε · scale", lambda s: gradcheck_of(s).theory_h["forward"],
+                 lo=4.4e-8, hi=4.5e-8),
            Claim("smallest central relative error", lambda s: gradcheck_of(s).best_error[
-               "central"], hi=1e-9),
+               "central"], lo=1e-12, hi=1e-10),
            Claim("smallest forward relative error", lambda s: gradcheck_of(s).best_error[
                "forward"], lo=2e-9, hi=1e-8),
            Claim("best forward h / (√ε · scale)",
@@ -241,11 +245,11 @@ PRESETS = {
         "for the other, so all of ∂f/∂max = z = 2 goes to x and none to y.", "graph",
         C_ROUTER),
     "Gradient check on the sigmoid neuron": Preset(
-        CHECK, "Central differences reach a relative error below 1e-9 at h near "
-        "ε^(1/3) ≈ 6e-6 (dotted line); forward differences only get down to about 5e-9, at h "
-        "near √ε ≈ 1.5e-8. Right of each minimum the error falls as h² (central) or h "
-        "(forward): truncation; left of it, it grows as 1/h: round-off.", "gradcheck",
-        C_CHECK),
+        CHECK, "Central differences reach a relative error of about 1e-11, at an h within a "
+        "decade of ε^(1/3)·scale = 1.8e-5 (red dotted line; scale = the largest |input| = 3); "
+        "forward differences only get down to about 5e-9, near √ε·scale = 4.5e-8 (blue). Right "
+        "of each minimum the error falls as h² (central) or h (forward): truncation; left of "
+        "it, it grows as 1/h: round-off.", "gradcheck", C_CHECK),
     "Linear layer + cross-entropy": Preset(
         LAYER, "y = W x + b on a batch of 4: dL/dW = δᵀx has W's shape (3, 5), dL/dx = δW has "
         "x's shape (4, 5), dL/db sums δ over the batch; autograd agrees to 1e-12.", "layers",
@@ -284,7 +288,8 @@ STEPS = [
          "x receives −2 and 1, ∂f/∂x = −1.", {**TWICE, **END}, "graph", C_TWICE),
     Step("Check a gradient numerically",
          "Finite differences approximate each partial derivative. Too large an h: truncation "
-         "error; too small: round-off. Central differences are best near ε^(1/3).",
+         "error; too small: round-off. Central differences are best near ε^(1/3) times the "
+         "inputs' scale, forward differences near √ε times it.",
          CHECK, "gradcheck", C_CHECK),
     Step("Whole layers at once",
          "For y = W x + b the same chain rule gives matrices: dL/dW = δᵀx, dL/dx = δW; each "
