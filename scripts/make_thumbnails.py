@@ -1,5 +1,6 @@
 """Draw the gallery thumbnails (assets/thumbnails/<slug>.png, 320x180) from real computations:
-a GD path on a quadratic, a ReLU net's activation patterns, a Sobel filter on a bundled photo,
+the computational graph of a sigmoid neuron with its forward values and backpropagated
+gradients, a GD path on a quadratic, a ReLU net's activation patterns, a Sobel filter on a bundled photo,
 an LSTM's forget gates, a softmax attention map, a ring of Gaussians, bundled digits, and the
 forward noising of a spiral, signal variance through deep nets, an overfitted boundary on noisy
 moons, an adversarial digit. Run: python -m scripts.make_thumbnails [slug ...]"""
@@ -198,7 +199,35 @@ def generalization():
     return img
 
 
-THUMBNAILS = {"gradient_descent": gradient_descent, "relu_regions": relu_regions,
+def backpropagation():
+    from engine.autodiff import differentiate
+    d = differentiate("sigmoid(w0*x0 + w1*x1 + w2)",
+                      {"w0": 2.0, "x0": -1.0, "w1": -3.0, "x1": -2.0, "w2": -3.0})
+    ascii_label = {"mul": "*", "add": "+", "sigmoid": "sig"}     # the bitmap font's glyphs
+    img, draw = _canvas()
+    lx, ly = d.layout.x, d.layout.y
+    px = 84 + lx / max(lx.max(), 1) * (W - 108)
+    py = 20 + ly / max(ly.max(), 1) * (H - 44)
+    for e in d.edges:
+        draw.line([(px[e.src], py[e.src]), (px[e.dst], py[e.dst])], fill=(150, 150, 150),
+                  width=2)
+    for n, value, grad in zip(d.nodes, d.values, d.grads):
+        x, y, r = px[n.id], py[n.id], 11
+        fill = (219, 233, 246) if n.op == "input" else (238, 238, 238) if n.op == "const" \
+            else (255, 255, 255)
+        draw.ellipse([x - r, y - r, x + r, y + r], fill=fill, outline=(60, 60, 60), width=2)
+        draw.text((x, y), ascii_label.get(n.op, n.label), fill=(20, 20, 20), anchor="mm")
+        if n.inputs:          # operations: value above (green), gradient below (red)
+            draw.text((x, y - r - 2), f"{value:.2g}", fill=GREEN, anchor="md")
+            draw.text((x, y + r + 2), f"{grad:.2g}", fill=RED, anchor="ma")
+        else:                 # inputs: value and gradient to the left
+            draw.text((x - r - 4, y), f"{value:.2g} ", fill=GREEN, anchor="rm")
+            draw.text((x - r - 30, y), f"{grad:.2g}", fill=RED, anchor="rm")
+    return img
+
+
+THUMBNAILS = {"backpropagation": backpropagation, "gradient_descent": gradient_descent,
+              "relu_regions": relu_regions,
               "convolution": convolution, "lstm_gating": lstm_gating, "attention": attention,
               "gan": gan, "vae": vae, "diffusion": diffusion, "initialization": initialization,
               "generalization": generalization}

@@ -35,7 +35,7 @@ SECTIONS = ("Foundations", "Optimization", "Architectures", "Generative models",
 TOPICS: tuple[Topic, ...] = (
     Topic("backpropagation", "Backpropagation on a graph", "Foundations",
           "Type an expression, see its graph, and step through the backward pass node by node.",
-          ":material/account_tree:", 18),
+          ":material/account_tree:", 18, ready=True),
     Topic("initialization", "Initialization & batch norm", "Foundations",
           "Watch the signal die or explode through 50 layers, and see what He init and batch "
           "norm change.",
