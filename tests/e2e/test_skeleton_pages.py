@@ -184,7 +184,8 @@ def test_walk_every_preset_step_and_tab(context_factory, server_url, topic):
         tour = tour_key(topic.slug)
         assert _press(page, f"{tour}__start")
         for i, step in enumerate(module.STEPS):
-            assert page.get_by_text(f"{i + 1}/{len(module.STEPS)} · {step.title}").count() == 1
+            card = page.get_by_text(f"{i + 1}/{len(module.STEPS)} · {step.title}")
+            card.first.wait_for(timeout=30_000)      # the step's text beside the figure
             if step.settings or step.view:
                 assert _press(page, f"{tour}__show"), f"step {i + 1} has no Show me"
             no_errors(page, f"step {i + 1} {step.title}")
