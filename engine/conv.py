@@ -364,6 +364,25 @@ def effective_receptive_field(model: nn.Module, input_shape: tuple[int, int, int
     return ERF(heat, (oi, oj), region, int(n_samples), float(inside), float(radius))
 
 
+def central_mass(erf: ERF, fraction: float = 0.5) -> tuple[float, float]:
+    """(mass share, area share) of the square around the box centre with half-width
+    fraction * (r - 1)/2, clipped to the image: mass share = sum of the ERF heatmap inside /
+    total; area share = pixels inside / pixels of the (clipped) theoretical box. A field that
+    is flat over the box has mass share = area share; Luo et al.'s Gaussian-like field has
+    mass share >> area share."""
+    heat = erf.heatmap
+    total = heat.sum()
+    reg = erf.region
+    ci, cj = (reg.lo[0] + reg.hi[0]) / 2, (reg.lo[1] + reg.hi[1]) / 2
+    half = fraction * (reg.size - 1) / 2
+    ii, jj = np.indices(heat.shape)
+    inner = (np.abs(ii - ci) <= half) & (np.abs(jj - cj) <= half)
+    box = ((ii >= reg.clip_lo[0]) & (ii <= reg.clip_hi[0]) & (jj >= reg.clip_lo[1])
+           & (jj <= reg.clip_hi[1]))
+    mass = float(heat[inner].sum() / total) if total > 0 else 0.0
+    return mass, float(inner.sum() / max(box.sum(), 1))
+
+
 # --------------------------------------------------------------------------------------
 # Sliding-window convolution, step by step, and the full feature map
 # --------------------------------------------------------------------------------------
@@ -749,6 +768,7 @@ STACKS: dict[str, tuple[LayerSpec, ...]] = {
     "three 3x3": (_c(3, p=1), _c(3, p=1), _c(3, p=1)),
     "strided 6-layer": (_c(3, p=1), _c(3, s=2, p=1), _c(3, p=1), _c(3, s=2, p=1),
                         _c(3, p=1), _c(3, p=1)),
+    "3x3 x 12 (deep)": tuple(_c(3, p=1) for _ in range(12)),
 }
 
 

@@ -28,6 +28,7 @@ from torch import nn
 
 from engine.device import make_generator, resolve_device, to_numpy
 from engine.datasets import make_dataset
+from engine.nets import INITS as NET_INITS
 from engine.training import History
 
 Box = tuple[float, float, float, float]  # (xmin, xmax, ymin, ymax)
@@ -37,25 +38,11 @@ Box = tuple[float, float, float, float]  # (xmin, xmax, ymin, ymax)
 # Building networks
 # --------------------------------------------------------------------------------------
 
-def _kaiming_std(fan_in: int, fan_out: int) -> float:
-    """He et al.: W ~ N(0, 2 / fan_in), keeps the second moment of h through ReLU layers."""
-    return math.sqrt(2.0 / fan_in)
-
-
-def _xavier_std(fan_in: int, fan_out: int) -> float:
-    """Glorot: W ~ N(0, 2 / (fan_in + fan_out))."""
-    return math.sqrt(2.0 / (fan_in + fan_out))
-
-
-def _lecun_std(fan_in: int, fan_out: int) -> float:
-    """LeCun: W ~ N(0, 1 / fan_in)."""
-    return math.sqrt(1.0 / fan_in)
-
-
-INITS: dict[str, Callable[[int, int], float]] = {
-    "kaiming": _kaiming_std,
-    "xavier": _xavier_std,
-    "lecun": _lecun_std,
+# this page's scheme names -> the shared registry engine.nets.INITS (W ~ N(0, std²) each)
+INITS: dict[str, str] = {
+    "kaiming": "kaiming_normal",   # He: N(0, 2 / fan_in)
+    "xavier": "xavier_normal",     # Glorot: N(0, 2 / (fan_in + fan_out))
+    "lecun": "normal",             # LeCun: N(0, 1 / fan_in)
 }
 
 
@@ -63,7 +50,7 @@ def make_mlp(widths: Sequence[int], input_dim: int = 2, output_dim: int = 1, see
              init: str = "kaiming", init_scale: float = 1.0) -> nn.Sequential:
     """Linear/ReLU layers of the given hidden `widths`, then a Linear to `output_dim`.
 
-    Weights W ~ init_scale * N(0, std(fan_in, fan_out)^2) with std from INITS[init];
+    Weights W ~ init_scale * N(0, std(fan_in, fan_out)^2) drawn by engine.nets.INITS[INITS[init]];
     biases b ~ init_scale * N(0, 1/fan_in), non-zero so the hyperplanes W_j x + b_j = 0 do not
     all pass through the origin. Deterministic for a given seed (CPU generator)."""
     widths = [int(w) for w in widths]
@@ -77,8 +64,7 @@ def make_mlp(widths: Sequence[int], input_dim: int = 2, output_dim: int = 1, see
     for i, (fan_in, fan_out) in enumerate(zip(dims[:-1], dims[1:])):
         lin = nn.Linear(fan_in, fan_out)
         with torch.no_grad():
-            std = INITS[init](fan_in, fan_out)
-            lin.weight.copy_(init_scale * std * torch.randn(fan_out, fan_in, generator=g))
+            lin.weight.copy_(NET_INITS[INITS[init]](fan_in, fan_out, g, init_scale))
             lin.bias.copy_(init_scale * torch.randn(fan_out, generator=g) / math.sqrt(fan_in))
         layers.append(lin)
         if i < len(dims) - 2:

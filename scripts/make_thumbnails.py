@@ -1,7 +1,9 @@
 """Draw the gallery thumbnails (assets/thumbnails/<slug>.png, 320x180) from real computations:
-a GD path on a quadratic, a ReLU net's activation patterns, a Sobel filter on a bundled photo,
+the computational graph of a sigmoid neuron with its forward values and backpropagated
+gradients, a GD path on a quadratic, a ReLU net's activation patterns, a Sobel filter on a bundled photo,
 an LSTM's forget gates, a softmax attention map, a ring of Gaussians, bundled digits, and the
-forward noising of a spiral. Run: python -m scripts.make_thumbnails"""
+forward noising of a spiral, signal variance through deep nets, an overfitted boundary on noisy
+moons, an adversarial digit. Run: python -m scripts.make_thumbnails [slug ...]"""
 from __future__ import annotations
 
 import sys
@@ -157,18 +159,120 @@ def diffusion():
     return _scatter(np.concatenate(pts), cols, (-3.3, 3.3, -1.85, 1.85), r=1)
 
 
-THUMBNAILS = {"gradient_descent": gradient_descent, "relu_regions": relu_regions,
+def initialization():
+    """log Var(h_l) over 30 layers of width 128: tanh σ_w = 0.5 dies (red), ReLU + Xavier halves
+    (orange), ReLU + He stays (green); engine.signal.propagate, seed 0."""
+    from engine.signal import propagate
+    img, d = _canvas()
+    for y in range(0, H, 30):
+        d.line([(0, y), (W, y)], fill=(235, 235, 235))
+    runs = ((("tanh", "normal", 0.5), RED), (("relu", "xavier_normal", 1.0), ORANGE),
+            (("relu", "kaiming_normal", 1.0), GREEN))
+    for (act, init, sw), color in runs:
+        p = propagate(30, 128, act, init, 256, seed=0, sigma_w=sw)
+        logv = np.log10(np.maximum(p.act_var, 1e-30))
+        px = 12 + np.arange(31) / 30 * (W - 24)
+        py = 14 + (0.5 - logv) / 19.5 * (H - 28)
+        d.line(list(zip(px, np.clip(py, 0, H - 1))), fill=color, width=4)
+    return img
+
+
+def generalization():
+    """The decision boundary of an unregularized 2x128 net after 600 Adam steps on 100 noisy
+    moons (20% of the labels flipped): it bends around the flipped points."""
+    from engine.generalization import GeneralizationTrainer, TrainConfig, decision_grid
+    tr = GeneralizationTrainer(TrainConfig(n_train=100, noise=0.2, label_noise=0.2), seed=0,
+                               device="cpu")
+    tr.step(600)
+    box = (-1.6, 2.6, -1.05, 1.3)
+    grid = decision_grid(tr.model, box, res=W)
+    p = np.flipud(grid.probability[np.linspace(0, W - 1, H).astype(int)])[..., None]
+    bg = 255 - (255 - np.array(RED)) * np.clip(2 * p - 1, 0, 1) * 0.45 \
+        - (255 - np.array(BLUE)) * np.clip(1 - 2 * p, 0, 1) * 0.45
+    img = Image.fromarray(bg.astype(np.uint8))
+    d = ImageDraw.Draw(img)
+    px, py = _to_px(tr.data.x_train, box)
+    for x, y, lab, clean in zip(px, py, tr.data.y_train, tr.data.clean_train):
+        d.ellipse([x - 4, y - 4, x + 4, y + 4], fill=RED if lab else BLUE, outline=(255, 255, 255))
+        if lab != clean:
+            d.ellipse([x - 7, y - 7, x + 7, y + 7], outline=(0, 0, 0), width=2)
+    return img
+
+
+def backpropagation():
+    from engine.autodiff import differentiate
+    d = differentiate("sigmoid(w0*x0 + w1*x1 + w2)",
+                      {"w0": 2.0, "x0": -1.0, "w1": -3.0, "x1": -2.0, "w2": -3.0})
+    ascii_label = {"mul": "*", "add": "+", "sigmoid": "sig"}     # the bitmap font's glyphs
+    img, draw = _canvas()
+    lx, ly = d.layout.x, d.layout.y
+    px = 84 + lx / max(lx.max(), 1) * (W - 108)
+    py = 20 + ly / max(ly.max(), 1) * (H - 44)
+    for e in d.edges:
+        draw.line([(px[e.src], py[e.src]), (px[e.dst], py[e.dst])], fill=(150, 150, 150),
+                  width=2)
+    for n, value, grad in zip(d.nodes, d.values, d.grads):
+        x, y, r = px[n.id], py[n.id], 11
+        fill = (219, 233, 246) if n.op == "input" else (238, 238, 238) if n.op == "const" \
+            else (255, 255, 255)
+        draw.ellipse([x - r, y - r, x + r, y + r], fill=fill, outline=(60, 60, 60), width=2)
+        draw.text((x, y), ascii_label.get(n.op, n.label), fill=(20, 20, 20), anchor="mm")
+        if n.inputs:          # operations: value above (green), gradient below (red)
+            draw.text((x, y - r - 2), f"{value:.2g}", fill=GREEN, anchor="md")
+            draw.text((x, y + r + 2), f"{grad:.2g}", fill=RED, anchor="ma")
+        else:                 # inputs: value and gradient to the left
+            draw.text((x - r - 4, y), f"{value:.2g} ", fill=GREEN, anchor="rm")
+            draw.text((x - r - 30, y), f"{grad:.2g}", fill=RED, anchor="rm")
+    return img
+
+
+THUMBNAILS = {"backpropagation": backpropagation, "gradient_descent": gradient_descent,
+              "relu_regions": relu_regions,
               "convolution": convolution, "lstm_gating": lstm_gating, "attention": attention,
-              "gan": gan, "vae": vae, "diffusion": diffusion}
+              "gan": gan, "vae": vae, "diffusion": diffusion, "initialization": initialization,
+              "generalization": generalization}
 
 
-def main() -> None:
+def adversarial():
+    """Held-out digit #12 (a 0), the PGD perturbation at eps = 0.125 (red +, blue -, rescaled)
+    and the attacked digit the shipped standard CNN reads as a 9."""
+    from engine.adversarial import AttackSpec, attack_one
+    from engine.adversarial_training import heldout_digits, load_snapshot
+    d = heldout_digits()
+    r = attack_one(load_snapshot("standard")[0], d.images[12], int(d.labels[12]), 0.125,
+                   AttackSpec("pgd"))
+    img, draw = _canvas()
+    side, top = 88, 30
+    delta = r.perturbation / max(float(np.abs(r.perturbation).max()), 1e-6)
+    pert = np.stack([1 - np.clip(-delta, 0, 1) * 0.8 - np.clip(delta, 0, 1) * 0.2,
+                     1 - np.abs(delta) * 0.75, 1 - np.clip(delta, 0, 1) * 0.8
+                     - np.clip(-delta, 0, 1) * 0.2], -1)
+    panels = [np.repeat((1 - r.image)[..., None], 3, 2), pert,
+              np.repeat((1 - r.adversarial)[..., None], 3, 2)]
+    for j, p in enumerate(panels):
+        tile = Image.fromarray((255 * np.clip(p, 0, 1)).astype(np.uint8)).resize((side, side),
+                                                                                Image.NEAREST)
+        img.paste(tile, (12 + j * (side + 16), top))
+    draw.text((12 + side // 2 - 20, top + side + 12), f"says {r.pred_before}", fill=GREEN)
+    draw.text((12 + side + 16 + side // 2 - 18, top + side + 12), "+ delta", fill=(90, 90, 90))
+    draw.text((12 + 2 * (side + 16) + side // 2 - 20, top + side + 12), f"says {r.pred_after}",
+              fill=RED)
+    return img
+
+
+THUMBNAILS["adversarial"] = adversarial
+
+
+def main(only: list[str]) -> None:
+    """Draw every thumbnail, or only the slugs named on the command line."""
     out = ROOT / "assets" / "thumbnails"
     out.mkdir(parents=True, exist_ok=True)
     for slug, draw in THUMBNAILS.items():
+        if only and slug not in only:
+            continue
         draw().save(out / f"{slug}.png", optimize=True)
         print("wrote", out / f"{slug}.png")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -127,7 +127,9 @@ def click_chart(at: AppTest, chart_key: str, point: dict, in_fragment: bool = Fa
 
 
 def open_view(at: AppTest, slug: str, title: str) -> AppTest:
-    """Open the view (tab) `title` of the skeleton page `slug`, as a click on its tab does."""
+    """Open the view (tab) `title` of the skeleton page `slug`, as a click on its tab does.
+    (AppTest resends at.query_params on every run: a page opened with ?<slug>_view= keeps
+    that tab unless the query parameter is changed too.)"""
     from viz.page import view_key
     at.session_state[view_key(slug)] = title
     at.run()

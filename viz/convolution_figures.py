@@ -282,8 +282,12 @@ def erf_figure(erf: ERF, title: str) -> go.Figure:
     fig.add_shape(type="circle", x0=cx - rad, x1=cx + rad, y0=cy - rad, y1=cy + rad,
                   line=dict(color="white", dash="dot", width=2))
     h, w = erf.heatmap.shape
-    fig.update_xaxes(range=[-0.5, w - 0.5], showgrid=False)
-    fig.update_yaxes(range=[h - 0.5, -0.5], showgrid=False, scaleanchor="x")
+    # zoom to the box with a margin of half its size (the rest of a large input is ~0)
+    m = reg.size / 2
+    x0, x1 = max(-0.5, reg.lo[1] - 0.5 - m), min(w - 0.5, reg.hi[1] + 0.5 + m)
+    y0, y1 = max(-0.5, reg.lo[0] - 0.5 - m), min(h - 0.5, reg.hi[0] + 0.5 + m)
+    fig.update_xaxes(range=[x0, x1], showgrid=False)
+    fig.update_yaxes(range=[y1, y0], showgrid=False, scaleanchor="x")
     fig.update_layout(title=title, height=380, margin=dict(l=10, r=10, t=40, b=10))
     return _bare(fig)
 

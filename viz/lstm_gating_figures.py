@@ -39,6 +39,18 @@ def _stacked_axes(n: int, gap: float = 0.04) -> list[tuple[float, float]]:
             for r in range(n)]
 
 
+def time_ticks(labels: Sequence[str], most: int = 24) -> tuple[list[int], list[str]]:
+    """Tick positions and texts "t<br>input" for a time axis: every k-th step, always the
+    first step (the symbol) and every '?' (the query), dropping a regular tick that would
+    crowd one of those."""
+    T = len(labels)
+    step = max(1, math.ceil(T / most))
+    keep = {0, T - 1} | {t for t, lab in enumerate(labels) if lab == "?"}
+    ticks = sorted(keep | {t for t in range(0, T, step)
+                           if all(abs(t - k) >= max(2, step // 2) for k in keep)})
+    return ticks, [f"{t}<br>{labels[t]}" for t in ticks]
+
+
 def gate_heatmaps(trace: LSTMTrace, labels: Sequence[str],
                   panels: Sequence[str] = ("i", "f", "o", "g", "c", "h")) -> go.Figure:
     """One heatmap per gate/state: unit (rows) × time step (columns); hover shows the value.
@@ -48,7 +60,6 @@ def gate_heatmaps(trace: LSTMTrace, labels: Sequence[str],
     domains = _stacked_axes(len(panels))
     custom = np.broadcast_to(np.asarray(labels, dtype=object), (H, T))
     data, layout = [], {}
-    step = max(1, math.ceil(T / 24))
     for r, name in enumerate(panels):
         z = getattr(trace, name).T            # (H, T)
         lo, hi = _range(z, PANELS[name][2])
@@ -65,9 +76,10 @@ def gate_heatmaps(trace: LSTMTrace, labels: Sequence[str],
     annotations = [dict(text=PANELS[name][0], x=0, xref="paper", xanchor="left",
                         y=domains[r][1], yref="paper", yanchor="bottom", showarrow=False)
                    for r, name in enumerate(panels)]
-    layout["xaxis"] = dict(anchor=f"y{len(panels)}", tickmode="array", tickvals=x[::step],
-                           ticktext=[f"{t}<br>{labels[t]}" for t in x[::step]],
-                           tickangle=0, title=dict(text="time step t / input"))
+    tickvals, ticktext = time_ticks(labels)
+    layout["xaxis"] = dict(anchor=f"y{len(panels)}", tickmode="array", tickvals=tickvals,
+                           ticktext=ticktext, tickangle=0,
+                           title=dict(text="time step t / input"))
     return go.Figure(data=data, layout=dict(height=150 * len(panels) + 80,
                                             margin=dict(t=40), annotations=annotations,
                                             **layout))
@@ -94,7 +106,9 @@ def unit_lines(trace: LSTMTrace, unit: int, labels: Sequence[str],
                                    line=dict(color=LINE_COLORS[name], dash="dot", width=2)))
     return go.Figure(data=data, layout=dict(
         title=dict(text=f"Unit {unit} over time"), height=460, hovermode="x unified",
-        xaxis=dict(title=dict(text="time step t"), anchor="y2"),
+        xaxis=dict(title=dict(text="time step t / input"), anchor="y2", tickmode="array",
+                   tickvals=time_ticks(labels)[0], ticktext=time_ticks(labels)[1],
+                   tickangle=0),
         yaxis=dict(domain=[0.55, 1.0], range=[-1.05, 1.05], title=dict(text="gates")),
         yaxis2=dict(domain=[0.0, 0.45], title=dict(text="c and h"))))
 

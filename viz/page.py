@@ -126,6 +126,16 @@ def apply_setting(slug: str, views: Sequence[View], settings: Mapping[str, Any],
         st.session_state[view_key(slug)] = title
 
 
+def _apply_everywhere(slug: str, views: Sequence[View], settings: Mapping[str, Any],
+                      view: str | None) -> None:
+    """apply_setting, then a rerun of the whole page: "Show me" sits inside the view's
+    fragment, and a fragment-only rerun could neither switch the tab nor redraw the header.
+    (Callbacks run before the script: st.rerun(scope="app") here turns the fragment run into
+    one full run.)"""
+    apply_setting(slug, views, settings, view)
+    st.rerun(scope="app")
+
+
 def _header(topic, formula: str | None, presets, steps, views, slug: str) -> None:
     """Title and sentence on the left; preset picker and tour over the formula on the right."""
     head = st.columns([2.1, 2.9], vertical_alignment="top", gap="medium")
@@ -195,7 +205,8 @@ def _note_card(slug: str, presets, steps, views) -> None:
             if step.settings or step.view:
                 st.button("Show me", key=f"{tour_key(slug)}__show", type="primary",
                           icon=":material/visibility:", width="stretch",
-                          on_click=apply_setting, args=(slug, views, step.settings, step.view))
+                          on_click=_apply_everywhere,
+                          args=(slug, views, step.settings, step.view))
         return
     chosen = st.session_state.get(preset_key(slug))
     if presets and chosen in presets:

@@ -59,6 +59,7 @@ def style_figure(fig: go.Figure, classroom: bool = False) -> go.Figure:
     already = (fig.layout.meta or {}).get("dlplay_classroom") if isinstance(fig.layout.meta, dict) else None
     fig.update_layout(template=TEMPLATES[bool(classroom)], meta={"dlplay_classroom": bool(classroom)})
     _legend_below_axis_title(fig)
+    _colorbar_titles_aside(fig)
     if classroom and not already:
         for trace in fig.data:
             line = getattr(trace, "line", None)
@@ -80,3 +81,17 @@ def _legend_below_axis_title(fig: go.Figure) -> None:
     if legend.orientation == "h" and legend.y is not None and legend.y < 0 \
             and legend.yref != "container":
         fig.update_layout(legend=dict(yref="container", y=0.0, yanchor="bottom"))
+
+
+def _colorbar_titles_aside(fig: go.Figure) -> None:
+    """A colour bar's title sits on top of the bar by default, where classroom-size fonts lay
+    it over the top tick label: put titles that did not choose a side along the bar."""
+    for trace in fig.data:
+        bar = getattr(trace, "colorbar", None)
+        if bar is not None and bar.title.text and bar.title.side is None:
+            bar.title.side = "right"
+    for name in fig.layout:
+        if name.startswith("coloraxis"):
+            bar = fig.layout[name].colorbar
+            if bar.title.text and bar.title.side is None:
+                bar.title.side = "right"

@@ -35,18 +35,18 @@ SECTIONS = ("Foundations", "Optimization", "Architectures", "Generative models",
 TOPICS: tuple[Topic, ...] = (
     Topic("backpropagation", "Backpropagation on a graph", "Foundations",
           "Type an expression, see its graph, and step through the backward pass node by node.",
-          ":material/account_tree:", 18),
+          ":material/account_tree:", 18, ready=True),
     Topic("initialization", "Initialization & batch norm", "Foundations",
           "Watch the signal die or explode through 50 layers, and see what He init and batch "
           "norm change.",
-          ":material/stacked_line_chart:", 19),
+          ":material/stacked_line_chart:", 19, ready=True),
     Topic("gradient_descent", "Gradient descent & the optimizer race", "Optimization",
           "Why gradient descent zigzags, when it diverges, and what momentum and Adam change.",
           ":material/trending_down:", 3, ready=True),
     Topic("generalization", "Generalization & regularization", "Optimization",
           "Watch train and validation curves split, memorize random labels, and see double "
           "descent.",
-          ":material/call_split:", 20),
+          ":material/call_split:", 20, ready=True),
     Topic("relu_regions", "ReLU linear regions", "Architectures",
           "A ReLU network cuts the plane into polygons: watch them move as it trains; depth "
           "can multiply them (sawtooth), random nets do not.",
@@ -72,7 +72,7 @@ TOPICS: tuple[Topic, ...] = (
           ":material/grain:", 10, ready=True),
     Topic("adversarial", "Adversarial examples", "Robustness",
           "Flip a digit classifier with an invisible perturbation, and train one that resists.",
-          ":material/gpp_maybe:", 21),
+          ":material/gpp_maybe:", 21, ready=True),
 )
 
 TOPICS_BY_SLUG = {t.slug: t for t in TOPICS}

@@ -31,7 +31,7 @@ def test_play_runs_to_the_end_and_pause_stops(page, server_url):
     small = conv.downscale(conv.load_image("china (photo)", max_side=256), 5)
     ref = F.conv2d(torch.as_tensor(small)[None, None],
                    torch.as_tensor(conv.KERNELS["sobel x"])[None, None], padding=1)[0, 0].numpy()
-    page.goto(f"{server_url}/convolution?cv_anim_n=5&cv_pos=0&cv_speed=4")
+    page.goto(f"{server_url}/convolution?convolution_view=Sliding+window&cv_anim_n=5&cv_speed=4")
     wait_idle(page)
     pos, value, n_pos = _state(page)
     assert (pos, n_pos) == (0, ref.size)

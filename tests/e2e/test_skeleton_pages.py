@@ -142,6 +142,17 @@ def test_classroom_metric_values_are_larger(context_factory, server_url):
     assert sizes[True] > sizes[False] * 1.2, sizes
 
 
+def _selected_tab(page, wanted: str, timeout_s: float = 20.0) -> str:
+    """The selected tab's label, once it is `wanted` or after `timeout_s` (a full rerun may
+    follow the fragment run that handled the click)."""
+    deadline = time.time() + timeout_s
+    while True:
+        selected = page.get_by_role("tab", selected=True).inner_text().strip()
+        if selected == wanted or time.time() > deadline:
+            return selected
+        page.wait_for_timeout(200)
+
+
 def _choose_preset(page, slug: str, name: str) -> None:
     page.locator(f".st-key-{preset_key(slug)} input").click()
     page.get_by_role("option", name=name, exact=True).click()
@@ -163,17 +174,25 @@ def test_walk_every_preset_step_and_tab(context_factory, server_url, topic):
     module = skeleton_module(topic.slug)
     page = context_factory(1400, 900).new_page()
     _open(page, f"{server_url}/{topic.slug}")
-    for name in module.PRESETS:
+    for name, preset in module.PRESETS.items():
         _choose_preset(page, topic.slug, name)
         no_errors(page, f"preset {name}")
+        if preset.view is not None and len(module.VIEWS) > 1:
+            wanted = next(v.title for v in module.VIEWS if v.key == preset.view)
+            assert _selected_tab(page, wanted) == wanted, name
     if module.STEPS:
         tour = tour_key(topic.slug)
         assert _press(page, f"{tour}__start")
         for i, step in enumerate(module.STEPS):
-            assert page.get_by_text(f"{i + 1}/{len(module.STEPS)} · {step.title}").count() == 1
+            card = page.get_by_text(f"{i + 1}/{len(module.STEPS)} · {step.title}")
+            card.first.wait_for(timeout=30_000)      # the step's text beside the figure
             if step.settings or step.view:
                 assert _press(page, f"{tour}__show"), f"step {i + 1} has no Show me"
             no_errors(page, f"step {i + 1} {step.title}")
+            if step.view is not None and len(module.VIEWS) > 1:
+                wanted = next(v.title for v in module.VIEWS if v.key == step.view)
+                selected = _selected_tab(page, wanted)
+                assert selected == wanted, f"step {i + 1} opens {selected!r}, not {wanted!r}"
             if i + 1 < len(module.STEPS):
                 assert _press(page, f"{tour}__next")
     # every tab after this walk: test_figure_first_on_every_tab opens each one

@@ -348,3 +348,23 @@ def test_shift_equivariance_exact_and_pooling_invariance(device):
     assert eq1.change_pooled < 0.5 * eq1.change_unpooled
     none = shift_equivariance(img, KERNELS["sobel x"], (0, 0), pool=4, device=device)
     assert none.change_pooled == 0 and none.change_unpooled == 0
+
+
+def test_central_mass_flat_field_equals_area_share_and_delta_is_all_inside():
+    """conv.central_mass: a field flat over the box puts its area share in the central
+    square; a field concentrated on the centre pixel puts everything there."""
+    import dataclasses
+    from engine.conv import central_mass, effective_receptive_field, input_region
+    specs = STACKS["three 3x3"]
+    erf = effective_receptive_field(build_cnn(specs, init="uniform", activation=None),
+                                    (1, 32, 32), (15, 15), 0, 4)
+    region = input_region(specs, (15, 15), 32)
+    flat = np.zeros((32, 32))
+    flat[region.clip_lo[0]:region.clip_hi[0] + 1, region.clip_lo[1]:region.clip_hi[1] + 1] = 1
+    mass, area = central_mass(dataclasses.replace(erf, heatmap=flat))
+    assert mass == pytest.approx(area) == pytest.approx(9 / 49)   # half-width 1.5: 3x3 of 7x7
+    delta = np.zeros((32, 32))
+    delta[15, 15] = 1
+    assert central_mass(dataclasses.replace(erf, heatmap=delta))[0] == 1.0
+    # the measured field (uniform weights: a binomial bump) lies in between
+    assert 9 / 49 < central_mass(erf)[0] < 1

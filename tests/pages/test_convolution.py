@@ -1,5 +1,6 @@
-"""The convolution page through AppTest: every tab and preset, widgets that change the
-numbers shown, uploads (good and bad), bad URL values."""
+"""The convolution page through AppTest: every view, every preset then every tour step in
+order, widgets that change the numbers shown, uploads (good and bad), bad URL values, the
+sliding window's auto-play."""
 import base64
 import io
 import json
@@ -14,21 +15,26 @@ import torch.nn.functional as F
 from PIL import Image
 
 from engine import conv
-from tests.apptest import chart_figure, metric, open_page, plotly_array, rerun_fragment
+from tests.apptest import (chart_figure, choose_preset, metric, open_page, open_view,
+                           plotly_array, rerun_fragment, show_step)
+from topic_pages import convolution as page
 from viz import convolution_figures as figs
+from viz.page import view_key
 
 PAGE = "topic_pages/convolution.py"
+SLUG = "convolution"
+TITLES = {v.key: v.title for v in page.VIEWS}
 
 
-def _open(query=None, tab=None):
+def _open(query=None, view=None):
     q = dict(query or {})
-    if tab:
-        q["cv_tab"] = tab
+    if view:
+        q[view_key(SLUG)] = TITLES[view]
     return open_page(PAGE, q)
 
 
 def _ok(at):
-    assert not at.exception, at.exception
+    assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
 
 
@@ -38,7 +44,7 @@ def _png(h, w):
     return buf.getvalue()
 
 
-def test_convolution_tab_numbers_follow_the_widgets():
+def test_convolution_view_numbers_follow_the_widgets():
     at = _open()
     _ok(at)
     h, w = conv.load_image("china (photo)", max_side=256).shape
@@ -54,6 +60,7 @@ def test_convolution_tab_numbers_follow_the_widgets():
     _ok(at)
     assert metric(at, "Kernel sum") == "1" and metric(at, "Output range") != before
     # the sliding-window scrubber: its caption quotes the products' sum at that position
+    open_view(at, SLUG, TITLES["slide"])
     frames = conv.conv_animation_frames(conv.downscale(conv.load_image("china (photo)", max_side=256), 8),
                                         conv.KERNELS["gaussian blur"], 2, 1, 1)
     at.slider(key="cv_pos").set_value(3).run()
@@ -66,21 +73,53 @@ def test_convolution_tab_numbers_follow_the_widgets():
     assert not at.exception and any("Could not show the sliding window" in e.value for e in at.error)
 
 
-def test_every_preset_and_tab_runs():
+def test_every_preset_then_every_step_then_every_view_in_order():
+    """As a teacher walks the page: presets one after the other (each opens its view and
+    shows its text), then every step's Show me, then every tab; no exception, no error."""
     at = _open()
-    names = list(at.selectbox(key="cv_preset").options)
-    assert len(names) >= 8
-    seen_tabs = set()
-    for name in names:
-        at.selectbox(key="cv_preset").select(name).run()
+    for name, preset in page.PRESETS.items():
+        choose_preset(at, SLUG, name)
         _ok(at)
-        seen_tabs.add(at.session_state["cv_tab"])
-        assert at.metric, name                       # each preset shows its numbers
-    assert seen_tabs == {"Convolution", "Receptive field", "Feature maps", "Equivariance"}
+        assert at.session_state[view_key(SLUG)] == TITLES[preset.view], name
+        assert any(name in i.value for i in at.info), name
+        assert at.get("plotly_chart"), name
+    for i, step in enumerate(page.STEPS):
+        assert step.body.strip(), step.title                    # every step has text
+        show_step(at, SLUG, i)
+        _ok(at)
+        assert at.session_state[view_key(SLUG)] == TITLES[step.view], step.title
+        assert any(step.title in m.value for m in at.markdown), step.title
+    for title in TITLES.values():
+        open_view(at, SLUG, title)
+        _ok(at)
+        assert at.get("plotly_chart"), title
 
 
-def test_receptive_field_tab():
-    at = _open({"cv_stack": "three 3x3"}, tab="Receptive field")
+def test_receptive_field_presets_in_order_show_the_centre_output():
+    """7x7 -> WaveNet -> VGG -> ERF (the order that crashed): each preset puts the chosen
+    output at its stack's centre, whatever the previous one left."""
+    at = _open()
+    for name, stack, n in [("7×7 vs three 3×3", "three 3x3", 32),
+                           ("WaveNet dilations 1-2-4-8", "dilated 1-2-4-8 (WaveNet, k=2)", 32),
+                           ("VGG block (pooling multiplies the jump)", "VGG block", 32),
+                           ("Effective field ≪ theoretical box", "3x3 x 12 (deep)", 64),
+                           ("7×7 vs three 3×3", "three 3x3", 32)]:
+        choose_preset(at, SLUG, name)
+        _ok(at)
+        c = page.centre_of(stack, n)
+        assert (at.slider(key="cv_out_row").value, at.slider(key="cv_out_col").value) == (c, c)
+    # the WaveNet output (17 x 17 at n = 32) is at (8, 8), not (0, 0)
+    assert page.centre_of("dilated 1-2-4-8 (WaveNet, k=2)", 32) == 8
+    # tour step 6 after a stack with a larger output: the row is clamped, no crash
+    at = _open({"cv_stack": "three 3x3", "cv_rf_n": "64"}, view="rf")
+    at.slider(key="cv_out_row").set_value(40).run()
+    show_step(at, SLUG, 5)
+    _ok(at)
+    assert at.slider(key="cv_out_row").value == page.centre_of("strided 6-layer", 64)
+
+
+def test_receptive_field_view():
+    at = _open({"cv_stack": "three 3x3"}, view="rf")
     _ok(at)
     assert metric(at, "Receptive field r") == "7 × 7"
     assert metric(at, "Conv weights (c = 64)") == f"{27 * 64 * 64:,}"
@@ -89,29 +128,52 @@ def test_receptive_field_tab():
     assert metric(at, "Receptive field r") == "7 × 7"
     assert metric(at, "Conv weights (c = 64)") == f"{49 * 64 * 64:,}"
     at.selectbox(key="cv_stack").select("dilated 1-2-4-8 (WaveNet, k=2)").run()
+    _ok(at)
     assert metric(at, "Receptive field r") == "16 × 16"
-    # choosing an output moves the highlighted input rows (caption) and the ERF
+    assert at.slider(key="cv_out_row").value == 8               # a new stack: its centre
+    # choosing an output moves the highlighted input rows (caption)
     at.selectbox(key="cv_stack").select("VGG block").run()
     at.slider(key="cv_out_row").set_value(0).run()
     reg = conv.input_region(conv.STACKS["VGG block"], (0, at.slider(key="cv_out_col").value), 32)
     assert any(f"sees input rows {reg.clip_lo[0]}–{reg.clip_hi[0]}" in c.value for c in at.caption)
+
+
+def test_effective_field_view_numbers_follow_the_widgets():
+    s = page.STATE.resolve(page.PRESETS["Effective field ≪ theoretical box"].settings)
+    at = _open()
+    choose_preset(at, SLUG, "Effective field ≪ theoretical box")
+    _ok(at)
+    erf = page.erf_of(s)
+    assert metric(at, "2σ radius of the effective field") == f"{erf.radius_2sigma:.1f} px"
+    assert metric(at, "Half-width of the box") == "12 px"
+    mass = metric(at, "Mass in the central half")
+    assert mass == f"{conv.central_mass(erf)[0]:.0%}"
     radius = metric(at, "2σ radius of the effective field")
     at.radio(key="cv_erf_init").set_value("uniform weights, linear").run()
     _ok(at)
     assert metric(at, "2σ radius of the effective field") != radius
+    # a few layers: the central half holds much less, the number moves with the stack
+    at.selectbox(key="cv_stack").select("three 3x3").run()
+    _ok(at)
+    assert metric(at, "Mass in the central half") != mass
 
 
 def test_bad_url_values_fall_back():
-    at = _open({"cv_stride": "99", "cv_out_row": "999", "cv_kernel": "nonsense", "cv_tab": "nope"})
+    at = _open({"cv_stride": "99", "cv_out_row": "999", "cv_kernel": "nonsense",
+                view_key(SLUG): "nope"})
     _ok(at)
-    assert at.slider(key="cv_stride").value == 1
-    at = _open({"cv_out_row": "999", "cv_stack": "VGG block"}, tab="Receptive field")
+    assert at.slider(key="cv_stride").value == 4 or at.slider(key="cv_stride").value == 1
+    at = _open({"cv_stack": "VGG block", "cv_rf_n": "notanumber"}, view="rf")
     _ok(at)
-    assert at.slider(key="cv_out_row").value <= 7
+    assert at.slider(key="cv_rf_n").value == 32
+    at.session_state["cv_out_row"] = 999               # a stale value from a larger output
+    at.run()
+    _ok(at)
+    assert at.slider(key="cv_out_row").value == 7
 
 
-def test_feature_maps_and_equivariance_tabs():
-    at = _open(tab="Feature maps")
+def test_feature_maps_and_equivariance_views():
+    at = _open(view="maps")
     _ok(at)
     model = conv.load_digits_cnn()
     digits = conv.load_digits()
@@ -119,7 +181,10 @@ def test_feature_maps_and_equivariance_tabs():
     at.number_input(key="cv_digit").set_value(5).run()
     _ok(at)
     assert metric(at, "Label / prediction") == f"{digits.labels[5]} / {int(probs.argmax())}"
-    at = _open({"cv_image": "shapes"}, tab="Equivariance")
+    trained = float(metric(at, "Peak / mean (trained)"))
+    random0 = float(metric(at, "Peak / mean (random init (seed 0))"))
+    assert trained > 1.2 * random0                   # the measured difference the text quotes
+    at = _open({"cv_image": "shapes"}, view="equi")
     _ok(at)
     assert float(metric(at, "max |conv(Tx) − T conv(x)|")) < 1e-5
     unpooled, pooled = metric(at, "Change without pooling"), metric(at, "Change after 4×4 max pool")
@@ -150,8 +215,7 @@ def test_custom_kernel_grid_and_even_kernel_message():
     _ok(at)
     h, w = conv.load_image("china (photo)", max_side=256).shape
     assert metric(at, "Output size") == f"{h + 1} × {w + 1}"      # 2x2 kernel, p=1: n + 1
-    at.session_state["cv_tab"] = "Equivariance"
-    at.run()
+    open_view(at, SLUG, TITLES["equi"])
     assert not at.exception
     assert any("odd-sized kernel" in e.value for e in at.error)    # message, not a traceback
 
@@ -176,8 +240,22 @@ def _conv2d_reference(anim_n: int, kernel: str, stride=1, padding=1, dilation=1)
                     stride=stride, padding=padding, dilation=dilation)[0, 0].numpy()
 
 
+WINDOW = "cv_window"      # the key of the sliding window's run_every fragment
+
+
+def test_play_starts_at_the_top_left_output():
+    at = _open(view="slide")
+    _ok(at)
+    assert at.slider(key="cv_pos").value == 0
+    at.button(key="cv_play").click().run()
+    assert at.session_state["cv_at"] == 0
+    assert any("Output (0, 0)" in c.value and "Position 1 of" in c.value for c in at.caption)
+    rerun_fragment(at, WINDOW)
+    assert at.session_state["cv_at"] == 1
+
+
 def test_play_advances_over_fragment_ticks_and_matches_conv2d():
-    at = _open({"cv_anim_n": "5"})
+    at = _open({"cv_anim_n": "5"}, view="slide")
     ref = _conv2d_reference(5, "sobel x")                       # the page's defaults: s=1, p=1
     last = ref.size - 1
     at.slider(key="cv_pos").set_value(0).run()
@@ -187,9 +265,9 @@ def test_play_advances_over_fragment_ticks_and_matches_conv2d():
     assert "cv_pos" not in [s.key for s in at.slider]         # a progress bar while playing
     assert at.progress[0].value == 0
     assert _shown_value(at) == pytest.approx(ref.ravel()[0], abs=5e-5)
-    with mock.patch.object(conv, "convolve", wraps=conv.convolve) as full_runs:
+    with mock.patch.object(conv, "conv_animation_frames", wraps=conv.conv_animation_frames) as full_runs:
         for pos in range(1, last + 1):
-            rerun_fragment(at)
+            rerun_fragment(at, WINDOW)
             assert at.session_state["cv_at"] == pos
             if pos < last:                                           # (percent)
                 assert abs(at.progress[0].value - 100 * pos / last) < 1
@@ -203,26 +281,26 @@ def test_play_advances_over_fragment_ticks_and_matches_conv2d():
     assert full_runs.call_count == 1
     assert at.session_state["cv_playing"] is False
     assert at.button(key="cv_play").label == "Play" and at.slider(key="cv_pos").value == last
-    rerun_fragment(at)
+    rerun_fragment(at, WINDOW)
     assert at.session_state["cv_at"] == last                   # stopped: a tick does not move
 
 
 def test_pause_stops_prev_next_and_speed():
-    at = _open({"cv_anim_n": "5", "cv_speed": "4"})
+    at = _open({"cv_anim_n": "5", "cv_speed": "4"}, view="slide")
     n_pos = _conv2d_reference(5, "sobel x").size
     at.slider(key="cv_pos").set_value(n_pos - 1).run()
     with mock.patch.object(st, "fragment", wraps=st.fragment) as frag:
         at.button(key="cv_play").click().run()                 # Play at the end starts over
         assert frag.call_args.kwargs["run_every"] == pytest.approx(1 / 4)
     assert at.session_state["cv_at"] == 0
-    rerun_fragment(at)
-    rerun_fragment(at)
+    rerun_fragment(at, WINDOW)
+    rerun_fragment(at, WINDOW)
     assert at.session_state["cv_at"] == 2
     assert any("playing at 4/s" in c.value for c in at.caption)
     at.button(key="cv_prev").click().run()                     # Prev while playing: back one,
     assert at.session_state["cv_at"] == 1                      # shown before the next tick
     assert any("Position 2 of" in c.value for c in at.caption)
-    rerun_fragment(at)
+    rerun_fragment(at, WINDOW)
     assert at.session_state["cv_at"] == 2
     at.run()                                # a full rerun while playing is a tick too (and
     assert at.session_state["cv_at"] == 3   # brings back the elements outside the fragment)
@@ -230,8 +308,8 @@ def test_pause_stops_prev_next_and_speed():
         at.button(key="cv_play").click().run()                 # Pause
         assert frag.call_args.kwargs["run_every"] is None      # no more ticks
     assert at.button(key="cv_play").label == "Play" and at.slider(key="cv_pos").value == 3
-    rerun_fragment(at)
-    rerun_fragment(at)
+    rerun_fragment(at, WINDOW)
+    rerun_fragment(at, WINDOW)
     assert at.session_state["cv_at"] == 3                      # paused: nothing moves
     at.run()
     assert at.slider(key="cv_pos").value == 3
@@ -243,7 +321,7 @@ def test_pause_stops_prev_next_and_speed():
     at.slider(key="cv_pos").set_value(7).run()                 # scrubbing while paused
     assert at.session_state["cv_at"] == 7 and any("Position 8 of" in c.value for c in at.caption)
     at.button(key="cv_play").click().run()
-    rerun_fragment(at)
+    rerun_fragment(at, WINDOW)
     assert at.session_state["cv_at"] == 8                      # play goes on from there
 
 
@@ -355,8 +433,9 @@ def test_rf_figure_rejects_an_image_of_the_wrong_size():
 
 
 def test_rf_tab_shows_the_selected_image_under_the_boxes():
-    at = _open({"cv_stack": "strided 6-layer", "cv_rf_n": "48", "cv_image": "shapes",
-                "cv_out_row": "0", "cv_out_col": "0"}, tab="Receptive field")
+    at = _open({"cv_stack": "strided 6-layer", "cv_rf_n": "48", "cv_image": "shapes"}, view="rf")
+    at.slider(key="cv_out_row").set_value(0).run()
+    at.slider(key="cv_out_col").set_value(0).run()
     _ok(at)
     fig = chart_figure(at, "cv_rf_click")
     (img,) = [t for t in fig["data"] if t["type"] == "image"]
@@ -366,3 +445,19 @@ def test_rf_tab_shows_the_selected_image_under_the_boxes():
     assert region.lo[0] < 0                                     # this box reaches into the padding
     box = _shape(fig, "receptive field box")
     assert (box["y0"], box["y1"]) == (region.lo[0] - 0.5, region.hi[0] + 0.5)
+
+
+def test_show_me_clicked_inside_the_view_fragment_opens_the_steps_view():
+    """In the browser Show me sits in the open view's fragment, so its click reruns only that
+    fragment; the page must still switch to the step's tab (follows_the_tour)."""
+    from tests.apptest import _run
+    from viz.page import tour_key
+    at = _open(view="equi")
+    at.session_state[tour_key(SLUG)] = 0                       # step 1 opens "Sliding window"
+    at.run()
+    at.button(key=f"{tour_key(SLUG)}__show").click()
+    _run(at, at._tree.get_widget_states(), fragment=True, key=None)
+    _ok(at)
+    assert at.session_state[view_key(SLUG)] == TITLES["slide"]
+    assert at.slider(key="cv_pos").value == 0                  # the sliding window is drawn
+    assert any("Σ products" in c.value for c in at.caption)

@@ -1,77 +1,139 @@
-"""AppTest of the LSTM gating page: every tab renders, every preset runs, outputs follow
-the widgets, bad input gets a message."""
+"""AppTest of the LSTM gating page: every view renders, every preset then every tour step in
+order, outputs follow the widgets, presets leave no clamps behind, bad input gets a
+message."""
 from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
-from tests.apptest import metric, open_page
+
+from engine import recurrent as R
+from tests.apptest import (chart_figure, chart_titles, choose_preset, metric, open_page,
+                           open_view, show_step)
+from topic_pages import lstm_gating as page
+from viz.page import tour_key, view_key
 
 PAGE = "topic_pages/lstm_gating.py"
+SLUG = "lstm_gating"
+TITLES = {v.key: v.title for v in page.VIEWS}
 
 
-def _page() -> AppTest:
-    return open_page(PAGE)
+def _page(query=None, view=None) -> AppTest:
+    q = dict(query or {})
+    if view:
+        q[view_key(SLUG)] = TITLES[view]
+    return open_page(PAGE, q)
 
 
+def _switch(at, view):
+    """Open another view of a page that was opened with ?lstm_gating_view= in the URL
+    (AppTest resends its query on every run, and a URL value beats one set in code)."""
+    at.query_params[view_key(SLUG)] = TITLES[view]
+    return open_view(at, SLUG, TITLES[view])
+
+
+def _ok(at):
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
 
 
 def _equations(at: AppTest) -> str:
     return next(l.value for l in at.latex if "aligned" in l.value)
 
 
-@pytest.fixture(scope="module")
-def page() -> AppTest:
-    return _page()
-
-
-def test_defaults_show_a_trained_lstm_answering_correctly(page):
-    assert metric(page, "Network answers") == metric(page, "Correct answer")
-    assert metric(page, "Same-size RNN answers") in "ABCD"
-    assert len(page.get("plotly_chart")) >= 6     # heatmaps, unit, answer, flow, cell, race
-    # the gradient-flow metrics: LSTM (forget bias 1) keeps more than the RNN at lag 99
-    rnn = float(metric(page, "RNN (tanh): gradient"))
-    lstm = float(metric(page, "LSTM: gradient"))
-    assert lstm > 10 * rnn
-    assert not page.error and not page.warning
-
-
-@pytest.mark.parametrize("name", [
-    "Trained LSTM remembers a symbol", "Freeze the memory (f = 1, i = 0)",
-    "Erase every step (f = 0)", "Vanishing: RNN vs GRU vs LSTM", "Exploding RNN, clipped",
-    "One cell: short memory (forget bias 0)", "One cell: long memory (forget bias 4)"])
-def test_every_preset_runs(page, name):
-    page.selectbox(key="lg_preset").select(name).run()
-    assert not page.exception, [e.value for e in page.exception]
-    assert not page.error
-    assert page.info, "the preset's description shows once its settings are applied"
-
-
-def test_clamps_change_the_trace_and_typed_symbols_are_recalled():
+def test_defaults_show_a_trained_lstm_answering_correctly():
     at = _page()
-    free_eq = _equations(at)
-    at.selectbox(key="lg_preset").select("Freeze the memory (f = 1, i = 0)").run()
+    _ok(at)
+    assert metric(at, "Network answers") == metric(at, "Correct answer")
+    assert metric(at, "Same-size RNN answers") in "ABCD"
+    assert not at.warning
+    # the delay slider offers exactly the trained range
+    assert (at.slider(key="lg_delay").min, at.slider(key="lg_delay").max) == page.DELAYS
+    # the symbol and '?' are labelled on the time axis of the heatmaps
+    fig = chart_figure(at, "lg_fig_heat")
+    ticks = fig["layout"]["xaxis"]["ticktext"]
+    assert ticks[0].endswith("<br>" + metric(at, "Correct answer")) and ticks[-1].endswith("?")
+
+
+def test_shipped_nets_meta_and_accuracy_per_delay():
+    net, meta = R.load_net(page.WEIGHTS / "lstm_gating_lstm.pt")
+    assert tuple(meta["delays"]) == page.DELAYS
+    acc = R.accuracy_by_length(net, "delayed_recall", [2, 3, 7, 22, 41, 59], n=256,
+                               distract=1.0)
+    assert acc.min() >= 0.95, acc                    # delays between the checked ones too
+    rnn, _ = R.load_net(page.WEIGHTS / "lstm_gating_rnn.pt")
+    assert R.accuracy_by_length(rnn, "delayed_recall", [2, 40], n=256, distract=1.0).max() < 0.45
+
+
+def test_every_delay_of_the_slider_is_answered_right():
+    at = _page()
+    for d in (1, 2, 10, 22, 60):
+        at.slider(key="lg_delay").set_value(d).run()
+        _ok(at)
+        assert metric(at, "Network answers") == metric(at, "Correct answer"), d
+
+
+def test_every_preset_then_every_step_then_every_view_in_order():
+    at = _page()
+    for name, preset in page.PRESETS.items():
+        choose_preset(at, SLUG, name)
+        _ok(at)
+        assert at.session_state[view_key(SLUG)] == TITLES[preset.view], name
+        assert any(name in i.value for i in at.info), name
+    for i, step in enumerate(page.STEPS):
+        assert step.body.strip()
+        at.session_state["lg_race__playing"] = False
+        show_step(at, SLUG, i)
+        _ok(at)
+        assert at.session_state[view_key(SLUG)] == TITLES[step.view], step.title
+    for title in TITLES.values():
+        open_view(at, SLUG, title)
+        _ok(at)
+        assert at.get("plotly_chart"), title
+
+
+def test_clamps_of_one_preset_do_not_persist_into_the_next():
+    at = _page()
+    choose_preset(at, SLUG, "Freeze the memory (f = 1, i = 0)")
     frozen = _equations(at)
-    assert frozen != free_eq
     # c_0 = 1·c_{-1} + 0·g = 0 and h = o·tanh(0) = 0
     assert re.search(r"= 1\.00\\cdot\(0\.00\) \+ 0\.00\\cdot\(.*?\) = 0\.00", frozen)
-    at.selectbox(key="lg_clamp_f").select("free").run()
+    choose_preset(at, SLUG, "Vanishing: RNN vs GRU vs LSTM")
+    choose_preset(at, SLUG, "Trained LSTM remembers a symbol")
+    _ok(at)
+    assert [at.selectbox(key=f"lg_clamp_{g}").value for g in "ifo"] == ["free"] * 3
     assert _equations(at) != frozen
-    at.selectbox(key="lg_clamp_i").select("free").run()
+    assert metric(at, "Network answers") == metric(at, "Correct answer")
+
+
+def test_auto_unit_stores_the_symbol_and_typed_symbols_are_recalled():
+    at = _page()
+    units = page.storing_units()
+    answer = metric(at, "Correct answer")
+    u = units[R.RECALL_ALPHABET.index(answer)][0]
+    assert any(f"Unit {u} stores '{answer}'" in c.value for c in at.caption)
+    assert f"Unit {u} over time" in str(
+        chart_titles(at))
+    at.selectbox(key="lg_unit").set_value(3).run()
+    assert "Unit 3 over time" in str(
+        chart_titles(at))
     # typed symbols are recalled; a bad symbol gets a message, not a traceback
     at.slider(key="lg_t").set_value(41).run()
-    at.selectbox(key="lg_input").select("typed symbols").run()
+    at.selectbox(key="lg_input").set_value("typed symbols").run()
     at.text_input(key="lg_text").input("C" + ".ABDA" * 6 + "?").run()
+    _ok(at)
     assert metric(at, "Network answers") == "C"
-    assert at.slider(key="lg_t").value == 23      # clamped into the default typed text (T = 24)
+    assert at.slider(key="lg_t").value == 23      # clamped into the default text (T = 24)
     at.text_input(key="lg_text").input("C..X?").run()
     assert not at.exception
     assert any("unknown symbol" in e.value for e in at.error)
 
 
 def test_gradient_flow_and_single_cell_follow_the_sliders():
-    at = _page()
+    at = _page(view="flow")
+    _ok(at)
     before = float(metric(at, "RNN (tanh): gradient"))
     at.slider(key="lg_rho").set_value(2.0).run()
     after = float(metric(at, "RNN (tanh): gradient"))
@@ -81,16 +143,28 @@ def test_gradient_flow_and_single_cell_follow_the_sliders():
     assert float(metric(at, "LSTM: gradient")) > lstm1
     at.multiselect(key="lg_kinds").set_value([]).run()
     assert not at.exception and any("at least one" in w.value for w in at.warning)
-    # single cell: the forget bias sets f at rest = σ(b_f)
+    _switch(at, "cell")
     at.slider(key="lg_s_f_b").set_value(0.0).run()
     assert float(metric(at, "forget gate at rest")) == pytest.approx(0.5, abs=1e-3)
     at.slider(key="lg_s_f_b").set_value(4.0).run()
     assert float(metric(at, "forget gate at rest")) == pytest.approx(0.982, abs=1e-3)
 
 
-def test_train_tab_steps_the_race():
-    at = _page()
+def test_train_view_steps_the_race():
+    at = _page(view="train")
     at.slider(key="lg_tr_delay").set_value(5).run()
     at.button(key="lg_race__step").click().run()
-    assert not at.exception, [e.value for e in at.exception]
+    _ok(at)
     assert any("Iteration **20**" in c.value for c in at.caption)
+
+
+def test_show_me_clicked_inside_the_view_fragment_opens_the_steps_view():
+    from tests.apptest import _run
+    at = _page(view="cell")
+    at.session_state[tour_key(SLUG)] = 3                       # "Why gradients vanish": flow
+    at.run()
+    at.button(key=f"{tour_key(SLUG)}__show").click()
+    _run(at, at._tree.get_widget_states(), fragment=True, key=None)
+    _ok(at)
+    assert at.session_state[view_key(SLUG)] == TITLES["flow"]
+    assert float(metric(at, "LSTM: gradient")) > 0

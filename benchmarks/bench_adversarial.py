@@ -1,0 +1,128 @@
+"""Adversarial-examples page: the attack budgets of issue 21 (PGD-10 on 500 digits < 1 s, the
+robustness curve of 8 eps values < 5 s and cached), one attack per slider move, and the
+adversarial trainer against a plain PyTorch loop doing the same work."""
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from benchmarks import Measurement, alternating_times, median_time
+from engine.adversarial import AttackSpec, attack, attack_one, robust_accuracy
+from engine.adversarial_training import (AdvTrainConfig, AdversarialTrainer, heldout_digits,
+                                         load_snapshot, training_digits)
+from engine.conv import digits_cnn
+from engine.datasets import load_digits
+
+CURVE_EPS = (0.0, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2)
+
+
+def wall_and_cpu(fn, repeat: int = 5) -> tuple[float, float]:
+    """Median wall and CPU seconds of fn() (CPU time is robust to a loaded machine)."""
+    fn()
+    times = alternating_times({"f": fn}, rounds=repeat, warmup=0)["f"]
+    return statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
+
+
+def _digits(n: int = 500):
+    d = load_digits()
+    return torch.as_tensor(d.images[:n, None]), torch.as_tensor(d.labels[:n])
+
+
+def pgd10_500() -> Measurement:
+    model = load_snapshot("standard")[0]
+    x, y = _digits()
+    t, cpu = wall_and_cpu(lambda: attack(model, x, y, 0.125, AttackSpec("pgd", steps=10)))
+    return Measurement(t, "s", f"PGD-10 (L-inf, eps 0.125, random start) on 500 digits, shipped "
+                               f"standard CNN; CPU time {cpu:.3f} s; target < 1 s")
+
+
+def fgsm_500() -> Measurement:
+    model = load_snapshot("standard")[0]
+    x, y = _digits()
+    t = median_time(lambda: attack(model, x, y, 0.125, AttackSpec("fgsm")), repeat=7)
+    return Measurement(t * 1e3, "ms", "FGSM on 500 digits")
+
+
+def robustness_curve() -> Measurement:
+    model = load_snapshot("robust")[0]
+    d = heldout_digits()
+    t, cpu = wall_and_cpu(lambda: [robust_accuracy(model, d.images, d.labels, CURVE_EPS,
+                                                   AttackSpec(k)) for k in ("fgsm", "pgd")], 3)
+    return Measurement(t, "s", f"FGSM + PGD-10 curves, {len(CURVE_EPS)} eps values, 359 held-out "
+                               f"digits, one CNN; CPU time {cpu:.2f} s (the page draws 2 CNNs, "
+                               f"cached); target < 5 s")
+
+
+def curve_cached() -> Measurement:
+    """The page's cached curve (st.cache_data): first call vs a repeat."""
+    from topic_pages import adversarial as page
+    s = page.STATE.defaults
+    t0 = time.perf_counter()
+    page.curves_of(s)
+    first = time.perf_counter() - t0
+    t = median_time(lambda: page.curves_of(s), repeat=5, warmup=0)
+    return Measurement(t * 1e3, "ms", f"page.curves_of (both CNNs, FGSM and PGD, 8 eps) from the "
+                                      f"cache; first call {first:.2f} s")
+
+
+def one_attack() -> Measurement:
+    model = load_snapshot("standard")[0]
+    d = heldout_digits()
+    t = median_time(lambda: attack_one(model, d.images[0], int(d.labels[0]), 0.125,
+                                       AttackSpec("pgd", steps=10)), repeat=9)
+    return Measurement(t * 1e3, "ms", "PGD-10 on the digit the page shows (one slider move)")
+
+
+ROUND_STEPS = 20
+ROUNDS = 7
+
+
+def _plain_loop(cfg: AdvTrainConfig):
+    """The same min-max minibatch loop without the trainer's bookkeeping."""
+    train = training_digits()
+    x_all, y_all = torch.as_tensor(train.images[:, None]), torch.as_tensor(train.labels)
+    model = digits_cnn(cfg.seed)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    rng = np.random.default_rng(cfg.seed)
+    state = {"step": 0}
+
+    def run(n: int) -> None:
+        for _ in range(n):
+            idx = torch.as_tensor(rng.choice(len(y_all), cfg.batch, replace=False))
+            x, y = x_all[idx], y_all[idx]
+            x = attack(model, x, y, cfg.train_eps, cfg.inner_spec(state["step"]))
+            loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            state["step"] += 1
+    return run
+
+
+def trainer_vs_plain() -> Measurement:
+    cfg = AdvTrainConfig()
+    trainer = AdversarialTrainer(cfg)
+    plain = _plain_loop(cfg)
+    times = alternating_times({"plain": lambda: plain(ROUND_STEPS),
+                               "trainer": lambda: trainer.step(ROUND_STEPS)}, rounds=ROUNDS)
+    ratios = [p[0] / t[0] for p, t in zip(times["plain"], times["trainer"])]
+    cpu = statistics.median(p[1] / t[1] for p, t in zip(times["plain"], times["trainer"]))
+    rate = ROUND_STEPS / statistics.median(t[0] for t in times["trainer"])
+    return Measurement(statistics.median(ratios), "x plain loop",
+                       f"AdversarialTrainer (PGD-7 at eps 0.15, batch 64) {rate:,.0f} it/s; "
+                       f"median of {ROUNDS} alternating rounds; CPU-time ratio {cpu:.2f}; "
+                       f"target >= 0.95")
+
+
+BENCHMARKS = {
+    "adversarial: PGD-10 on 500 digits": pgd10_500,
+    "adversarial: FGSM on 500 digits": fgsm_500,
+    "adversarial: robustness curves, 8 eps": robustness_curve,
+    "adversarial: robustness curves on the page, cached": curve_cached,
+    "adversarial: one attack on the page": one_attack,
+    "adversarial: trainer / plain loop": trainer_vs_plain,
+}

@@ -1,0 +1,215 @@
+"""Adversarial training (Madry et al. 2018) of the digits CNN, and the shipped snapshots.
+
+The min-max problem
+    min_theta  E_(x,y) [ max_{||delta||_inf <= eps} L(f_theta(x + delta), y) ]
+is trained by approximating the inner max with an attack (PGD-k or FGSM, engine.adversarial)
+on each minibatch and taking an Adam step on the loss at the attacked inputs:
+    x_adv = attack(f_theta, x, y, eps);   theta <- Adam(theta, grad_theta L(f_theta(x_adv), y))
+with a cosine learning rate lr_t = lr * (1 + cos(pi t / total_steps)) / 2. train_eps = 0 (or
+attack "none") is ordinary training: the same loop, clean inputs.
+
+The network is engine.conv's digits CNN (8x8 input, conv 8-16-16, linear 10), trained on the
+seeded 80/20 split of scikit-learn's digits (engine.datasets.digits_split(0.2, 0)); the test
+part (359 digits) is the held-out set every curve on the page is measured on.
+"""
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from engine import weights
+from engine.adversarial import AttackSpec, RobustnessCurve, attack, robust_accuracy
+from engine.conv import DIGITS_LAYERS, digits_cnn
+from engine.datasets import Digits, digits_split
+from engine.device import numpy_rng, resolve_device
+from engine.training import History
+
+WEIGHTS_DIR = Path(__file__).resolve().parent.parent / "assets" / "weights"
+SNAPSHOTS = {"standard": WEIGHTS_DIR / "adversarial_standard.pt",
+             "robust": WEIGHTS_DIR / "adversarial_robust.pt"}
+SPLIT_SEED = 0
+TEST_FRACTION = 0.2
+MODEL_CONFIG = {"name": "digits_cnn", "in_shape": [1, 8, 8], "classes": 10,
+                "layers": [[s.kind, s.kernel, s.stride, s.padding, s.dilation, s.channels]
+                           for s in DIGITS_LAYERS]}
+TRAIN_ATTACKS = ("pgd", "fgsm", "none")
+
+
+def heldout_digits() -> Digits:
+    """The fixed held-out digits (359 images) every accuracy on the page is measured on."""
+    return digits_split(TEST_FRACTION, SPLIT_SEED)[1]
+
+
+def training_digits() -> Digits:
+    return digits_split(TEST_FRACTION, SPLIT_SEED)[0]
+
+
+@dataclass(frozen=True)
+class AdvTrainConfig:
+    train_eps: float = 0.15       # radius of the L-inf ball the inner attack searches
+    attack: str = "pgd"           # "pgd" | "fgsm" | "none" (ordinary training)
+    attack_steps: int = 7         # PGD-k inside training (alpha = eps / 4)
+    lr: float = 3e-3              # Adam, cosine decay to 0 at total_steps
+    batch: int = 64
+    total_steps: int = 920        # 40 epochs of 23 minibatches
+    seed: int = 0                 # init, minibatch order, random starts
+
+    def __post_init__(self):
+        if self.attack not in TRAIN_ATTACKS:
+            raise ValueError(f"attack must be one of {TRAIN_ATTACKS}, not {self.attack!r}")
+        if not self.train_eps >= 0:
+            raise ValueError("train_eps must be >= 0")
+        if self.batch < 1 or self.total_steps < 1 or self.attack_steps < 1:
+            raise ValueError("batch, total_steps and attack_steps must be >= 1")
+
+    @property
+    def adversarial(self) -> bool:
+        return self.attack != "none" and self.train_eps > 0
+
+    def inner_spec(self, step: int) -> AttackSpec:
+        return AttackSpec("fgsm") if self.attack == "fgsm" else \
+            AttackSpec("pgd", steps=self.attack_steps, seed=self.seed * 1_000_003 + step)
+
+
+@dataclass(frozen=True)
+class AdvSnapshot:
+    step: int
+    loss: float                   # training loss at the (attacked) minibatch, last step
+    clean_accuracy: float         # on the test split
+    curve: RobustnessCurve        # PGD accuracy vs eps on the test split
+    lr: float
+    diverged_at: int | None
+
+
+class AdversarialTrainer:
+    """The trainer protocol of engine/training.py around the min-max loop above."""
+
+    def __init__(self, config: AdvTrainConfig = AdvTrainConfig(), train: Digits | None = None,
+                 test: Digits | None = None, eval_eps=(0.0, 0.05, 0.1, 0.125, 0.15, 0.2),
+                 eval_attack: AttackSpec = AttackSpec("pgd", steps=10),
+                 device: str | torch.device | None = "cpu"):
+        self.config, self.device = config, resolve_device(device)
+        train = train if train is not None else training_digits()
+        self.test = test if test is not None else heldout_digits()
+        self.eval_eps, self.eval_attack = tuple(float(e) for e in eval_eps), eval_attack
+        self.x = torch.as_tensor(train.images[:, None], device=self.device)
+        self.y = torch.as_tensor(train.labels, device=self.device)
+        self.model = digits_cnn(config.seed).to(self.device)
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=config.lr)
+        self.rng = numpy_rng(config.seed)
+        self.order = np.zeros(0, np.int64)
+        self.cursor = 0
+        self.steps, self.diverged_at, self.last_loss = 0, None, math.nan
+        self.history = History()
+        self._snap: AdvSnapshot | None = None
+
+    def learning_rate(self, step: int) -> float:
+        """lr_t = lr (1 + cos(pi min(t, T) / T)) / 2."""
+        t = min(step, self.config.total_steps) / self.config.total_steps
+        return self.config.lr * 0.5 * (1.0 + math.cos(math.pi * t))
+
+    def _next_batch(self) -> torch.Tensor:
+        if self.cursor >= len(self.order):
+            self.order, self.cursor = self.rng.permutation(len(self.y)), 0
+        idx = self.order[self.cursor:self.cursor + self.config.batch]
+        self.cursor += self.config.batch
+        return torch.as_tensor(idx, device=self.device)
+
+    def _iteration(self) -> dict[str, float]:
+        cfg = self.config
+        idx = self._next_batch()
+        x, y = self.x[idx], self.y[idx]
+        if cfg.adversarial:
+            x = attack(self.model, x, y, cfg.train_eps, cfg.inner_spec(self.steps))
+        for group in self.opt.param_groups:
+            group["lr"] = self.learning_rate(self.steps)
+        logits = self.model(x)
+        loss = F.cross_entropy(logits, y)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        self.steps += 1
+        return {"loss": float(loss.detach()),
+                "batch_accuracy": float((logits.argmax(1) == y).float().mean())}
+
+    def step(self, n: int = 1) -> dict[str, float]:
+        metrics: dict[str, float] = {}
+        for _ in range(int(n)):
+            if self.diverged_at is not None:
+                break
+            metrics = self._iteration()
+            self.last_loss = metrics["loss"]
+            if not math.isfinite(metrics["loss"]):
+                self.diverged_at = self.steps
+                break
+        if metrics:
+            self.history.log(self.steps, metrics)
+        return metrics
+
+    def snapshot(self) -> AdvSnapshot:
+        """Clean and PGD accuracy on the test split (cached per step: the curve costs
+        len(eval_eps) attacks)."""
+        if self._snap is None or self._snap.step != self.steps:
+            self.model.eval()
+            curve = robust_accuracy(self.model, self.test.images, self.test.labels,
+                                    self.eval_eps, self.eval_attack)
+            clean = curve.accuracy[0] if self.eval_eps and self.eval_eps[0] == 0 else \
+                robust_accuracy(self.model, self.test.images, self.test.labels, [0.0]).accuracy[0]
+            self._snap = AdvSnapshot(self.steps, self.last_loss, float(clean), curve,
+                                     self.learning_rate(self.steps), self.diverged_at)
+        return self._snap
+
+    def state_dict(self) -> dict:
+        return {"model": {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()},
+                "optimizer": copy.deepcopy(self.opt.state_dict()),
+                "rng": copy.deepcopy(self.rng.bit_generator.state),
+                "order": self.order.copy(), "cursor": self.cursor, "steps": self.steps,
+                "diverged_at": self.diverged_at, "last_loss": self.last_loss,
+                "history": self.history.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(copy.deepcopy(state["optimizer"]))
+        self.rng.bit_generator.state = copy.deepcopy(state["rng"])
+        self.order, self.cursor = np.asarray(state["order"]).copy(), int(state["cursor"])
+        self.steps, self.diverged_at = int(state["steps"]), state["diverged_at"]
+        self.last_loss = float(state["last_loss"])
+        self.history = History.from_state_dict(state["history"])
+        self._snap = None
+
+
+# --------------------------------------------------------------------------------------
+# The shipped snapshots, through the shared weights format
+# --------------------------------------------------------------------------------------
+
+def save_model(path: str | Path, model: nn.Module, meta: dict) -> Path:
+    return weights.save(path, MODEL_CONFIG, model.state_dict(), meta)
+
+
+def model_from_weights(w: weights.Weights, device: str | torch.device = "cpu") -> nn.Sequential:
+    """Build the digits CNN described by w.model_config and load w.state into it (eval mode)."""
+    if not weights.configs_equal(w.model_config, MODEL_CONFIG):
+        raise weights.StaleWeightsError(f"{w.path} describes {w.model_config}, not the digits "
+                                        f"CNN {MODEL_CONFIG}: {weights.REBUILD_HINT}")
+    model = digits_cnn(0).to(resolve_device(device))
+    model.load_state_dict(w.state)
+    return model.eval()
+
+
+def load_snapshot(name: str, device: str | torch.device = "cpu") -> tuple[nn.Sequential, dict]:
+    """The shipped "standard" or "robust" CNN and its meta (recipe, measured accuracies)."""
+    if name not in SNAPSHOTS:
+        raise KeyError(f"unknown snapshot {name!r}; choose one of {sorted(SNAPSHOTS)}")
+    w = weights.load(SNAPSHOTS[name], device, expect_config=MODEL_CONFIG)
+    return model_from_weights(w, device), w.meta
+
+
+def config_meta(config: AdvTrainConfig) -> dict:
+    return asdict(config)

@@ -1,0 +1,135 @@
+"""AppTest of topic_pages/generalization.py: defaults, every view, every preset and tour step,
+widget changes that must change what is drawn, bad URL values, and every claim on a second
+seed (tests/test_claims.py checks seed 0)."""
+from __future__ import annotations
+
+import pytest
+
+from tests.apptest import (chart_figure, choose_preset, metric, open_page, open_view, plotly_array,
+                           show_step)
+from topic_pages import generalization as page
+from viz.page import view_key
+
+PAGE = "topic_pages/generalization.py"
+SLUG = "generalization"
+
+
+def _traces(fig: dict, name: str) -> list[dict]:
+    return [t for t in fig["data"] if t.get("name") == name]
+
+
+def _heatmap(fig: dict) -> dict:
+    return next(t for t in fig["data"] if t["type"] == "heatmap")
+
+
+def _flipped_count(at) -> int:
+    flipped = _traces(chart_figure(at, "gen_overfit_fig"), "flipped label")
+    return len(plotly_array(flipped[0]["x"])) if flipped else 0
+
+
+@pytest.fixture(scope="module")
+def fresh():
+    return open_page(PAGE)
+
+
+def test_defaults_draw_the_boundary_and_untrained_curves(fresh):
+    assert not fresh.error
+    fig = chart_figure(fresh, "gen_overfit_fig")
+    kinds = [t["type"] for t in fig["data"]]
+    assert "heatmap" in kinds and "contour" in kinds
+    assert _flipped_count(fresh) == sum(page.G.make_split(n_train=100, noise=0.2, label_noise=0.2).y_train
+                                        != page.G.make_split(n_train=100, noise=0.2).y_train)
+    assert metric(fresh, "Train accuracy") and metric(fresh, "‖θ‖")
+    assert len(fresh.get("download_button")) == 2
+
+
+def test_train_to_1000_shows_the_gap_the_preset_names():
+    at = open_page(PAGE)
+    at.button(key="gen_overfit__to1000").click().run()
+    assert not at.exception
+    gap = float(metric(at, "Gap"))
+    assert gap == pytest.approx(page.gap_at(page.STATE.resolve({})), abs=0.006)   # shown to 2 decimals
+    assert gap >= 0.15
+    fig = chart_figure(at, "gen_overfit_fig")
+    val = _traces(fig, "validation")[0]
+    assert plotly_array(val["x"]).max() == 1000
+    shapes = fig["layout"]["shapes"]                     # best-val and early-stop lines
+    assert len(shapes) >= 2
+    # the best-validation boundary (early stopping) differs from the overfitted one
+    z_now = plotly_array(_heatmap(fig)["z"])
+    at.session_state["gen_boundary"] = "best-validation model"
+    at.run()
+    best = chart_figure(at, "gen_overfit_fig")
+    titles = [a.get("text", "") for a in best["layout"]["annotations"]]
+    assert any("best-validation model" in t for t in titles)
+    assert abs(plotly_array(_heatmap(best)["z"]) - z_now).max() > 0.3
+
+
+def test_label_noise_slider_changes_the_ringed_points():
+    at = open_page(PAGE)
+    before = _flipped_count(at)
+    at.slider(key="gen_label_noise").set_value(0.0).run()
+    assert before > 10 and _flipped_count(at) == 0
+
+
+@pytest.mark.parametrize("title, key", [("Random labels", "gen_random_fig"),
+                                        ("L2 vs AdamW", "gen_decay_fig"),
+                                        ("Double descent", "gen_double_fig")])
+def test_every_view_draws_its_figure_and_only_the_open_view_runs(title, key):
+    at = open_view(open_page(PAGE), SLUG, title)
+    assert not at.error
+    assert chart_figure(at, key)["data"]
+    assert len(at.get("download_button")) == 2                   # CSV + JSON export
+    with pytest.raises(Exception):
+        chart_figure(at, "gen_overfit_fig")
+
+
+def test_double_descent_controls_move_the_peak_and_the_ridge_curve():
+    at = open_view(open_page(PAGE), SLUG, "Double descent")
+    assert metric(at, "Peak at p") == "100"
+    ridge_before = metric(at, "… with ridge 0.01")
+    at.slider(key="gen_dd_n").set_value(60).run()
+    assert metric(at, "Peak at p") == "60"
+    at.select_slider(key="gen_dd_ridge").set_value(1e-4).run()
+    assert metric(at, "… with ridge 0.0001") != ridge_before
+    fig = chart_figure(at, "gen_double_fig")
+    assert {t["name"] for t in fig["data"]} >= {"test, min-norm (ridge 0)", "test, ridge 0.0001"}
+
+
+def test_every_preset_applies_and_opens_its_view():
+    at = open_page(PAGE)
+    titles = {v.key: v.title for v in page.VIEWS}
+    for name, preset in page.PRESETS.items():
+        choose_preset(at, SLUG, name)
+        assert not at.error, (name, [e.value for e in at.error])
+        assert at.session_state[view_key(SLUG)] == titles[preset.view]
+        assert any(name in i.value for i in at.info), name       # the text beside the figure
+
+
+def test_every_tour_step_shows_its_view():
+    at = open_page(PAGE)
+    titles = {v.key: v.title for v in page.VIEWS}
+    for i, step in enumerate(page.STEPS):
+        show_step(at, SLUG, i)
+        assert not at.error, (step.title, [e.value for e in at.error])
+        assert at.session_state[view_key(SLUG)] == titles[step.view]
+
+
+def test_bad_url_values_fall_back_without_a_traceback():
+    at = open_page(PAGE, {"gen_n": "5", "gen_data": "nope", "gen_lr": "7"})
+    assert not at.exception and not at.error
+    assert at.slider(key="gen_n").value == 100                    # out of range: the default
+    assert at.selectbox(key="gen_data").value == "two_moons"
+
+
+CLAIMS = [(f"preset {name}", p.settings, c) for name, p in page.PRESETS.items() for c in p.claims]
+CLAIMS += [(f"step {st.title}", st.settings, c) for st in page.STEPS for c in st.claims]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source, settings, claim", CLAIMS,
+                         ids=[f"{src}: {c.what}" for src, _, c in CLAIMS])
+def test_every_claim_also_holds_on_seed_1(source, settings, claim, monkeypatch):
+    monkeypatch.setattr(page, "CLAIM_SEED", 1)
+    value, ok = claim.check(page.STATE.resolve(settings))
+    assert ok, f"{source}: {claim.what} = {value:.4g} on seed 1, expected {claim.threshold}"

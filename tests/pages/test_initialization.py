@@ -1,0 +1,123 @@
+"""AppTest of topic_pages/initialization.py: defaults, every view, every preset and tour step in
+one session (as a teacher walks them), widget changes that must change the numbers shown, a
+click on the mean-field map, live training, and bad URL values."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.apptest import (chart_figure, chart_titles, choose_preset, click_chart, metric,
+                           open_page, open_view, plotly_array, show_step)
+
+PAGE = "topic_pages/initialization.py"
+SLUG = "initialization"
+
+
+@pytest.fixture(scope="module")
+def page():
+    return open_page(PAGE)
+
+
+def _ratio(at) -> float:
+    return float(metric(at, "per-layer variance ratio"))
+
+
+def _no_errors(at):
+    assert not at.exception and not at.error, ([e.value for e in at.exception],
+                                                [e.value for e in at.error])
+
+
+def test_defaults_draw_signal_figure_metrics_and_export(page):
+    _no_errors(page)
+    titles = chart_titles(page)
+    assert any("tanh, normal init, σ_w = 1: 50 layers × 256" in t for t in titles), titles
+    assert any("Effective rank" in t for t in titles)
+    # tanh at σ_w = 1 is critical: the variance decays, but slower than geometrically at 0.25
+    assert 0.85 < _ratio(page) < 1.0
+    assert len(page.get("download_button")) == 2
+    fig = chart_figure(page, "in_signal")
+    act = plotly_array(fig["data"][0]["y"])
+    assert act.shape == (51,) and act[0] == pytest.approx(1.0, rel=0.02)
+
+
+def test_he_relu_changes_the_numbers():
+    at = open_page(PAGE)
+    before = _ratio(at)
+    at.selectbox(key="in_act").select("relu").run()
+    at.selectbox(key="in_init").select("kaiming_normal").run()
+    _no_errors(at)
+    after = _ratio(at)
+    assert after != before and 0.95 < after < 1.05
+    at.selectbox(key="in_init").select("xavier_normal").run()
+    assert 0.45 < _ratio(at) < 0.55
+
+
+@pytest.mark.parametrize("title, key", [("Edge of chaos", "in_map"), ("Train", "in_train_fig"),
+                                        ("Batch norm", "in_bn_step")])
+def test_every_view_draws_its_figure(title, key):
+    at = open_view(open_page(PAGE), SLUG, title)
+    _no_errors(at)
+    assert chart_figure(at, key)["data"]
+    assert not any("Variance per layer" in t for t in chart_titles(at))   # lazy tabs
+
+
+def test_click_on_the_map_loads_the_point_for_tanh():
+    at = open_view(open_page(PAGE), SLUG, "Edge of chaos")
+    click_chart(at, "in_map", {"x": 1.52, "y": 0.31, "curve_number": 2, "point_number": 5})
+    _no_errors(at)
+    assert at.session_state["in_sw"] == pytest.approx(1.5)
+    assert at.session_state["in_sb"] == pytest.approx(0.3)
+    chi = float(metric(at, "χ (mean field)"))
+    measured = float(metric(at, "measured gradient factor"))
+    assert measured == pytest.approx(chi, rel=0.05)
+    star = chart_figure(at, "in_map")["data"][-1]
+    assert plotly_array(star["x"])[0] == pytest.approx(1.5)
+
+
+def test_live_training_steps_and_draws_three_nets():
+    at = open_view(open_page(PAGE), SLUG, "Train")
+    at.button(key="in_train__step").click().run()
+    _no_errors(at)
+    fig = chart_figure(at, "in_train_fig")
+    losses = [d for d in fig["data"] if d.get("xaxis", "x") == "x" and d["mode"] == "lines"]
+    assert len(losses) == 3
+    assert len(plotly_array(losses[0]["y"])) == 20          # one frame: 20 steps
+    table = at.dataframe[0].value
+    assert list(table["net"]) == ["normal σ_w=0.5", "xavier_normal", "kaiming_normal"]
+
+
+def test_batch_size_two_gives_plus_minus_one_in_train_mode():
+    at = open_view(open_page(PAGE), SLUG, "Batch norm")
+    at.select_slider(key="bn_batch").set_value(2).run()
+    _no_errors(at)
+    fig = chart_figure(at, "in_bn_step")
+    train = [d for d in fig["data"] if d.get("xaxis") == "x3" and d["marker"].get("size") == 9]
+    values = np.concatenate([plotly_array(d["x"]) for d in train])
+    np.testing.assert_allclose(np.abs(values), 1.0, atol=1e-3)
+
+
+@pytest.mark.slow
+def test_every_preset_then_every_step_in_one_session():
+    """As a teacher does: presets one after the other, then the tour; no error on the way.
+    (The slow learning-rate sweep preset is applied last and its figure checked.)"""
+    from topic_pages.initialization import PRESETS, STEPS, VIEWS
+    TITLES = {v.key: v.title for v in VIEWS}
+    at = open_page(PAGE)
+    for name, preset in PRESETS.items():
+        choose_preset(at, SLUG, name)
+        _no_errors(at)
+        for key, value in preset.settings.items():
+            assert at.session_state[key] == value, (name, key)
+        assert at.session_state[f"{SLUG}_view"] == TITLES[preset.view]
+    assert chart_figure(at, "in_bn_sweep")["data"]
+    for i, _ in enumerate(STEPS):
+        show_step(at, SLUG, i)
+        _no_errors(at)
+
+
+@pytest.mark.parametrize("query", [{"in_depth": "1000"}, {"in_act": "softsign"},
+                                   {"in_width": "7"}, {"in_sw": "-3"}])
+def test_bad_url_values_fall_back_without_a_crash(query):
+    at = open_page(PAGE, query)
+    _no_errors(at)
+    assert chart_figure(at, "in_signal")["data"]
