@@ -23,6 +23,9 @@ def main(argv: list[str]) -> int:
                      if m.name.startswith("bench_"))
     if wanted:
         modules = [m for m in modules if any(w in m for w in wanted)]
+    else:   # modules marked EXPLICIT (the browser benchmark) run only when named
+        modules = [m for m in modules
+                   if not getattr(importlib.import_module(f"benchmarks.{m}"), "EXPLICIT", False)]
     print(f"Machine: {platform.processor() or platform.machine()}, "
           f"{torch.get_num_threads()} torch threads, torch {torch.__version__}")
     print()

@@ -124,3 +124,29 @@ def click_chart(at: AppTest, chart_key: str, point: dict, in_fragment: bool = Fa
     state.string_value = json.dumps({"selection": {"points": [point], "point_indices": [0],
                                                    "box": [], "lasso": []}})
     return _run(at, states, fragment=in_fragment, key=fragment_key)
+
+
+def open_view(at: AppTest, slug: str, title: str) -> AppTest:
+    """Open the view (tab) `title` of the skeleton page `slug`, as a click on its tab does."""
+    from viz.page import view_key
+    at.session_state[view_key(slug)] = title
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def show_step(at: AppTest, slug: str, index: int) -> AppTest:
+    """Go to tour step `index` (0-based) of page `slug` and press its "Show me"."""
+    from viz.page import tour_key
+    at.session_state[tour_key(slug)] = index
+    at.run()
+    at.button(key=f"{tour_key(slug)}__show").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def choose_preset(at: AppTest, slug: str, name: str) -> AppTest:
+    from viz.page import preset_key
+    at.selectbox(key=preset_key(slug)).select(name).run()
+    assert not at.exception, (name, [e.value for e in at.exception])
+    return at

@@ -103,26 +103,33 @@ def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: in
 def loss_figure(runs: Mapping[str, Trajectory], f_star: float,
                 theory: Mapping[str, tuple[float, str]] | None = None, k: int | None = None
                 ) -> go.Figure:
-    """log(f - f*) vs iteration per run; theory: name -> (rate rho, label) drawn dashed as
-    (f_0 - f*) rho^(2k) (f - f* is quadratic in the error, so it decays at rho^2 per step)."""
+    """log(f - f*) vs iteration per run; theory: name -> (rate rho, label) drawn dashed with
+    slope rho^(2k) (f - f* is quadratic in the error, so it decays at rho^2 per step), through
+    the last point of run `name` above the float floor: the slopes compare on the tail, past
+    the transient (the heavy ball's double root at its optimum decays like k rho^k)."""
     fig = go.Figure()
     longest = 1
-    f0 = None
+    gaps = {}
     for method, tr in runs.items():
         gap = np.maximum(tr.losses - f_star, LOSS_FLOOR)
-        f0 = gap[0] if f0 is None else f0
+        gaps[method] = gap
         longest = max(longest, tr.steps)
         fig.add_trace(go.Scatter(x=np.arange(len(gap)), y=gap, mode="lines", name=_run_name(tr),
                                  line=dict(color=METHOD_COLORS[method], width=2),
                                  hovertemplate=f"{label(method)}<br>step %{{x}}<br>"
                                                "f - f* = %{y:.3g}<extra></extra>"))
     for name, (rate, text) in (theory or {}).items():
-        if f0 is None or not np.isfinite(rate) or rate <= 0:
+        gap = gaps.get(name)
+        if gap is None or not np.isfinite(rate) or rate <= 0:
             continue
+        above = np.flatnonzero(np.isfinite(gap) & (gap > 1e3 * LOSS_FLOOR))
+        if not len(above):
+            continue
+        k_end = int(above[-1])
         kk = np.arange(longest + 1)
         with np.errstate(all="ignore"):
-            y = f0 * rate ** (2.0 * kk)
-        keep = y > LOSS_FLOOR
+            y = gap[k_end] * rate ** (2.0 * (kk - k_end))
+        keep = (y > LOSS_FLOOR) & (y < 1e3 * float(np.nanmax(gap)))
         fig.add_trace(go.Scatter(x=kk[keep], y=y[keep], mode="lines", name=text,
                                  line=dict(color=METHOD_COLORS.get(name, "#444"), width=1.5,
                                            dash=DASHES.get(name, "dash")), hoverinfo="skip"))
@@ -202,7 +209,7 @@ def rate_map_figure(rm: RateMap, lr: float | None = None, beta: float | None = N
     text = np.where(measured < 1.0, np.char.mod("%.4f", np.nan_to_num(measured)), "diverges")
     fig = go.Figure(go.Heatmap(
         x=rm.lrs, y=rm.betas, z=rates, text=text, colorscale="Viridis", reversescale=True,
-        zmin=zmin, zmax=1.0, colorbar=dict(title="rate"),
+        zmin=zmin, zmax=1.0, colorbar=dict(title=dict(text="rate", side="right")),
         hovertemplate="η = %{x:.3g}<br>β = %{y:.3f}<br>rate %{text}<extra></extra>"))
     if rm.theory is not None:
         fig.add_trace(go.Contour(x=rm.lrs, y=rm.betas, z=rm.theory, showscale=False,
@@ -222,7 +229,9 @@ def rate_map_figure(rm: RateMap, lr: float | None = None, beta: float | None = N
     fig.update_layout(title=f"Heavy-ball rate per step, measured over {rm.steps} steps "
                             "(grey: diverges)", plot_bgcolor="#d0d0d0",
                       height=420, xaxis=dict(type="log", title="learning rate η"),
-                      yaxis=dict(title="momentum β"), legend=dict(orientation="h", y=-0.25))
+                      yaxis=dict(title="momentum β"),
+                      legend=dict(x=0.99, xanchor="right", y=0.99, yanchor="top",
+                                  bgcolor="rgba(255,255,255,0.85)"))
     return fig
 
 

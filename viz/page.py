@@ -1,14 +1,17 @@
-"""Page scaffolding: the header every page starts with, the honest "coming soon" card,
-and the error boundary that turns an exception into a clear message (never a traceback)."""
+"""Page scaffolding: the page skeleton every topic uses (topic_page, View, Panel), the honest
+"coming soon" card, and the error boundary that turns an exception into a clear message
+(never a traceback)."""
 from __future__ import annotations
 
 import contextlib
 import logging
-from pathlib import Path
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
 
 import streamlit as st
 
 from viz.topics import ROOT, TOPICS_BY_SLUG
+from viz.widgets import CHOOSE, settings_match
 
 log = logging.getLogger("dlplay")
 
@@ -60,3 +63,181 @@ def load_css(name: str) -> str:
 
 def inject_css(name: str) -> None:
     st.html(f"<style>{load_css(name)}</style>")
+
+
+# ==================================================================================== skeleton
+# One page skeleton for every topic (docs/ADDING_A_PAGE.md). A page file declares its STATE
+# (viz.state.StateTable), PRESETS and STEPS (viz.widgets.Preset / Step, each with the view it
+# opens and its claims), one function per view, and ends with
+#
+#     if __name__ == "__main__":
+#         topic_page("<slug>", formula=..., state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS)
+#
+# Layout, figure first (a projector at 1280x720 shows the figure without scrolling):
+#   [title · what you will see · formula] [preset picker] [guided tour: ◀ k/N ▶]
+#   [tabs: one per view, keyed and URL-bound; only the open one runs]
+#   [controls column | the figure ......................................]
+#   [notes: explanations, tables, export .................................]
+# Each view runs inside its own st.fragment: moving one of its widgets reruns that view only.
+
+
+@dataclass(frozen=True)
+class View:
+    """One tab of a page. `draw(panel)` fills panel.controls (the narrow column beside the
+    figure), panel.figure (the wide column) and panel.notes (full width, below)."""
+    key: str                                  # short id that presets and steps name
+    title: str                                # the tab label (also its ?<slug>_view= value)
+    draw: Callable[["Panel"], None]
+    split: tuple[float, float] = (1.0, 2.7)   # controls : figure width
+    fragment: bool = True                     # widgets rerun this view only
+
+
+@dataclass(frozen=True)
+class Panel:
+    controls: Any
+    figure: Any
+    notes: Any
+
+
+def view_key(slug: str) -> str:
+    """Session/URL key of the open view (tab) of page `slug`."""
+    return f"{slug}_view"
+
+
+def preset_key(slug: str) -> str:
+    return f"{slug}__preset"
+
+
+def tour_key(slug: str) -> str:
+    return f"{slug}__tour"
+
+
+def _view_title(views: Sequence[View], key: str | None) -> str | None:
+    return next((v.title for v in views if v.key == key), None)
+
+
+def apply_setting(slug: str, views: Sequence[View], settings: Mapping[str, Any],
+                  view: str | None) -> None:
+    """Write a preset's/step's widget values and open its view (use from a callback)."""
+    for key, value in settings.items():
+        st.session_state[key] = value
+    title = _view_title(views, view)
+    if title is not None:
+        st.session_state[view_key(slug)] = title
+
+
+def _header(topic, formula: str | None, presets, steps, views, slug: str) -> None:
+    """Title and sentence on the left; preset picker and tour over the formula on the right."""
+    head = st.columns([2.1, 2.9], vertical_alignment="top", gap="medium")
+    with head[0]:
+        st.title(topic.title)
+        st.caption(topic.sentence)
+    with head[1]:
+        pick, tour = st.columns(2, gap="small")
+        with pick:
+            if presets:
+                _preset_picker(slug, presets, views)
+        with tour:
+            if steps:
+                _tour_bar(slug, steps, views)
+        if formula:
+            st.latex(formula)
+
+
+def _preset_picker(slug: str, presets, views) -> None:
+    key = preset_key(slug)
+
+    def _apply() -> None:
+        chosen = st.session_state.get(key)
+        if chosen in presets:
+            st.session_state[tour_key(slug)] = None
+            apply_setting(slug, views, presets[chosen].settings, presets[chosen].view)
+
+    st.selectbox("Preset", list(presets), index=None, placeholder=CHOOSE, key=key,
+                 on_change=_apply, label_visibility="collapsed",
+                 help="Each preset sets the controls (and opens the tab) to show one "
+                      "phenomenon; its text appears beside the figure.")
+
+
+def _tour_bar(slug: str, steps, views) -> None:
+    key = tour_key(slug)
+    active = st.session_state.get(key)
+    n = len(steps)
+
+    def _go(i: int | None) -> None:
+        st.session_state[key] = i
+
+    if active is None or not 0 <= active < n:
+        st.button(f"Guided tour ({n} steps)", key=f"{key}__start", on_click=_go, args=(0,),
+                  icon=":material/school:", width="stretch")
+        return
+    cols = st.columns([1, 1, 1], gap="small")
+    cols[0].button("", key=f"{key}__prev", on_click=_go, args=(max(active - 1, 0),),
+                   icon=":material/chevron_left:", disabled=active == 0, width="stretch",
+                   help="Previous step")
+    cols[1].button("", key=f"{key}__next", on_click=_go, args=(min(active + 1, n - 1),),
+                   icon=":material/chevron_right:", disabled=active == n - 1,
+                   width="stretch", help="Next step")
+    cols[2].button("", key=f"{key}__close", on_click=_go, args=(None,),
+                   icon=":material/close:", width="stretch", help="Close the tour")
+    st.caption(f"Tour step {active + 1} of {n}")
+
+
+def _note_card(slug: str, presets, steps, views) -> None:
+    """The text of the active tour step (with Show me), else of the applied preset, at the
+    top of the controls column: beside the figure, never above it."""
+    active = st.session_state.get(tour_key(slug))
+    if steps and active is not None and 0 <= active < len(steps):
+        step = steps[active]
+        with st.container(border=True, key=f"{slug}__card"):
+            st.markdown(f"**{active + 1}/{len(steps)} · {step.title}**")
+            st.markdown(step.body)
+            if step.settings or step.view:
+                st.button("Show me", key=f"{tour_key(slug)}__show", type="primary",
+                          icon=":material/visibility:", width="stretch",
+                          on_click=apply_setting, args=(slug, views, step.settings, step.view))
+        return
+    chosen = st.session_state.get(preset_key(slug))
+    if presets and chosen in presets:
+        preset = presets[chosen]
+        if settings_match(preset.settings):
+            if preset.description:
+                st.info(f"**{chosen}.** {preset.description}", icon=":material/lightbulb:")
+        else:
+            st.caption(f"Controls changed since the preset “{chosen}” was applied.")
+
+
+def _run_view(slug: str, view: View, presets, steps, views) -> None:
+    def body() -> None:
+        left, right = st.columns(view.split, gap="medium")
+        notes = st.container()
+        with left:
+            _note_card(slug, presets, steps, views)
+        with user_errors(f"draw the {view.title.lower()} view"):
+            view.draw(Panel(left, right, notes))
+
+    if view.fragment:
+        st.fragment(body)()
+    else:
+        body()
+
+
+def topic_page(slug: str, *, state, views: Sequence[View], formula: str | None = None,
+               presets: Mapping[str, Any] | None = None, steps: Sequence[Any] = ()) -> None:
+    """Draw the page `slug`: compact header with presets and the tour, then one keyed tab per
+    view (only the open one runs, inside its own fragment). `state` is the page's StateTable:
+    presets and steps may only name its keys (tests/pages/test_skeleton.py checks)."""
+    topic = TOPICS_BY_SLUG[slug]
+    presets = presets or {}
+    _header(topic, formula, presets, steps, views, slug)
+    titles = [v.title for v in views]
+    if st.session_state.get(view_key(slug)) not in (None, *titles):
+        st.session_state[view_key(slug)] = titles[0]          # stale value from an old URL
+    if len(views) == 1:
+        _run_view(slug, views[0], presets, steps, views)
+        return
+    tabs = st.tabs(titles, key=view_key(slug), bind="query-params", on_change="rerun")
+    for tab, view in zip(tabs, views):
+        if tab.open:
+            with tab:
+                _run_view(slug, view, presets, steps, views)

@@ -30,6 +30,11 @@ def _classroom_from_url() -> bool:
     return str(st.query_params.get("classroom", "")).strip().lower() in TRUTHY
 
 
+def classroom_requested() -> bool:
+    """Classroom mode is on (session) or asked for in the URL (?classroom=1)."""
+    return bool(st.session_state.get("classroom", _classroom_from_url()))
+
+
 def _sync_classroom_to_url() -> None:
     if st.session_state.get("classroom"):
         st.query_params["classroom"] = "1"

@@ -22,13 +22,18 @@ SIZES = {
 
 def make_template(classroom: bool = False) -> go.layout.Template:
     s = SIZES[bool(classroom)]
+    # automargin: the margins grow to fit tick labels and axis titles, so a larger classroom
+    # font never lays an axis title over the tick labels; the title sits in the top margin and
+    # legends on the right of the plot area, so legend and title cannot meet.
     axis = dict(showgrid=True, gridcolor="#e6e6e6", zeroline=False, linecolor="#444",
-                ticks="outside", tickfont=dict(size=s["tick"]), title=dict(font=dict(size=s["font"])))
+                ticks="outside", tickfont=dict(size=s["tick"]), automargin=True,
+                title=dict(font=dict(size=s["font"]), standoff=8))
     return go.layout.Template(
         layout=dict(
             font=dict(family="Inter, 'Source Sans Pro', Arial, sans-serif", size=s["font"],
                       color="#222"),
-            title=dict(font=dict(size=s["title"]), x=0.02, xanchor="left"),
+            title=dict(font=dict(size=s["title"]), x=0.02, xanchor="left", automargin=True,
+                       yref="container", y=0.98, yanchor="top"),
             colorway=COLORWAY,
             paper_bgcolor="white", plot_bgcolor="white",
             xaxis=axis, yaxis=axis,
@@ -53,6 +58,7 @@ def style_figure(fig: go.Figure, classroom: bool = False) -> go.Figure:
     s = SIZES[bool(classroom)]
     already = (fig.layout.meta or {}).get("dlplay_classroom") if isinstance(fig.layout.meta, dict) else None
     fig.update_layout(template=TEMPLATES[bool(classroom)], meta={"dlplay_classroom": bool(classroom)})
+    _legend_below_axis_title(fig)
     if classroom and not already:
         for trace in fig.data:
             line = getattr(trace, "line", None)
@@ -63,3 +69,14 @@ def style_figure(fig: go.Figure, classroom: bool = False) -> go.Figure:
             if isinstance(size, (int, float)):
                 marker.size = size * s["scale_marker"]
     return fig
+
+
+def _legend_below_axis_title(fig: go.Figure) -> None:
+    """A horizontal legend placed under the plot (y < 0, paper coordinates) sits wherever the
+    builder guessed, and with classroom fonts it lands on the x-axis title. Anchored to the
+    bottom of the figure instead (container coordinates), Plotly grows the bottom margin to
+    fit it below the axis title."""
+    legend = fig.layout.legend
+    if legend.orientation == "h" and legend.y is not None and legend.y < 0 \
+            and legend.yref != "container":
+        fig.update_layout(legend=dict(yref="container", y=0.0, yanchor="bottom"))

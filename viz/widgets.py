@@ -29,6 +29,8 @@ CHOOSE = "Choose a preset…"
 class Preset:
     settings: dict[str, Any]   # widget key -> value
     description: str = ""      # what to look at once it is applied
+    view: str | None = None    # the view (tab) it opens: a View.key of the page skeleton
+    claims: tuple = ()         # viz.claims.Claim: what `description` states, as measurements
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,8 @@ class Step:
     title: str
     body: str                  # markdown: one paragraph of explanation
     settings: dict[str, Any] = field(default_factory=dict)
+    view: str | None = None    # the view (tab) "Show me" opens
+    claims: tuple = ()         # viz.claims.Claim: what `body` states, as measurements
 
 
 def apply_settings(settings: Mapping[str, Any]) -> None:

@@ -8,9 +8,11 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import chart_figure, chart_titles, click_chart, open_page, plotly_array
+from tests.apptest import (chart_figure, chart_titles, choose_preset, click_chart, open_page,
+                           open_view, plotly_array, show_step)
 
 PAGE = "topic_pages/gradient_descent.py"
+SLUG = "gradient_descent"
 STEPS_COL = "steps to f − f* ≤ 1e-08"
 
 
@@ -41,20 +43,28 @@ def test_defaults_race_four_methods_and_draw_every_figure(page):
     assert table.loc["GD", "step size"] == pytest.approx(10 ** 0.1461, rel=1e-9)
     assert table.loc["Momentum", STEPS_COL] < table.loc["GD", STEPS_COL]
     titles = chart_titles(page)
-    for expected in ("Paths on the contour plot", "Error f(x_k)", "Why the largest eigenvalue",
-                     "Error along each eigenvector", "Heavy-ball rate"):
+    for expected in ("Paths on the contour plot", "Error f(x_k)"):
         assert any(expected in t for t in titles), (expected, titles)
     assert len(page.get("download_button")) == 2
 
 
+@pytest.mark.parametrize("view, expected", [("Step factor |1 − ηλ|", "Why the largest eigenvalue"),
+                                            ("Error per eigenvector", "Error along each eigenvector"),
+                                            ("Momentum phase diagram", "Heavy-ball rate")])
+def test_every_view_draws_its_figure_and_only_the_open_view_runs(view, expected):
+    at = open_view(_page(), SLUG, view)
+    titles = chart_titles(at)
+    assert any(expected in t for t in titles), (expected, titles)
+    assert not any("Paths on the contour plot" in t for t in titles)    # lazy: race not run
+
+
 def test_every_preset_runs_and_shows_its_phenomenon():
     at = _page()
-    presets = at.selectbox(key="gd_preset").options
+    presets = at.selectbox(key="gradient_descent__preset").options
     assert len(presets) >= 7
     seen = {}
     for name in presets:
-        at.selectbox(key="gd_preset").select(name).run()
-        assert not at.exception, name
+        choose_preset(at, SLUG, name)
         assert not at.error, (name, [e.value for e in at.error])
         seen[name] = (_table(at), _warnings(at))
     one = seen["κ = 1, η = 1/λ: one step"][0]
@@ -62,7 +72,7 @@ def test_every_preset_runs_and_shows_its_phenomenon():
     table, warnings = seen["η just above 2/λmax: divergence"]
     step = table.loc["GD", "diverged at"]
     assert step > 0 and any(f"diverged at step {step}" in w for w in warnings)
-    mom = seen["Optimal momentum removes the zigzag"][0]
+    mom = seen["Optimal momentum: faster, not smoother"][0]
     # rates 0.96 vs 0.75: momentum needs several times fewer steps
     assert mom.loc["Momentum", STEPS_COL] * 3 < mom.loc["GD", STEPS_COL]
     stuck = seen["Saddle: GD stalls"][0].loc["GD", "final f − f*"]
@@ -74,8 +84,7 @@ def test_every_preset_runs_and_shows_its_phenomenon():
 
 def test_guided_step_sets_the_widgets_and_bad_input_gives_a_message():
     at = _page()
-    at.button(key="gd_tour__show2").click().run()
-    assert not at.exception
+    show_step(at, SLUG, 2)
     assert at.slider(key="gd_loglr").value == pytest.approx(math.log10(2.05), abs=1e-3)
     assert any("diverged at step" in w for w in _warnings(at))
     at.multiselect(key="gd_methods").set_value([]).run()

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# N Streamlit replicas of the playground behind a sticky nginx (see deploy/replicas.py).
+#   deploy/run_replicas.sh [REPLICAS] [PORT]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v nginx >/dev/null || { echo "install nginx first: apt-get install -y nginx" >&2; exit 1; }
+exec python3 deploy/replicas.py --replicas "${1:-2}" --port "${2:-8080}"

@@ -1,0 +1,179 @@
+"""Every skeleton page in real Chromium, as a teacher uses it:
+
+- the projector (1280x720, ?classroom=1) and a laptop (1400x900): on every tab the main figure
+  starts on the first screen, no legend lies over a figure title and no axis title over tick
+  labels, no request leaves the machine; screenshots of both sizes;
+- the walk: every preset in order, then every tour step's "Show me", in one browser session,
+  with no error box and no exception (every tab is opened by the figure-first test).
+"""
+from __future__ import annotations
+
+import time
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.e2e.conftest import SCREENSHOTS
+from viz.claims import skeleton_module
+from viz.page import preset_key, tour_key
+from viz.topics import TOPICS
+
+pytestmark = pytest.mark.e2e
+
+SKELETON = [t for t in TOPICS if t.ready and skeleton_module(t.slug) is not None]
+SIZES = {"projector": (1280, 720, True), "laptop": (1400, 900, False)}
+ERRORS = '[data-testid="stException"], [data-testid="stAlertContentError"]'
+CHARTS = '.js-plotly-plot, [data-testid="stVegaLiteChart"]'
+BUSY = ('[data-stale="true"], [data-testid="stStatusWidget"], [data-testid="stSkeleton"]')
+
+OVERLAPS_JS = """() => {
+  const box = e => e.getBoundingClientRect();
+  const meet = (a, b) => a.width > 0 && b.width > 0 && a.height > 0 && b.height > 0 &&
+      !(a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top);
+  const out = [];
+  document.querySelectorAll('.js-plotly-plot').forEach((plot, i) => {
+    const name = (plot.querySelector('.gtitle') || {}).textContent || ('chart ' + i);
+    const title = plot.querySelector('.gtitle');
+    const legend = plot.querySelector('.legend .bg') || plot.querySelector('.legend');
+    if (title && legend && meet(box(title), box(legend))) out.push(name + ': legend over title');
+    const axisTitles = [...plot.querySelectorAll('text[class$="title"]')]
+        .filter(t => !t.classList.contains('gtitle') && t.textContent.trim());
+    const ticks = [...plot.querySelectorAll('g[class$="tick"] text')];
+    if (legend) for (const t of axisTitles)
+      if (meet(box(t), box(legend))) out.push(name + ': legend over axis title "' + t.textContent + '"');
+    for (const t of axisTitles) for (const k of ticks)
+      if (meet(box(t), box(k))) { out.push(name + ': axis title "' + t.textContent +
+                                           '" over tick "' + k.textContent + '"'); break; }
+  });
+  return out;
+}"""
+
+
+def settle(page, timeout_s: float = 120.0) -> None:
+    """Until no element of a rerun in progress is stale and no status widget or skeleton
+    shows, twice 300 ms apart (Streamlit shows the status widget only after 500 ms)."""
+    deadline = time.time() + timeout_s
+    quiet = 0
+    page.wait_for_timeout(250)
+    while quiet < 2 and time.time() < deadline:
+        busy = page.locator(BUSY).count()
+        quiet = 0 if busy else quiet + 1
+        page.wait_for_timeout(200)
+
+
+def no_errors(page, where: str) -> None:
+    boxes = page.locator(ERRORS)
+    assert boxes.count() == 0, f"{where}: {boxes.first.inner_text()[:400]}"
+
+
+def _open(page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("h1", timeout=120_000)
+    settle(page)
+
+
+def _tabs(page) -> list[str]:
+    return [t.inner_text().strip() for t in page.get_by_role("tab").all()]
+
+
+def _click_tab(page, title: str) -> None:
+    page.get_by_role("tab", name=title, exact=True).click()
+    settle(page)
+
+
+def _main_figure_top(page) -> float | None:
+    tops = page.evaluate(
+        "(sel) => [...document.querySelectorAll(sel)].map(e => e.getBoundingClientRect())"
+        ".filter(r => r.height >= 150).map(r => r.top)", CHARTS)
+    return min(tops) if tops else None
+
+
+@pytest.fixture
+def context_factory(browser):
+    made = []
+
+    def make(width: int, height: int):
+        ctx = browser.new_context(viewport={"width": width, "height": height})
+        made.append(ctx)
+        return ctx
+    yield make
+    for ctx in made:
+        ctx.close()
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("topic", SKELETON, ids=lambda t: t.slug)
+def test_figure_first_on_every_tab(context_factory, server_url, topic, size):
+    width, height, classroom = SIZES[size]
+    page = context_factory(width, height).new_page()
+    hosts = set()
+    page.on("request", lambda r: hosts.add(urlsplit(r.url).netloc)
+            if urlsplit(r.url).scheme in ("http", "https", "ws", "wss") else None)
+    _open(page, f"{server_url}/{topic.slug}" + ("?classroom=1" if classroom else ""))
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    if classroom:
+        page.screenshot(path=str(SCREENSHOTS / f"{topic.slug}_projector.png"))
+    problems = []
+    for title in _tabs(page) or [None]:
+        if title is not None:
+            _click_tab(page, title)
+        no_errors(page, f"{topic.slug} / {title}")
+        page.wait_for_selector(CHARTS, timeout=60_000)
+        top = _main_figure_top(page)
+        if top is None or top > height - 150:
+            problems.append(f"{title}: main figure starts at {top} px (screen {height} px)")
+        problems += [f"{title}: {p}" for p in page.evaluate(OVERLAPS_JS)]
+    assert not problems, problems
+    assert hosts <= {urlsplit(server_url).netloc}, f"requests left the machine: {hosts}"
+
+
+def test_classroom_metric_values_are_larger(context_factory, server_url):
+    """Metric values grow on the projector (they shrank before: 36 px -> 23 px)."""
+    sizes = {}
+    for classroom in (False, True):
+        page = context_factory(1400, 900).new_page()
+        _open(page, f"{server_url}/gradient_descent" + ("?classroom=1" if classroom else ""))
+        page.evaluate("""() => { const d = document.createElement('div');
+            d.setAttribute('data-testid', 'stMetricValue'); d.textContent = '1.0';
+            document.querySelector('[data-testid="stMainBlockContainer"]').appendChild(d); }""")
+        sizes[classroom] = page.evaluate(
+            "() => parseFloat(getComputedStyle(document.querySelector("
+            "'[data-testid=\"stMetricValue\"]')).fontSize)")
+    assert sizes[True] > sizes[False] * 1.2, sizes
+
+
+def _choose_preset(page, slug: str, name: str) -> None:
+    page.locator(f".st-key-{preset_key(slug)} input").click()
+    page.get_by_role("option", name=name, exact=True).click()
+    settle(page)
+
+
+def _press(page, key: str) -> bool:
+    button = page.locator(f".st-key-{key} button")
+    if button.count() == 0 or button.first.is_disabled():
+        return False
+    button.first.click()
+    settle(page)
+    return True
+
+
+@pytest.mark.parametrize("topic", SKELETON, ids=lambda t: t.slug)
+def test_walk_every_preset_step_and_tab(context_factory, server_url, topic):
+    """A teacher's walk in one session: presets in order, then the tour."""
+    module = skeleton_module(topic.slug)
+    page = context_factory(1400, 900).new_page()
+    _open(page, f"{server_url}/{topic.slug}")
+    for name in module.PRESETS:
+        _choose_preset(page, topic.slug, name)
+        no_errors(page, f"preset {name}")
+    if module.STEPS:
+        tour = tour_key(topic.slug)
+        assert _press(page, f"{tour}__start")
+        for i, step in enumerate(module.STEPS):
+            assert page.get_by_text(f"{i + 1}/{len(module.STEPS)} · {step.title}").count() == 1
+            if step.settings or step.view:
+                assert _press(page, f"{tour}__show"), f"step {i + 1} has no Show me"
+            no_errors(page, f"step {i + 1} {step.title}")
+            if i + 1 < len(module.STEPS):
+                assert _press(page, f"{tour}__next")
+    # every tab after this walk: test_figure_first_on_every_tab opens each one

@@ -1,0 +1,51 @@
+"""Every page follows the page skeleton (viz/page.py, docs/ADDING_A_PAGE.md): it declares its
+state table, presets and steps name only declared keys with valid values and existing views,
+and its footer calls topic_page."""
+from __future__ import annotations
+
+import pytest
+
+from viz.claims import skeleton_module
+from viz.page import View
+from viz.state import StateTable
+from viz.topics import ROOT, TOPICS
+from viz.widgets import Preset, Step
+
+READY = [t for t in TOPICS if t.ready]
+
+
+def _module(slug):
+    module = skeleton_module(slug)
+    if module is None:
+        pytest.skip(f"{slug} is not on the page skeleton yet")
+    return module
+
+
+@pytest.mark.parametrize("topic", READY, ids=lambda t: t.slug)
+def test_page_declares_state_presets_steps_views(topic):
+    m = _module(topic.slug)
+    assert isinstance(m.STATE, StateTable) and len(m.STATE)
+    assert all(isinstance(v, View) for v in m.VIEWS) and m.VIEWS
+    assert len({v.key for v in m.VIEWS}) == len(m.VIEWS)
+    assert all(isinstance(p, Preset) for p in m.PRESETS.values())
+    assert all(isinstance(s, Step) for s in m.STEPS)
+    source = (ROOT / topic.page_file).read_text(encoding="utf-8")
+    footer = source[source.index('if __name__ == "__main__":'):]
+    assert "topic_page(" in footer and f'"{topic.slug}"' in footer
+
+
+@pytest.mark.parametrize("topic", READY, ids=lambda t: t.slug)
+def test_presets_and_steps_name_only_declared_keys_and_views(topic):
+    m = _module(topic.slug)
+    views = {v.key for v in m.VIEWS}
+    items = [(f"preset {n}", p) for n, p in m.PRESETS.items()]
+    items += [(f"step {s.title}", s) for s in m.STEPS]
+    for name, item in items:
+        assert m.STATE.problems(item.settings) == [], name
+        assert item.view is None or item.view in views, (name, item.view)
+
+
+@pytest.mark.parametrize("topic", READY, ids=lambda t: t.slug)
+def test_defaults_are_valid(topic):
+    m = _module(topic.slug)
+    assert m.STATE.problems(m.STATE.defaults) == []
