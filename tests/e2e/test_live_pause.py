@@ -116,20 +116,21 @@ def _apply_preset(page, name: str) -> None:
     assert box.locator("input").input_value() == name
 
 
-# Measured 2026-11-26 on fresh servers: pages not yet on the page skeleton log Streamlit's
-# widget-default warning when a preset writes a widget that was drawn with value=... (GAN:
-# "gan_std", gradient descent: "gd_kappa"), and a convolution preset raises
-# StreamlitValueAboveMaxError (cv_out_row / cv_out_col 16 above the new max 7 / 15). The
-# page owners are converting every page to viz.page.topic_page, which draws widgets without a
-# second default; a page counts as converted once its file calls topic_page(, and from then
-# on this test is strict for it.
+# Measured 2026-11-26 on fresh servers: pages not yet on the page skeleton logged Streamlit's
+# widget-default warning when a preset writes a widget drawn with value=... (GAN "gan_std",
+# gradient descent "gd_kappa"; main has since switched that warning off in
+# .streamlit/config.toml), and a convolution preset raises StreamlitValueAboveMaxError
+# (cv_out_row / cv_out_col 16 above the new max 7 / 15) with a traceback in the log. The page
+# owners are converting every page to viz.page.topic_page (clamped, declared widgets); a page
+# counts as converted once its file calls topic_page(, and from then on this test is strict.
 def _converted(slug: str) -> bool:
     return "topic_page(" in (ROOT / "topic_pages" / f"{slug}.py").read_text(encoding="utf-8")
 
 
 def _ready_topics():
-    reason = ("page not converted to viz.page.topic_page yet: its presets write widgets "
-              "drawn with a default (Streamlit logs a warning with a stack trace)")
+    reason = ("page not converted to viz.page.topic_page yet: its presets may log a "
+              "traceback (convolution: StreamlitValueAboveMaxError) or the widget-default "
+              "warning")
     return [pytest.param(t, id=t.slug, marks=[] if _converted(t.slug) else
                          [pytest.mark.xfail(reason=reason, strict=False)])
             for t in TOPICS if t.ready]

@@ -6,6 +6,7 @@ import logging
 from pathlib import Path
 
 import pytest
+from streamlit import config
 from streamlit.elements.lib import policies
 from streamlit.testing.v1 import AppTest
 
@@ -26,12 +27,18 @@ class _Records(logging.Handler):
 
 @pytest.fixture
 def logged(monkeypatch):
-    """Streamlit's widget-policy warnings (its loggers do not propagate to caplog)."""
+    """Streamlit's widget-policy warnings (its loggers do not propagate to caplog), with the
+    warning switched on: .streamlit/config.toml turns it off for the app, which would make
+    these tests pass whatever the sidebar does."""
+    option = "global.disableWidgetStateDuplicationWarning"
+    before = config.get_option(option)
+    config.set_option(option, False)
     monkeypatch.setattr(policies, "_shown_default_value_warning", False)  # once per process
     records = _Records()
     policies._LOGGER.addHandler(records)
     yield records
     policies._LOGGER.removeHandler(records)
+    config.set_option(option, before)
 
 
 def _apply_seed_preset() -> AppTest:
