@@ -28,7 +28,7 @@ from engine.gan import (LIVE_DEFAULTS, LIVE_TARGET, LOSSES, OPTIMIZERS, PRETRAIN
 from viz import session
 from viz.claims import Claim
 from viz.gan_figures import dirac_figure, live_figures, wasserstein_figure
-from viz.live import live_training
+from viz.live import live_training, locked_trainer
 from viz.page import View, topic_page, user_errors, view_key
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
@@ -458,9 +458,10 @@ def _make_trainer(target, seed: int, kwargs: dict, s: Mapping[str, Any],
 
 
 def _step_part(part: str) -> None:
-    trainer = st.session_state.get("gan__trainer")
-    if trainer is not None and trainer.diverged_at is None:
-        trainer.step(1, part=part)
+    """One update of D or G alone, holding the trainer's lock (never beside a live tick)."""
+    with locked_trainer("gan") as trainer:
+        if trainer is not None and trainer.diverged_at is None:
+            trainer.step(1, part=part)
 
 
 def _export(trainer: GANTrainer, config: dict) -> None:

@@ -1,6 +1,7 @@
 """Live training in Chromium on the GAN page at its default settings: Pause means pause, Step
-adds exactly steps-per-frame, 50 Play/Pause cycles raise nothing, and applying every preset
-of every page logs no traceback on the server (issue 23)."""
+adds exactly steps-per-frame, 50 Play/Pause cycles raise nothing (issue 23). That applying
+every preset and tour step logs no traceback on the server is checked by the walk in
+test_skeleton_pages.py."""
 from __future__ import annotations
 
 import re
@@ -8,9 +9,8 @@ import time
 
 import pytest
 
-from tests.e2e.conftest import ROOT, wait_idle
+from tests.e2e.conftest import wait_idle
 from topic_pages.gan import STEPS_PER_FRAME
-from viz.topics import TOPICS
 
 pytestmark = pytest.mark.e2e
 
@@ -18,7 +18,6 @@ ERROR_BOX = '[data-testid="stException"], [data-testid="stAlertContentError"]'
 PLAY = ".st-key-gan__play button"
 STEP = ".st-key-gan__step button"
 ITERATION = re.compile(r"Iteration ([\d,]+)")
-FRESH_LOG = ROOT / "tests" / "e2e" / "_fresh.log"    # conftest.fresh_server_url writes it
 
 
 def _iteration(page) -> int:
@@ -94,65 +93,5 @@ def test_fifty_play_pause_cycles_raise_nothing(page, server_url):
     assert _errors(page) == []
 
 
-def _preset_box(page):
-    """The preset picker (viz.widgets.preset_picker: a select box labelled "Preset")."""
-    return page.locator('[data-testid="stSelectbox"]').filter(
-        has=page.locator("label", has_text=re.compile(r"^Preset$"))).first
 
 
-def _preset_names(page) -> list[str]:
-    box = _preset_box(page)
-    box.wait_for(timeout=30_000)
-    box.click()
-    options = page.locator('[role="option"]')
-    options.first.wait_for(timeout=10_000)
-    names = [o.inner_text().strip() for o in options.all()]
-    page.keyboard.press("Escape")
-    return names
-
-
-def _apply_preset(page, name: str) -> None:
-    box = _preset_box(page)
-    box.click()
-    page.locator('[role="option"]').filter(
-        has_text=re.compile(rf"^{re.escape(name)}$")).first.click()
-    wait_idle(page, heading=False)
-    assert box.locator("input").input_value() == name
-
-
-# Measured 2026-11-26 on fresh servers: pages not yet on the page skeleton logged Streamlit's
-# widget-default warning when a preset writes a widget drawn with value=... (GAN "gan_std",
-# gradient descent "gd_kappa"; main has since switched that warning off in
-# .streamlit/config.toml), and a convolution preset raises StreamlitValueAboveMaxError
-# (cv_out_row / cv_out_col 16 above the new max 7 / 15) with a traceback in the log. The page
-# owners are converting every page to viz.page.topic_page (clamped, declared widgets); a page
-# counts as converted once its file calls topic_page(, and from then on this test is strict.
-def _converted(slug: str) -> bool:
-    return "topic_page(" in (ROOT / "topic_pages" / f"{slug}.py").read_text(encoding="utf-8")
-
-
-def _ready_topics():
-    reason = ("page not converted to viz.page.topic_page yet: its presets may log a "
-              "traceback (convolution: StreamlitValueAboveMaxError) or the widget-default "
-              "warning")
-    return [pytest.param(t, id=t.slug, marks=[] if _converted(t.slug) else
-                         [pytest.mark.xfail(reason=reason, strict=False)])
-            for t in TOPICS if t.ready]
-
-
-@pytest.mark.parametrize("topic", _ready_topics())
-def test_every_preset_logs_no_traceback(page, fresh_server_url, topic):
-    """A fresh server's own log (stdout + stderr) holds no traceback and no widget-default
-    warning after every preset of the page was applied. Fresh: Streamlit logs that warning
-    only once per process, so a shared server would hide every page after the first."""
-    page.goto(f"{fresh_server_url}/{topic.slug}")
-    wait_idle(page)
-    names = _preset_names(page)
-    assert names, "no preset picker found"
-    for name in names:
-        _apply_preset(page, name)
-    time.sleep(0.5)
-    logged = FRESH_LOG.read_text(encoding="utf-8", errors="replace")
-    assert "created with a default value" not in logged, logged[-3000:]
-    assert "Traceback" not in logged, logged[-3000:]
-    assert _errors(page) == []

@@ -4,7 +4,8 @@
   starts on the first screen, no legend lies over a figure title and no axis title over tick
   labels, no request leaves the machine; screenshots of both sizes;
 - the walk: every preset in order, then every tour step's "Show me", in one browser session,
-  with no error box and no exception (every tab is opened by the figure-first test).
+  with no error box, no exception and no traceback in the server's log (every tab is opened
+  by the figure-first test).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.e2e.conftest import SCREENSHOTS
+from tests.e2e.conftest import ROOT, SCREENSHOTS
 from viz.claims import skeleton_module
 from viz.page import preset_key, tour_key
 from viz.topics import TOPICS
@@ -21,6 +22,7 @@ from viz.topics import TOPICS
 pytestmark = pytest.mark.e2e
 
 SKELETON = [t for t in TOPICS if t.ready and skeleton_module(t.slug) is not None]
+SERVER_LOG = ROOT / "tests" / "e2e" / "_server.log"      # conftest.server_url writes it
 SIZES = {"projector": (1280, 720, True), "laptop": (1400, 900, False)}
 ERRORS = '[data-testid="stException"], [data-testid="stAlertContentError"]'
 CHARTS = '.js-plotly-plot, [data-testid="stVegaLiteChart"]'
@@ -172,6 +174,7 @@ def _press(page, key: str) -> bool:
 def test_walk_every_preset_step_and_tab(context_factory, server_url, topic):
     """A teacher's walk in one session: presets in order, then the tour."""
     module = skeleton_module(topic.slug)
+    log_start = SERVER_LOG.stat().st_size if SERVER_LOG.exists() else 0
     page = context_factory(1400, 900).new_page()
     _open(page, f"{server_url}/{topic.slug}")
     for name, preset in module.PRESETS.items():
@@ -196,3 +199,7 @@ def test_walk_every_preset_step_and_tab(context_factory, server_url, topic):
             if i + 1 < len(module.STEPS):
                 assert _press(page, f"{tour}__next")
     # every tab after this walk: test_figure_first_on_every_tab opens each one
+    with open(SERVER_LOG, encoding="utf-8", errors="replace") as log:
+        log.seek(log_start)
+        logged = log.read()
+    assert "Traceback" not in logged, logged[-3000:]      # nothing failed behind the page
