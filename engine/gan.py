@@ -744,7 +744,8 @@ def parallel_lines(theta: np.ndarray) -> ParallelLines:
 
 
 # --------------------------------------------------------------------------------------
-# Scenarios: the page's presets as engine data, with the claim each one makes
+# Defaults of the trainer and of the page (the page's presets and their measured claims live in
+# topic_pages/gan.py, next to the text that states them)
 # --------------------------------------------------------------------------------------
 
 TRAINER_DEFAULTS: dict = dict(loss="nonsaturating", g_hidden=(128, 128), d_hidden=(128, 128),
@@ -758,86 +759,6 @@ TRAINER_DEFAULTS: dict = dict(loss="nonsaturating", g_hidden=(128, 128), d_hidde
 # from 1,600 on; seeds 1-3 >= 7 from 1,800 on.
 LIVE_TARGET: tuple[str, float] = ("ring of 8", 0.05)
 LIVE_DEFAULTS: dict = {**TRAINER_DEFAULTS, "g_hidden": (32, 32), "d_hidden": (32, 32)}
-
-
-@dataclass(frozen=True)
-class Scenario:
-    target: str
-    std: float
-    changes: dict          # GANTrainer keyword arguments that differ from TRAINER_DEFAULTS
-    steps: int             # iterations after which `claim` holds (seed 0)
-    claim: str             # what the user will see (the preset's text)
-    max_modes: int | None = None   # checked: modes covered <= max_modes after `steps`
-    min_modes: int | None = None   # checked: modes covered >= min_modes after `steps`
-    seed: int = 0
-
-    @property
-    def kwargs(self) -> dict:
-        return {**TRAINER_DEFAULTS, **self.changes}
-
-    def trainer(self, device: str | torch.device | None = None) -> "GANTrainer":
-        return GANTrainer(make_target(self.target, self.std, self.seed), seed=self.seed,
-                          device=device, **self.kwargs)
-
-
-# Claims measured with seed 0 on CPU (torch 2.13); the ones with max_modes/min_modes are
-# re-checked by tests/engine/test_gan.py.
-SCENARIOS: dict[str, Scenario] = {
-    "minimax loss collapses on the ring": Scenario(
-        "ring of 8", 0.02, dict(loss="minimax", d_steps=5), 750,
-        "Saturating loss log(1 − D(G(z))) against a strong D (5 D steps per G step): D wins "
-        "early, σ(D) ≈ 0 on the fakes and G's gradient σ(f)·∇f fades. After 750 iterations "
-        "at most 4 of the 8 modes are covered (measured: 1).", max_modes=4),
-    "non-saturating: partial coverage, modes come and go": Scenario(
-        "ring of 8", 0.02, dict(loss="nonsaturating"), 1500,
-        "−log D(G(z)) keeps G's gradient alive, but with narrow modes (σ = 0.02) G chases "
-        "what D currently likes: after 1,500 iterations fewer than 8 modes are covered and the "
-        "mode histogram shows mass moving between modes.", max_modes=7),
-    "non-saturating covers the ring (σ = 0.05)": Scenario(
-        "ring of 8", 0.05, dict(loss="nonsaturating"), 800,
-        "The same GAN on wider modes: D's gradient reaches every mode and after 800 "
-        "iterations at least 7 of the 8 modes are covered (measured: 7-8 at every check "
-        "from 800 to 1,000).", min_modes=7),
-    "WGAN-GP at lr 1e-3: one blob hops": Scenario(
-        "ring of 8", 0.05, dict(loss="wgan-gp"), 1500,
-        "The Wasserstein critic with gradient penalty, one critic step per G step and "
-        "lr = 1e-3: the generated samples form one blob that travels from mode to mode (the "
-        "mode histogram shows a single bright cell jumping); at most 1 mode is covered at "
-        "1,000 and 1,500 iterations. The penalty alone does not cure collapse here.",
-        max_modes=1),
-    "WGAN-GP covers the ring": Scenario(
-        "ring of 8", 0.05, dict(loss="wgan-gp", lr_g=3e-4, lr_d=3e-4, d_steps=5,
-                                gp_lambda=1.0), 300,
-        "The Wasserstein critic trained properly: 5 critic steps per G step, lr = 3e-4 and a "
-        "gradient penalty λ = 1. The critic's slope reaches every mode, so the fakes spread "
-        "over the whole ring: after 300 iterations at least 7 of the 8 modes are covered "
-        "(measured: 8 from iteration 300 on, up to 800). With λ = 10 instead, the same run "
-        "stays at 0-2 modes up to 800 iterations.", min_modes=7),
-    "one-layer D: one blob hops": Scenario(
-        "ring of 8", 0.05, dict(d_hidden=(128,)), 1250,
-        "A discriminator with a single hidden layer (as in Metz et al. 2016) and no remedy: "
-        "the generated samples form one blob that travels from mode to mode, always where D "
-        "currently likes fakes best. At most 1 mode is covered after 1,250 iterations "
-        "(measured: at most 1 at every check up to 1,500, seeds 0-3). The next preset "
-        "cures it by unrolling D.", max_modes=1),
-    "unrolled D (k=5) covers the ring": Scenario(
-        "ring of 8", 0.05, dict(d_hidden=(128,), unrolled_steps=5), 1250,
-        "The same GAN (one-layer D), but G's loss is taken against D unrolled 5 Adam steps "
-        "ahead, with gradients through the unroll (Metz et al. 2016): G sees how D would "
-        "answer a move of the whole blob, so the fakes spread instead. After 1,250 iterations "
-        "at least 7 of the 8 modes are covered (measured: 8 from 1,250 to 1,500; seeds 1-3: "
-        ">= 7 from 1,300 on), where the same GAN without unrolling covers at most 1. "
-        "Each iteration costs 5 extra D passes, so it trains ~4× slower.", min_modes=7),
-    "25-mode grid": Scenario(
-        "5x5 grid", 0.05, {}, 2000,
-        "A 5×5 grid of Gaussians: many more modes to cover. Watch the badge and the 25-row "
-        "mode histogram as training goes."),
-    "tiny generator on moons": Scenario(
-        "two moons", 0.05, dict(g_hidden=(8,)), 1500,
-        "A generator with one hidden layer of 8 ReLUs is piecewise linear on at most "
-        "1 + 8 + 28 = 37 regions of its 2-D latent plane: it cannot bend smoothly along both "
-        "curved moons however long it trains."),
-}
 
 
 # --------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -78,19 +78,35 @@ class TickResult:
 
 
 def run_for(trainer: Trainer, max_steps: int, budget_s: float = 0.4,
-            chunk: int | None = None) -> TickResult:
+            chunk: int | None = None, *, stop: Callable[[], bool] | None = None,
+            chunk_s: float | None = None) -> TickResult:
     """Advance `trainer` by at most `max_steps` iterations, in chunks, stopping once
-    `budget_s` seconds have elapsed (checked between chunks) or the run diverged."""
+    `budget_s` seconds have elapsed (checked between chunks), the run diverged, or
+    `stop()` returns True (checked before every chunk: a Pause lands within one chunk).
+
+    With `chunk_s`, chunks are sized by time: the first has `chunk` iterations (1 if not
+    given), each next one n = floor(chunk_s / t_step) with t_step the seconds per iteration
+    of the chunk before (growing at most 4x per chunk), so a chunk costs about chunk_s."""
     max_steps = max(0, int(max_steps))
-    chunk = max(1, int(chunk or max(1, max_steps // 20)))
+    if chunk_s is None:
+        chunk = max(1, int(chunk or max(1, max_steps // 20)))
+    else:
+        chunk = max(1, int(chunk or 1))
     t0 = time.perf_counter()
     done, metrics = 0, {}
     while done < max_steps and trainer.diverged_at is None:
+        if stop is not None and stop():
+            break
         n = min(chunk, max_steps - done)
+        t_chunk = time.perf_counter()
         metrics = trainer.step(n)
         done += n
-        if time.perf_counter() - t0 >= budget_s:
+        now = time.perf_counter()
+        if now - t0 >= budget_s:
             break
+        if chunk_s is not None:
+            t_step = max((now - t_chunk) / n, 1e-6)
+            chunk = max(1, min(4 * n, int(chunk_s / t_step)))
     return TickResult(done, time.perf_counter() - t0, metrics, trainer.diverged_at)
 
 

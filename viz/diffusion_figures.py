@@ -29,14 +29,16 @@ def forward_scatter(x0: np.ndarray, xt: np.ndarray, t: int, alpha_bar: float,
         go.Scatter(x=xt[:, 0], y=xt[:, 1], mode="markers", name=f"x_t, t = {t}",
                    marker=dict(color=PARTICLE, size=5, opacity=0.7)),
     ])
-    fig.update_layout(title=f"x_t ~ q(x_t | x₀), t = {t}", legend=dict(orientation="h", y=-0.2))
+    fig.update_layout(title=f"x_t ~ q(x_t | x₀), t = {t}",
+                      legend=dict(orientation="h", yanchor="top", y=-0.2))
     return _square(fig, lim)
 
 
 def schedule_curves(curves: dict[str, dict[str, np.ndarray]], t: int) -> go.Figure:
     """curves: schedule name -> {"alpha_bar", "snr"} arrays over t = 1..T. Left: ᾱ_t, √ᾱ_t,
     √(1−ᾱ_t); right: log10 SNR. A vertical line marks t."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("ᾱ_t, √ᾱ_t, √(1−ᾱ_t)", "log₁₀ SNR(t)"))
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.15,
+                        subplot_titles=("signal and noise", "log₁₀ SNR(t)"))
     dashes = {"alpha_bar": "solid", "signal": "dot", "noise": "dash"}
     for i, (name, c) in enumerate(curves.items()):
         ts = np.arange(1, len(c["alpha_bar"]) + 1)
@@ -51,34 +53,36 @@ def schedule_curves(curves: dict[str, dict[str, np.ndarray]], t: int) -> go.Figu
                                  mode="lines", line=dict(color=color), showlegend=False), 1, 2)
     for col in (1, 2):
         fig.add_vline(x=t, line=dict(color="#444", dash="dot", width=1), row=1, col=col)
-    fig.update_xaxes(title="t")
-    fig.update_layout(height=380)
+    fig.update_xaxes(title="t", tickvals=[0, 500, 1000])
+    fig.update_layout(height=480, legend=dict(orientation="h", yanchor="top", y=-0.22))
     return fig
 
 
-def _arrows(grid: np.ndarray, vec: np.ndarray, length: float) -> tuple[list, list]:
+def _arrows(grid: np.ndarray, vec: np.ndarray, length: float) -> tuple[np.ndarray, np.ndarray]:
     """Line segments from each grid point along vec, scaled so the longest has `length`."""
     norm = np.linalg.norm(vec, axis=1)
     scale = length / max(float(np.nanmax(norm)) if len(norm) else 1.0, 1e-9)
     end = grid + vec * scale
     xs = np.stack([grid[:, 0], end[:, 0], np.full(len(grid), np.nan)], 1).ravel()
     ys = np.stack([grid[:, 1], end[:, 1], np.full(len(grid), np.nan)], 1).ravel()
-    return xs.tolist(), ys.tolist()
+    return xs.astype(np.float32), ys.astype(np.float32)
 
 
 def _reverse_traces(frame: int, frames, highlight, grid, field, arrow_len) -> list[dict]:
-    """Plain dict traces (plotly validates go.Scatter objects slowly: ~7x for 30 frames)."""
-    x = frames[frame]
-    traces = [dict(type="scatter", x=x[:, 0].tolist(), y=x[:, 1].tolist(), mode="markers",
+    """Plain dict traces (plotly validates go.Scatter objects slowly: ~7x for 30 frames) of
+    float32 arrays, sent as typed arrays (NaN separates line pieces): the animation's JSON
+    is ~2.5x smaller than with lists of decimals."""
+    x = np.asarray(frames[frame], dtype=np.float32)
+    traces = [dict(type="scatter", x=x[:, 0], y=x[:, 1], mode="markers",
                    name="particles", marker=dict(color=PARTICLE, size=4, opacity=0.6))]
-    ax, ay = _arrows(grid, field[frame], arrow_len) if field is not None else ([], [])
+    ax, ay = (_arrows(grid, field[frame], arrow_len) if field is not None
+              else (np.zeros(0, np.float32), np.zeros(0, np.float32)))
     traces.append(dict(type="scatter", x=ax, y=ay, mode="lines", name="drift (−ε or score)",
                        line=dict(color=ARROW, width=1.5), hoverinfo="skip"))
-    xs, ys = [], []
-    for j in highlight:
-        xs += frames[: frame + 1, j, 0].tolist() + [None]
-        ys += frames[: frame + 1, j, 1].tolist() + [None]
-    traces.append(dict(type="scatter", x=xs, y=ys, mode="lines+markers", name="trajectories",
+    paths = np.full((len(highlight), frame + 2, 2), np.nan, dtype=np.float32)
+    paths[:, :frame + 1] = np.transpose(frames[: frame + 1, highlight], (1, 0, 2))
+    traces.append(dict(type="scatter", x=paths[..., 0].ravel(), y=paths[..., 1].ravel(),
+                       mode="lines+markers", name="trajectories",
                        line=dict(color=TRAJ, width=2), marker=dict(size=3)))
     return traces
 
@@ -99,7 +103,7 @@ def reverse_animation(frames: np.ndarray, times: np.ndarray, highlight: np.ndarr
              for i in range(len(frames))]
     fig.update_layout(
         sliders=[dict(active=last, steps=steps, currentvalue=dict(prefix=f"{time_label} = "),
-                      pad=dict(t=40), x=0.18, len=0.82)],
+                      pad=dict(t=40), x=0.4, len=0.6)],
         updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.1, xanchor="left",
                           yanchor="top", direction="right", pad=dict(t=45),
                           buttons=[dict(label="▶ Play", method="animate",
@@ -108,13 +112,14 @@ def reverse_animation(frames: np.ndarray, times: np.ndarray, highlight: np.ndarr
                                    dict(label="❚❚ Pause", method="animate",
                                         args=[[None], dict(mode="immediate",
                                                            frame=dict(duration=0, redraw=False))])])],
-        title="Reverse process: drag the slider or press Play (noise → data)")
+        legend=dict(orientation="h", x=0, xanchor="left", y=1.02, yanchor="bottom"),
+        margin=dict(t=40))
     return _square(fig, lim, height=560)
 
 
 def samples_over_density(samples: np.ndarray, gx: np.ndarray, gy: np.ndarray,
                          density: np.ndarray | None, lim: float = 3.5,
-                         title: str = "Final samples over the true density") -> go.Figure:
+                         title: str = "Samples over the density") -> go.Figure:
     fig = go.Figure()
     if density is not None:
         fig.add_trace(go.Contour(x=gx, y=gy, z=density, colorscale="Greys", showscale=False,
@@ -127,15 +132,16 @@ def samples_over_density(samples: np.ndarray, gx: np.ndarray, gy: np.ndarray,
 
 
 def weight_bars(groups: dict[str, np.ndarray], labels: list[str] | None = None,
-                title: str = "Mode weights: samples vs truth") -> go.Figure:
+                title: str = "Mode weights") -> go.Figure:
     """Grouped bars: group name (e.g. "samples", "truth") -> weights per mode."""
     fig = go.Figure()
     for i, (name, w) in enumerate(groups.items()):
         x = labels or [f"mode {k}" for k in range(len(w))]
         fig.add_trace(go.Bar(x=x, y=w, name=name, marker_color=COLORWAY[i % len(COLORWAY)],
                              text=[f"{v:.2f}" for v in w], textposition="outside"))
-    fig.update_layout(barmode="group", title=title, yaxis=dict(title="fraction", range=[0, 1.1]),
-                      height=340)
+    fig.update_layout(barmode="group", title=title, yaxis=dict(title="fraction", range=[0, 1.15]),
+                      height=340, uniformtext=dict(mode="hide", minsize=9),
+                      legend=dict(orientation="h", yanchor="top", y=-0.15))
     return fig
 
 
@@ -166,8 +172,8 @@ def samples_vs_data(samples: np.ndarray, data: np.ndarray, lim: float = 3.5,
         go.Scatter(x=samples[:, 0], y=samples[:, 1], mode="markers", name="samples",
                    marker=dict(color=PARTICLE, size=4, opacity=0.7)),
     ])
-    fig.update_layout(title=title)
-    return _square(fig, lim, height=400)
+    fig.update_layout(title=title, legend=dict(orientation="h", yanchor="top", y=-0.2))
+    return _square(fig, lim, height=440)
 
 
 def langevin_compare(results: dict[str, np.ndarray], gx: np.ndarray, density_x: np.ndarray,
@@ -181,5 +187,6 @@ def langevin_compare(results: dict[str, np.ndarray], gx: np.ndarray, density_x: 
     fig.add_trace(go.Scatter(x=gx, y=density_x, mode="lines", name="true density p(x₁)",
                              line=dict(color="#222", width=2)))
     fig.update_layout(barmode="overlay", title="Where the particles end up (x₁ marginal)",
-                      xaxis=dict(title="x₁", range=[-lim, lim]), yaxis_title="density", height=380)
+                      xaxis=dict(title="x₁", range=[-lim, lim]), yaxis_title="density", height=400,
+                      legend=dict(orientation="h", yanchor="top", y=-0.22))
     return fig

@@ -87,7 +87,7 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
         height=height, xaxis=dict(range=[box[0], box[1]], title=dict(text="x₁")),
         yaxis=dict(range=[box[2], box[3]], title=dict(text="x₂"), scaleanchor="x",
                    scaleratio=1),
-        legend=dict(orientation="h", y=-0.12), margin=dict(t=30),
+        legend=dict(orientation="h", yanchor="top", y=-0.17), margin=dict(t=30),
         title=dict(text=f"Iteration {snap.step:,}")))
 
 
@@ -229,5 +229,6 @@ def wasserstein_figure(lines: ParallelLines, theta_now: float, n_points: int = 4
     fig.update_yaxes(title_text="x₂", range=[-1.2, 1.2], row=1, col=1)
     fig.update_xaxes(title_text="θ", row=1, col=2)
     fig.update_yaxes(title_text="distance", row=1, col=2)
-    fig.update_layout(height=360, margin=dict(t=40), legend=dict(orientation="h", y=-0.25))
+    fig.update_layout(height=380, margin=dict(t=40),
+                      legend=dict(orientation="h", yanchor="top", y=-0.3))
     return fig

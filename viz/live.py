@@ -12,6 +12,14 @@ trainer: widget values, seed, device) builds a fresh trainer.
 
     live_training("gan", lambda: GANTrainer(...), draw, config={"lr": lr, "seed": seed})
 
+One writer per trainer: the trainer sits in an engine.handle.TrainerHandle (lock + pause
+flag) at st.session_state["<key>__handle"] (the trainer itself also at "<key>__trainer").
+A tick trains only if the trainer is free (else it skips training and just redraws), Step,
+draw and snapshot wait their turn, Pause stops the loop within one chunk (~25 ms), and a
+new script run (Streamlit starts it while the old one may still be inside torch) stops the
+older run's training. Page code that touches the trainer outside `draw` (a "Step D" button,
+an export) goes through `locked_trainer(key)` or `read_trainer(key, fn)`.
+
 A widget drawn inside `draw` reruns only the fragment when the user uses it. If its callback
 sets widgets drawn outside the fragment (a click on a chart that moves sliders above it), wrap
 the callback with `rerun_page` so the whole page reruns and those widgets show the new values:
@@ -20,31 +28,131 @@ the callback with `rerun_page` so the whole page reruns and those widgets show t
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, MutableMapping
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from engine.training import Trainer, TickResult, run_for
+from engine.handle import TrainerBusy, TrainerHandle, WAIT_S
+from engine.training import Trainer, TickResult
 
 DEFAULT_BUDGET_S = 0.4   # DESIGN.md: time-budgeted ticks keep ~0.6-0.8x plain-loop speed
 DEFAULT_INTERVAL_S = 0.5
+
+State = MutableMapping[str, Any]   # st.session_state, or a dict in tests
 
 
 def _config_id(config: dict[str, Any]) -> str:
     return json.dumps(config, sort_keys=True, default=str)
 
 
+def _keys(key: str) -> dict[str, str]:
+    return {name: f"{key}__{name}" for name in
+            ("handle", "trainer", "config", "playing", "pending_step")}
+
+
+# ---- the page's code path, on a plain mapping (st.session_state in the app) -------------
+
+def handle_for(state: State, key: str, make_trainer: Callable[[], Trainer],
+               config: dict[str, Any]) -> TrainerHandle:
+    """The session's handle for `key`: built on first use, rebuilt (the old one cancelled)
+    when `config` changed, after Reset, or when page code replaced/removed the trainer."""
+    k = _keys(key)
+    cid = _config_id(config)
+    handle = state.get(k["handle"])
+    current = state.get(k["trainer"])
+    if handle is not None and handle.config_id == cid and not handle.cancelled \
+            and current is handle.trainer:
+        return handle
+    if handle is not None:
+        handle.cancel()
+    adopt = current is not None and handle is not None and current is not handle.trainer \
+        and state.get(k["config"]) == cid
+    handle = TrainerHandle(current if adopt else make_trainer(), cid)
+    state[k["handle"]], state[k["trainer"]], state[k["config"]] = handle, handle.trainer, cid
+    state[k["playing"]] = False
+    return handle
+
+
+def press_play(state: State, key: str) -> None:
+    """Play/Pause: the flag the training loop reads between chunks, and the button label."""
+    k = _keys(key)
+    playing = not state.get(k["playing"], False)
+    state[k["playing"]] = playing
+    handle = state.get(k["handle"])
+    if handle is not None:
+        handle.play() if playing else handle.pause()
+
+
+def press_step(state: State, key: str) -> None:
+    state[_keys(key)["pending_step"]] = True
+
+
+def press_reset(state: State, key: str) -> None:
+    """Stop whatever trains the old trainer (within one chunk) and drop it; the next run
+    builds a fresh one."""
+    k = _keys(key)
+    handle = state.pop(k["handle"], None)
+    if handle is not None:
+        handle.cancel()
+    state.pop(k["trainer"], None)
+    state[k["playing"]] = False
+
+
+def advance(state: State, key: str, handle: TrainerHandle, epoch: int, steps_per_frame: int,
+            budget_s: float, max_total_steps: int | None = None) -> tuple[TickResult | None, bool]:
+    """The training part of one frame: a pending Step (exactly steps_per_frame iterations,
+    waiting its turn), else a tick if playing (skipped when the trainer is busy). Returns
+    (tick or None, finished) where finished means Play must stop (diverged / step cap)."""
+    k = _keys(key)
+    step_once = state.pop(k["pending_step"], False)
+    if state.get(k["handle"]) is not handle or handle.cancelled:
+        return None, False
+    limit = int(steps_per_frame)
+    if max_total_steps is not None:
+        limit = max(0, min(limit, max_total_steps - handle.trainer.steps))
+    if handle.playing:
+        tick = handle.tick(limit, budget_s, epoch)
+        finished = handle.trainer.diverged_at is not None or limit == 0
+        return tick, finished
+    if step_once:
+        return handle.step(limit), False
+    return None, False
+
+
+def read_trainer(key: str, fn: Callable[[Trainer], Any], default: Any = None,
+                 timeout: float = WAIT_S) -> Any:
+    """fn(trainer) under the trainer's lock (e.g. the data of an export, a snapshot for a
+    figure drawn outside the live fragment); `default` when there is no trainer yet."""
+    handle = st.session_state.get(_keys(key)["handle"])
+    return default if handle is None else handle.read(fn, timeout)
+
+
+@contextlib.contextmanager
+def locked_trainer(key: str, timeout: float = WAIT_S) -> Iterator[Trainer | None]:
+    """The trainer, held for the block (None when there is none yet): for page code that
+    trains or reads it outside `draw`, e.g. a "Step D" callback or an export."""
+    handle = st.session_state.get(_keys(key)["handle"])
+    if handle is None:
+        yield None
+        return
+    with handle.locked(timeout) as trainer:
+        yield trainer
+
+
+def is_playing(key: str) -> bool:
+    """True while Play is on (exports/figures outside the fragment can say "pause to...")."""
+    return bool(st.session_state.get(_keys(key)["playing"], False))
+
+
+# ---- Streamlit -------------------------------------------------------------------------
+
 def get_trainer(key: str, make_trainer: Callable[[], Trainer], config: dict[str, Any]) -> Trainer:
     """The session's trainer for `key`, rebuilt when `config` changed or on first use."""
-    tkey, ckey = f"{key}__trainer", f"{key}__config"
-    cid = _config_id(config)
-    if st.session_state.get(ckey) != cid or tkey not in st.session_state:
-        st.session_state[tkey] = make_trainer()
-        st.session_state[ckey] = cid
-        st.session_state[f"{key}__playing"] = False
-    return st.session_state[tkey]
+    return handle_for(st.session_state, key, make_trainer, config).trainer
 
 
 def rerun_page(callback: Callable[..., Any]) -> Callable[..., None]:
@@ -62,32 +170,43 @@ def rerun_page(callback: Callable[..., Any]) -> Callable[..., None]:
     return _then_rerun
 
 
+def _whole_page(callback: Callable[..., Any]) -> Callable[..., None]:
+    """`callback`, then a full rerun if this run is only a fragment's. The browser sends a
+    click on Play/Pause/Step/Reset along with a live fragment's timed rerun when both are
+    due together (measured in Chromium: 1 click in ~8 during play); the callback then ran in
+    the fragment run and the buttons outside it kept their old labels."""
+    @functools.wraps(callback)
+    def _then_rerun(*args: Any, **kwargs: Any) -> None:
+        callback(*args, **kwargs)
+        ctx = get_script_run_ctx()
+        if ctx is not None and getattr(ctx, "fragment_ids_this_run", None):
+            st.rerun(scope="app")
+    return _then_rerun
+
+
 def live_training(key: str, make_trainer: Callable[[], Trainer],
                   draw: Callable[[Trainer, TickResult | None], None], config: dict[str, Any],
                   *, steps_per_frame: int = 50, max_steps_per_frame: int = 1000,
                   budget_s: float = DEFAULT_BUDGET_S, interval_s: float = DEFAULT_INTERVAL_S,
                   max_total_steps: int | None = None) -> Trainer:
     """Draw the controls and the training fragment; returns the current trainer."""
-    trainer = get_trainer(key, make_trainer, config)
-    pkey = f"{key}__playing"
-    playing = bool(st.session_state.get(pkey, False))
-
-    def _toggle() -> None:
-        st.session_state[pkey] = not st.session_state.get(pkey, False)
-
-    def _reset() -> None:
-        st.session_state.pop(f"{key}__trainer", None)
-        st.session_state[pkey] = False
+    state = st.session_state
+    k = _keys(key)
+    handle = handle_for(state, key, make_trainer, config)
+    epoch = handle.claim()                    # older runs' ticks stop before their next chunk
+    playing = bool(state.get(k["playing"], False))
+    if playing != handle.playing:             # state set by hand (tests): the flag follows
+        handle.play() if playing else handle.pause()
 
     cols = st.columns([1, 1, 1, 3], vertical_alignment="bottom")
-    cols[0].button("Pause" if playing else "Play", key=f"{key}__play", on_click=_toggle,
+    cols[0].button("Pause" if playing else "Play", key=f"{key}__play",
+                   on_click=_whole_page(press_play), args=(state, key),
                    icon=":material/pause:" if playing else ":material/play_arrow:",
                    type="primary", width="stretch",
-                   disabled=trainer.diverged_at is not None)
-    skey = f"{key}__pending_step"
+                   disabled=handle.trainer.diverged_at is not None)
     cols[1].button("Step", key=f"{key}__step", icon=":material/skip_next:", width="stretch",
-                   disabled=playing, on_click=lambda: st.session_state.__setitem__(skey, True))
-    cols[2].button("Reset", key=f"{key}__reset", on_click=_reset,
+                   disabled=playing, on_click=_whole_page(press_step), args=(state, key))
+    cols[2].button("Reset", key=f"{key}__reset", on_click=_whole_page(press_reset), args=(state, key),
                    icon=":material/restart_alt:", width="stretch")
     spf = cols[3].slider("Steps per frame", 1, max_steps_per_frame, steps_per_frame,
                          key=f"{key}__spf",
@@ -96,23 +215,26 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
 
     @st.fragment(run_every=interval_s if playing else None)
     def _frame() -> None:
-        tr = st.session_state[f"{key}__trainer"]
-        tick = None
-        running = st.session_state.get(pkey, False)
-        step_once = st.session_state.pop(skey, False)
-        if running or step_once:
-            limit = spf
-            if max_total_steps is not None:
-                limit = max(0, min(spf, max_total_steps - tr.steps))
-            tick = run_for(tr, limit, budget_s if running else float("inf"))
-            if running and (tr.diverged_at is not None or limit == 0):
-                st.session_state[pkey] = False
-                st.rerun(scope="app")
-        _status_line(tr, tick)
-        draw(tr, tick)
+        tick, finished = None, False
+        try:
+            tick, finished = advance(state, key, handle, epoch, spf, budget_s, max_total_steps)
+        except TrainerBusy:
+            st.warning("The trainer is still busy with an earlier step; press Step again.",
+                       icon=":material/hourglass:")
+        if finished and state.get(k["handle"]) is handle:
+            state[k["playing"]] = False
+            handle.pause()
+            st.rerun(scope="app")
+        try:
+            with handle.locked() as trainer:
+                _status_line(trainer, tick)
+                draw(trainer, tick)
+        except TrainerBusy:
+            st.info("The trainer is busy; the picture updates on the next frame.",
+                    icon=":material/hourglass:")
 
     _frame()
-    return st.session_state[f"{key}__trainer"]
+    return state[k["trainer"]]
 
 
 def _status_line(trainer: Trainer, tick: TickResult | None) -> None:

@@ -16,6 +16,15 @@ from viz.page import inject_css
 
 TRUTHY = {"1", "true", "yes", "on"}
 
+# Presets and guided steps set the seed by writing st.session_state["seed"] (viz.widgets
+# .apply_settings), the same path the widget itself uses. A widget drawn with an explicit
+# default *and* a value written through session state makes Streamlit log a warning with a
+# stack trace ("created with a default value but also had its value set via the Session
+# State API"). value="min" is no explicit default to Streamlit, and min_value is the
+# default seed, so the widget starts at 0 without the warning.
+assert session.DEFAULT_SEED == 0, "the seed widget's default is its min_value"
+SEED_WIDGET_DEFAULT = "min"
+
 
 def _classroom_from_url() -> bool:
     return str(st.query_params.get("classroom", "")).strip().lower() in TRUTHY
@@ -50,7 +59,7 @@ def shared_sidebar() -> None:
         if choice.warning:
             st.warning(choice.warning)
         st.number_input("Seed", min_value=0, max_value=session.SEED_MAX,
-                        value=session.DEFAULT_SEED, step=1, key="seed", bind="query-params",
+                        value=SEED_WIDGET_DEFAULT, step=1, key="seed", bind="query-params",
                         help="Every random draw on every page derives from this seed: the "
                              "same seed and URL reproduce the same picture.")
         st.toggle("Classroom mode", key="classroom", on_change=_sync_classroom_to_url,

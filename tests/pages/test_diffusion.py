@@ -1,33 +1,39 @@
-"""AppTest of the diffusion page: every tab renders, every preset runs, widgets change outputs,
-bad input gives a message."""
+"""AppTest of the diffusion page: the forward numbers, every preset / step / view in order,
+the reverse metrics against the class's own mode, widgets that change outputs, bad input that
+gives a message, and the figure payload."""
 from __future__ import annotations
 
+import json
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
-from tests.apptest import metric, open_page
 
+from tests.apptest import choose_preset, metric, open_page, open_view, show_step
+
+PAGE = "topic_pages/diffusion.py"
+SLUG = "diffusion"
 
 
 def _page() -> AppTest:
-    return open_page("topic_pages/diffusion.py")
+    return open_page(PAGE)
 
 
+def _module():
+    import topic_pages.diffusion as page
+    return page
 
 
-def test_defaults_show_all_tabs():
+def _view(at: AppTest) -> str:
+    return at.session_state["diffusion_view"]
+
+
+def test_forward_view_numbers_and_schedule():
     at = _page()
     assert [t.label for t in at.tabs] == ["Forward", "Reverse", "Steps vs quality", "Train",
                                           "Langevin"]
     expected = float(np.prod(1 - np.linspace(1e-4, 0.02, 1000)[:250]))   # linear, t = 250
     assert float(metric(at, "ᾱ_t")) == pytest.approx(expected, rel=1e-3)
-    assert float(metric(at, "Sliced Wasserstein to data")) < 0.5
-    assert not at.error
-
-
-def test_forward_slider_changes_alpha_bar():
-    at = _page()
     at.slider(key="df_t").set_value(100).run()
     assert float(metric(at, "ᾱ_t")) == pytest.approx(0.897, abs=1e-3)
     at.slider(key="df_t").set_value(500).run()
@@ -37,31 +43,57 @@ def test_forward_slider_changes_alpha_bar():
     at.selectbox(key="df_data").select("upload CSV").run()       # no file yet: safe fallback
     assert not at.exception
     assert any("No valid CSV" in w.value for w in at.warning)
+    assert not at.error
 
 
-def test_every_preset_runs():
+def test_every_preset_then_every_step_then_every_view_in_order():
+    """As a teacher does: every preset one after the other (each opens its tab and shows its
+    text), then every step's Show me, then every tab: no exception, no error box."""
+    page = _module()
     at = _page()
-    names = list(at.selectbox(key="df_preset").options)
-    assert len(names) == 6
     seen = set()
-    for name in names:
-        at.selectbox(key="df_preset").select(name).run()
+    for name, preset in page.PRESETS.items():
+        choose_preset(at, SLUG, name)
         assert not at.exception and not at.error, name
-        assert at.selectbox(key="df_preset").value == name
-        assert not any("Controls changed" in c.value for c in at.caption)  # widgets hold it
-        assert at.info                                           # its description is shown
-        seen.add(metric(at, "Sliced Wasserstein to data"))
+        assert _view(at) == next(v.title for v in page.VIEWS if v.key == preset.view), name
+        assert any(preset.description[:40] in i.value for i in at.info), name
+        if preset.view == "reverse":
+            seen.add(metric(at, "Sliced W"))
     assert len(seen) >= 5                                       # presets change the result
+    for i, step in enumerate(page.STEPS):
+        show_step(at, SLUG, i)
+        assert step.body and step.view, step.title                # every step has Show me
+        assert _view(at) == next(v.title for v in page.VIEWS if v.key == step.view), step.title
+        assert not at.error, step.title
+    for view in page.VIEWS:
+        open_view(at, SLUG, view.title)
+        assert not at.error, view.title
+
+
+def test_guidance_metrics_compare_with_the_class_alone():
+    page = _module()
+    at = _page()
+    choose_preset(at, SLUG, "Guidance w = 3 on class 0")
+    s = page.STATE.resolve(page.PRESETS["Guidance w = 3 on class 0"].settings)
+    _, m = page.reverse_of(s)
+    assert any("class 0 alone" in c.value for c in at.caption)
+    assert float(metric(at, "Sliced W")) == pytest.approx(m["sw"], abs=1e-3)
+    assert float(metric(at, "Spread ratio")) == pytest.approx(m["spread"], abs=0.01)
+    assert m["spread"] < 0.8 and metric(at, "Outside the plot") == "0%"
+    at.slider(key="df_w").set_value(0.0).run()                  # conditioning alone
+    assert 0.85 < float(metric(at, "Spread ratio")) < 1.1
 
 
 def test_sampler_change_changes_samples_and_steps_table():
-    at = _page()
-    before = metric(at, "Sliced Wasserstein to data")
+    at = open_view(_page(), SLUG, "Reverse")
+    assert any("the data" in c.value for c in at.caption)
+    before = metric(at, "Sliced W")
     at.slider(key="df_steps").set_value(2).run()
-    after = metric(at, "Sliced Wasserstein to data")
+    after = metric(at, "Sliced W")
     assert float(after) > float(before)
     at.selectbox(key="df_sampler").select("annealed Langevin").run()
-    assert not at.exception and metric(at, "Non-finite samples") == "0"
+    assert not at.exception and not at.warning
+    open_view(at, SLUG, "Steps vs quality")
     at.button(key="df_sq_run").click().run()
     assert not at.exception and len(at.dataframe) == 1
     table = at.dataframe[0].value
@@ -69,13 +101,21 @@ def test_sampler_change_changes_samples_and_steps_table():
 
 
 def test_class_out_of_range_warns_and_train_step():
-    at = _page()
+    at = open_view(_page(), SLUG, "Reverse")
     at.selectbox(key="df_class").select("7").run()
     assert any("classes 0..2" in w.value for w in at.warning)
+    open_view(at, SLUG, "Train")
     at.button(key="df_train__step").click().run()
     assert not at.exception
     steps = at.session_state["df_train__trainer"].steps
     assert steps > 0
+    open_view(at, SLUG, "Reverse")
     at.selectbox(key="df_den").select("network from the Train tab").run()
     assert not at.exception
     assert any(f"after {steps} iterations" in c.value for c in at.caption)
+
+
+def test_reverse_figures_stay_under_300_kb():
+    at = open_view(_page(), SLUG, "Reverse")
+    size = sum(len(c.proto.spec) for c in at.get("plotly_chart"))
+    assert 0 < size <= 300_000, size

@@ -1,21 +1,24 @@
-"""topic_pages/gan.py under AppTest: defaults, every preset, live stepping, Step D/G, a bad upload,
-the Dirac-GAN and parallel-lines tabs."""
+"""topic_pages/gan.py under AppTest: defaults, every preset / step / view in order, live
+stepping, Step D/G, the smoothed coverage badge, a bad upload, the Dirac-GAN and
+parallel-lines views, and the one widget -> engine mapping."""
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine.gan import PRETRAINED, SCENARIOS
-from tests.apptest import metric, open_page
+from engine.gan import LIVE_DEFAULTS, PRETRAINED, TRAINER_DEFAULTS
+from tests.apptest import choose_preset, metric, open_page, open_view, show_step
 
+PAGE = "topic_pages/gan.py"
+SLUG = "gan"
+BADGE = "Modes covered (mean of last 5 checks)"
 
 
 def _page() -> AppTest:
-    return open_page("topic_pages/gan.py")
-
-
+    return open_page(PAGE)
 
 
 def _trainer(at: AppTest):
@@ -26,14 +29,34 @@ def _charts(at: AppTest) -> list[dict]:
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
 
-def test_defaults_show_the_ring_and_all_tabs():
+def _module():
+    import topic_pages.gan as gan_page
+    return gan_page
+
+
+def test_engine_kwargs_are_derived_from_the_state_table_both_ways():
+    g = _module()
+    for kwargs in (TRAINER_DEFAULTS, LIVE_DEFAULTS,
+                   {**TRAINER_DEFAULTS, "loss": "wgan-gp", "g_hidden": (16, 16, 16),
+                    "d_hidden": (256,), "unrolled_steps": 3, "pack": 2, "lr_d": 3e-4}):
+        s = g.STATE.resolve(g.settings_of("5x5 grid", 0.1, kwargs))
+        assert g.trainer_kwargs(s) == kwargs
+        assert g.settings_of("5x5 grid", 0.1, g.trainer_kwargs(s)) == {
+            k: s[k] for k in g.settings_of("5x5 grid", 0.1, kwargs)}
+    assert g.trainer_kwargs(g.STATE.defaults) == LIVE_DEFAULTS
+    collapse = g.STATE.resolve(g.PRESETS["Collapse: one-layer D, one blob"].settings)
+    for name, key, value in (("Cure 1: unroll D (k = 5)", "gan_unroll", 5),
+                             ("Cure 2: a two-layer D", "gan_d_depth", 2),
+                             ("Cure 3: 5 D steps per G step", "gan_d_steps", 5)):
+        cure = g.STATE.resolve(g.PRESETS[name].settings)
+        assert {k for k in cure if cure[k] != collapse[k]} == {key}, name   # ONE setting
+        assert cure[key] == value and cure["gan_std"] == collapse["gan_std"] == 0.05
+
+
+def test_defaults_show_the_pretrained_ring():
     at = _page()
     assert at.title[0].value == "GAN mode collapse"
-    assert metric(at, "Modes covered").endswith("/ 8")
-    assert metric(at, "JSD at this θ") == "0.6931" and metric(at, "W₁ at this θ") == "1.0000"
-    # Dirac tab defaults: simultaneous minimax spirals out, R1 γ = 1 converges
-    assert float(metric(at, "Distance to (0, 0) after 300 it. (γ = 0)")) > 1.414
-    assert float(metric(at, "Distance to (0, 0) after 300 it. (R1")) < 1e-3
+    assert metric(at, BADGE).endswith("/ 8") and metric(at, "Modes covered now").endswith("/ 8")
     assert not at.error
 
 
@@ -42,9 +65,11 @@ def test_first_paint_is_the_labelled_pretrained_gan_and_reset_trains_from_scratc
     t = _trainer(at)
     spec = PRETRAINED["default"]
     assert t.pretrained is not None and t.steps == spec.steps
-    covered = int(metric(at, "Modes covered").split(" / ")[0])
+    covered = int(metric(at, "Modes covered now").split(" / ")[0])
     assert covered >= 7 and covered == t.coverage().modes_covered
-    assert any("Pretrained snapshot" in i.value and "Reset" in i.value for i in at.info)
+    _, modes = t.history.as_arrays("modes")
+    assert metric(at, BADGE) == f"{np.mean(modes[-5:]):.1f} / 8"      # the smoothed badge
+    assert any("Pretrained snapshot" in c.value and "Reset" in c.value for c in at.caption)
     config = json.loads(at.session_state["gan__config"])
     for key, value in spec.kwargs.items():          # the page's defaults are the snapshot's
         assert config[key] == (list(value) if isinstance(value, tuple) else value), key
@@ -53,42 +78,59 @@ def test_first_paint_is_the_labelled_pretrained_gan_and_reset_trains_from_scratc
     assert len(rings) == 1 and rings[0]["x"].count(None) == covered   # one circle per mode
     at.button(key="gan__play").click().run()        # Play continues the snapshot live
     assert _trainer(at).steps > spec.steps
-    assert any("Continued from a" in i.value for i in at.info)
+    assert any("Continued from a" in c.value for c in at.caption)
     at.button(key="gan__reset").click().run()       # Reset: a fresh GAN, no label
     t = _trainer(at)
     assert t.steps == 0 and t.pretrained is None and not at.exception
-    assert not any("pretrained snapshot" in i.value.lower() for i in at.info)
-    assert metric(at, "Modes covered") == f"{t.coverage().modes_covered} / 8"
+    assert not any("pretrained snapshot" in c.value.lower() for c in at.caption)
+    assert metric(at, "Modes covered now") == f"{t.coverage().modes_covered} / 8"
 
 
-@pytest.mark.parametrize("name", list(SCENARIOS))
-def test_every_preset_builds_its_scenario(name):
+def test_every_preset_then_every_step_then_every_view_in_order():
+    """As a teacher does: every preset one after the other, then every step's Show me, then
+    every tab, with no exception or error box; each training preset builds its settings."""
+    g = _module()
     at = _page()
-    at.selectbox(key="gan_preset").select(name).run()
-    assert not at.exception and not at.error
-    config = json.loads(at.session_state["gan__config"])
-    sc = SCENARIOS[name]
-    for key, value in sc.kwargs.items():
-        assert config[key] == (list(value) if isinstance(value, tuple) else value), key
-    assert config["target"] == sc.target and config["std"] == sc.std
-    assert config["seed"] == sc.seed
-    assert any(sc.claim[:40] in i.value for i in at.info)
-    t = _trainer(at)
-    cov = t.coverage()
-    expected = "n/a" if cov is None else f"{cov.modes_covered} / {cov.n_modes}"
-    assert metric(at, "Modes covered") == expected and t.steps == 0
+    for name, preset in g.PRESETS.items():
+        choose_preset(at, SLUG, name)
+        assert not at.exception and not at.error, name
+        assert at.session_state["gan_view"] == next(v.title for v in g.VIEWS
+                                                    if v.key == preset.view), name
+        assert any(preset.description[:40] in i.value for i in at.info), name
+        if preset.view == "train":
+            config = json.loads(at.session_state["gan__config"])
+            s = g.STATE.resolve(preset.settings)
+            for key, value in g.trainer_kwargs(s).items():
+                assert config[key] == (list(value) if isinstance(value, tuple) else value), \
+                    (name, key)
+            assert config["target"] == s["gan_target"] and config["std"] == s["gan_std"]
+            t = _trainer(at)
+            cov = t.coverage()
+            expected = "n/a" if cov is None else f"{cov.modes_covered} / {cov.n_modes}"
+            label = "Modes covered now" if cov is not None else "Modes covered"
+            assert metric(at, label) == expected and t.steps == 0, name
+    for i, step in enumerate(g.STEPS):
+        show_step(at, SLUG, i)
+        assert not at.error, step.title
+        assert at.session_state["gan_view"] == next(v.title for v in g.VIEWS
+                                                    if v.key == step.view), step.title
+        assert step.body, step.title
+    for view in g.VIEWS:
+        open_view(at, SLUG, view.title)
+        assert not at.error, view.title
 
 
 def test_step_trains_and_target_change_rebuilds():
     at = _page()
     at.slider(key="gan__spf").set_value(3).run()
-    loss_before, steps_before = metric(at, "L_D / L_G"), _trainer(at).steps
+    steps_before = _trainer(at).steps
+    loss_before = next(c.value for c in at.caption if c.value.startswith("L_D / L_G"))
     at.button(key="gan__step").click().run()
     assert not at.exception
     assert _trainer(at).steps == steps_before + 3
-    assert metric(at, "L_D / L_G") != loss_before
+    assert next(c.value for c in at.caption if c.value.startswith("L_D / L_G")) != loss_before
     at.selectbox(key="gan_target").select("5x5 grid").run()
-    assert _trainer(at).steps == 0 and metric(at, "Modes covered").endswith("/ 25")
+    assert _trainer(at).steps == 0 and metric(at, "Modes covered now").endswith("/ 25")
 
 
 def test_step_d_and_step_g_update_one_side():
@@ -102,26 +144,51 @@ def test_step_d_and_step_g_update_one_side():
     assert not at.exception
 
 
+def test_kl_is_only_shown_when_samples_are_near_the_modes():
+    """A fresh GAN has (almost) no sample near a mode: the KL of those few would be noise,
+    so the badge shows '–'; the trained snapshot shows a number near 0 (evenly spread)."""
+    at = _page()
+    assert float(metric(at, "KL(near-mode samples")) < 0.1
+    at.button(key="gan__reset").click().run()
+    cov = _trainer(at).coverage()
+    assert cov.high_quality_fraction < 0.05
+    assert metric(at, "KL(near-mode samples") == "–"
+
+
 def test_malformed_points_get_a_clear_error():
     at = _page()
     at.selectbox(key="gan_target").select("your points (CSV)").run()
     at.text_area(key="gan_points").input("x,y\nfoo,bar\n1,2\n").run()
     assert not at.exception
     assert any("Could not use these points" in e.value for e in at.error)
-    assert metric(at, "Modes covered").endswith("/ 8")       # falls back to the ring
+    assert metric(at, "Modes covered now").endswith("/ 8")       # falls back to the ring
     good = "\n".join(f"{i / 10},{(i % 3) / 5}" for i in range(30))
     at.text_area(key="gan_points").input(good).run()
     assert not at.error and metric(at, "Modes covered") == "n/a"
     assert len(_trainer(at).target.points) == 30 and not at.exception
 
 
-def test_dirac_and_wasserstein_controls_change_the_numbers():
-    at = _page()
+def test_dirac_view_defaults_and_controls_change_the_numbers():
+    at = open_view(_page(), SLUG, "Dirac-GAN")
+    # simultaneous minimax spirals out, R1 γ = 1 converges
+    assert float(metric(at, "Distance to (0, 0) after 300 it. (γ = 0)")) > 1.414
+    assert float(metric(at, "Distance to (0, 0) after 300 it. (R1")) < 1e-3
+    assert list(at.selectbox(key="gan_dirac_loss").options) == ["minimax", "nonsaturating",
+                                                                "hinge"]
     at.select_slider(key="gan_dirac_gamma").set_value(0.0).run()
     assert not any(m.label.startswith("Distance to (0, 0) after 300 it. (R1") for m in at.metric)
     at.checkbox(key="gan_dirac_sim").uncheck().run()
     d = float(metric(at, "Distance to (0, 0) after 300 it. (γ = 0)"))
     assert 1.2 < d < 1.414   # alternating updates circle: close to the start distance √2
+    at.selectbox(key="gan_dirac_loss").select("nonsaturating").run()
+    assert float(metric(at, "Distance to (0, 0) after 300 it. (γ = 0)")) < 0.6
+    assert any("converges slowly even without a penalty" in c.value for c in at.caption)
+    assert not at.exception
+
+
+def test_wasserstein_view_numbers():
+    at = open_view(_page(), SLUG, "Why Wasserstein")
+    assert metric(at, "JSD at this θ") == "0.6931" and metric(at, "W₁ at this θ") == "1.0000"
     at.slider(key="gan_theta").set_value(0.0).run()
     assert metric(at, "JSD at this θ") == "0.0000" and metric(at, "W₁ at this θ") == "0.0000"
     assert not at.exception
@@ -130,7 +197,6 @@ def test_dirac_and_wasserstein_controls_change_the_numbers():
 def test_long_curves_are_drawn_as_block_means():
     """A long live run keeps its curves figure small: at most MAX_CURVE_POINTS points, each
     the mean of a block of consecutive values at the block's last step."""
-    import numpy as np
     from viz.gan_figures import MAX_CURVE_POINTS, _thin
     steps, values = np.arange(1, 1001), np.arange(1000.0)
     s, v = _thin(steps, values)
@@ -139,3 +205,8 @@ def test_long_curves_are_drawn_as_block_means():
     np.testing.assert_allclose(v[:3], [(b - 1) / 2, b + (b - 1) / 2, 2 * b + (b - 1) / 2])
     short = np.arange(5)
     assert _thin(short, short * 1.0)[0] is short
+
+
+def test_trainer_defaults_match_the_big_presets():
+    g = _module()
+    assert g.trainer_kwargs(g.STATE.resolve(g.BIG)) == TRAINER_DEFAULTS

@@ -16,8 +16,7 @@ READY = [t for t in TOPICS if t.ready]
 
 def _module(slug):
     module = skeleton_module(slug)
-    if module is None:
-        pytest.skip(f"{slug} is not on the page skeleton yet")
+    assert module is not None, f"{slug} is not on the page skeleton (docs/ADDING_A_PAGE.md)"
     return module
 
 

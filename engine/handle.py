@@ -1,0 +1,128 @@
+"""One writer per trainer: a TrainerHandle owns a trainer, a lock and a pause flag.
+
+A browser session may run its page script in two threads at once: a full rerun (Pause,
+Step, Reset, any widget outside the live fragment) starts a new script thread at once while
+the old one is still inside torch (Streamlit's fastReruns; the old thread only stops at its
+next Streamlit call). Everything that touches the trainer therefore goes through its handle:
+
+    tick(n, budget_s, epoch)   playing: train under the lock if it is free, else skip (None)
+    step(n)                    one frame of exactly n iterations (waits for the lock)
+    read(fn) / locked()        snapshot, draw, export under the lock (waits for it)
+    pause() / play()           the pause flag; the training loop checks it between chunks
+    claim()                    a new script run takes over: ticks of older runs stop
+    cancel()                   the trainer is being replaced (Reset, new settings): all stop
+
+The loop (engine.training.run_for) checks its stop condition before every chunk and sizes
+chunks to ~CHUNK_S seconds, so at most one chunk (<= ~50 ms) runs after Pause/claim/cancel.
+Pure Python + torch-free: the same interface can front a trainer in a worker process.
+"""
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+import threading
+from typing import Any, Callable, Iterator
+
+from engine.training import Trainer, TickResult, run_for
+
+CHUNK_S = 0.025          # target seconds per chunk; the stop flag is checked between chunks
+WAIT_S = 30.0            # longest wait for the lock by a Step / a draw before giving up
+
+
+class TrainerBusy(RuntimeError):
+    """The trainer stayed locked longer than the caller was willing to wait."""
+
+
+class TrainerHandle:
+    """A trainer plus the lock that makes its users take turns (see the module docstring).
+
+    `epoch` numbers the script runs that drove this handle: claim() starts a new one and
+    every tick started under an older epoch stops before its next chunk. `generation`
+    changes only on cancel(): then steps stop too."""
+
+    def __init__(self, trainer: Trainer, config_id: str = "", chunk_s: float = CHUNK_S):
+        self.trainer = trainer
+        self.config_id = config_id
+        self.chunk_s = float(chunk_s)
+        self._lock = threading.Lock()
+        self._paused = threading.Event()
+        self._paused.set()                    # a new trainer waits for Play
+        self._counter = itertools.count(1)    # next() is atomic under the GIL
+        self._epoch = 0
+        self._cancelled = False
+        self._sec_per_step = math.nan         # measured, sizes the first chunk of a tick
+
+    # ---- flags (cheap, never wait) -------------------------------------------------------
+    @property
+    def playing(self) -> bool:
+        return not self._paused.is_set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    @property
+    def busy(self) -> bool:
+        return self._lock.locked()
+
+    def play(self) -> None:
+        if not self._cancelled:
+            self._paused.clear()
+
+    def pause(self) -> None:
+        self._paused.set()
+
+    def claim(self) -> int:
+        """A new script run takes over; returns its epoch (ticks of older epochs stop)."""
+        self._epoch = next(self._counter)
+        return self._epoch
+
+    def cancel(self) -> None:
+        """The trainer is being replaced: pause, and stop every loop before its next chunk."""
+        self._cancelled = True
+        self._paused.set()
+        self.claim()
+
+    # ---- work under the lock -------------------------------------------------------------
+    def tick(self, max_steps: int, budget_s: float, epoch: int) -> TickResult | None:
+        """One frame while playing: at most max_steps iterations and budget_s seconds,
+        stopping before the next chunk once paused, claimed by a newer run or cancelled.
+        Returns None without waiting when the trainer is busy (the tick is skipped)."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            return self._run(max_steps, budget_s,
+                             lambda: self._paused.is_set() or self._epoch != epoch
+                             or self._cancelled)
+        finally:
+            self._lock.release()
+
+    def step(self, n: int, timeout: float = WAIT_S) -> TickResult:
+        """Exactly n iterations (fewer only on divergence or cancel()); waits its turn."""
+        with self.locked(timeout):
+            return self._run(n, math.inf, lambda: self._cancelled)
+
+    @contextlib.contextmanager
+    def locked(self, timeout: float = WAIT_S) -> Iterator[Trainer]:
+        """The trainer, held for the duration of the block (snapshot, draw, export)."""
+        if not self._lock.acquire(timeout=timeout):
+            raise TrainerBusy(f"the trainer stayed busy for {timeout:g} s")
+        try:
+            yield self.trainer
+        finally:
+            self._lock.release()
+
+    def read(self, fn: Callable[[Trainer], Any], timeout: float = WAIT_S) -> Any:
+        """fn(trainer) under the lock, e.g. handle.read(lambda t: t.snapshot())."""
+        with self.locked(timeout) as trainer:
+            return fn(trainer)
+
+    def _run(self, max_steps: int, budget_s: float, stop: Callable[[], bool]) -> TickResult:
+        first = 1 if math.isnan(self._sec_per_step) else \
+            max(1, int(self.chunk_s / max(self._sec_per_step, 1e-6)))
+        tick = run_for(self.trainer, max_steps, budget_s, chunk=first, stop=stop,
+                       chunk_s=self.chunk_s)
+        if tick.steps_done:
+            self._sec_per_step = tick.seconds / tick.steps_done
+        return tick
