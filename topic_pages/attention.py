@@ -18,7 +18,7 @@ from viz import attention_figures as F
 from viz import session
 from viz.claims import Claim
 from viz.live import live_training
-from viz.page import View, topic_page, user_errors, view_key
+from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.topics import ROOT
@@ -38,7 +38,6 @@ AUTO = "most informative head"
 LAYER_CHOICES, HEAD_CHOICES = [1, 2, 3], [1, 2, 4]
 HEAD_NAMES = [f"layer {l} · head {h}" for l in LAYER_CHOICES for h in range(1, max(HEAD_CHOICES) + 1)]
 
-SLUG = "attention"
 STATE = StateTable([
     Control("at_n", 5, "Tokens n", lo=2, hi=8, step=1),
     Control("at_dk", 4, "d_k", kind="select_slider", options=DK_OPTIONS,
@@ -239,14 +238,6 @@ def sparse_constant_at(n: int) -> float:
     return float(nonzero_counts(NS)["local + strided"][NS.index(n)] / n ** 1.5)
 
 
-
-def follow_tour(view_title: str) -> None:
-    """Workaround until viz/page.py does it: "Show me" sits inside the open view's fragment,
-    so its callback reruns only that fragment and the tabs (outside it) stay on the old view.
-    When the requested view is not this one, rerun the whole page so the tabs open it."""
-    if st.session_state.get(view_key(SLUG)) not in (None, view_title):
-        st.rerun(scope="app")
-
 # ----------------------------------------------------------------------------- presets
 MECH = {"at_n": 5, "at_dk": 4, "at_scale": True, "at_temp": 1.0, "at_causal": False,
         "at_perm": False}
@@ -410,7 +401,6 @@ def _sample_input(task_name: str) -> None:
 
 # ----------------------------------------------------------------------------- views
 def mechanics_view(panel) -> None:
-    follow_tour("Mechanics")
     with panel.controls:
         STATE.widget("at_n")
         STATE.widget("at_dk")
@@ -472,7 +462,6 @@ def mechanics_view(panel) -> None:
 
 
 def positions_view(panel) -> None:
-    follow_tour("Positional encoding")
     with panel.controls:
         STATE.widget("at_pe_n")
         STATE.widget("at_pe_d")
@@ -551,7 +540,6 @@ def show_prediction(pred: A.Prediction, task: A.Task, choice: str, key: str) -> 
 
 
 def trained_view(panel) -> None:
-    follow_tour("Trained transformer")
     with panel.controls:
         task_name = STATE.widget("at_task", on_change=_task_changed)
         task = A.TASKS[task_name]
@@ -643,7 +631,6 @@ def _live_model(s, task_name, task, digits, choice, seed, device):
 
 
 def masks_view(panel) -> None:
-    follow_tour("Masks")
     with panel.controls:
         STATE.widget("at_mask")
         n = STATE.widget("at_mask_n")

@@ -18,7 +18,7 @@ from viz import relu_regions_figures as F
 from viz import session
 from viz.claims import Claim
 from viz.live import live_training, locked_trainer
-from viz.page import View, topic_page, user_errors, view_key
+from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.widgets import Preset, Step, export_buttons
@@ -32,7 +32,6 @@ BUDGET_SEEDS = 3         # seeds per architecture in the depth-vs-width study
 TRAIN_STEPS = 600        # the step the training claim names
 COUNT_EVERY = 25
 
-SLUG = "relu_regions"
 STATE = StateTable([
     Control("rr_depth", 3, "Depth (hidden layers)", lo=1, hi=R.MAX_LAYERS, step=1),
     Control("rr_width", 8, "Width (units per layer)", lo=1, hi=R.MAX_WIDTH, step=1),
@@ -183,14 +182,6 @@ def near_bend(s: Mapping[str, Any], seed: int, steps: int = TRAIN_STEPS) -> tupl
     return _cached_near_bend(tuple(sorted(s.items())), int(seed), int(steps))
 
 
-
-def follow_tour(view_title: str) -> None:
-    """Workaround until viz/page.py does it: "Show me" sits inside the open view's fragment,
-    so its callback reruns only that fragment and the tabs (outside it) stay on the old view.
-    When the requested view is not this one, rerun the whole page so the tabs open it."""
-    if st.session_state.get(view_key(SLUG)) not in (None, view_title):
-        st.rerun(scope="app")
-
 # ----------------------------------------------------------------------------- presets
 CORE = {"rr_depth": 3, "rr_width": 8, "rr_widths": "", "rr_init": "kaiming", "rr_scale": 1.0,
         "rr_box": 2.0, "rr_task": "bump (regression)", "rr_lr": 0.01}
@@ -305,7 +296,6 @@ def _region_table(part: R.Partition) -> pd.DataFrame:
 
 
 def regions_view(panel) -> None:
-    follow_tour("2-D regions")
     with panel.controls:
         widths = architecture_controls()
         STATE.widget("rr_task")
@@ -389,7 +379,6 @@ def regions_view(panel) -> None:
 
 
 def budget_view(panel) -> None:
-    follow_tour("Depth vs width")
     with panel.controls:
         STATE.widget("rr_budget")
         STATE.widget("rr_init")
@@ -428,7 +417,6 @@ def budget_view(panel) -> None:
 
 
 def sawtooth_view(panel) -> None:
-    follow_tour("1-D & sawtooth")
     with panel.controls:
         STATE.widget("rr_saw")
         st.markdown("**Random 1-D net** (right)")

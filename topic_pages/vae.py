@@ -25,7 +25,7 @@ from viz import session
 from viz.autoplay import Autoplay
 from viz.claims import Claim
 from viz.live import get_trainer, live_training, rerun_page
-from viz.page import View, topic_page, user_errors, view_key
+from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.topics import ROOT
@@ -47,7 +47,6 @@ REPLAY_SPEEDS = [1, 2, 4, 8]  # snapshots per second asked for while playing
 CLAIM_SEEDS = (0, 1)
 CLAIM_EPOCHS = 30
 
-SLUG = "vae"
 STATE = StateTable([
     Control("vae_model", "VAE", "Model", kind="selectbox", options=list(MODELS),
             help="autoencoder: z = μ(x), no KL term."),
@@ -272,14 +271,6 @@ def ae_over_pca(s: Mapping[str, Any], seed: int, which: str) -> float:
     return fits[which].mse / pca.mse
 
 
-
-def follow_tour(view_title: str) -> None:
-    """Workaround until viz/page.py does it: "Show me" sits inside the open view's fragment,
-    so its callback reruns only that fragment and the tabs (outside it) stay on the old view.
-    When the requested view is not this one, rerun the whole page so the tabs open it."""
-    if st.session_state.get(view_key(SLUG)) not in (None, view_title):
-        st.rerun(scope="app")
-
 # ----------------------------------------------------------------------------- presets
 BASE = {"vae_model": "VAE", "vae_beta": 1.0, "vae_dim": 2, "vae_lik": "bernoulli",
         "vae_reparam": True, "vae_start": STARTS[0], "vae_span": "quantiles", "vae_dx": 0,
@@ -463,7 +454,6 @@ def _metrics(trainer: VAETrainer, ae: bool) -> None:
 
 
 def latent_view(panel) -> None:
-    follow_tour("Latent space")
     with panel.controls:
         s = model_controls()
         zbox = st.container()
@@ -579,7 +569,6 @@ def delivered_rate(times: list[float]) -> float | None:
 
 
 def replay_view(panel) -> None:
-    follow_tour("Replay & interpolation")
     s = STATE.values()
     seed, device = session.seed(), session.device()
     dims, _ = dims_of(s)
@@ -673,7 +662,6 @@ def _fit() -> None:
 
 
 def elbo_view(panel) -> None:
-    follow_tour("Why the ELBO")
     with panel.controls:
         STATE.widget("vae_x")
         STATE.widget("vae_qm")
@@ -710,7 +698,6 @@ def elbo_view(panel) -> None:
 
 # ----------------------------------------------------------------------------- PCA view
 def pca_view(panel) -> None:
-    follow_tour("Autoencoder vs PCA")
     with panel.controls:
         STATE.widget("vae_mnoise")
         STATE.widget("vae_mhidden")

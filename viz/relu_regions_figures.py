@@ -159,7 +159,7 @@ def surface_figure(part: Partition,
 
 
 def heatmap_figure(xs: np.ndarray, ys: np.ndarray, f: np.ndarray, part: Partition,
-                   title: str = "Network output f(x), region edges on top") -> go.Figure:
+                   title: str = "Output f(x) and region edges") -> go.Figure:
     fig = go.Figure(go.Heatmap(x=xs, y=ys, z=f, colorscale="Viridis",
                                colorbar=dict(title="f(x)"),
                                hovertemplate="x₁ %{x:.2f}, x₂ %{y:.2f}<br>f %{z:.3f}"
