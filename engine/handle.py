@@ -46,6 +46,7 @@ class TrainerHandle:
         self.config_id = config_id
         self.chunk_s = float(chunk_s)
         self._lock = threading.Lock()
+        self._owner: int | None = None       # thread id holding the lock through locked()
         self._paused = threading.Event()
         self._paused.set()                    # a new trainer waits for Play
         self._counter = itertools.count(1)    # next() is atomic under the GIL
@@ -105,12 +106,19 @@ class TrainerHandle:
 
     @contextlib.contextmanager
     def locked(self, timeout: float = WAIT_S) -> Iterator[Trainer]:
-        """The trainer, held for the duration of the block (snapshot, draw, export)."""
+        """The trainer, held for the duration of the block (snapshot, draw, export).
+        Re-entrant in the holding thread (e.g. read_trainer called from inside `draw`)."""
+        me = threading.get_ident()
+        if self._owner == me:
+            yield self.trainer
+            return
         if not self._lock.acquire(timeout=timeout):
             raise TrainerBusy(f"the trainer stayed busy for {timeout:g} s")
+        self._owner = me
         try:
             yield self.trainer
         finally:
+            self._owner = None
             self._lock.release()
 
     def read(self, fn: Callable[[Trainer], Any], timeout: float = WAIT_S) -> Any:

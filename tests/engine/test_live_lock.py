@@ -94,16 +94,33 @@ def test_a_newer_run_stops_an_older_runs_tick_but_not_a_step():
     assert h.step(137).steps_done == 137 and h.trainer.steps == before + 137
 
 
-def test_busy_tick_skips_and_locked_waits():
+def test_busy_tick_skips_without_waiting():
     h = TrainerHandle(SlowTrainer())
     h.play()
     with h.locked() as tr:
         assert h.busy and h.tick(10, 1.0, h.claim()) is None   # skipped, no wait
         assert tr.steps == 0
     assert h.tick(10, 1.0, h.claim()).steps_done == 10
-    with h.locked():
-        with pytest.raises(TrainerBusy):
+
+
+def test_locked_is_reentrant_in_its_thread_only():
+    h = TrainerHandle(SlowTrainer())
+    outcome = []
+
+    def other_thread():
+        try:
             h.read(lambda t: t.snapshot(), timeout=0.05)
+            outcome.append("read")
+        except TrainerBusy:
+            outcome.append("busy")
+
+    with h.locked():
+        assert h.read(lambda t: t.snapshot(), timeout=0.05) == 0     # same thread: no wait
+        th = threading.Thread(target=other_thread)
+        th.start()
+        th.join(2)
+        assert h.busy
+    assert outcome == ["busy"] and not h.busy and h.read(lambda t: t.steps) == 0
 
 
 def test_cancel_stops_steps_and_play():
