@@ -14,7 +14,6 @@ pixel by at most two grey levels.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping
 
 import numpy as np

@@ -19,7 +19,7 @@ from viz import convolution_figures as figs
 from viz import session
 from viz.autoplay import Autoplay
 from viz.claims import Claim
-from viz.page import View, topic_page, user_errors, view_key
+from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.widgets import Preset, Step, export_buttons
@@ -808,20 +808,8 @@ def equi_view(panel) -> None:
                             "pool": pool}, "convolution-equivariance")
 
 
-def follows_the_tour(title: str, draw):
-    """The view `draw`, first rerunning the whole page when a tour step's Show me (a button
-    inside this view's fragment, so only the fragment reruns) has asked for another tab.
-    Workaround for the skeleton (notes/pages2.md): a fragment rerun cannot switch the tabs."""
-    def view(panel) -> None:
-        wanted = st.session_state.get(view_key(SLUG))
-        if wanted is not None and wanted != title:
-            st.rerun(scope="app")
-        draw(panel)
-    return view
-
-
 SLUG = "convolution"
-VIEWS = [View(key, title, follows_the_tour(title, draw)) for key, title, draw in [
+VIEWS = [View(key, title, draw) for key, title, draw in [
     ("conv", "Convolution", conv_view),
     ("slide", "Sliding window", slide_view),
     ("rf", "Receptive field", rf_view),

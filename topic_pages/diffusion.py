@@ -19,7 +19,7 @@ from viz import diffusion_figures as F
 from viz import session
 from viz.claims import Claim
 from viz.live import live_training
-from viz.page import View, topic_page, user_errors, view_key
+from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.topics import ROOT
@@ -652,19 +652,8 @@ def langevin_view(panel) -> None:
 
 
 
-def follow_tab(key: str, title: str, draw):
-    """`draw`, unless a "Show me" inside this view's fragment has just chosen another tab:
-    then a full rerun, so the tabs (outside the fragment) open it. (A button inside a
-    fragment reruns only the fragment; viz/page.py draws Show me there.)"""
-    def wrapped(panel) -> None:
-        if st.session_state.get(view_key("diffusion"), title) != title:
-            st.rerun(scope="app")
-        draw(panel)
-    return wrapped
-
-
 def views(*specs: tuple[str, str, Any]) -> list[View]:
-    return [View(key, title, follow_tab(key, title, draw)) for key, title, draw in specs]
+    return [View(key, title, draw) for key, title, draw in specs]
 
 
 VIEWS = views(("forward", "Forward", forward_view),

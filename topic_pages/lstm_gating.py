@@ -19,7 +19,7 @@ from viz import lstm_gating_figures as F
 from viz import session
 from viz.claims import Claim
 from viz.live import live_training
-from viz.page import View, topic_page, user_errors, view_key
+from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.topics import ROOT
@@ -624,19 +624,7 @@ def cell_view(panel) -> None:
                 "2 → 0.88 (5 steps), 4 → 0.98 (38 steps).")
 
 
-def follows_the_tour(title: str, draw):
-    """The view `draw`, first rerunning the whole page when a tour step's Show me (a button
-    inside this view's fragment, so only the fragment reruns) has asked for another tab.
-    Workaround for the skeleton (notes/pages2.md): a fragment rerun cannot switch the tabs."""
-    def view(panel) -> None:
-        wanted = st.session_state.get(view_key(SLUG))
-        if wanted is not None and wanted != title:
-            st.rerun(scope="app")
-        draw(panel)
-    return view
-
-
-VIEWS = [View(key, title, follows_the_tour(title, draw)) for key, title, draw in [
+VIEWS = [View(key, title, draw) for key, title, draw in [
     ("gates", "Gates", gates_view),
     ("flow", "Gradient flow", flow_view),
     ("train", "Train: RNN vs LSTM", train_view),

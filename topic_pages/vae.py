@@ -16,9 +16,9 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from engine.vae import (LIKELIHOODS, VAETrainer, curved_manifold, decode_point, encode_dataset,
+from engine.vae import (LIKELIHOODS, VAETrainer, curved_manifold, decode_point,
                         fit_autoencoder_2d, fit_q, interpolate, kl_q_posterior, latent_grid,
-                        load_digit_data, load_model, pca_reconstruct, reconstruction_mse,
+                        load_digit_data, pca_reconstruct, reconstruction_mse,
                         toy_elbo, toy_z_grid, true_posterior)
 from scripts.pretrain_vae import shipped_name
 from viz import session

@@ -8,7 +8,7 @@ images' scale it would be invisible - which is the point of the page.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import numpy as np
 import plotly.graph_objects as go

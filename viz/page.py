@@ -220,6 +220,8 @@ def _note_card(slug: str, presets, steps, views) -> None:
 
 def _run_view(slug: str, view: View, presets, steps, views) -> None:
     def body() -> None:
+        if len(views) > 1 and st.session_state.get(view_key(slug), view.title) != view.title:
+            st.rerun(scope="app")      # a fragment rerun after another tab was asked for
         left, right = st.columns(view.split, gap="medium")
         notes = st.container()
         with left:

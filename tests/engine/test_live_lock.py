@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 import time
 
-import pytest
 
 from engine.datasets import make_dataset
 from engine.handle import TrainerBusy, TrainerHandle

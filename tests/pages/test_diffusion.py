@@ -3,7 +3,6 @@ the reverse metrics against the class's own mode, widgets that change outputs, b
 gives a message, and the figure payload."""
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pytest

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.gan import LIVE_DEFAULTS, PRETRAINED, TRAINER_DEFAULTS

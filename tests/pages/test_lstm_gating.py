@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
