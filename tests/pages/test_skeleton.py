@@ -48,3 +48,23 @@ def test_presets_and_steps_name_only_declared_keys_and_views(topic):
 def test_defaults_are_valid(topic):
     m = _module(topic.slug)
     assert m.STATE.problems(m.STATE.defaults) == []
+
+
+def _live_draw_functions(tree):
+    import ast
+    names = {node.args[2].id for node in ast.walk(tree)
+             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "live_training"
+             and len(node.args) >= 3 and isinstance(node.args[2], ast.Name)}
+    return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name in names]
+
+
+@pytest.mark.parametrize("topic", READY, ids=lambda t: t.slug)
+def test_no_download_is_built_inside_a_live_fragment(topic):
+    """A download button drawn by live_training's `draw` is rewritten into the media store on
+    every tick and the previous file disappears (404 on click): exports live outside it."""
+    import ast
+    tree = ast.parse((ROOT / topic.page_file).read_text(encoding="utf-8"))
+    for fn in _live_draw_functions(tree):
+        called = {n.func.id if isinstance(n.func, ast.Name) else getattr(n.func, "attr", "")
+                  for n in ast.walk(fn) if isinstance(n, ast.Call)}
+        assert not called & {"export_buttons", "download_button"}, (topic.slug, fn.name)
