@@ -17,7 +17,7 @@ from engine import attention as A
 from viz import attention_figures as F
 from viz import session
 from viz.claims import Claim
-from viz.live import live_training
+from viz.live import live_training, read_trainer
 from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
@@ -585,7 +585,8 @@ def trained_view(panel) -> None:
     with panel.notes:
         if shown_model is not None:
             # outside the live fragment: rebuilt on a full rerun of the view, not per tick
-            pred = A.predict(shown_model, task, digits)
+            pred = (A.predict(shown_model, task, digits) if source == SOURCES[0] else
+                    read_trainer("at_train", lambda tr: A.predict(tr.model, task, digits)))
             layers, heads = pred.attention.shape[:2]
             frames = [weights_frame(pred.attention[l, h], pred.labels, layer=l + 1, head=h + 1)
                       for l in range(layers) for h in range(heads)]

@@ -17,7 +17,7 @@ from engine import regions as R
 from viz import relu_regions_figures as F
 from viz import session
 from viz.claims import Claim
-from viz.live import live_training, locked_trainer
+from viz.live import live_training, read_trainer
 from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
@@ -371,10 +371,9 @@ def regions_view(panel) -> None:
             # outside the live fragment: built on a full rerun of the view (Pause, a widget),
             # never on a training tick, so a download link stays valid while playing
             with st.expander("Export the regions (state when the view was last redrawn)"):
-                with locked_trainer("rr_train") as held:
-                    part, steps = held.snapshot().partition, held.steps
-                export_buttons(_region_table(part), {**_config(s, widths, seed),
-                                                     "step": steps,
+                step, part = read_trainer("rr_train", lambda tr: (tr.steps,
+                                                                tr.snapshot().partition))
+                export_buttons(_region_table(part), {**_config(s, widths, seed), "step": step,
                                                      "regions": part.count}, "relu_regions")
 
 

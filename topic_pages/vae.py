@@ -24,7 +24,7 @@ from scripts.pretrain_vae import shipped_name
 from viz import session
 from viz.autoplay import Autoplay
 from viz.claims import Claim
-from viz.live import get_trainer, live_training, rerun_page
+from viz.live import get_trainer, live_training, read_trainer, rerun_page
 from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
@@ -461,10 +461,10 @@ def latent_view(panel) -> None:
     dims, _ = dims_of(s)
     ae = deterministic_of(s)
     # the decode sliders span the codes (±4 covers a VAE; an autoencoder's reach ±12)
-    trainer = get_trainer("vae_live", lambda: make_trainer(s, seed, device),
-                          trainer_config(s, seed, device))
-    reach = math.ceil(max(4.0, float(np.percentile(np.abs(
-        trainer.snapshot().codes.means[:, list(dims)]), 99))))
+    get_trainer("vae_live", lambda: make_trainer(s, seed, device),      # the handle exists
+                trainer_config(s, seed, device))
+    means = read_trainer("vae_live", lambda tr: tr.snapshot().codes.means)
+    reach = math.ceil(max(4.0, float(np.percentile(np.abs(means[:, list(dims)]), 99))))
     with zbox:
         STATE.widget("vae_z1", lo=-float(reach), hi=float(reach),
                      label=f"Decode at z{dims[0] + 1}")
@@ -503,9 +503,9 @@ def latent_view(panel) -> None:
                                     trainer.steps_per_epoch), key="vae_curves")
 
     with panel.figure, user_errors("train the VAE"):
-        trainer = live_training("vae_live", lambda: make_trainer(s, seed, device), draw,
-                                trainer_config(s, seed, device), steps_per_frame=60,
-                                max_steps_per_frame=400)
+        live_training("vae_live", lambda: make_trainer(s, seed, device), draw,
+                      trainer_config(s, seed, device), steps_per_frame=60,
+                      max_steps_per_frame=400)
     with panel.notes:
         st.latex(r"\mathrm{KL}\big(\mathcal N(\mu,\sigma^2)\,\|\,\mathcal N(0,1)\big) = "
                  r"\tfrac12\textstyle\sum_j\big(\mu_j^2 + \sigma_j^2 - 1 - \log\sigma_j^2\big)")
@@ -515,14 +515,17 @@ def latent_view(panel) -> None:
                 "a centred, round cloud without holes, so every grid cell decodes to something "
                 "digit-like; the price is blur. For β < 1 the training loss is not −ELBO "
                 "(it no longer bounds log p(x)); the ELBO shown is always the β = 1 quantity.")
-        _export(trainer, s, seed, device, dims)
+        _export(s, seed, device, dims)
 
 
-def _export(trainer: VAETrainer, s, seed, device, dims) -> None:
-    """Outside the live fragment: rebuilt on a full rerun of the view, never per tick."""
+def _export(s, seed, device, dims) -> None:
+    """Outside the live fragment: rebuilt on a full rerun of the view, never per tick; read
+    under the trainer's lock (viz.live.read_trainer)."""
     with st.expander("Export"):
         data = digits()
-        codes = trainer.snapshot().codes
+        codes, steps, mse, grid = read_trainer("vae_live", lambda tr: (
+            tr.snapshot().codes, tr.steps, reconstruction_mse(tr.model, data.x_test),
+            grid_of(tr.model, tr.snapshot().codes.means, s)))
         frame = pd.DataFrame(codes.means,
                              columns=[f"mu_z{i + 1}" for i in range(codes.means.shape[1])])
         frame.insert(0, "label", codes.labels)
@@ -530,12 +533,9 @@ def _export(trainer: VAETrainer, s, seed, device, dims) -> None:
         for i in range(codes.logvars.shape[1]):
             frame[f"logvar_z{i + 1}"] = codes.logvars[:, i]
         export_buttons(frame, {**trainer_config(s, seed, device), "grid_n": s["vae_gridn"],
-                               "span": span_of(s), "dims": list(dims), "steps": trainer.steps,
-                               "test_pixel_mse": reconstruction_mse(trainer.model,
-                                                                    data.x_test)},
-                       "vae-latent")
-        st.download_button("Download grid (PNG)", grid_png(grid_of(trainer.model, codes.means,
-                                                                   s)),
+                               "span": span_of(s), "dims": list(dims), "steps": steps,
+                               "test_pixel_mse": mse}, "vae-latent")
+        st.download_button("Download grid (PNG)", grid_png(grid),
                            file_name="vae-grid.png", mime="image/png", key="vae_png",
                            icon=":material/image:", on_click="ignore")
 
