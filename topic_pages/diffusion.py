@@ -529,6 +529,17 @@ def _reverse_export(s, run, m) -> None:
             "mmd2": m["mmd"]}, "diffusion-samples")
 
 
+COARSE_STEPS, COARSE_N = (2, 5, 10, 20), 300
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _coarse_quality(key: tuple, _eps, _schedule, _reference, metric: str, seed: int):
+    """DDIM quality for a few small S on 300 samples: cheap enough for first paint (~0.1 s);
+    `key` identifies the unhashable denoiser, schedule and reference."""
+    return D.steps_vs_quality(_eps, _schedule, _reference, COARSE_STEPS, (0.0, 1.0),
+                              n=COARSE_N, seed=seed, metric=metric)
+
+
 def quality_view(panel) -> None:
     with panel.controls:
         data, _ = data_controls()
@@ -558,12 +569,17 @@ def quality_view(panel) -> None:
             bar.empty()
         stored = st.session_state.get("df_sq")
         if stored is None:
-            st.info("Press **Compute** to sample with DDIM for S = 2 … 250 steps, η = 0 and "
-                    "η = 1 (the denoiser, class and guidance of the Reverse tab).")
-            return
-        if stored[0] != sq_id:
-            st.caption("Settings changed since this table was computed: press Compute again.")
-        sq = stored[1]
+            # progressive: a coarse first look at once, the full table behind Compute
+            sq = _coarse_quality(sq_id, eps_of(s, exact, model), exact.schedule,
+                                 reference_of(data, exact, c, seed), s["df_metric"], seed)
+            st.caption(f"First look: S = {', '.join(map(str, COARSE_STEPS))} with "
+                       f"{COARSE_N} samples each. Press **Compute** for S = 2 … 250 "
+                       "(and 1,000) with 1,000 samples.")
+        else:
+            if stored[0] != sq_id:
+                st.caption("Settings changed since this table was computed: press Compute "
+                           "again.")
+            sq = stored[1]
         show_figure(F.steps_quality(sq.steps, sq.etas, sq.distance, sq.metric),
                     key="df_fig_sq")
     with panel.notes:
