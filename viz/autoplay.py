@@ -30,6 +30,10 @@ class Autoplay:
             st.session_state[self.hold] = True
             if st.session_state.get(self.at, 0) >= last:
                 st.session_state[self.at] = 0
+        # The button sits inside the page skeleton's view fragment: a fragment-only rerun
+        # left the player's run_every timer ticking after Pause (the page never settled and
+        # the server reran the player forever). A full rerun redraws the player without it.
+        st.rerun(scope="app")
 
     def button(self, container, key: str, last: int, disabled: bool = False) -> bool:
         """The Play/Pause button; returns whether auto-play is on."""

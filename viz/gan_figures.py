@@ -132,13 +132,13 @@ def training_curves_figure(history: History, n_modes: int | None) -> go.Figure:
         traces.append(go.Scatter(x=s, y=v, mode="lines", name=label))
     layout = dict(
         height=300, margin=dict(t=40), legend=dict(orientation="h", y=-0.3),
-        xaxis=dict(domain=[0, 0.42], anchor="y", title=dict(text="iteration")),
+        xaxis=dict(domain=[0, 0.38], anchor="y", title=dict(text="iteration")),
         yaxis=dict(anchor="x"),
-        xaxis2=dict(domain=[0.58, 0.88], anchor="y2", title=dict(text="iteration")),
+        xaxis2=dict(domain=[0.62, 0.88], anchor="y2", title=dict(text="iteration")),
         yaxis2=dict(anchor="x2"),
         annotations=[dict(text=t, x=x, y=1.0, xref="paper", yref="paper", xanchor="center",
                           yanchor="bottom", showarrow=False, font=dict(size=16))
-                     for t, x in (("Losses", 0.21), ("Mode coverage", 0.73))])
+                     for t, x in (("Losses", 0.19), ("Mode coverage", 0.75))])
     if n_modes:
         s, v = _thin(*history.as_arrays("modes"))
         traces.append(go.Scatter(x=s, y=v, mode="lines", name="modes covered", xaxis="x2",

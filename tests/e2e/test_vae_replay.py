@@ -31,9 +31,8 @@ def _state(page) -> tuple[int, int]:
 
 
 def test_replay_plays_by_itself_with_fixed_axes_and_stops(page, server_url):
-    page.goto(f"{server_url}/vae?vae_snap_speed=8")
+    page.goto(f"{server_url}/vae?vae_snap_speed=8&vae_view=Replay+%26+interpolation")
     wait_idle(page)
-    page.get_by_text("Replay: how the latent space formed").click()
     plot = page.locator(".st-key-vae_replay .js-plotly-plot")
     plot.wait_for(timeout=60_000)
     plot.scroll_into_view_if_needed()
