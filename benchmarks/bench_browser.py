@@ -120,16 +120,36 @@ def first_paint(page, url: str) -> float:
 SLIDER = '[data-testid="stMainBlockContainer"] input[type="range"]'   # Streamlit 1.67's slider
 
 
+def _movable_slider(page, selector: str):
+    """The first enabled slider of the main area that a key press really moves (a disabled
+    or single-valued one would never start a rerun), or None."""
+    for i in range(min(page.locator(selector).count(), 6)):
+        thumb = page.locator(selector).nth(i)
+        if thumb.is_disabled():
+            continue
+        before = thumb.input_value()
+        thumb.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(300)
+        if thumb.input_value() != before:
+            _settled_at(page, _now(page))
+            return thumb
+    return None
+
+
 def slider_moves(page, selector: str = SLIDER) -> float:
-    thumb = page.locator(selector).first
-    if thumb.count() == 0:
+    """Median seconds from a key press on the first movable slider to the last DOM change
+    before the page is quiet (NaN when no slider moves)."""
+    thumb = _movable_slider(page, selector)
+    if thumb is None:
         return float("nan")
     times = []
     for i in range(MOVES):
         thumb.focus()
         t0 = _now(page)
-        page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
-        times.append(_settled_at(page, t0))
+        page.keyboard.press("ArrowLeft" if i % 2 == 0 else "ArrowRight")
+        took = _settled_at(page, t0)
+        times.append(took if took > 0 else float("nan"))
     return statistics.median(times)
 
 
