@@ -30,15 +30,21 @@ class Autoplay:
             st.session_state[self.hold] = True
             if st.session_state.get(self.at, 0) >= last:
                 st.session_state[self.at] = 0
-        # The button sits inside the page skeleton's view fragment: a fragment-only rerun
-        # left the player's run_every timer ticking after Pause (the page never settled and
-        # the server reran the player forever). A full rerun redraws the player without it.
+
+    def toggle_everywhere(self, last: int) -> None:
+        """toggle, then a rerun of the whole page. The button sits inside the page
+        skeleton's view fragment: a fragment-only rerun left the player's run_every timer
+        ticking after Pause (the page never settled and the server reran the player forever);
+        a full rerun redraws the player without it. (A callback that calls toggle() itself
+        should end the same way.)"""
+        self.toggle(last)
         st.rerun(scope="app")
 
     def button(self, container, key: str, last: int, disabled: bool = False) -> bool:
         """The Play/Pause button; returns whether auto-play is on."""
         playing = self.is_playing() and not disabled
-        container.button("Pause" if playing else "Play", key=key, on_click=self.toggle,
+        container.button("Pause" if playing else "Play", key=key,
+                         on_click=self.toggle_everywhere,
                          args=(last,), icon=":material/pause:" if playing else
                          ":material/play_arrow:", type="primary", width="stretch",
                          disabled=disabled)
