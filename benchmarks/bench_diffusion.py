@@ -16,8 +16,8 @@ ROUNDS = 9
 
 
 def one_thread(fn):
-    """Run a benchmark with one torch thread (DESIGN.md: the server is pinned to one core;
-    two threads on a busy 2-core machine were measured 5-20x slower)."""
+    """Run a benchmark with one torch thread (docs/ARCHITECTURE.md: the server is pinned to one
+    core; two threads on a busy 2-core machine were measured 5-20x slower)."""
     def wrapped() -> Measurement:
         with torch_threads(1):
             return fn()

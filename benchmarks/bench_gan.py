@@ -106,8 +106,8 @@ def frame_rate() -> Measurement:
     return Measurement(1.0 / (train + draw), "redraws/s",
                        f"server side, {FRAME_STEPS} it/frame at the page defaults: training "
                        f"{train * 1e3:.0f} ms + snapshot & figures {draw * 1e3:.0f} ms "
-                       f"(target >= 4; Streamlit's own work per redraw, DESIGN.md, comes on "
-                       f"top)")
+                       f"(target >= 4; Streamlit's own work per redraw, docs/ARCHITECTURE.md, "
+                       f"comes on top)")
 
 
 def _sizes() -> str:

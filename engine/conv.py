@@ -1,6 +1,6 @@
 """Convolution, feature maps and receptive fields, on real PyTorch layers.
 
-Conventions (MATH.md, "Convolution and receptive fields"):
+Conventions (docs/MATH.md, "Convolution and receptive fields"):
 - Deep-learning "convolution" is cross-correlation (no kernel flip), as torch's F.conv2d:
       out[i, j] = sum_{a, b} x_pad[i*s + a*d, j*s + b*d] * kernel[a, b]
 - Output size:  n_out = floor((n + 2p - d(k-1) - 1) / s) + 1
@@ -130,7 +130,7 @@ def receptive_field(layers: Sequence[LayerSpec | Mapping],
 def conv_parameters(layers: Sequence[LayerSpec | Mapping], in_channels: int = 1,
                     default_channels: int = 16, bias: bool = False) -> list[int]:
     """Weights per layer: a conv with c_in -> c_out channels has k^2 c_in c_out (+ c_out);
-    pools have none. Three 3x3 convs c->c: 27c^2, one 7x7: 49c^2 (MATH.md)."""
+    pools have none. Three 3x3 convs c->c: 27c^2, one 7x7: 49c^2 (docs/MATH.md)."""
     c, counts = in_channels, []
     for layer in layers:
         spec = as_spec(layer)

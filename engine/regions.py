@@ -11,7 +11,7 @@ each hidden unit cuts a region along a straight line. `linear_regions` computes 
 partition of a box by cutting convex polygons with one unit's line after another, layer by
 layer, vectorized over all polygons at once (padded vertex arrays, numpy float64).
 
-Bounds on the number of regions for input dimension d (MATH.md): the trivial 2^(#ReLUs);
+Bounds on the number of regions for input dimension d (docs/MATH.md): the trivial 2^(#ReLUs);
 one layer of n units is an arrangement of n hyperplanes, at most sum_{i=0..d} C(n, i)
 (Zaslavsky); deep nets at most prod_l sum_{i=0..d_l-1} C(d_l, i) (Raghu et al. / Serra et al.).
 """

@@ -12,7 +12,7 @@ Divergence is a result, not a crash: a trainer whose loss becomes non-finite set
 `diverged_at` to the step and further step() calls do nothing.
 
 `run_for(trainer, max_steps, budget_s)` advances a trainer by at most max_steps iterations
-and stops early once budget_s seconds of wall time are spent (DESIGN.md: budget ticks by
+and stops early once budget_s seconds of wall time are spent (docs/ARCHITECTURE.md: budget ticks by
 time, not step count). The page's fragment calls it once per tick.
 """
 from __future__ import annotations

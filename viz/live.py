@@ -39,7 +39,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from engine.handle import TrainerBusy, TrainerHandle, WAIT_S
 from engine.training import Trainer, TickResult
 
-DEFAULT_BUDGET_S = 0.4   # DESIGN.md: time-budgeted ticks keep ~0.6-0.8x plain-loop speed
+DEFAULT_BUDGET_S = 0.4   # docs/ARCHITECTURE.md: time-budgeted ticks keep ~0.6-0.8x plain-loop speed
 DEFAULT_INTERVAL_S = 0.5
 
 State = MutableMapping[str, Any]   # st.session_state, or a dict in tests

@@ -145,7 +145,7 @@ def test_sawtooth_has_two_to_the_depth_pieces(depth):
 def test_bounds_closed_forms():
     assert R.zaslavsky_bound(3, 2) == 7
     assert R.zaslavsky_bound(24, 2) == 1 + 24 + 276
-    assert R.zaslavsky_bound(3, 1) == 4          # 1 input, 3 ReLUs -> 4 regions (MATH.md)
+    assert R.zaslavsky_bound(3, 1) == 4          # 1 input, 3 ReLUs -> 4 regions (docs/MATH.md)
     assert R.product_bound((12, 12), 2) == 79 * 2 ** 12
     assert R.product_bound((12, 12), 2, effective=True) == 79 ** 2
     assert R.product_bound((24,), 2) == 301
