@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import optim
+from engine import race_measures as M
 from viz import gradient_descent_figures as figs
 from viz import session
 from viz.claims import Claim
@@ -168,42 +169,29 @@ def cached_grid(land: str, eigenvalues: tuple, angle: float, xlim: tuple, ylim: 
     return optim.landscape_grid(optim.make_landscape(land, eigenvalues, angle), xlim, ylim, 90)
 
 
-# ---- measurements the claims use (also shown on the page)
+# ---- measurements the claims use (engine/race_measures.py), on the race the page draws
 def gap(s, method: str, k: int | None = None) -> float:
-    """f(x_k) − f* of `method` (k = last step when None)."""
-    problem = problem_of(s)[0]
-    tr = race_of(s)[method]
-    return float(tr.losses[-1 if k is None else k] - problem.f_star)
+    return M.gap(problem_of(s)[0], race_of(s)[method], k)
 
 
 def steps_to(s, method: str, tol: float = TOL) -> float:
-    hit = optim.steps_to_reach(race_of(s)[method], problem_of(s)[0].f_star, tol)
-    return float("inf") if hit is None else float(hit)
+    return M.steps_to(problem_of(s)[0], race_of(s)[method], tol)
 
 
 def eigen_flip_share(s, method: str, which: int) -> float:
-    """Share of steps on which the error along eigenvector `which` (0 = flattest) changes
-    sign: 1.0 is a full zigzag, 0 a monotone approach."""
-    z = optim.eigen_errors(problem_of(s)[0], race_of(s)[method].points)[:, which]
-    z = z[np.abs(z) > 1e-12]
-    return float(np.mean(np.sign(z[1:]) != np.sign(z[:-1]))) if len(z) > 2 else 0.0
+    return M.eigen_flip_share(problem_of(s)[0], race_of(s)[method], which)
 
 
 def tail_rate(s, method: str) -> float:
-    """Measured per-step contraction of |x − x*| on the second half of the run."""
-    tr = race_of(s)[method]
-    return float(optim.measured_rate(optim.distance_to_minimizer(problem_of(s)[0], tr.points)))
+    return M.tail_rate(problem_of(s)[0], race_of(s)[method])
 
 
 def mean_late_step(s, method: str, last: int = 100) -> float:
-    """Mean |x_{k+1} − x_k| over the last `last` steps: does the method still move?"""
-    p = race_of(s)[method].points
-    return float(np.linalg.norm(np.diff(p[-last - 1:], axis=0), axis=1).mean())
+    return M.mean_late_step(race_of(s)[method].points, last)
 
 
 def diverged_at(s, method: str) -> float:
-    d = race_of(s)[method].diverged_at
-    return float("inf") if d is None else float(d)
+    return M.diverged_at(race_of(s)[method])
 
 
 # ----------------------------------------------------------------------------- presets
