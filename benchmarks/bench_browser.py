@@ -203,7 +203,8 @@ def run_all() -> list[tuple[str, Measurement]]:
                 rows.append(("browser: floor page, first paint",
                              Measurement(floor_paint * 1e3, "ms", "")))
                 ratios = []
-                for topic in [t for t in TOPICS if t.ready]:
+                only = [w for w in os.environ.get("DLPLAY_BENCH_PAGES", "").split(",") if w]
+                for topic in [t for t in TOPICS if t.ready and (not only or t.slug in only)]:
                     url = f"{app_srv.url}/{topic.slug}"
                     first_paint(page, url)                     # warm caches and imports
                     paint = first_paint(page, url)

@@ -8,6 +8,7 @@ next Streamlit call). Everything that touches the trainer therefore goes through
     tick(n, budget_s, epoch)   playing: train under the lock if it is free, else skip (None)
     step(n)                    one frame of exactly n iterations (waits for the lock)
     read(fn) / locked()        snapshot, draw, export under the lock (waits for it)
+    view()                     a TrainerView: what a frame draws, taken under the lock
     pause() / play()           the pause flag; the training loop checks it between chunks
     claim()                    a new script run takes over: ticks of older runs stop
     cancel()                   the trainer is being replaced (Reset, new settings): all stop
@@ -22,12 +23,39 @@ import contextlib
 import itertools
 import math
 import threading
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from engine.training import Trainer, TickResult, run_for
+from engine.training import History, Trainer, TickResult, run_for
 
 CHUNK_S = 0.025          # target seconds per chunk; the stop flag is checked between chunks
 WAIT_S = 30.0            # longest wait for the lock by a Step / a draw before giving up
+
+
+@dataclass(frozen=True)
+class TrainerView:
+    """What one live frame may draw: plain data taken from a trainer under its lock.
+
+    It answers the read side of the trainer protocol (`steps`, `diverged_at`, `history`,
+    `snapshot()`) and nothing else, so a page's `draw(view, tick)` works the same whether the
+    trainer lives in this process or in a worker process (engine/workers.py): the snapshot
+    is whatever the trainer's own `snapshot()` returned (numbers and numpy arrays). Anything
+    else a figure needs goes into the trainer's snapshot, or is asked for with
+    `read_trainer(key, fn)` (fn runs next to the trainer and returns plain data)."""
+    steps: int
+    diverged_at: int | None
+    history: History = field(repr=False)
+    data: Any = field(repr=False)
+    error: str | None = None          # the worker lost this trainer (crash): say so, offer Reset
+
+    def snapshot(self) -> Any:
+        return self.data
+
+    @classmethod
+    def of(cls, trainer: Trainer) -> "TrainerView":
+        history = getattr(trainer, "history", None) or History()
+        return cls(int(trainer.steps), trainer.diverged_at,
+                   history.copy(), trainer.snapshot())
 
 
 class TrainerBusy(RuntimeError):
@@ -125,6 +153,10 @@ class TrainerHandle:
         """fn(trainer) under the lock, e.g. handle.read(lambda t: t.snapshot())."""
         with self.locked(timeout) as trainer:
             return fn(trainer)
+
+    def view(self, timeout: float = WAIT_S) -> TrainerView:
+        """The trainer's TrainerView (snapshot, steps, history copy), under the lock."""
+        return self.read(TrainerView.of, timeout)
 
     def _run(self, max_steps: int, budget_s: float, stop: Callable[[], bool]) -> TickResult:
         first = 1 if math.isnan(self._sec_per_step) else \

@@ -59,6 +59,10 @@ class History:
         return (np.asarray(self.steps.get(name, []), dtype=np.int64),
                 np.asarray(self.values.get(name, []), dtype=np.float64))
 
+    def copy(self) -> "History":
+        return History({k: list(v) for k, v in self.steps.items()},
+                       {k: list(v) for k, v in self.values.items()})
+
     def state_dict(self) -> dict:
         return {"steps": {k: list(v) for k, v in self.steps.items()},
                 "values": {k: list(v) for k, v in self.values.items()}}

@@ -7,18 +7,23 @@ advances it by at most `steps per frame` iterations and at most `budget_s` secon
 acts at once, other pages are unaffected. A change of `config` (anything that defines the
 trainer: widget values, seed, device) builds a fresh trainer.
 
-    def draw(trainer, tick):          # tick: TickResult of this tick, or None
-        show_figure(my_figure(trainer.snapshot()))
+    def draw(view, tick):             # view: engine.handle.TrainerView; tick: TickResult or None
+        show_figure(my_figure(view.snapshot()))
 
     live_training("gan", lambda: GANTrainer(...), draw, config={"lr": lr, "seed": seed})
 
 One writer per trainer: the trainer sits in an engine.handle.TrainerHandle (lock + pause
 flag) at st.session_state["<key>__handle"] (the trainer itself also at "<key>__trainer").
-A tick trains only if the trainer is free (else it skips training and just redraws), Step,
-draw and snapshot wait their turn, Pause stops the loop within one chunk (~25 ms), and a
+A tick trains only if the trainer is free (else it skips training and just redraws), Step
+and the frame's view wait their turn, Pause stops the loop within one chunk (~25 ms), and a
 new script run (Streamlit starts it while the old one may still be inside torch) stops the
 older run's training. Page code that touches the trainer outside `draw` (a "Step D" button,
 an export) goes through `locked_trainer(key)` or `read_trainer(key, fn)`.
+
+`draw` never sees the trainer: it gets a TrainerView (steps, diverged_at, a copy of the
+history, and the trainer's own snapshot() as `view.snapshot()`), taken under the lock, and
+draws outside it. Anything else it needs is `read_trainer(key, fn)` with fn returning plain
+data. That keeps figures on plain data and lets the trainer live in another process.
 
 A widget drawn inside `draw` reruns only the fragment when the user uses it. If its callback
 sets widgets drawn outside the fragment (a click on a chart that moves sliders above it), wrap
@@ -36,7 +41,7 @@ from typing import Any, Callable, Iterator, MutableMapping
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from engine.handle import TrainerBusy, TrainerHandle, WAIT_S
+from engine.handle import TrainerBusy, TrainerHandle, TrainerView, WAIT_S
 from engine.training import Trainer, TickResult
 
 DEFAULT_BUDGET_S = 0.4   # docs/ARCHITECTURE.md: time-budgeted ticks keep ~0.6-0.8x plain-loop speed
@@ -51,7 +56,7 @@ def _config_id(config: dict[str, Any]) -> str:
 
 def _keys(key: str) -> dict[str, str]:
     return {name: f"{key}__{name}" for name in
-            ("handle", "trainer", "config", "playing", "pending_step")}
+            ("handle", "trainer", "config", "playing", "pending_step", "view")}
 
 
 # ---- the page's code path, on a plain mapping (st.session_state in the app) -------------
@@ -185,11 +190,11 @@ def _whole_page(callback: Callable[..., Any]) -> Callable[..., None]:
 
 
 def live_training(key: str, make_trainer: Callable[[], Trainer],
-                  draw: Callable[[Trainer, TickResult | None], None], config: dict[str, Any],
+                  draw: Callable[[TrainerView, TickResult | None], None], config: dict[str, Any],
                   *, steps_per_frame: int = 50, max_steps_per_frame: int = 1000,
                   budget_s: float = DEFAULT_BUDGET_S, interval_s: float = DEFAULT_INTERVAL_S,
-                  max_total_steps: int | None = None) -> Trainer:
-    """Draw the controls and the training fragment; returns the current trainer."""
+                  max_total_steps: int | None = None) -> TrainerView:
+    """Draw the controls and the training fragment; returns the view the frame drew."""
     state = st.session_state
     k = _keys(key)
     handle = handle_for(state, key, make_trainer, config)
@@ -226,18 +231,20 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
             handle.pause()
             st.rerun(scope="app")
         try:
-            with handle.locked() as trainer:
-                _status_line(trainer, tick)
-                draw(trainer, tick)
+            view = handle.view()
         except TrainerBusy:
             st.info("The trainer is busy; the picture updates on the next frame.",
                     icon=":material/hourglass:")
+            return
+        state[k["view"]] = view
+        _status_line(view, tick)
+        draw(view, tick)
 
     _frame()
-    return state[k["trainer"]]
+    return state.get(k["view"])
 
 
-def _status_line(trainer: Trainer, tick: TickResult | None) -> None:
+def _status_line(trainer: TrainerView, tick: TickResult | None) -> None:
     text = f"Iteration **{trainer.steps:,}**"
     if tick is not None and tick.steps_done and tick.seconds > 0:
         text += f" · {tick.steps_done / tick.seconds:,.0f} it/s this frame"
