@@ -12,7 +12,6 @@ Noise and score: eps*(x_t, t) = -sqrt(1 - alpha_bar_t) grad_x log q_t(x_t).
 """
 from __future__ import annotations
 
-import io
 import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -21,6 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from engine import weights as weights_file
 from engine.datasets import DATASETS, ToyData, _mixture, parse_points_csv as parse_csv
 from engine.device import make_generator, numpy_rng, resolve_device, to_numpy
 from engine.training import History
@@ -372,19 +372,22 @@ def network_eps(model: EpsMLP, c=None) -> EpsFn:
 
 
 def save_model(model: EpsMLP, schedule: Schedule, path, meta: dict | None = None) -> None:
-    torch.save({"config": model.config(), "schedule": schedule.name, "T": schedule.T,
-                "state": model.state_dict(), "meta": meta or {}}, path)
+    """One engine.weights file: model_config {"net": EpsMLP config, "schedule": name, "T"},
+    state = the network's state_dict(), meta = how it was trained."""
+    weights_file.save(path, {"net": model.config(), "schedule": schedule.name, "T": schedule.T},
+                 model.state_dict(), meta or {})
 
 
 def load_model(path_or_bytes, device=None) -> tuple[EpsMLP, Schedule, dict]:
-    """(model, schedule, meta) from a file written by save_model (weights_only load)."""
-    src = io.BytesIO(path_or_bytes) if isinstance(path_or_bytes, bytes) else path_or_bytes
-    blob = torch.load(src, map_location="cpu", weights_only=True)
-    model = EpsMLP(**blob["config"])
-    model.load_state_dict(blob["state"])
+    """(model, schedule, meta) from a file written by save_model (a path or its bytes; a
+    missing, stale or corrupt file raises an engine.weights.WeightsError)."""
+    stored = weights_file.load(path_or_bytes, "cpu")
+    cfg = stored.model_config
+    model = EpsMLP(**cfg["net"])
+    model.load_state_dict(stored.state)
     model.eval()
-    return (model.to(resolve_device(device)), SCHEDULES[blob["schedule"]](int(blob["T"])),
-            dict(blob.get("meta", {})))
+    return (model.to(resolve_device(device)), SCHEDULES[cfg["schedule"]](int(cfg["T"])),
+            dict(stored.meta))
 
 
 # --------------------------------------------------------------------------------------

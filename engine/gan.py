@@ -11,7 +11,6 @@ With the optimal D*(x) = p_data / (p_data + p_g) the generator minimises 2·JSD(
 from __future__ import annotations
 
 import copy
-import io
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -22,6 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call
 
+from engine import weights as weights_file
 from engine.datasets import ToyData, grid, ring, spiral, two_moons
 from engine.device import make_generator, numpy_rng, resolve_device, to_numpy
 from engine.training import History
@@ -793,27 +793,27 @@ def trainer_config(target: str, std: float, seed: int, kwargs: dict) -> dict:
 
 
 def save_trainer(trainer: GANTrainer, path, config: dict, meta: dict | None = None) -> None:
-    """torch.save of the trainer's full state (G, D, both optimizers, history, mode history,
-    RNG) with the config that built it (see trainer_config)."""
-    torch.save({"config": _plain(config), "state": trainer.state_dict(), "meta": meta or {}},
-               path)
+    """The trainer's full state (G, D, both optimizers, history, mode history, RNG) as one
+    engine.weights file (a path or an open binary buffer), with the config that built it (see
+    trainer_config) as its model_config."""
+    weights_file.save(path, _plain(config), trainer.state_dict(), meta or {})
 
 
 def load_trainer(path_or_bytes, device: str | torch.device | None = None
                  ) -> tuple[GANTrainer, dict]:
-    """(trainer, config) from a file written by save_trainer (weights_only load): the trainer
-    is rebuilt from the stored config and continues exactly where the snapshot stopped (on
-    another device than the CPU it keeps its own sampling RNG). trainer.pretrained holds the
-    stored meta."""
-    src = io.BytesIO(path_or_bytes) if isinstance(path_or_bytes, bytes) else path_or_bytes
-    blob = torch.load(src, map_location="cpu", weights_only=True)
-    cfg = blob["config"]
+    """(trainer, config) from a file written by save_trainer (a path or its bytes; read by
+    engine.weights.load, so a missing, stale or corrupt file raises a WeightsError): the
+    trainer is rebuilt from the stored config and continues exactly where the snapshot stopped
+    (on another device than the CPU it keeps its own sampling RNG). trainer.pretrained holds
+    the stored meta."""
+    stored = weights_file.load(path_or_bytes, "cpu")
+    cfg = stored.model_config
     kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in cfg["kwargs"].items()}
     trainer = GANTrainer(make_target(cfg["target"], cfg["std"], cfg["seed"]), seed=cfg["seed"],
                          device=device, **kwargs)
-    state = dict(blob["state"])
+    state = dict(stored.state)
     if trainer.device.type != "cpu":
         state.pop("gen", None)      # a CPU generator's state does not fit a CUDA/MPS one
     trainer.load_state_dict(state)
-    trainer.pretrained = dict(blob.get("meta", {}))
+    trainer.pretrained = dict(stored.meta)
     return trainer, cfg
