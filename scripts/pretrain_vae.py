@@ -1,4 +1,4 @@
-"""Pretrained defaults of the VAE page (engine/vae.py), on the 8x8 digits, 2-D latent:
+"""Pretrained defaults of the VAE page (engine/vae/), on the 8x8 digits, 2-D latent:
 
 - assets/weights/vae_d2_bernoulli.pt     the VAE (beta = 1, Bernoulli likelihood)
 - assets/weights/vae_ae_d2_bernoulli.pt  the plain autoencoder (deterministic=True), same net

@@ -1,4 +1,4 @@
-"""engine/gan.py: mode coverage, losses, penalties, the optimal discriminator, the Dirac-GAN,
+"""engine/gan/: mode coverage, losses, penalties, the optimal discriminator, the Dirac-GAN,
 the parallel lines, determinism, and the presets' claims (few, small trainings)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""engine/vae.py: closed forms (KL, ELBO identity), the reparameterisation, grid placement,
+"""engine/vae/: closed forms (KL, ELBO identity), the reparameterisation, grid placement,
 the shipped model, the trainer, and the autoencoder-vs-PCA toy."""
 import math
 from pathlib import Path
