@@ -13,7 +13,7 @@ from engine.device import make_generator, resolve_device
 from engine.diffusion.network import EpsMLP, network_eps
 from engine.diffusion.samplers import ddim_sample
 from engine.diffusion.schedule import Schedule
-from engine.training import History
+from engine.training import TrainerBase
 
 
 @dataclass(frozen=True)
@@ -24,15 +24,21 @@ class DiffusionSnapshot:
     diverged_at: int | None
 
 
-class DiffusionTrainer:
+class DiffusionTrainer(TrainerBase):
     """Minimises L = mean ||eps - eps_theta(x_t, t, c)||^2 with x_t = q_sample(x0, t, eps),
     t ~ U{1..T}, eps ~ N(0, I), Adam. With labels, c is the class, replaced by the "no class"
-    token with probability p_uncond (classifier-free guidance training)."""
+    token with probability p_uncond (classifier-free guidance training).
+
+    On engine.training.TrainerBase: one iteration = one Adam step. step(n) returns and logs
+    {"loss": the mean over the call's finite iterations} (a diverged iteration ends the call
+    and is not averaged in). State: "model", "opt" (deep-copied), steps, diverged_at,
+    history."""
 
     def __init__(self, points: np.ndarray, labels: np.ndarray | None = None,
                  schedule: Schedule | None = None, hidden: int = 64, depth: int = 3,
                  lr: float = 2e-3, batch: int = 256, p_uncond: float = 0.1, seed: int = 0,
                  device=None, snapshot_particles: int = 400):
+        super().__init__()
         self.device = resolve_device(device)
         self.seed, self.lr, self.batch, self.p_uncond = int(seed), float(lr), int(batch), float(p_uncond)
         self.schedule = schedule or Schedule.linear()
@@ -47,9 +53,7 @@ class DiffusionTrainer:
         self.ab = torch.cat([torch.ones(1, dtype=torch.float64),
                              self.schedule.alpha_bars]).float().to(self.device)
         self.snapshot_particles = snapshot_particles
-        self.steps = 0
-        self.diverged_at: int | None = None
-        self.history = History()
+        self._total, self._done = 0.0, 0      # the current step(n) call's finite losses
 
     def loss_on_batch(self) -> torch.Tensor:
         g, n, T = self.gen, self.x.shape[0], self.schedule.T
@@ -64,25 +68,27 @@ class DiffusionTrainer:
             c = torch.where(drop, self.model.num_classes, self.labels[idx])
         return ((eps - self.model(x_t, t, c)) ** 2).sum(-1).mean()
 
+    def _iteration(self) -> dict[str, float]:
+        self.opt.zero_grad(set_to_none=True)
+        loss = self.loss_on_batch()
+        loss.backward()
+        self.opt.step()
+        value = float(loss.detach())
+        if math.isfinite(value):
+            self._total, self._done = self._total + value, self._done + 1
+        return {"loss": value}
+
+    def _call_mean(self) -> dict[str, float]:
+        return {"loss": self._total / self._done} if self._done else {}
+
+    def _log(self, metrics: dict[str, float]) -> None:
+        if self._done:
+            self.history.log(self.steps, self._call_mean())
+
     def step(self, n: int = 1) -> dict[str, float]:
-        total, done = 0.0, 0
-        for _ in range(int(n)):
-            if self.diverged_at is not None:
-                break
-            self.opt.zero_grad(set_to_none=True)
-            loss = self.loss_on_batch()
-            loss.backward()
-            self.opt.step()
-            self.steps += 1
-            value = float(loss.detach())
-            if not math.isfinite(value):
-                self.diverged_at = self.steps
-                break
-            total, done = total + value, done + 1
-        metrics = {"loss": total / done} if done else {}
-        if metrics:
-            self.history.log(self.steps, metrics)
-        return metrics
+        self._total, self._done = 0.0, 0
+        super().step(n)
+        return self._call_mean()
 
     @torch.no_grad()
     def snapshot(self) -> DiffusionSnapshot:
@@ -91,14 +97,8 @@ class DiffusionTrainer:
         return DiffusionSnapshot(self.steps, self.history.last("loss"), res.samples,
                                  self.diverged_at)
 
-    def state_dict(self) -> dict:
-        return {"model": {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()},
-                "opt": self.opt.state_dict(), "steps": self.steps,
-                "diverged_at": self.diverged_at, "history": self.history.state_dict()}
+    def _modules(self) -> dict[str, torch.nn.Module]:
+        return {"model": self.model}
 
-    def load_state_dict(self, state: dict) -> None:
-        self.model.load_state_dict(state["model"])
-        self.opt.load_state_dict(state["opt"])
-        self.steps = int(state["steps"])
-        self.diverged_at = state["diverged_at"]
-        self.history = History.from_state_dict(state["history"])
+    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        return {"opt": self.opt}

@@ -2,8 +2,7 @@
 and what the page draws from it (critic grid, generator field, snapshot).
 """
 from __future__ import annotations
-import copy
-import math
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,7 +16,7 @@ from engine.gan.losses import LOSSES, gradient_penalty, r1_penalty
 from engine.gan.measures import Coverage, mode_coverage
 from engine.gan.nets import OPTIMIZERS, UNROLL_UPDATES, Discriminator, _unroll_state, mlp
 from engine.gan.targets import data_box
-from engine.training import History
+from engine.training import TrainerBase
 
 
 @dataclass(frozen=True)
@@ -46,7 +45,7 @@ class _Eval:
     hists: list[list[int]] = field(default_factory=list)
 
 
-class GANTrainer:
+class GANTrainer(TrainerBase):
     """A GAN on 2-D points following engine.training's trainer protocol.
 
     One iteration = `d_steps` updates of D on  L_D(r, f) [+ λ·GP] [+ r1_gamma·R1]  followed by
@@ -58,6 +57,13 @@ class GANTrainer:
       r1_gamma γ: + (γ/2) E‖∇D(x_real)‖²;  gp_lambda λ for "wgan-gp";  clip c for "wgan-clip";
       spectral_norm: W / σ(W) in every layer of D;  pack: PacGAN;  minibatch_std.
     Every `eval_every` iterations the mode coverage of G on `eval_n` fixed latent codes is logged.
+
+    On engine.training.TrainerBase: `_iteration` is one iteration (D's then G's updates);
+    step(n) logs and returns the mean L_D, L_G over the call's updates, and ends at the first
+    iteration whose losses are NaN/inf (diverged_at = that iteration). step(n, part="d"/"g")
+    runs only D's or G's updates (the page's Step D / Step G) without counting an iteration.
+    State: "G", "D", "opt_g", "opt_d" (deep-copied), steps, diverged_at, history, "evals"
+    (the mode history) and "gen" (the sampling RNG).
     """
 
     def __init__(self, target: ToyData, loss: str = "nonsaturating",
@@ -77,6 +83,7 @@ class GANTrainer:
             raise KeyError(f"unknown optimizer {optimizer!r}; choose one of {list(OPTIMIZERS)}")
         if min(d_steps, g_steps, batch_size, latent_dim, pack) < 1 or unrolled_steps < 0:
             raise ValueError("d_steps, g_steps, batch_size, latent_dim and pack must be >= 1")
+        super().__init__()
         self.device = resolve_device(device)
         self.target = target
         self.loss_name, self.loss = loss, LOSSES[loss]
@@ -107,10 +114,9 @@ class GANTrainer:
         rng = numpy_rng(self.seed + 3)
         self.show_idx = rng.choice(len(target.points), min(600, len(target.points)), replace=False)
         self.box = data_box(target.points)
-        self.steps = 0
-        self.diverged_at: int | None = None
-        self.history = History()
         self.evals = _Eval()
+        self._ld: list[torch.Tensor] = []     # this step(n) call's L_D and L_G values
+        self._lg: list[torch.Tensor] = []
         self.pretrained: dict | None = None   # set by load_trainer: where the state came from
         self._evaluate()
 
@@ -203,33 +209,50 @@ class GANTrainer:
         self.opt_g.step()
         return loss.detach()
 
+    def _updates(self, part: str) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        ld = [self.d_step() for _ in range(self.d_steps)] if part in ("both", "d") else []
+        lg = [self.g_step() for _ in range(self.g_steps)] if part in ("both", "g") else []
+        self._ld += ld
+        self._lg += lg
+        return ld, lg
+
+    def _iteration(self) -> dict[str, float]:
+        ld, lg = self._updates("both")
+        if self.steps % self.eval_every == 0:
+            self._evaluate()
+        return {"loss_d": float(ld[-1]) if len(ld) == 1 else float(torch.stack(ld).mean()),
+                "loss_g": float(lg[-1]) if len(lg) == 1 else float(torch.stack(lg).mean())}
+
+    def _call_means(self) -> dict[str, float]:
+        """Mean L_D and L_G over the current call's updates (float32, as torch.stack().mean())."""
+        metrics: dict[str, float] = {}
+        if self._ld:
+            metrics["loss_d"] = float(torch.stack(self._ld).mean())
+        if self._lg:
+            metrics["loss_g"] = float(torch.stack(self._lg).mean())
+        return metrics
+
+    def _log(self, metrics: dict[str, float]) -> None:
+        self.history.log(self.steps, self._call_means())
+
     def step(self, n: int = 1, part: str = "both") -> dict[str, float]:
         """n iterations; part="d" or "g" runs only D's or G's updates (the page's Step D/G)."""
-        ld, lg = [], []
+        if part not in ("both", "d", "g"):
+            raise ValueError(f"part must be 'both', 'd' or 'g', not {part!r}")
+        self._ld, self._lg = [], []
+        if part == "both":
+            super().step(n)
+            return self._call_means()
         for _ in range(int(n)):
             if self.diverged_at is not None:
                 break
-            if part in ("both", "d"):
-                for _ in range(self.d_steps):
-                    ld.append(self.d_step())
-            if part in ("both", "g"):
-                for _ in range(self.g_steps):
-                    lg.append(self.g_step())
-            if part == "both":
-                self.steps += 1
-                if self.steps % self.eval_every == 0:
-                    self._evaluate()
-        metrics: dict[str, float] = {}
-        if ld:
-            metrics["loss_d"] = float(torch.stack(ld).mean())
-        if lg:
-            metrics["loss_g"] = float(torch.stack(lg).mean())
+            self._updates(part)
+        metrics = self._call_means()
         if metrics:
-            if not all(math.isfinite(v) for v in metrics.values()):
+            if self._diverged(metrics):
                 self.diverged_at = self.steps
             self.history.log(self.steps, metrics)
-        if part != "both":
-            self._evaluate()
+        self._evaluate()
         return metrics
 
     # ---- measurements -------------------------------------------------------------------
@@ -309,25 +332,18 @@ class GANTrainer:
         return GANSnapshot(self.steps, self.target.points[self.show_idx], fake, at, arrows,
                            self.critic_grid(res=res), cov, self.diverged_at)
 
-    # ---- state --------------------------------------------------------------------------
-    def state_dict(self) -> dict:
-        cpu = lambda m: {k: v.detach().cpu().clone() for k, v in m.state_dict().items()}  # noqa: E731
-        # deep copies: an optimizer's state_dict() holds its live tensors, and loading it into
-        # another trainer would otherwise share (and doubly update) the Adam moments
-        return {"G": cpu(self.G), "D": cpu(self.D),
-                "opt_g": copy.deepcopy(self.opt_g.state_dict()),
-                "opt_d": copy.deepcopy(self.opt_d.state_dict()), "steps": self.steps,
-                "diverged_at": self.diverged_at, "history": self.history.state_dict(),
-                "evals": {"steps": list(self.evals.steps), "hists": list(self.evals.hists)},
+    # ---- state (TrainerBase.state_dict / load_state_dict) ----------------------------
+    def _modules(self) -> dict[str, nn.Module]:
+        return {"G": self.G, "D": self.D}
+
+    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        return {"opt_g": self.opt_g, "opt_d": self.opt_d}
+
+    def _extra_state(self) -> dict:
+        return {"evals": {"steps": list(self.evals.steps), "hists": list(self.evals.hists)},
                 "gen": self.gen.get_state()}
 
-    def load_state_dict(self, state: dict) -> None:
-        self.G.load_state_dict(state["G"])
-        self.D.load_state_dict(state["D"])
-        self.opt_g.load_state_dict(copy.deepcopy(state["opt_g"]))
-        self.opt_d.load_state_dict(copy.deepcopy(state["opt_d"]))
-        self.steps, self.diverged_at = int(state["steps"]), state["diverged_at"]
-        self.history = History.from_state_dict(state["history"])
+    def _load_extra_state(self, state: dict) -> None:
         self.evals = _Eval(list(state["evals"]["steps"]), list(state["evals"]["hists"]))
         if "gen" in state:
             self.gen.set_state(state["gen"])

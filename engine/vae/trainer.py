@@ -2,13 +2,14 @@
 metrics, the encoder's reconstruction-gradient norm, and latent snapshots for the replay.
 """
 from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from engine.device import make_generator, numpy_rng, resolve_device
-from engine.training import History
+from engine.training import TrainerBase
 from engine.vae.data import DigitData, load_digit_data
 from engine.vae.measures import LatentCodes, LatentGrid, encode_dataset, latent_grid
 from engine.vae.model import VAE
@@ -26,7 +27,7 @@ class VAESnapshot:
     diverged_at: int | None
 
 
-class VAETrainer:
+class VAETrainer(TrainerBase):
     """Minibatch Adam on the loss recon + beta * kl over the 1438 training digits.
 
     One step = one minibatch (batch_size digits, reshuffled every epoch with the seed).
@@ -35,6 +36,13 @@ class VAETrainer:
     eps so curves do not jitter) and enc_grad_recon = ||d recon / d encoder params||, which is
     exactly 0 when reparam=False. Every `snapshot_every` steps it keeps the test encoder
     means (at most `max_snapshots`; older ones are thinned to every other).
+
+    On engine.training.TrainerBase with log_every: `_iteration` is one minibatch update, and
+    `_log` (every log_every steps) logs the averages since the last log plus the test metrics;
+    a diverged iteration (NaN/inf loss) is neither averaged, logged nor snapshotted. step(n)
+    returns the last metrics it logged, else the latest ones. State: "model" (no optimizer
+    state: a loaded model trains on with a fresh Adam, as the shipped files expect), steps,
+    diverged_at, history, "config" and the latent "snapshots".
     """
 
     def __init__(self, latent_dim: int = 2, beta: float = 1.0, likelihood: str = "bernoulli",
@@ -43,6 +51,7 @@ class VAETrainer:
                  device: str | torch.device | None = None, data: DigitData | None = None,
                  log_every: int = 12, snapshot_every: int = 24, max_snapshots: int = 80,
                  grid_n: int = 15, grid_span: str = "quantiles", grid_dims: tuple[int, int] = (0, 1)):
+        super().__init__()
         self.device = resolve_device(device)
         self.seed, self.beta, self.reparam = int(seed), float(beta), bool(reparam)
         self.batch_size, self.lr = int(batch_size), float(lr)
@@ -58,13 +67,11 @@ class VAETrainer:
         self.gen = make_generator(self.seed, self.device)
         self.rng = numpy_rng(self.seed)
         self._perm, self._pos = self.rng.permutation(len(self.x)), 0
-        self.steps = 0
-        self.diverged_at: int | None = None
-        self.history = History()
         self.snapshots: list[tuple[int, np.ndarray]] = []
         self._acc = np.zeros(3)
         self._acc_n = 0
-        self._log()
+        self._logged: dict[str, float] = {}
+        self._log_now()
 
     @property
     def steps_per_epoch(self) -> float:
@@ -77,27 +84,27 @@ class VAETrainer:
         self._pos += self.batch_size
         return self.x[torch.as_tensor(idx, device=self.device)]
 
-    def step(self, n: int = 1) -> dict[str, float]:
-        metrics: dict[str, float] = {}
-        for _ in range(int(n)):
-            if self.diverged_at is not None:
-                break
-            total, recon, kl = self.model.loss(self._batch(), self.beta, 1, self.gen, self.reparam)
-            self.opt.zero_grad(set_to_none=True)
-            total.backward()
-            self.opt.step()
-            self.steps += 1
-            vals = torch.stack([total.detach(), recon.detach(), kl.detach()]).cpu().numpy()
-            if not np.isfinite(vals).all():
-                self.diverged_at = self.steps
-                break
+    def _iteration(self) -> dict[str, float]:
+        total, recon, kl = self.model.loss(self._batch(), self.beta, 1, self.gen, self.reparam)
+        self.opt.zero_grad(set_to_none=True)
+        total.backward()
+        self.opt.step()
+        vals = torch.stack([total.detach(), recon.detach(), kl.detach()]).cpu().numpy()
+        if np.isfinite(vals).all():
             self._acc += vals
             self._acc_n += 1
-            if self.steps % self.log_every == 0:
-                metrics = self._log()
             if self.steps % self.snapshot_every == 0:
                 self._keep_snapshot()
-        return metrics or self.latest()
+        return {"loss": float(vals[0]), "recon": float(vals[1]), "kl": float(vals[2])}
+
+    def _log(self, metrics: dict[str, float]) -> None:
+        if not self._diverged(metrics):
+            self._logged = self._log_now()
+
+    def step(self, n: int = 1) -> dict[str, float]:
+        self._logged = {}
+        super().step(n)
+        return self._logged or self.latest()
 
     def latest(self) -> dict[str, float]:
         return {k: self.history.last(k) for k in self.history.values}
@@ -118,7 +125,7 @@ class VAETrainer:
         return float(torch.sqrt(sum((gr.pow(2).sum() for gr in grads if gr is not None),
                                     torch.zeros((), device=self.device))))
 
-    def _log(self) -> dict[str, float]:
+    def _log_now(self) -> dict[str, float]:
         m: dict[str, float] = {}
         if self._acc_n:
             t, r, k = self._acc / self._acc_n
@@ -143,21 +150,16 @@ class VAETrainer:
                            self.history.last("test_recon"), self.history.last("test_kl"),
                            self.history.last("test_elbo"), self.diverged_at)
 
-    def state_dict(self) -> dict:
+    def _modules(self) -> dict[str, torch.nn.Module]:
+        return {"model": self.model}
+
+    def _extra_state(self) -> dict:
         snaps = {"steps": torch.tensor([s for s, _ in self.snapshots], dtype=torch.int64),
                  "means": torch.as_tensor(np.stack([m for _, m in self.snapshots]))
                  if self.snapshots else torch.zeros(0, len(self.x_test), self.model.latent_dim)}
-        return {"model": {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()},
-                "config": self.model.config(), "steps": self.steps,
-                "diverged_at": self.diverged_at, "history": self.history.state_dict(),
-                "snapshots": snaps}
+        return {"config": self.model.config(), "snapshots": snaps}
 
-    def load_state_dict(self, state: dict) -> None:
-        self.model.load_state_dict({k: v.to(self.device) for k, v in state["model"].items()})
-        self.steps = int(state.get("steps", 0))
-        self.diverged_at = state.get("diverged_at")
-        if "history" in state:
-            self.history = History.from_state_dict(state["history"])
+    def _load_extra_state(self, state: dict) -> None:
         snaps = state.get("snapshots")
         self.snapshots = [] if snaps is None else [
             (int(s), m.numpy().copy()) for s, m in zip(snaps["steps"], snaps["means"])]
