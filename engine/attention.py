@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -24,6 +25,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from engine import weights
 from engine.device import make_generator, resolve_device, to_numpy
 from engine.training import History
 
@@ -678,21 +680,45 @@ class TransformerTrainer:
 # Shipped weights
 # --------------------------------------------------------------------------------------
 
+MODEL_CONFIG_KEYS = ("n_layers", "n_heads", "d_model", "vocab", "max_len")
+
+
+def model_config_of(config: ModelConfig) -> dict:
+    """The model_config of a weights file (plain ints: loads with weights_only=True)."""
+    return {k: int(getattr(config, k)) for k in MODEL_CONFIG_KEYS}
+
+
 def weights_payload(trainer: TransformerTrainer) -> dict:
-    """What assets/weights/attention_<task>.pt holds (loadable with weights_only=True)."""
-    c = trainer.config
-    return {"task": trainer.task.name, "steps": trainer.steps,
-            "config": {"n_layers": c.n_layers, "n_heads": c.n_heads, "d_model": c.d_model,
-                       "vocab": c.vocab, "max_len": c.max_len},
-            "model": {k: v.detach().cpu().clone() for k, v in trainer.model.state_dict().items()}}
+    """(model_config, state, meta) of a trained TransformerTrainer for weights.save; meta
+    holds the task and the steps trained (scripts add the measured token accuracy)."""
+    return {"model_config": model_config_of(trainer.config),
+            "state": trainer.model.state_dict(),
+            "meta": {"task": trainer.task.name, "steps": int(trainer.steps)}}
+
+
+def save_pretrained(path, trainer: TransformerTrainer, **meta) -> Path:
+    """Write assets/weights/attention_<task>.pt through engine/weights.py."""
+    p = weights_payload(trainer)
+    return weights.save(path, p["model_config"], p["state"], {**p["meta"], **meta})
+
+
+def model_from_weights(w: weights.Weights, device: str | torch.device | None = "cpu"
+                       ) -> tuple[TinyTransformer, dict]:
+    """(model in eval mode, info) from loaded weights; info = meta plus "config" (the
+    model_config), i.e. {"task", "steps", "config", "token_accuracy"} for shipped files."""
+    try:
+        model = TinyTransformer(ModelConfig(**w.model_config))
+        model.load_state_dict(w.state)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise weights.StaleWeightsError(
+            f"weights file {w.path} does not fit a TinyTransformer ({type(err).__name__}: "
+            f"{err}): {weights.REBUILD_HINT}") from err
+    model.eval()
+    return model.to(resolve_device(device)), {**w.meta, "config": dict(w.model_config)}
 
 
 def load_pretrained(path, device: str | torch.device | None = "cpu"
                     ) -> tuple[TinyTransformer, dict]:
-    """(model, payload without the weights) from a file written with weights_payload."""
-    payload = torch.load(path, map_location="cpu", weights_only=True)
-    model = TinyTransformer(ModelConfig(**payload["config"]))
-    model.load_state_dict(payload["model"])
-    model.eval()
-    info = {k: v for k, v in payload.items() if k != "model"}
-    return model.to(resolve_device(device)), info
+    """(model, info) from a file written by save_pretrained. Raises weights.WeightsError
+    (missing, corrupt or stale file) with a message that says how to rebuild it."""
+    return model_from_weights(weights.load(path, "cpu"), device)

@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from engine import weights
 from engine.datasets import load_digits, digits_split, sample_photo
 from engine.device import make_generator, numpy_rng, resolve_device, to_numpy
 
@@ -661,11 +662,31 @@ def digits_accuracy(model: nn.Module, images: np.ndarray, labels: np.ndarray) ->
     return float((pred == labels).mean())
 
 
-def load_digits_cnn(path: Path | str = DIGITS_WEIGHTS) -> nn.Sequential:
-    """The shipped trained digits CNN (torch.load(weights_only=True))."""
+DIGITS_MODEL_CONFIG = {"name": "digits_cnn", "in_shape": [1, 8, 8], "classes": 10,
+                       "layers": [[s.kind, s.kernel, s.stride, s.padding, s.dilation, s.channels]
+                                  for s in DIGITS_LAYERS]}
+
+
+def save_digits_cnn(path: Path | str, model: nn.Module, **meta) -> Path:
+    """Write the digits CNN through engine/weights.py (model_config DIGITS_MODEL_CONFIG)."""
+    return weights.save(path, DIGITS_MODEL_CONFIG, model.state_dict(), meta)
+
+
+def digits_cnn_from_weights(w: weights.Weights) -> nn.Sequential:
+    """The digits CNN (eval mode) with the loaded state; a state that does not fit is stale."""
     model = digits_cnn(0)
-    model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
+    try:
+        model.load_state_dict(w.state)
+    except RuntimeError as err:
+        raise weights.StaleWeightsError(f"weights file {w.path} does not fit the digits CNN: "
+                                        f"{weights.REBUILD_HINT}") from err
     return model.eval()
+
+
+def load_digits_cnn(path: Path | str = DIGITS_WEIGHTS) -> nn.Sequential:
+    """The shipped trained digits CNN. Raises weights.WeightsError (missing, corrupt or
+    stale file, including one made for another architecture) with a rebuild hint."""
+    return digits_cnn_from_weights(weights.load(path, "cpu", expect_config=DIGITS_MODEL_CONFIG))
 
 
 @dataclass(frozen=True)

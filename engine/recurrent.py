@@ -27,12 +27,14 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import torch
 from torch import nn
 
+from engine import weights
 from engine.device import make_generator, resolve_device, to_numpy
 from engine.training import History
 
@@ -736,21 +738,42 @@ class RaceTrainer:
 # Pretrained nets (assets/weights/lstm_gating_*.pt, built by scripts/pretrain_lstm_gating.py)
 # --------------------------------------------------------------------------------------
 
-def save_net(net: RecurrentNet, path, **meta) -> None:
-    """torch.save the weights with plain-typed metadata (kind, hidden, task, length ...)."""
-    torch.save({"state": {k: v.detach().cpu() for k, v in net.state_dict().items()},
-                "meta": {"kind": net.kind, "input_size": net.rnn.input_size,
-                         "hidden": net.rnn.hidden_size, "n_out": net.head.out_features,
-                         **meta}}, path)
+NET_CONFIG_KEYS = ("kind", "input_size", "hidden", "n_out")
+
+
+def net_config(net: RecurrentNet) -> dict:
+    """The model_config of a RecurrentNet's weights file: enough to rebuild it."""
+    return {"kind": net.kind, "input_size": net.rnn.input_size,
+            "hidden": net.rnn.hidden_size, "n_out": net.head.out_features}
+
+
+def save_net(net: RecurrentNet, path, **meta) -> Path:
+    """Write the net through engine/weights.py: model_config = net_config(net), meta = how it
+    was made (task, delay, delays, accuracy ...; plain values)."""
+    return weights.save(path, net_config(net), net.state_dict(), meta)
+
+
+def net_from_weights(w: weights.Weights, device: str | torch.device | None = "cpu"
+                     ) -> tuple[RecurrentNet, dict]:
+    """(net in eval mode, meta) from loaded weights; meta also holds the model_config keys
+    (kind, input_size, hidden, n_out). A config or state that does not fit the net the code
+    builds is stale (weights.StaleWeightsError)."""
+    c = w.model_config
+    try:
+        net = RecurrentNet(c["kind"], int(c["input_size"]), int(c["hidden"]), int(c["n_out"]))
+        net.load_state_dict(w.state)
+    except (KeyError, TypeError, ValueError, RuntimeError) as err:
+        raise weights.StaleWeightsError(
+            f"weights file {w.path} does not fit a RecurrentNet ({type(err).__name__}: {err}): "
+            f"{weights.REBUILD_HINT}") from err
+    return net.to(resolve_device(device)).eval(), {**c, **w.meta}
 
 
 def load_net(path, device: str | torch.device | None = "cpu") -> tuple[RecurrentNet, dict]:
-    """(net, meta) from a file written by save_net (torch.load with weights_only=True)."""
-    blob = torch.load(path, map_location="cpu", weights_only=True)
-    m = blob["meta"]
-    net = RecurrentNet(m["kind"], m["input_size"], m["hidden"], m["n_out"])
-    net.load_state_dict(blob["state"])
-    return net.to(resolve_device(device)).eval(), dict(m)
+    """(net, meta) from a file written by save_net. Raises weights.MissingWeightsError,
+    CorruptWeightsError or StaleWeightsError (all weights.WeightsError) with a message that
+    says how to rebuild the file."""
+    return net_from_weights(weights.load(path, "cpu"), device)
 
 
 @torch.no_grad()

@@ -10,6 +10,7 @@ import torch
 from torch.nn import functional as F
 
 from engine import attention as A
+from engine import weights
 from engine.device import make_generator
 from engine.training import Trainer
 from scripts.pretrain_attention import RECIPES
@@ -369,3 +370,41 @@ def test_shipped_lookup_model_is_a_previous_token_and_an_induction_head(shipped)
     assert other_values.max() < 0.05
     pred = A.predict(model, task, [1, 7, 4, 2, 9, 0, 3, 5, 9])
     np.testing.assert_array_equal(pred.predicted, [9, 0])
+
+
+# ---------------------------------------------------------------- weights file (engine/weights.py)
+
+def test_save_pretrained_round_trips_through_the_weights_format(tmp_path):
+    cfg = A.ModelConfig(n_layers=1, n_heads=2, d_model=32)
+    tr = A.TransformerTrainer("copy", cfg, lr=1e-2, batch=8, seed=3, device="cpu")
+    tr.step(2)
+    path = A.save_pretrained(tmp_path / "copy.pt", tr, token_accuracy=0.25)
+    w = weights.load(path)
+    assert w.model_config == A.model_config_of(cfg) and w.version == weights.FORMAT_VERSION
+    model, info = A.load_pretrained(path)
+    assert info == {"task": "copy", "steps": 2, "token_accuracy": 0.25,
+                    "config": A.model_config_of(cfg)}
+    assert model.config == cfg and not model.training
+    for k, v in tr.model.state_dict().items():
+        assert torch.equal(model.state_dict()[k], v), k
+
+
+def test_load_pretrained_rejects_truncated_random_legacy_and_stale_files(tmp_path):
+    data = (WEIGHTS / "attention_copy.pt").read_bytes()
+    (tmp_path / "truncated.pt").write_bytes(data[: len(data) // 3])
+    (tmp_path / "random.pt").write_bytes(np.random.default_rng(1).bytes(8192))
+    for name in ("truncated", "random"):
+        with pytest.raises(weights.CorruptWeightsError, match="scripts.pretrain"):
+            A.load_pretrained(tmp_path / f"{name}.pt")
+    w = weights.load(WEIGHTS / "attention_copy.pt")
+    torch.save({"task": "copy", "steps": 1, "config": w.model_config, "model": w.state},
+               tmp_path / "legacy.pt")
+    with pytest.raises(weights.StaleWeightsError, match="older format"):
+        A.load_pretrained(tmp_path / "legacy.pt")
+    with pytest.raises(weights.MissingWeightsError):
+        A.load_pretrained(tmp_path / "absent.pt")
+    for bad in ({**w.model_config, "d_model": 32}, {**w.model_config, "n_heads": 9},
+                {**w.model_config, "layers": 2}):
+        weights.save(tmp_path / "stale.pt", bad, w.state, w.meta)
+        with pytest.raises(weights.StaleWeightsError, match="TinyTransformer"):
+            A.load_pretrained(tmp_path / "stale.pt")

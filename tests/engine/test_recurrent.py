@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from engine import recurrent as R
+from engine import weights
 from engine.training import Trainer
 
 WEIGHTS = Path(__file__).resolve().parents[2] / "assets" / "weights"
@@ -284,3 +285,45 @@ def test_trainer_stops_at_the_diverging_step():
     m = tr.step(5)
     assert tr.diverged_at == 1 and tr.steps == 1 and not math.isfinite(m["loss"])
     assert tr.step(3) == {} and tr.steps == 1
+
+
+# ---------------------------------------------------------------- weights file (engine/weights.py)
+
+def test_save_net_round_trips_through_the_weights_format(tmp_path):
+    net = R.RecurrentNet("gru", 3, 5, 2)
+    R._init_net(net, 4, 1.0)
+    path = R.save_net(net, tmp_path / "gru.pt", task="parity", accuracy=0.5)
+    w = weights.load(path)
+    assert w.model_config == {"kind": "gru", "input_size": 3, "hidden": 5, "n_out": 2}
+    back, meta = R.load_net(path)
+    assert meta == {**w.model_config, "task": "parity", "accuracy": 0.5}
+    assert back.kind == "gru" and not back.training
+    for k, v in net.state_dict().items():
+        assert torch.equal(back.state_dict()[k], v), k
+
+
+def test_load_net_rejects_truncated_random_and_legacy_files(tmp_path):
+    good = R.save_net(R.RecurrentNet("lstm", 5, 4, 4), tmp_path / "good.pt")
+    data = good.read_bytes()
+    (tmp_path / "truncated.pt").write_bytes(data[: len(data) // 2])
+    (tmp_path / "random.pt").write_bytes(np.random.default_rng(0).bytes(4096))
+    for name in ("truncated", "random"):
+        with pytest.raises(weights.CorruptWeightsError, match="scripts.pretrain"):
+            R.load_net(tmp_path / f"{name}.pt")
+    net = R.RecurrentNet("lstm", 5, 4, 4)
+    torch.save({"state": net.state_dict(), "meta": R.net_config(net)}, tmp_path / "legacy.pt")
+    with pytest.raises(weights.StaleWeightsError, match="older format"):
+        R.load_net(tmp_path / "legacy.pt")
+    with pytest.raises(weights.MissingWeightsError):
+        R.load_net(tmp_path / "absent.pt")
+    # a config that does not fit its tensors (architecture changed since the file was made)
+    weights.save(tmp_path / "stale.pt", {**R.net_config(net), "hidden": 8}, net.state_dict())
+    with pytest.raises(weights.StaleWeightsError, match="RecurrentNet"):
+        R.load_net(tmp_path / "stale.pt")
+
+
+def test_shipped_nets_are_in_the_weights_format():
+    for kind in ("lstm", "rnn"):
+        w = weights.load(WEIGHTS / f"lstm_gating_{kind}.pt")
+        assert w.version == weights.FORMAT_VERSION
+        assert w.model_config["kind"] == kind and w.meta["task"] == "delayed_recall"
