@@ -1,4 +1,4 @@
-"""engine/attention.py: equality with torch SDPA, mask semantics, equivariance, sinusoidal
+"""engine/attention/ (package): equality with torch SDPA, mask semantics, equivariance, sinusoidal
 formula, why we scale, the toy tasks, and the shipped models' accuracy and heads."""
 from __future__ import annotations
 
@@ -408,3 +408,35 @@ def test_load_pretrained_rejects_truncated_random_legacy_and_stale_files(tmp_pat
         weights.save(tmp_path / "stale.pt", bad, w.state, w.meta)
         with pytest.raises(weights.StaleWeightsError, match="TinyTransformer"):
             A.load_pretrained(tmp_path / "stale.pt")
+
+
+# ---------------------------------------------------------------- the package split
+
+# Every name engine/attention.py defined or re-exported before it became a package (engine/attention/),
+# including the helpers pages and scripts reach through it.
+OLD_NAMES = """
+    Block MASKS MAX_SEQ_LEN MODEL_CONFIG_KEYS Mechanics ModelConfig NEG_INF N_DIGITS
+    N_PAIRS Prediction SEP SEQ_LEN TASKS TOKEN_NAMES Task TinyTransformer
+    TransformerSnapshot TransformerTrainer VOCAB WORDS answer_rows anti_diagonal_mass
+    attention causal_mask default_window evaluate expected_source_mass full_mask
+    greedy_answer init_model load_pretrained local_mask make_batch make_generator
+    mask_nonzeros mechanics model_config_of model_from_weights parse_sequence
+    permutation_error position_mass position_similarity predict projections
+    resolve_device save_pretrained seeded_permutation sinusoidal_encoding
+    softmax_entropy softmax_entropy_vs_dim source_mass sparse_mask strided_mask to_numpy
+    token_embeddings weights_payload _lookup_match
+""".split()
+
+
+def test_every_name_of_the_old_module_is_still_importable_from_engine_attention():
+    import importlib
+    pkg = importlib.import_module("engine.attention")
+    assert [n for n in OLD_NAMES if not hasattr(pkg, n)] == []
+    assert set(pkg.__all__) <= set(dir(pkg))
+
+
+def test_no_module_of_the_attention_package_is_over_500_lines():
+    from pathlib import Path
+    files = sorted((Path(__file__).resolve().parents[2] / "engine" / "attention").glob("*.py"))
+    assert len(files) > 3
+    assert {p.name: n for p in files if (n := len(p.read_text().splitlines())) > 500} == {}

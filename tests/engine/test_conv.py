@@ -405,3 +405,35 @@ def test_load_digits_cnn_rejects_truncated_random_legacy_and_stale_files(tmp_pat
 def test_shipped_digits_cnn_is_in_the_weights_format():
     w = weights.load(conv.DIGITS_WEIGHTS, expect_config=conv.DIGITS_MODEL_CONFIG)
     assert w.meta["test_accuracy"] > 0.93 and w.meta["seed"] == 0
+
+
+# ---------------------------------------------------------------- the package split
+
+# Every name engine/conv.py defined or re-exported before it became a package (engine/conv/),
+# including the helpers pages and scripts reach through it.
+OLD_NAMES = """
+    ConvFrames DIGITS_LAYERS DIGITS_MODEL_CONFIG DIGITS_WEIGHTS ERF Equivariance
+    FeatureMap IMAGES KERNELS KERNEL_SUMS LAYER_KINDS LayerSpec MAX_UPLOAD_BYTES
+    MAX_UPLOAD_SIDE MODULE_READERS PASS_THROUGH POOLS RFInfo Region STACKS TrainReport
+    UPLOAD_FORMATS as_spec build_cnn central_mass checkerboard conv_animation_frames
+    conv_output_size conv_parameters convolve digits_accuracy digits_cnn
+    digits_cnn_from_weights digits_split downscale effective_receptive_field
+    feature_maps input_region layers_from_model load_digits load_digits_cnn load_image
+    load_upload make_generator numpy_rng parse_kernel receptive_field resolve_device
+    sample_photo save_digits_cnn shapes shift_equivariance specs_table square_image
+    to_numpy train_digits_cnn
+""".split()
+
+
+def test_every_name_of_the_old_module_is_still_importable_from_engine_conv():
+    import importlib
+    pkg = importlib.import_module("engine.conv")
+    assert [n for n in OLD_NAMES if not hasattr(pkg, n)] == []
+    assert set(pkg.__all__) <= set(dir(pkg))
+
+
+def test_no_module_of_the_conv_package_is_over_500_lines():
+    from pathlib import Path
+    files = sorted((Path(__file__).resolve().parents[2] / "engine" / "conv").glob("*.py"))
+    assert len(files) > 3
+    assert {p.name: n for p in files if (n := len(p.read_text().splitlines())) > 500} == {}

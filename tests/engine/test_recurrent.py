@@ -1,4 +1,4 @@
-"""engine/recurrent.py: traces equal PyTorch's modules, gates behave as the equations say,
+"""engine/recurrent/ (package): traces equal PyTorch's modules, gates behave as the equations say,
 gradient flow follows ρᵏ for a linear RNN, tasks are what they claim, the shipped nets work."""
 from __future__ import annotations
 
@@ -327,3 +327,34 @@ def test_shipped_nets_are_in_the_weights_format():
         w = weights.load(WEIGHTS / f"lstm_gating_{kind}.pt")
         assert w.version == weights.FORMAT_VERSION
         assert w.model_config["kind"] == kind and w.meta["task"] == "delayed_recall"
+
+
+# ---------------------------------------------------------------- the package split
+
+# Every name engine/recurrent.py defined or re-exported before it became a package (engine/recurrent/),
+# including the helpers pages and scripts reach through it.
+OLD_NAMES = """
+    CellParams GATES GATE_RANGES GRUTrace GradientFlow LSTMTrace MODULES NET_CONFIG_KEYS
+    N_BLOCKS RECALL_ALPHABET RNNTrace RaceSnapshot RaceTrainer RecurrentNet
+    SCALAR_DEFAULTS SIGNALS SeqBatch SequenceSnapshot SequenceTrainer TASKS TRACES
+    TaskSpec accuracy_by_length adding cell_params delayed_recall encode_recall
+    gradient_flow gru_trace head_probs load_net lstm_trace make_generator
+    make_task_batch memory_half_life net_config net_from_weights noise parity
+    predict_probs pulse recall_labels recall_text resolve_device rnn_trace save_net
+    scalar_lstm set_forget_bias set_spectral_radius signal_input spectral_radius step
+    task_accuracy task_loss task_metrics to_numpy _init_net
+""".split()
+
+
+def test_every_name_of_the_old_module_is_still_importable_from_engine_recurrent():
+    import importlib
+    pkg = importlib.import_module("engine.recurrent")
+    assert [n for n in OLD_NAMES if not hasattr(pkg, n)] == []
+    assert set(pkg.__all__) <= set(dir(pkg))
+
+
+def test_no_module_of_the_recurrent_package_is_over_500_lines():
+    from pathlib import Path
+    files = sorted((Path(__file__).resolve().parents[2] / "engine" / "recurrent").glob("*.py"))
+    assert len(files) > 3
+    assert {p.name: n for p in files if (n := len(p.read_text().splitlines())) > 500} == {}

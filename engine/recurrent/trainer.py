@@ -1,0 +1,163 @@
+"""SequenceTrainer (Adam on a RecurrentNet, a fresh seeded batch every step) and RaceTrainer
+(several of them stepped together), following engine/training.py's trainer protocol."""
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+
+import torch
+
+from engine.device import make_generator, resolve_device
+from engine.training import History
+from engine.recurrent.model import RecurrentNet, _init_net
+from engine.recurrent.tasks import TASKS, task_accuracy, task_loss
+
+
+@dataclass(frozen=True)
+class SequenceSnapshot:
+    kind: str
+    step: int
+    loss: float
+    accuracy: float
+    level: int              # current length (delay) trained at
+    diverged_at: int | None
+
+
+class SequenceTrainer:
+    """Adam on a RecurrentNet of `kind` for TASKS[task], a fresh seeded batch every step.
+
+    loss = cross-entropy (classes) or MSE (adding). With `curriculum`, training starts at
+    length `length` and the length grows by `grow` once the running accuracy `ema` (EMA,
+    weight 0.1, kept only with the curriculum) reaches `advance_at`, up to `max_length`; each
+    batch then draws its length uniformly in [max(1, level // 2), level] so shorter cases
+    stay learned."""
+
+    def __init__(self, kind: str = "lstm", task: str = "delayed_recall", length: int = 10,
+                 hidden: int = 16, lr: float = 1e-2, batch: int = 64, seed: int = 0,
+                 device: str | torch.device | None = "cpu", curriculum: bool = False,
+                 max_length: int | None = None, grow: int = 2, advance_at: float = 0.95,
+                 forget_bias: float = 1.0, task_params: dict | None = None):
+        if task not in TASKS:
+            raise ValueError(f"unknown task {task!r}; choose from {', '.join(TASKS)}")
+        self.kind, self.task, self.seed = kind, task, int(seed)
+        self.task_params = dict(task_params or {})
+        self.device = resolve_device(device)
+        spec = TASKS[task]
+        self.net = RecurrentNet(kind, spec.input_size(self.task_params), int(hidden),
+                                spec.n_out(self.task_params))
+        _init_net(self.net, self.seed, forget_bias)
+        self.net.to(self.device)
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=float(lr))
+        self.batch, self.level = int(batch), max(0, int(length))
+        self.curriculum, self.grow, self.advance_at = bool(curriculum), int(grow), advance_at
+        self.max_length = int(max_length) if max_length is not None else self.level
+        self.gen = make_generator(self.seed + 1, "cpu")
+        self.ema = 0.0
+        self.steps = 0
+        self.diverged_at: int | None = None
+        self.history = History()
+
+    def _length(self) -> int:
+        if not self.curriculum:
+            return self.level
+        lo = max(1, self.level // 2)
+        return int(torch.randint(lo, self.level + 1, (1,), generator=self.gen))
+
+    def step(self, n: int = 1) -> dict[str, float]:
+        """n Adam steps; returns (and logs to history) the metrics of the last one. One host
+        sync per step (the loss, so that a divergence stops at its step); the accuracy is
+        computed every step only with the curriculum, whose running accuracy needs it."""
+        spec = TASKS[self.task]
+        last = None
+        for _ in range(int(n)):
+            if self.diverged_at is not None:
+                break
+            level = self.level
+            b = spec.make(self.batch, self._length(), self.gen, self.device, **self.task_params)
+            out = self.net(b.x)
+            loss = task_loss(self.task, out, b.y)
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self.opt.step()
+            self.steps += 1
+            value = float(loss.detach())
+            last = (value, out.detach(), b.y, level)
+            if not math.isfinite(value):
+                self.diverged_at = self.steps
+                break
+            if self.curriculum:
+                self.ema = 0.9 * self.ema + 0.1 * float(task_accuracy(self.task, *last[1:3]))
+                if self.ema >= self.advance_at and self.level < self.max_length:
+                    self.level = min(self.max_length, self.level + self.grow)
+                    self.ema = 0.0
+        if last is None:
+            return {}
+        value, out, y, level = last
+        metrics = {"loss": value, "accuracy": float(task_accuracy(self.task, out, y)),
+                   "level": float(level)}
+        self.history.log(self.steps, metrics)
+        return metrics
+
+    def snapshot(self) -> SequenceSnapshot:
+        return SequenceSnapshot(self.kind, self.steps, self.history.last("loss"),
+                                self.history.last("accuracy"), self.level, self.diverged_at)
+
+    def state_dict(self) -> dict:
+        return {"net": {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()},
+                "opt": copy.deepcopy(self.opt.state_dict()), "steps": self.steps, "level": self.level,
+                "ema": self.ema, "gen": self.gen.get_state(), "diverged_at": self.diverged_at,
+                "history": self.history.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.net.load_state_dict(state["net"])
+        self.opt.load_state_dict(copy.deepcopy(state["opt"]))  # never share Adam buffers
+        self.steps, self.level, self.ema = int(state["steps"]), int(state["level"]), state["ema"]
+        self.gen.set_state(state["gen"])
+        self.diverged_at = state["diverged_at"]
+        self.history = History.from_state_dict(state["history"])
+
+
+@dataclass(frozen=True)
+class RaceSnapshot:
+    step: int
+    racers: dict[str, SequenceSnapshot]
+
+
+class RaceTrainer:
+    """Several SequenceTrainers (e.g. RNN vs LSTM) on the same task and seed, stepped
+    together; metrics are prefixed with the kind ("lstm/accuracy")."""
+
+    def __init__(self, kinds=("rnn", "lstm"), **kwargs):
+        self.racers = {k: SequenceTrainer(kind=k, **kwargs) for k in kinds}
+        self.history = History()
+
+    @property
+    def steps(self) -> int:
+        return min(r.steps for r in self.racers.values())
+
+    @property
+    def diverged_at(self) -> int | None:
+        # one diverged racer must not stop the other; the race stops when all have
+        at = [r.diverged_at for r in self.racers.values()]
+        return max(at) if all(a is not None for a in at) else None
+
+    def step(self, n: int = 1) -> dict[str, float]:
+        metrics: dict[str, float] = {}
+        for kind, r in self.racers.items():
+            metrics.update({f"{kind}/{k}": v for k, v in r.step(n).items()})
+        if metrics:
+            self.history.log(self.steps, metrics)
+        return metrics
+
+    def snapshot(self) -> RaceSnapshot:
+        return RaceSnapshot(self.steps, {k: r.snapshot() for k, r in self.racers.items()})
+
+    def state_dict(self) -> dict:
+        return {k: r.state_dict() for k, r in self.racers.items()} | {
+            "history": self.history.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        for k, r in self.racers.items():
+            r.load_state_dict(state[k])
+        self.history = History.from_state_dict(state["history"])
