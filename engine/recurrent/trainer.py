@@ -2,14 +2,14 @@
 (several of them stepped together), following engine/training.py's trainer protocol."""
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass
 
 import torch
+from torch import nn
 
 from engine.device import make_generator, resolve_device
-from engine.training import History
+from engine.training import History, TrainerBase
 from engine.recurrent.model import RecurrentNet, _init_net
 from engine.recurrent.tasks import TASKS, task_accuracy, task_loss
 
@@ -24,14 +24,18 @@ class SequenceSnapshot:
     diverged_at: int | None
 
 
-class SequenceTrainer:
+class SequenceTrainer(TrainerBase):
     """Adam on a RecurrentNet of `kind` for TASKS[task], a fresh seeded batch every step.
 
     loss = cross-entropy (classes) or MSE (adding). With `curriculum`, training starts at
     length `length` and the length grows by `grow` once the running accuracy `ema` (EMA,
     weight 0.1, kept only with the curriculum) reaches `advance_at`, up to `max_length`; each
     batch then draws its length uniformly in [max(1, level // 2), level] so shorter cases
-    stay learned."""
+    stay learned.
+
+    On engine.training.TrainerBase: one `_iteration()` per Adam step; steps, diverged_at
+    (non-finite loss), history (the last metrics of each step(n) call) and the state dict
+    (net, opt deep-copied, plus level, ema and the batch generator) come from the base."""
 
     def __init__(self, kind: str = "lstm", task: str = "delayed_recall", length: int = 10,
                  hidden: int = 16, lr: float = 1e-2, batch: int = 64, seed: int = 0,
@@ -40,6 +44,7 @@ class SequenceTrainer:
                  forget_bias: float = 1.0, task_params: dict | None = None):
         if task not in TASKS:
             raise ValueError(f"unknown task {task!r}; choose from {', '.join(TASKS)}")
+        super().__init__()
         self.kind, self.task, self.seed = kind, task, int(seed)
         self.task_params = dict(task_params or {})
         self.device = resolve_device(device)
@@ -54,9 +59,7 @@ class SequenceTrainer:
         self.max_length = int(max_length) if max_length is not None else self.level
         self.gen = make_generator(self.seed + 1, "cpu")
         self.ema = 0.0
-        self.steps = 0
-        self.diverged_at: int | None = None
-        self.history = History()
+        self._last_batch: tuple[torch.Tensor, torch.Tensor] | None = None
 
     def _length(self) -> int:
         if not self.curriculum:
@@ -64,58 +67,51 @@ class SequenceTrainer:
         lo = max(1, self.level // 2)
         return int(torch.randint(lo, self.level + 1, (1,), generator=self.gen))
 
-    def step(self, n: int = 1) -> dict[str, float]:
-        """n Adam steps; returns (and logs to history) the metrics of the last one. One host
-        sync per step (the loss, so that a divergence stops at its step); the accuracy is
-        computed every step only with the curriculum, whose running accuracy needs it."""
-        spec = TASKS[self.task]
-        last = None
-        for _ in range(int(n)):
-            if self.diverged_at is not None:
-                break
-            level = self.level
-            b = spec.make(self.batch, self._length(), self.gen, self.device, **self.task_params)
-            out = self.net(b.x)
-            loss = task_loss(self.task, out, b.y)
-            self.opt.zero_grad(set_to_none=True)
-            loss.backward()
-            self.opt.step()
-            self.steps += 1
-            value = float(loss.detach())
-            last = (value, out.detach(), b.y, level)
-            if not math.isfinite(value):
-                self.diverged_at = self.steps
-                break
-            if self.curriculum:
-                self.ema = 0.9 * self.ema + 0.1 * float(task_accuracy(self.task, *last[1:3]))
-                if self.ema >= self.advance_at and self.level < self.max_length:
-                    self.level = min(self.max_length, self.level + self.grow)
-                    self.ema = 0.0
-        if last is None:
-            return {}
-        value, out, y, level = last
-        metrics = {"loss": value, "accuracy": float(task_accuracy(self.task, out, y)),
-                   "level": float(level)}
-        self.history.log(self.steps, metrics)
-        return metrics
+    def _iteration(self) -> dict[str, float]:
+        """One Adam step on a fresh batch. One host sync (the loss, so that a divergence stops
+        at its step); the accuracy is computed every step only with the curriculum, whose
+        running accuracy needs it, else once per step(n) call when the metrics are logged."""
+        level = self.level
+        b = TASKS[self.task].make(self.batch, self._length(), self.gen, self.device,
+                                  **self.task_params)
+        out = self.net(b.x)
+        loss = task_loss(self.task, out, b.y)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        value = float(loss.detach())
+        self._last_batch = (out.detach(), b.y)
+        if self.curriculum and math.isfinite(value):
+            self.ema = 0.9 * self.ema + 0.1 * float(task_accuracy(self.task, *self._last_batch))
+            if self.ema >= self.advance_at and self.level < self.max_length:
+                self.level = min(self.max_length, self.level + self.grow)
+                self.ema = 0.0
+        return {"loss": value, "level": float(level)}
+
+    def _log(self, metrics: dict[str, float]) -> None:
+        """Adds the accuracy of the last batch to the metrics step(n) returns, then logs them
+        (loss, accuracy, level)."""
+        level = metrics.pop("level")
+        metrics["accuracy"] = float(task_accuracy(self.task, *self._last_batch))
+        metrics["level"] = level
+        super()._log(metrics)
 
     def snapshot(self) -> SequenceSnapshot:
         return SequenceSnapshot(self.kind, self.steps, self.history.last("loss"),
                                 self.history.last("accuracy"), self.level, self.diverged_at)
 
-    def state_dict(self) -> dict:
-        return {"net": {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()},
-                "opt": copy.deepcopy(self.opt.state_dict()), "steps": self.steps, "level": self.level,
-                "ema": self.ema, "gen": self.gen.get_state(), "diverged_at": self.diverged_at,
-                "history": self.history.state_dict()}
+    def _modules(self) -> dict[str, nn.Module]:
+        return {"net": self.net}
 
-    def load_state_dict(self, state: dict) -> None:
-        self.net.load_state_dict(state["net"])
-        self.opt.load_state_dict(copy.deepcopy(state["opt"]))  # never share Adam buffers
-        self.steps, self.level, self.ema = int(state["steps"]), int(state["level"]), state["ema"]
+    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        return {"opt": self.opt}
+
+    def _extra_state(self) -> dict:
+        return {"level": self.level, "ema": self.ema, "gen": self.gen.get_state()}
+
+    def _load_extra_state(self, state: dict) -> None:
+        self.level, self.ema = int(state["level"]), state["ema"]
         self.gen.set_state(state["gen"])
-        self.diverged_at = state["diverged_at"]
-        self.history = History.from_state_dict(state["history"])
 
 
 @dataclass(frozen=True)

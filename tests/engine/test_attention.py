@@ -440,3 +440,32 @@ def test_no_module_of_the_attention_package_is_over_500_lines():
     files = sorted((Path(__file__).resolve().parents[2] / "engine" / "attention").glob("*.py"))
     assert len(files) > 3
     assert {p.name: n for p in files if (n := len(p.read_text().splitlines())) > 500} == {}
+
+
+# ---------------------------------------------------------------- on the trainer base
+
+def _opt_bytes(state):
+    return {f"{i}.{k}": v.numpy().tobytes() for i, s in state["opt"]["state"].items()
+            for k, v in s.items()}
+
+
+def test_transformer_trainer_state_is_a_copy_and_divergence_stops_at_its_step():
+    """The saved optimizer state does not move when training goes on (it used to alias
+    AdamW's live moment buffers), and a NaN loss stops step(n) at the iteration it appears."""
+    from engine.training import TrainerBase
+    cfg = A.ModelConfig(n_layers=1, n_heads=2, d_model=32)
+    a = A.TransformerTrainer("copy", cfg, lr=1e-2, batch=16, seed=5, device="cpu")
+    assert isinstance(a, TrainerBase)
+    a.step(3)
+    saved = a.state_dict()
+    before = _opt_bytes(saved)
+    after3 = a.step(3)
+    assert _opt_bytes(saved) == before
+    c = A.TransformerTrainer("copy", cfg, lr=1e-2, batch=16, seed=5, device="cpu")
+    c.load_state_dict(saved)
+    assert c.step(3) == after3 and c.steps == a.steps == 6
+    with torch.no_grad():
+        c.model.head.bias[0] = float("nan")
+    m = c.step(5)
+    assert math.isnan(m["loss"]) and c.diverged_at == 7 and c.steps == 7
+    assert c.step(2) == {} and c.history.steps["loss"][-1] == 7

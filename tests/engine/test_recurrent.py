@@ -358,3 +358,25 @@ def test_no_module_of_the_recurrent_package_is_over_500_lines():
     files = sorted((Path(__file__).resolve().parents[2] / "engine" / "recurrent").glob("*.py"))
     assert len(files) > 3
     assert {p.name: n for p in files if (n := len(p.read_text().splitlines())) > 500} == {}
+
+
+# ---------------------------------------------------------------- on the trainer base
+
+def test_sequence_trainer_state_is_a_copy_and_divergence_stops_at_its_step():
+    from engine.training import TrainerBase
+    a = R.SequenceTrainer("lstm", length=5, hidden=8, batch=16, seed=2)
+    assert isinstance(a, TrainerBase)
+    a.step(3)
+    saved = a.state_dict()
+    before = {f"{i}.{k}": v.numpy().tobytes() for i, s in saved["opt"]["state"].items()
+              for k, v in s.items()}
+    after = a.step(4)
+    assert before == {f"{i}.{k}": v.numpy().tobytes() for i, s in saved["opt"]["state"].items()
+                      for k, v in s.items()}
+    c = R.SequenceTrainer("lstm", length=5, hidden=8, batch=16, seed=2)
+    c.load_state_dict(saved)
+    assert c.step(4) == after and list(after) == ["loss", "accuracy", "level"]
+    with torch.no_grad():
+        c.net.head.bias[0] = float("nan")
+    m = c.step(5)
+    assert math.isnan(m["loss"]) and c.diverged_at == c.steps == 8 and c.step(1) == {}
