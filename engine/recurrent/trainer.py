@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from engine.device import make_generator, resolve_device
-from engine.training import History, TrainerBase
+from engine.training import TrainerBase
 from engine.recurrent.model import RecurrentNet, _init_net
 from engine.recurrent.tasks import TASKS, task_accuracy, task_loss
 
@@ -120,40 +120,40 @@ class RaceSnapshot:
     racers: dict[str, SequenceSnapshot]
 
 
-class RaceTrainer:
+class RaceTrainer(TrainerBase):
     """Several SequenceTrainers (e.g. RNN vs LSTM) on the same task and seed, stepped
-    together; metrics are prefixed with the kind ("lstm/accuracy")."""
+    together; metrics are prefixed with the kind ("lstm/accuracy").
+
+    On engine.training.TrainerBase for the bookkeeping (history, state dict), but step(n)
+    hands the n iterations to each racer whole, so every racer logs once per call as when it
+    trains alone. steps = the slowest racer's steps; one diverged racer does not stop the
+    others, the race has diverged (diverged_at = the last racer's) once all have."""
 
     def __init__(self, kinds=("rnn", "lstm"), **kwargs):
+        super().__init__()
         self.racers = {k: SequenceTrainer(kind=k, **kwargs) for k in kinds}
-        self.history = History()
 
-    @property
-    def steps(self) -> int:
-        return min(r.steps for r in self.racers.values())
-
-    @property
-    def diverged_at(self) -> int | None:
-        # one diverged racer must not stop the other; the race stops when all have
+    def _sync(self) -> None:
+        self.steps = min(r.steps for r in self.racers.values())
         at = [r.diverged_at for r in self.racers.values()]
-        return max(at) if all(a is not None for a in at) else None
+        self.diverged_at = max(at) if all(a is not None for a in at) else None
 
     def step(self, n: int = 1) -> dict[str, float]:
         metrics: dict[str, float] = {}
         for kind, r in self.racers.items():
             metrics.update({f"{kind}/{k}": v for k, v in r.step(n).items()})
+        self._sync()
         if metrics:
-            self.history.log(self.steps, metrics)
+            self._log(metrics)
         return metrics
 
     def snapshot(self) -> RaceSnapshot:
         return RaceSnapshot(self.steps, {k: r.snapshot() for k, r in self.racers.items()})
 
-    def state_dict(self) -> dict:
-        return {k: r.state_dict() for k, r in self.racers.items()} | {
-            "history": self.history.state_dict()}
+    def _extra_state(self) -> dict:
+        return {k: r.state_dict() for k, r in self.racers.items()}
 
-    def load_state_dict(self, state: dict) -> None:
+    def _load_extra_state(self, state: dict) -> None:
         for k, r in self.racers.items():
             r.load_state_dict(state[k])
-        self.history = History.from_state_dict(state["history"])
+        self._sync()

@@ -380,3 +380,24 @@ def test_sequence_trainer_state_is_a_copy_and_divergence_stops_at_its_step():
         c.net.head.bias[0] = float("nan")
     m = c.step(5)
     assert math.isnan(m["loss"]) and c.diverged_at == c.steps == 8 and c.step(1) == {}
+
+
+def test_race_state_round_trips_and_one_diverged_racer_does_not_stop_the_race():
+    make = lambda: R.RaceTrainer(("rnn", "lstm"), length=4, hidden=8, batch=16, seed=1)  # noqa: E731
+    a = make()
+    a.step(3)
+    saved = a.state_dict()
+    after = a.step(2)
+    c = make()
+    c.load_state_dict(saved)
+    assert c.steps == 3 and c.step(2) == after and c.history.state_dict() == a.history.state_dict()
+    with torch.no_grad():
+        c.racers["rnn"].net.head.bias[0] = float("nan")
+    c.step(2)
+    assert c.racers["rnn"].diverged_at == 6 and c.diverged_at is None
+    m = c.step(2)
+    assert set(m) == {"lstm/loss", "lstm/accuracy", "lstm/level"} and c.racers["lstm"].steps == 9
+    with torch.no_grad():
+        c.racers["lstm"].net.head.bias[0] = float("nan")
+    c.step(1)
+    assert c.diverged_at == 10 and c.step(1) == {}
