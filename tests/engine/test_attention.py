@@ -14,6 +14,7 @@ from engine import weights
 from engine.device import make_generator
 from engine.training import Trainer
 from scripts.pretrain_attention import RECIPES
+from tests.engine.package_checks import long_files, missing_names
 from viz.topics import ROOT
 
 WEIGHTS = ROOT / "assets" / "weights"
@@ -412,8 +413,8 @@ def test_load_pretrained_rejects_truncated_random_legacy_and_stale_files(tmp_pat
 
 # ---------------------------------------------------------------- the package split
 
-# Every name engine/attention.py defined or re-exported before it became a package (engine/attention/),
-# including the helpers pages and scripts reach through it.
+# Every name engine/attention.py defined or re-exported before it became a package
+# (engine/attention/), including the helpers pages and scripts reach through it.
 OLD_NAMES = """
     Block MASKS MAX_SEQ_LEN MODEL_CONFIG_KEYS Mechanics ModelConfig NEG_INF N_DIGITS
     N_PAIRS Prediction SEP SEQ_LEN TASKS TOKEN_NAMES Task TinyTransformer
@@ -429,17 +430,11 @@ OLD_NAMES = """
 
 
 def test_every_name_of_the_old_module_is_still_importable_from_engine_attention():
-    import importlib
-    pkg = importlib.import_module("engine.attention")
-    assert [n for n in OLD_NAMES if not hasattr(pkg, n)] == []
-    assert set(pkg.__all__) <= set(dir(pkg))
+    assert missing_names("attention", OLD_NAMES) == []
 
 
 def test_no_module_of_the_attention_package_is_over_500_lines():
-    from pathlib import Path
-    files = sorted((Path(__file__).resolve().parents[2] / "engine" / "attention").glob("*.py"))
-    assert len(files) > 3
-    assert {p.name: n for p in files if (n := len(p.read_text().splitlines())) > 500} == {}
+    assert long_files("attention") == {}
 
 
 # ---------------------------------------------------------------- on the trainer base

@@ -12,6 +12,7 @@ from engine.conv import (KERNELS, KERNEL_SUMS, STACKS, LayerSpec, build_cnn, con
                          conv_output_size, conv_parameters, convolve, effective_receptive_field,
                          input_region, layers_from_model, load_upload, receptive_field,
                          shift_equivariance)
+from tests.engine.package_checks import long_files, missing_names
 
 
 # ---------------------------------------------------------------- output size
@@ -409,8 +410,8 @@ def test_shipped_digits_cnn_is_in_the_weights_format():
 
 # ---------------------------------------------------------------- the package split
 
-# Every name engine/conv.py defined or re-exported before it became a package (engine/conv/),
-# including the helpers pages and scripts reach through it.
+# Every name engine/conv.py defined or re-exported before it became a package
+# (engine/conv/), including the helpers pages and scripts reach through it.
 OLD_NAMES = """
     ConvFrames DIGITS_LAYERS DIGITS_MODEL_CONFIG DIGITS_WEIGHTS ERF Equivariance
     FeatureMap IMAGES KERNELS KERNEL_SUMS LAYER_KINDS LayerSpec MAX_UPLOAD_BYTES
@@ -426,14 +427,8 @@ OLD_NAMES = """
 
 
 def test_every_name_of_the_old_module_is_still_importable_from_engine_conv():
-    import importlib
-    pkg = importlib.import_module("engine.conv")
-    assert [n for n in OLD_NAMES if not hasattr(pkg, n)] == []
-    assert set(pkg.__all__) <= set(dir(pkg))
+    assert missing_names("conv", OLD_NAMES) == []
 
 
 def test_no_module_of_the_conv_package_is_over_500_lines():
-    from pathlib import Path
-    files = sorted((Path(__file__).resolve().parents[2] / "engine" / "conv").glob("*.py"))
-    assert len(files) > 3
-    assert {p.name: n for p in files if (n := len(p.read_text().splitlines())) > 500} == {}
+    assert long_files("conv") == {}

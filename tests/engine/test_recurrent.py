@@ -12,6 +12,7 @@ import torch
 from engine import recurrent as R
 from engine import weights
 from engine.training import Trainer
+from tests.engine.package_checks import long_files, missing_names
 
 WEIGHTS = Path(__file__).resolve().parents[2] / "assets" / "weights"
 
@@ -331,8 +332,8 @@ def test_shipped_nets_are_in_the_weights_format():
 
 # ---------------------------------------------------------------- the package split
 
-# Every name engine/recurrent.py defined or re-exported before it became a package (engine/recurrent/),
-# including the helpers pages and scripts reach through it.
+# Every name engine/recurrent.py defined or re-exported before it became a package
+# (engine/recurrent/), including the helpers pages and scripts reach through it.
 OLD_NAMES = """
     CellParams GATES GATE_RANGES GRUTrace GradientFlow LSTMTrace MODULES NET_CONFIG_KEYS
     N_BLOCKS RECALL_ALPHABET RNNTrace RaceSnapshot RaceTrainer RecurrentNet
@@ -347,17 +348,11 @@ OLD_NAMES = """
 
 
 def test_every_name_of_the_old_module_is_still_importable_from_engine_recurrent():
-    import importlib
-    pkg = importlib.import_module("engine.recurrent")
-    assert [n for n in OLD_NAMES if not hasattr(pkg, n)] == []
-    assert set(pkg.__all__) <= set(dir(pkg))
+    assert missing_names("recurrent", OLD_NAMES) == []
 
 
 def test_no_module_of_the_recurrent_package_is_over_500_lines():
-    from pathlib import Path
-    files = sorted((Path(__file__).resolve().parents[2] / "engine" / "recurrent").glob("*.py"))
-    assert len(files) > 3
-    assert {p.name: n for p in files if (n := len(p.read_text().splitlines())) > 500} == {}
+    assert long_files("recurrent") == {}
 
 
 # ---------------------------------------------------------------- on the trainer base
