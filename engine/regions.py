@@ -29,7 +29,7 @@ from torch import nn
 from engine.device import make_generator, resolve_device, to_numpy
 from engine.datasets import make_dataset
 from engine.nets import INITS as NET_INITS
-from engine.training import History
+from engine.training import TrainerBase
 
 Box = tuple[float, float, float, float]  # (xmin, xmax, ymin, ymax)
 
@@ -632,7 +632,7 @@ class RegionSnapshot:
     diverged_at: int | None
 
 
-class RegionTrainer:
+class RegionTrainer(TrainerBase):
     """Full-batch Adam on a Task, loss MSE (regression) or BCE-with-logits (classification), on
     an MLP from make_mlp. Every `count_every` steps (and at step 0) it records the exact region
     count in the box in history["regions"].
@@ -651,6 +651,7 @@ class RegionTrainer:
                  device: str | torch.device | None = None):
         if task not in TASKS:
             raise KeyError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
+        super().__init__()
         self.device = resolve_device(device)
         self.task, self.box = TASKS[task], tuple(map(float, box))
         self.count_every = int(count_every)
@@ -663,9 +664,6 @@ class RegionTrainer:
         self.m = [torch.zeros_like(p) for p in self.params]
         self.v = [torch.zeros_like(p) for p in self.params]
         self.loss_fn = LOSSES[self.task.kind]
-        self.steps = 0
-        self.diverged_at: int | None = None
-        self.history = History()
         self._partition: Partition | None = None
         self._partition_step = -1
         with torch.no_grad():
@@ -681,29 +679,21 @@ class RegionTrainer:
             self._partition_step = self.steps
         return self._partition
 
-    def step(self, n: int = 1) -> dict[str, float]:
-        metrics: dict[str, float] = {}
-        for _ in range(int(n)):
-            if self.diverged_at is not None:
-                break
-            for p in self.params:
-                p.grad = None
-            loss = self.loss()
-            loss.backward()
-            self.steps += 1
-            self._adam(self.steps)
-            value = float(loss.detach())
-            metrics = {"loss": value}
-            if not math.isfinite(value):
-                self.diverged_at = self.steps
-                break
-            if self.steps % self.count_every == 0:
-                counts = self._region_metrics()
-                metrics.update(counts)
-                self.history.log(self.steps, counts)
-        if "loss" in metrics:
-            self.history.log(self.steps, {"loss": metrics["loss"]})
+    def _iteration(self) -> dict[str, float]:
+        for p in self.params:
+            p.grad = None
+        loss = self.loss()
+        loss.backward()
+        self._adam(self.steps)
+        metrics = {"loss": float(loss.detach())}
+        if math.isfinite(metrics["loss"]) and self.steps % self.count_every == 0:
+            counts = self._region_metrics()
+            self.history.log(self.steps, counts)     # counts at their own step; loss per call
+            metrics.update(counts)
         return metrics
+
+    def _log(self, metrics: dict[str, float]) -> None:
+        self.history.log(self.steps, {"loss": metrics["loss"]})
 
     NEAR = 0.3   # "near the bend": region centroid within this distance of it
 
@@ -732,20 +722,16 @@ class RegionTrainer:
         return RegionSnapshot(self.steps, loss, part, to_numpy(self.x), to_numpy(self.y),
                               self.task.kind, self.diverged_at)
 
-    def state_dict(self) -> dict:
-        return {"model": {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()},
-                "adam_m": [m.detach().cpu().clone() for m in self.m],
-                "adam_v": [v.detach().cpu().clone() for v in self.v], "steps": self.steps,
-                "diverged_at": self.diverged_at, "history": self.history.state_dict()}
+    def _modules(self) -> dict[str, nn.Module]:
+        return {"model": self.model}
 
-    def load_state_dict(self, state: dict) -> None:
-        self.model.load_state_dict(state["model"])
+    def _extra_state(self) -> dict:
+        return {"adam_m": [m.cpu() for m in self.m], "adam_v": [v.cpu() for v in self.v]}
+
+    def _load_extra_state(self, state: dict) -> None:
         with torch.no_grad():
             for buf, saved in zip(self.m + self.v, state["adam_m"] + state["adam_v"]):
                 buf.copy_(saved)
-        self.steps = int(state["steps"])
-        self.diverged_at = state["diverged_at"]
-        self.history = History.from_state_dict(state["history"])
         self._partition_step = -1
 
 

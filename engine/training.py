@@ -246,6 +246,52 @@ class TrainerBase:
         self._load_extra_state(copy.deepcopy({k: v for k, v in state.items() if k not in known}))
 
 
+class TrainerGroup:
+    """Several trainers advanced together, for pages that race them on one figure.
+
+    step(n) calls every member's step(n) and returns their metrics prefixed "name/";
+    `steps` is the furthest member's count; `diverged_at` is the first member divergence
+    (stop="any": the group stops as soon as one member diverges) or, with stop="all", the
+    last one once every member has diverged (one diverged racer does not stop the others).
+    The state dict is {name: member.state_dict()}; snapshot() is {name: member.snapshot()}."""
+
+    STOPS = ("any", "all")
+
+    def __init__(self, members: dict[str, Trainer], stop: str = "any"):
+        if stop not in self.STOPS:
+            raise ValueError(f"stop must be one of {self.STOPS}, not {stop!r}")
+        if not members:
+            raise ValueError("a trainer group needs at least one member")
+        self.members, self.stop = dict(members), stop
+
+    @property
+    def steps(self) -> int:
+        return max(m.steps for m in self.members.values())
+
+    @property
+    def diverged_at(self) -> int | None:
+        hit = [m.diverged_at for m in self.members.values() if m.diverged_at is not None]
+        if self.stop == "any":
+            return min(hit) if hit else None
+        return max(hit) if len(hit) == len(self.members) else None
+
+    def step(self, n: int = 1) -> dict[str, float]:
+        metrics: dict[str, float] = {}
+        for name, member in self.members.items():
+            metrics.update({f"{name}/{k}": v for k, v in member.step(n).items()})
+        return metrics
+
+    def snapshot(self) -> dict[str, Any]:
+        return {name: m.snapshot() for name, m in self.members.items()}
+
+    def state_dict(self) -> dict:
+        return {name: m.state_dict() for name, m in self.members.items()}
+
+    def load_state_dict(self, state: dict) -> None:
+        for name, m in self.members.items():
+            m.load_state_dict(state[name])
+
+
 # --------------------------------------------------------------------------------------
 # The reference trainer: a small MLP classifier on 2-D points. Used by the tests of the
 # protocol and of the live-training widget; also a template for the topic trainers.
