@@ -122,7 +122,7 @@ class _AdamTrainer(TrainerBase):
         return {"loss": float(loss.detach()), "t": float(self.steps)}
 
     def snapshot(self):
-        return float(self.model.weight.sum())
+        return float(self.model.weight.detach().sum())
 
     def _modules(self):
         return {"model": self.model}
