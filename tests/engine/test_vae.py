@@ -1,4 +1,4 @@
-"""engine/vae.py: closed forms (KL, ELBO identity), the reparameterisation, grid placement,
+"""engine/vae/: closed forms (KL, ELBO identity), the reparameterisation, grid placement,
 the shipped model, the trainer, and the autoencoder-vs-PCA toy."""
 import math
 from pathlib import Path
@@ -143,7 +143,7 @@ def test_interpolation_endpoints_decode_the_encoder_means():
 def _shipped(name):
     path = WEIGHTS / name
     assert path.exists() and path.stat().st_size < 2e6, f"{name} missing: python -m scripts.pretrain vae"
-    return V.load_model(torch.load(path, weights_only=True))
+    return V.load_model(V.load_shipped(name))
 
 
 def test_shipped_vae_reconstructs_and_its_grid_varies():
