@@ -107,7 +107,6 @@ class AdversarialTrainer(TrainerBase):
         self.order = np.zeros(0, np.int64)
         self.cursor = 0
         self.last_loss = math.nan
-        self._snap: AdvSnapshot | None = None
 
     def learning_rate(self, step: int) -> float:
         """lr_t = lr (1 + cos(pi min(t, T) / T)) / 2."""
@@ -140,17 +139,18 @@ class AdversarialTrainer(TrainerBase):
                 "batch_accuracy": float((logits.argmax(1) == y).float().mean())}
 
     def snapshot(self) -> AdvSnapshot:
-        """Clean and PGD accuracy on the test split (cached per step: the curve costs
+        """Clean and PGD accuracy on the test split (once per trainer state: the curve costs
         len(eval_eps) attacks)."""
-        if self._snap is None or self._snap.step != self.steps:
-            self.model.eval()
-            curve = robust_accuracy(self.model, self.test.images, self.test.labels,
-                                    self.eval_eps, self.eval_attack)
-            clean = curve.accuracy[0] if self.eval_eps and self.eval_eps[0] == 0 else \
-                robust_accuracy(self.model, self.test.images, self.test.labels, [0.0]).accuracy[0]
-            self._snap = AdvSnapshot(self.steps, self.last_loss, float(clean), curve,
-                                     self.learning_rate(self.steps), self.diverged_at)
-        return self._snap
+        return self.cached("snapshot", self._snapshot)
+
+    def _snapshot(self) -> AdvSnapshot:
+        self.model.eval()
+        curve = robust_accuracy(self.model, self.test.images, self.test.labels,
+                                self.eval_eps, self.eval_attack)
+        clean = curve.accuracy[0] if self.eval_eps and self.eval_eps[0] == 0 else \
+            robust_accuracy(self.model, self.test.images, self.test.labels, [0.0]).accuracy[0]
+        return AdvSnapshot(self.steps, self.last_loss, float(clean), curve,
+                           self.learning_rate(self.steps), self.diverged_at)
 
     def _modules(self) -> dict[str, nn.Module]:
         return {"model": self.model}
@@ -166,7 +166,6 @@ class AdversarialTrainer(TrainerBase):
         self.rng.bit_generator.state = state["rng"]
         self.order, self.cursor = np.asarray(state["order"]), int(state["cursor"])
         self.last_loss = float(state["last_loss"])
-        self._snap = None
 
 
 # --------------------------------------------------------------------------------------

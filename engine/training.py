@@ -160,7 +160,12 @@ class TrainerBase:
     "diverged_at", "history", extra keys}, all copies: training on after a save, or after
     loading the same dict into several trainers, never changes the saved dict (an optimizer's
     own state_dict() holds its live moment tensors, and torch's load_state_dict keeps tensors
-    that already sit on the right device: both sides are deep-copied here)."""
+    that already sit on the right device: both sides are deep-copied here).
+
+    Snapshots: `cached(key, compute)` returns compute() computed once per trainer state (it
+    is forgotten after every iteration and every load, or by `forget_cached()` for a subclass
+    that changes its state elsewhere), so a snapshot that costs attacks or a partition is not
+    recomputed for every frame drawn between two steps."""
 
     log_every: int | None = None
 
@@ -168,6 +173,16 @@ class TrainerBase:
         self.steps = 0
         self.diverged_at: int | None = None
         self.history = History()
+        self._cache: dict[Any, Any] = {}
+
+    def cached(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """compute(), once per trainer state (see the class docstring)."""
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    def forget_cached(self) -> None:
+        self._cache.clear()
 
     # ---- what a subclass writes ------------------------------------------------------
     def _iteration(self) -> dict[str, float]:
@@ -203,6 +218,8 @@ class TrainerBase:
             if self.diverged_at is not None:
                 break
             self.steps += 1
+            if self._cache:
+                self._cache.clear()
             m = self._iteration()
             if not m:
                 continue
@@ -242,6 +259,7 @@ class TrainerBase:
         self.steps = int(state["steps"])
         self.diverged_at = None if state["diverged_at"] is None else int(state["diverged_at"])
         self.history = History.from_state_dict(state["history"])
+        self._cache.clear()
         known = set(modules) | set(optimizers) | set(_BOOKKEEPING)
         self._load_extra_state(copy.deepcopy({k: v for k, v in state.items() if k not in known}))
 

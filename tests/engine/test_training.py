@@ -288,3 +288,30 @@ def test_group_stop_any_vs_all():
     assert allg.diverged_at == 6
     with pytest.raises(ValueError):
         TrainerGroup({"a": _AdamTrainer()}, stop="first")
+
+
+def test_cached_is_computed_once_per_trainer_state():
+    t, calls = _AdamTrainer(), []
+
+    def compute():
+        calls.append(t.steps)
+        return t.snapshot()
+    first = t.cached("w", compute)
+    assert t.cached("w", compute) == first and calls == [0]      # two frames, one compute
+    t.step(2)
+    t.cached("w", compute), t.cached("w", compute)
+    assert calls == [0, 2]                                         # a step forgets it
+    t.load_state_dict(_AdamTrainer().state_dict())
+    assert t.cached("w", compute) == first and calls == [0, 2, 0]  # so does a load
+    t.forget_cached()
+    t.cached("w", compute)
+    assert calls == [0, 2, 0, 0]
+
+    class Peek(_AdamTrainer):                                      # and so does each iteration
+        def _iteration(self):
+            m = super()._iteration()
+            return {**m, "w": self.cached("w", self.snapshot)}
+    p = Peek()
+    ws = [p.step(1)["w"] for _ in range(3)]
+    q = Peek()
+    assert q.step(3)["w"] == ws[-1] and len(set(ws)) == 3
