@@ -8,6 +8,7 @@ gradient penalties (WGAN-GP, R1).
     wgan     D: f − r (+ clip or λ·GP)             G: −f
 """
 from __future__ import annotations
+
 from dataclasses import dataclass
 from typing import Callable
 

@@ -4,6 +4,7 @@ Sample x belongs to its nearest center c_j if ‖x − c_j‖ <= n_sigma·std; m
 count_j >= min_share·n; reverse KL(q ‖ uniform) = Σ_j q_j log(q_j k), q_j = count_j / Σ count.
 """
 from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 

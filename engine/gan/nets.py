@@ -3,6 +3,7 @@ discriminator with PacGAN packing and minibatch-std, the optimizer registry, and
 differentiable optimizer updates used to unroll D (Metz et al. 2016).
 """
 from __future__ import annotations
+
 from typing import Callable
 
 import torch

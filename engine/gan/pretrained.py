@@ -3,6 +3,7 @@ scripts/pretrain_gan.py trains, and their save/load through engine.weights (one 
 trainer's whole state, so Play continues from it).
 """
 from __future__ import annotations
+
 from dataclasses import dataclass
 
 import torch

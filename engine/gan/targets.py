@@ -3,6 +3,7 @@
     1-D bimodal: x₁ ~ ½N(−gap, σ²) + ½N(+gap, σ²), x₂ = 0
 """
 from __future__ import annotations
+
 from typing import Callable
 
 import numpy as np

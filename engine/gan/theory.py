@@ -3,6 +3,7 @@ approximation of it, the Dirac-GAN (Mescheder, Geiger, Nowozin 2018), and the pa
 example of why Wasserstein distances give gradients where JSD does not.
 """
 from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 from typing import Callable

@@ -2,6 +2,7 @@
 image helpers for display (nearest-neighbour upsampling, tiling a grid of images into one).
 """
 from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np

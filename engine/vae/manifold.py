@@ -2,6 +2,7 @@
 mean + (x - mean) V_k V_k^T; a small tanh autoencoder with a 1-D bottleneck follows the arc.
 """
 from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np

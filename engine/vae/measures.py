@@ -3,6 +3,7 @@ single decoded points, interpolations mu_t = (1 - t) mu(x_a) + t mu(x_b), the en
 and the pixel reconstruction error mean (x - decode(mu(x)))^2.
 """
 from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 from typing import Callable

@@ -7,6 +7,7 @@
     loss = recon + beta * kl  (= -ELBO at beta = 1)
 """
 from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 from typing import Callable

@@ -3,6 +3,7 @@ which settings have a file (SHIPPED), and their save/load through engine.weights
 the VAETrainer.state_dict(), model_config = VAE.config()).
 """
 from __future__ import annotations
+
 from pathlib import Path
 
 import torch

@@ -4,6 +4,7 @@
     ELBO(q) = E_q[log p(x, z)] + H(q) = log p(x) - KL(q || p(z|x))
 """
 from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 
