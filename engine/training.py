@@ -160,7 +160,12 @@ class TrainerBase:
     "diverged_at", "history", extra keys}, all copies: training on after a save, or after
     loading the same dict into several trainers, never changes the saved dict (an optimizer's
     own state_dict() holds its live moment tensors, and torch's load_state_dict keeps tensors
-    that already sit on the right device: both sides are deep-copied here)."""
+    that already sit on the right device: both sides are deep-copied here).
+
+    Snapshots: `cached(key, compute)` returns compute() computed once per trainer state (it
+    is forgotten after every iteration and every load, or by `forget_cached()` for a subclass
+    that changes its state elsewhere), so a snapshot that costs attacks or a partition is not
+    recomputed for every frame drawn between two steps."""
 
     log_every: int | None = None
 
@@ -168,6 +173,16 @@ class TrainerBase:
         self.steps = 0
         self.diverged_at: int | None = None
         self.history = History()
+        self._cache: dict[Any, Any] = {}
+
+    def cached(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """compute(), once per trainer state (see the class docstring)."""
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    def forget_cached(self) -> None:
+        self._cache.clear()
 
     # ---- what a subclass writes ------------------------------------------------------
     def _iteration(self) -> dict[str, float]:
@@ -203,6 +218,8 @@ class TrainerBase:
             if self.diverged_at is not None:
                 break
             self.steps += 1
+            if self._cache:
+                self._cache.clear()
             m = self._iteration()
             if not m:
                 continue
@@ -242,8 +259,55 @@ class TrainerBase:
         self.steps = int(state["steps"])
         self.diverged_at = None if state["diverged_at"] is None else int(state["diverged_at"])
         self.history = History.from_state_dict(state["history"])
+        self._cache.clear()
         known = set(modules) | set(optimizers) | set(_BOOKKEEPING)
         self._load_extra_state(copy.deepcopy({k: v for k, v in state.items() if k not in known}))
+
+
+class TrainerGroup:
+    """Several trainers advanced together, for pages that race them on one figure.
+
+    step(n) calls every member's step(n) and returns their metrics prefixed "name/";
+    `steps` is the furthest member's count; `diverged_at` is the first member divergence
+    (stop="any": the group stops as soon as one member diverges) or, with stop="all", the
+    last one once every member has diverged (one diverged racer does not stop the others).
+    The state dict is {name: member.state_dict()}; snapshot() is {name: member.snapshot()}."""
+
+    STOPS = ("any", "all")
+
+    def __init__(self, members: dict[str, Trainer], stop: str = "any"):
+        if stop not in self.STOPS:
+            raise ValueError(f"stop must be one of {self.STOPS}, not {stop!r}")
+        if not members:
+            raise ValueError("a trainer group needs at least one member")
+        self.members, self.stop = dict(members), stop
+
+    @property
+    def steps(self) -> int:
+        return max(m.steps for m in self.members.values())
+
+    @property
+    def diverged_at(self) -> int | None:
+        hit = [m.diverged_at for m in self.members.values() if m.diverged_at is not None]
+        if self.stop == "any":
+            return min(hit) if hit else None
+        return max(hit) if len(hit) == len(self.members) else None
+
+    def step(self, n: int = 1) -> dict[str, float]:
+        metrics: dict[str, float] = {}
+        for name, member in self.members.items():
+            metrics.update({f"{name}/{k}": v for k, v in member.step(n).items()})
+        return metrics
+
+    def snapshot(self) -> dict[str, Any]:
+        return {name: m.snapshot() for name, m in self.members.items()}
+
+    def state_dict(self) -> dict:
+        return {name: m.state_dict() for name, m in self.members.items()}
+
+    def load_state_dict(self, state: dict) -> None:
+        for name, m in self.members.items():
+            m.load_state_dict(state[name])
 
 
 # --------------------------------------------------------------------------------------

@@ -122,7 +122,7 @@ class _AdamTrainer(TrainerBase):
         return {"loss": float(loss.detach()), "t": float(self.steps)}
 
     def snapshot(self):
-        return float(self.model.weight.sum())
+        return float(self.model.weight.detach().sum())
 
     def _modules(self):
         return {"model": self.model}
@@ -250,3 +250,68 @@ def test_mlp_state_is_a_copy_of_the_live_model():
     t.step(3)
     assert torch.equal(state["model"]["0.weight"], w)
     assert not np.array_equal(w.numpy(), t.model[0].weight.detach().numpy())
+
+
+# ---- a group of trainers ------------------------------------------------------------------
+
+from engine.training import TrainerGroup  # noqa: E402
+
+
+def _blows_at(k):
+    class Blows(_AdamTrainer):
+        def _iteration(self):
+            m = super()._iteration()
+            return {**m, "loss": math.nan} if self.steps == k else m
+    return Blows()
+
+
+def test_group_steps_members_and_prefixes_metrics():
+    g = TrainerGroup({"a": _AdamTrainer(seed=1), "b": _AdamTrainer(seed=2)})
+    m = g.step(4)
+    assert isinstance(g, Trainer) and g.steps == 4 and g.diverged_at is None
+    assert set(m) == {"a/loss", "a/t", "b/loss", "b/t"}
+    assert set(g.snapshot()) == {"a", "b"}
+    state = g.state_dict()
+    h = TrainerGroup({"a": _AdamTrainer(seed=7), "b": _AdamTrainer(seed=8)})
+    h.load_state_dict(state)
+    assert h.step(3) == g.step(3)
+
+
+def test_group_stop_any_vs_all():
+    anyg = TrainerGroup({"a": _blows_at(3), "b": _AdamTrainer()}, stop="any")
+    anyg.step(5)
+    assert anyg.diverged_at == 3 and anyg.steps == 5       # b ran the whole call
+    allg = TrainerGroup({"a": _blows_at(3), "b": _blows_at(6)}, stop="all")
+    allg.step(5)
+    assert allg.diverged_at is None
+    allg.step(5)
+    assert allg.diverged_at == 6
+    with pytest.raises(ValueError):
+        TrainerGroup({"a": _AdamTrainer()}, stop="first")
+
+
+def test_cached_is_computed_once_per_trainer_state():
+    t, calls = _AdamTrainer(), []
+
+    def compute():
+        calls.append(t.steps)
+        return t.snapshot()
+    first = t.cached("w", compute)
+    assert t.cached("w", compute) == first and calls == [0]      # two frames, one compute
+    t.step(2)
+    t.cached("w", compute), t.cached("w", compute)
+    assert calls == [0, 2]                                         # a step forgets it
+    t.load_state_dict(_AdamTrainer().state_dict())
+    assert t.cached("w", compute) == first and calls == [0, 2, 0]  # so does a load
+    t.forget_cached()
+    t.cached("w", compute)
+    assert calls == [0, 2, 0, 0]
+
+    class Peek(_AdamTrainer):                                      # and so does each iteration
+        def _iteration(self):
+            m = super()._iteration()
+            return {**m, "w": self.cached("w", self.snapshot)}
+    p = Peek()
+    ws = [p.step(1)["w"] for _ in range(3)]
+    q = Peek()
+    assert q.step(3)["w"] == ws[-1] and len(set(ws)) == 3
