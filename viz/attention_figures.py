@@ -48,6 +48,63 @@ def matrix_heatmap(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Se
     return fig
 
 
+def _heat_trace(matrix: np.ndarray, rows: list[str], cols: list[str], *, weights: bool,
+                show_values: bool, name: str, axes: tuple[str, str],
+                row_title: str = "query", col_title: str = "key") -> go.Heatmap:
+    m = np.asarray(matrix, dtype=float)
+    z = np.where(np.isfinite(m), m, np.nan)
+    if weights:
+        color = dict(colorscale=WEIGHT_SCALE, zmin=0.0, zmax=1.0)
+    else:
+        lim = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
+        color = dict(colorscale=SIGNED_SCALE, zmid=0.0, zmin=-lim, zmax=lim)
+    return go.Heatmap(
+        z=z, x=cols, y=rows, name=name, xaxis=axes[0], yaxis=axes[1], showscale=False,
+        text=[[_fmt(v) for v in row] for row in m] if show_values else None,
+        texttemplate="%{text}" if show_values else None,
+        hovertemplate=f"{name}<br>{row_title} %{{y}}<br>{col_title} %{{x}}<br>"
+                      f"value %{{z:.3f}}<extra></extra>", **color)
+
+
+def mechanics_figure(scores: np.ndarray, logits: np.ndarray, weights: np.ndarray,
+                     out: np.ndarray, tokens: Sequence[str], titles: Sequence[str],
+                     show_out_values: bool = True) -> go.Figure:
+    """The four steps of one head in ONE figure (2 × 2 panels: scores, scaled scores,
+    softmax weights, output), each cell labelled with its value. One chart instead of four:
+    a slider move redraws one Plotly graph (the browser's cost is mostly per chart). Traces
+    are named "scores", "logits", "weights", "out"; axes are laid out by hand (make_subplots
+    is slow) with fixed margins (no automargin passes)."""
+    labels = [f"{i}:{t}" for i, t in enumerate(tokens)]
+    dims = [f"d{i}" for i in range(np.asarray(out).shape[1])]
+    n = len(labels)
+    cell = [(0.0, 0.45), (0.55, 1.0)]                   # x domains; y: top row first
+    rows = [(0.56, 1.0), (0.0, 0.44)]
+    panels = [("scores", scores, labels, False, True), ("logits", logits, labels, False, True),
+              ("weights", weights, labels, True, True), ("out", out, dims, False,
+                                                         show_out_values)]
+    data, layout, notes = [], {}, []
+    for i, (name, matrix, cols, is_w, values) in enumerate(panels):
+        ax = "" if i == 0 else str(i + 1)
+        (x0, x1), (y0, y1) = cell[i % 2], rows[i // 2]
+        data.append(_heat_trace(matrix, labels, cols, weights=is_w, show_values=values,
+                                name=name, axes=(f"x{ax}", f"y{ax}"),
+                                col_title="output dimension" if name == "out" else "key"))
+        layout[f"xaxis{ax}"] = dict(domain=[x0, x1], anchor=f"y{ax}", type="category",
+                                    showgrid=False, dtick=1, automargin=False,
+                                    tickangle=-90 if len(cols) > 8 else 0,
+                                    title=dict(text="output dimension" if name == "out"
+                                               else "key", standoff=4))
+        layout[f"yaxis{ax}"] = dict(domain=[y0, y1], anchor=f"x{ax}", type="category",
+                                    autorange="reversed", showgrid=False, dtick=1,
+                                    automargin=False, title=dict(text="query", standoff=4))
+        notes.append(dict(text=f"<b>{titles[i]}</b>", x=x0, xref="paper", xanchor="left",
+                          y=y1 + 0.01, yref="paper", yanchor="bottom", showarrow=False))
+    height = max(520, 2 * (34 * n + 90) + 60)
+    return go.Figure(data=data, layout=dict(
+        height=height, margin=dict(l=70, r=10, t=40, b=70), annotations=notes,
+        title=dict(text="One attention head, step by step", automargin=False), **layout))
+
+
 def entropy_figure(dims: Sequence[int], scaled: np.ndarray, unscaled: np.ndarray,
                    max_entropy: float, current_dk: int | None = None) -> go.Figure:
     """Mean softmax entropy of attention rows vs d_k, with and without 1/sqrt(d_k)."""
