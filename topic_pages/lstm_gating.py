@@ -44,6 +44,7 @@ RACE_AT = 600                           # iteration the Train claim is checked a
 RACE_SEEDS = (0, 1)
 FLOW_LAG = 100
 GATE_TITLES = {"i": "input gate i", "f": "forget gate f", "o": "output gate o"}
+UNIT_FRAGMENT = "lg_unit_detail"        # the unit/time pickers and what they draw
 
 
 def _unit_label(u) -> str:
@@ -463,21 +464,17 @@ def gates_view(panel) -> None:
         show_figure(F.gate_heatmaps(trace, labels), key="lg_fig_heat")
     with panel.notes:
         c = st.columns([1, 1, 2])
-        STATE.widget("lg_unit", c[0])
-        STATE.widget("lg_t", c[1], hi=max(T - 1, 1))
-        s = STATE.values()
-        unit = unit_of(s, labels)
-        t = min(int(s["lg_t"]), T - 1)
         with c[2]:
-            show_figure(F.probability_bars(probs, R.RECALL_ALPHABET[:K]), key="lg_fig_probs")
-        first = next((lab for lab in labels if lab in R.RECALL_ALPHABET[:K]), None)
-        if s["lg_unit"] == "auto" and first:
-            d = storing_units()[R.RECALL_ALPHABET.index(first)][1]
-            st.caption(f"Unit {unit} stores '{first}': over {PROBE['n']} sequences at delay "
-                       f"{PROBE['delay']}, its tanh(c) at '?' separates '{first}' from the "
-                       f"other symbols by d′ = {d:.1f} standard deviations.")
-        show_figure(F.unit_lines(trace, unit, labels, reference=free), key="lg_fig_unit")
-        st.latex(F.lstm_equations(trace, t, unit))
+            st.markdown("**Answer** (softmax of the readout of h at '?')")
+            for sym, p in zip(R.RECALL_ALPHABET[:K], probs):
+                st.progress(float(p), text=f"P({sym}) = {p:.3f}")
+        unit_box = st.container()
+
+    def unit_detail() -> None:
+        _unit_detail(c[0], c[1], unit_box, trace, free, labels)
+
+    st.fragment(unit_detail, key=UNIT_FRAGMENT)()
+    with panel.notes:
         explain("Each gate is a sigmoid of the current input and the previous hidden state: "
                 "**i** decides how much of the candidate **g** is written, **f** how much of "
                 "the old cell is kept, **o** how much of tanh(c) is shown as h. Along the cell "
@@ -493,6 +490,26 @@ def gates_view(panel) -> None:
                            {"input": s["lg_input"], "clamp": clamps_of(s), "T": T, "hidden": H,
                             "weights": "assets/weights/lstm_gating_lstm.pt"},
                            "lstm_gating_trace")
+
+
+def _unit_detail(unit_col, t_col, box, trace, free, labels) -> None:
+    """The unit and time-step pickers with what they drive (the unit's lines and the
+    equations of one step): a fragment, so they redraw nothing else."""
+    T = trace.h.shape[0]
+    STATE.widget("lg_unit", unit_col)
+    STATE.widget("lg_t", t_col, hi=max(T - 1, 1))
+    s = STATE.values()
+    unit = unit_of(s, labels)
+    t = min(int(s["lg_t"]), T - 1)
+    with box:
+        first = next((lab for lab in labels if lab in R.RECALL_ALPHABET[:K]), None)
+        if s["lg_unit"] == "auto" and first:
+            d = storing_units()[R.RECALL_ALPHABET.index(first)][1]
+            st.caption(f"Unit {unit} stores '{first}': over {PROBE['n']} sequences at delay "
+                       f"{PROBE['delay']}, its tanh(c) at '?' separates '{first}' from the "
+                       f"other symbols by d′ = {d:.1f} standard deviations.")
+        show_figure(F.unit_lines(trace, unit, labels, reference=free), key="lg_fig_unit")
+        st.latex(F.lstm_equations(trace, t, unit))
 
 
 def flow_view(panel) -> None:
