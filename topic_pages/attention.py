@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import attention as A
+from engine import attention_measures as M
 from viz import attention_figures as F
 from viz import session
 from viz.claims import Claim
@@ -196,21 +197,11 @@ def example_accuracy(s: Mapping[str, Any]) -> float:
 
 
 def copy_layer1_mass(s: Mapping[str, Any]) -> float:
-    """Weaker layer-1 head's weight of answer row j on input position j."""
-    pred = prediction_of(s)
-    return float(A.expected_source_mass(pred.attention, pred.inputs, A.TASKS["copy"])[0].min())
+    return M.copy_layer1_mass(prediction_of(s))
 
 
 def lookup_heads(s: Mapping[str, Any]) -> tuple[float, float]:
-    """(layer 1: best head's mean weight of each value row on the key just before it,
-    layer 2: best head's weight of the echoed key's row on the value after the matching key)."""
-    pred = prediction_of(s)
-    maps, x = pred.attention, pred.inputs[None]
-    pairs = np.arange(A.N_PAIRS)
-    prev = maps[0][:, 2 * pairs + 1, 2 * pairs].mean(-1).max()
-    match = int(A._lookup_match(x)[0])
-    value_row = A.answer_rows(A.TASKS["lookup"])[1]
-    return float(prev), float(maps[1][:, value_row, 2 * match + 1].max())
+    return M.lookup_heads(prediction_of(s))
 
 
 def allowed_of(s: Mapping[str, Any]) -> np.ndarray:
@@ -218,16 +209,11 @@ def allowed_of(s: Mapping[str, Any]) -> np.ndarray:
 
 
 def entries_per_n_sqrt_n(s: Mapping[str, Any]) -> float:
-    n = int(s["at_mask_n"])
-    return float(allowed_of(s).sum() / (n * math.sqrt(n)))
+    return M.entries_per_n_sqrt_n(allowed_of(s))
 
 
 def two_hop_coverage(s: Mapping[str, Any]) -> float:
-    """Share of causal (query, key) pairs reachable through at most two allowed hops."""
-    a = allowed_of(s).astype(np.int64)
-    reach = (a + a @ a) > 0
-    causal = np.tril(np.ones_like(reach, dtype=bool))
-    return float((reach & causal).sum() / causal.sum())
+    return M.two_hop_coverage(allowed_of(s))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -381,16 +367,6 @@ STEPS = [
 
 
 # ----------------------------------------------------------------------------- helpers
-def weights_frame(weights: np.ndarray, labels: list[str], **extra) -> pd.DataFrame:
-    """Long table: (query, key, tokens, weight) for one map."""
-    t = weights.shape[-1]
-    qi, ki = np.meshgrid(np.arange(t), np.arange(t), indexing="ij")
-    return pd.DataFrame({**extra,
-                         "query": qi.ravel(), "query_token": np.asarray(labels)[qi.ravel()],
-                         "key": ki.ravel(), "key_token": np.asarray(labels)[ki.ravel()],
-                         "weight": weights.ravel()})
-
-
 def _task_changed() -> None:
     st.session_state["at_seq"] = ""          # empty: the new task's example
     st.session_state["at_head"] = AUTO       # the new task's informative head
@@ -476,7 +452,7 @@ def _head(panel, seed: int) -> None:
                            "float round-off).")
     with panel.notes:
         with st.expander("Export"):
-            export_buttons(weights_frame(m.weights, m.tokens),
+            export_buttons(F.weights_frame(m.weights, m.tokens),
                            {"view": "mechanics", "n": n, "d_k": dk, "temperature": temp,
                             "scale": s["at_scale"], "causal": s["at_causal"],
                             "permutation": perm_of(s, seed)}, "attention-mechanics")
@@ -611,7 +587,7 @@ def trained_view(panel) -> None:
             else live_prediction(task_name, digits))
         if pred is not None:
             layers, heads = pred.attention.shape[:2]
-            frames = [weights_frame(pred.attention[l, h], pred.labels, layer=l + 1, head=h + 1)
+            frames = [F.weights_frame(pred.attention[l, h], pred.labels, layer=l + 1, head=h + 1)
                       for l in range(layers) for h in range(heads)]
             with st.expander("Export the attention maps"):
                 export_buttons(pd.concat(frames, ignore_index=True),

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -223,3 +224,13 @@ def nonzeros_figure(ns: Sequence[int], counts: Mapping[str, np.ndarray]) -> go.F
     fig.update_xaxes(type="log", title="sequence length n")
     fig.update_yaxes(type="log", title="allowed (query, key) pairs")
     return fig
+
+
+def weights_frame(weights: np.ndarray, labels: list[str], **extra) -> pd.DataFrame:
+    """Long table: (query, key, tokens, weight) for one map."""
+    t = weights.shape[-1]
+    qi, ki = np.meshgrid(np.arange(t), np.arange(t), indexing="ij")
+    return pd.DataFrame({**extra,
+                         "query": qi.ravel(), "query_token": np.asarray(labels)[qi.ravel()],
+                         "key": ki.ravel(), "key_token": np.asarray(labels)[ki.ravel()],
+                         "weight": weights.ravel()})
