@@ -32,6 +32,14 @@ def _range(values: np.ndarray, fixed) -> tuple[float, float]:
     return (-max(m, 1e-6), max(m, 1e-6))
 
 
+def _scale_text(values: np.ndarray, name: str) -> str:
+    """The colour range of a panel in words (the panels carry no colour bars: six bars
+    cost about a third of the figure's redraw in the browser)."""
+    lo, hi = _range(values, PANELS[name][2])
+    light, dark = ("white", "dark") if PANELS[name][1] != "RdBu" else ("red", "blue")
+    return f"{light} {lo:.3g} → {dark} {hi:.3g}"
+
+
 def _stacked_axes(n: int, gap: float = 0.04) -> list[tuple[float, float]]:
     """Vertical domains of n stacked panels, top first."""
     h = (1 - gap * (n - 1)) / n
@@ -70,10 +78,11 @@ def gate_heatmaps(trace: LSTMTrace, labels: Sequence[str],
             z=z.astype(np.float32), x=x, y=np.arange(H), zmin=lo, zmax=hi,
             colorscale=PANELS[name][1], xaxis="x", yaxis=f"y{ax}",
             hovertemplate=f"{name}: %{{z:.3f}}<br>unit %{{y}}, t=%{{x}}<extra></extra>",
-            colorbar=dict(len=(d1 - d0), y=(d0 + d1) / 2, thickness=10)))
+            showscale=False))
         layout[f"yaxis{ax}"] = dict(domain=[d0, d1], title=dict(text="unit"), showgrid=False,
                                     anchor="x", automargin=False)
-    annotations = [dict(text=PANELS[name][0], x=0, xref="paper", xanchor="left",
+    annotations = [dict(text=f"{PANELS[name][0]} · {_scale_text(getattr(trace, name), name)}",
+                        x=0, xref="paper", xanchor="left",
                         y=domains[r][1], yref="paper", yanchor="bottom", showarrow=False)
                    for r, name in enumerate(panels)]
     tickvals, ticktext = time_ticks(labels)
@@ -94,10 +103,10 @@ def unit_lines(trace: LSTMTrace, unit: int, labels: Sequence[str],
     data = []
     for name in ("i", "f", "o", "g", "c", "h"):
         data.append(go.Scatter(
-            x=t, y=getattr(trace, name)[:, unit], name=name, mode="lines+markers",
+            x=t, y=getattr(trace, name)[:, unit], name=name, mode="lines",
             yaxis="y" if name in "ifog" else "y2",
             line=dict(color=LINE_COLORS[name], width=3 if name in "ch" else 1.5),
-            marker=dict(size=4), customdata=custom,
+            customdata=custom,
             hovertemplate=f"{name} = %{{y:.3f}} (input %{{customdata}})<extra></extra>"))
     if reference is not None:
         for name in ("c", "h"):
