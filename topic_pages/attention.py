@@ -432,7 +432,8 @@ def _head(panel, seed: int) -> None:
                                                                else ""),
              "3. softmax over keys (rows sum to 1)", "4. output = weights · v"],
             show_out_values=dk <= 8), key="at_fig_mech")
-        st.caption(f"{n} tokens with random {D_MODEL}-dim embeddings x (seed {seed}); "
+        st.caption(f"Rows are queries, columns keys (4.: output dimensions). "
+                   f"{n} tokens with random {D_MODEL}-dim embeddings x (seed {seed}); "
                    f"q = xW_q, k = xW_k, v = xW_v with d_k = {dk}; divisor = {div} = "
                    f"{m.divisor:.3g}.")
     with panel.controls:

@@ -78,7 +78,7 @@ def mechanics_figure(scores: np.ndarray, logits: np.ndarray, weights: np.ndarray
     labels = [f"{i}:{t}" for i, t in enumerate(tokens)]
     dims = [f"d{i}" for i in range(np.asarray(out).shape[1])]
     n = len(labels)
-    cell = [(0.0, 0.45), (0.55, 1.0)]                   # x domains; y: top row first
+    cell = [(0.0, 0.43), (0.57, 1.0)]                   # x domains; y: top row first
     rows = [(0.56, 1.0), (0.0, 0.44)]
     panels = [("scores", scores, labels, False, True), ("logits", logits, labels, False, True),
               ("weights", weights, labels, True, True), ("out", out, dims, False,
@@ -90,19 +90,19 @@ def mechanics_figure(scores: np.ndarray, logits: np.ndarray, weights: np.ndarray
         data.append(_heat_trace(matrix, labels, cols, weights=is_w, show_values=values,
                                 name=name, axes=(f"x{ax}", f"y{ax}"),
                                 col_title="output dimension" if name == "out" else "key"))
+        # no axis titles (rows are queries, columns keys: the caption and hover say so), so
+        # a classroom-size tick label never meets one with the margins fixed
         layout[f"xaxis{ax}"] = dict(domain=[x0, x1], anchor=f"y{ax}", type="category",
                                     showgrid=False, dtick=1, automargin=False,
-                                    tickangle=-90 if len(cols) > 8 else 0,
-                                    title=dict(text="output dimension" if name == "out"
-                                               else "key", standoff=4))
+                                    tickangle=-90 if len(cols) > 8 else 0)
         layout[f"yaxis{ax}"] = dict(domain=[y0, y1], anchor=f"x{ax}", type="category",
                                     autorange="reversed", showgrid=False, dtick=1,
-                                    automargin=False, title=dict(text="query", standoff=4))
+                                    automargin=False)
         notes.append(dict(text=f"<b>{titles[i]}</b>", x=x0, xref="paper", xanchor="left",
                           y=y1 + 0.01, yref="paper", yanchor="bottom", showarrow=False))
     height = max(520, 2 * (34 * n + 90) + 60)
     return go.Figure(data=data, layout=dict(
-        height=height, margin=dict(l=70, r=10, t=40, b=70), annotations=notes,
+        height=height, margin=dict(l=90, r=10, t=40, b=60), annotations=notes,
         title=dict(text="One attention head, step by step", automargin=False), **layout))
 
 
