@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import attention as A
+from engine import attention_measures as M
 from viz import attention_figures as F
 from viz import session
 from viz.claims import Claim
@@ -148,12 +149,17 @@ def digits_of(s: Mapping[str, Any]) -> tuple[list[int], str | None]:
         return A.parse_sequence(example, task), str(exc)
 
 
-def prediction_of(s: Mapping[str, Any], model=None) -> A.Prediction:
-    """The greedy answer and attention maps of `model` (default: the shipped snapshot)."""
-    task = A.TASKS[s["at_task"]]
-    if model is None:
-        model = shipped_model(s["at_task"])[0]
-    return A.predict(model, task, digits_of(s)[0])
+@st.cache_data(max_entries=32, show_spinner=False)
+def shipped_prediction(task_name: str, digits: tuple[int, ...],
+                       device: str = "cpu") -> A.Prediction:
+    """The shipped snapshot's greedy answer and attention maps for `digits` (cached: the
+    trained view and its export draw the same one)."""
+    return A.predict(shipped_model(task_name, device)[0], A.TASKS[task_name], list(digits))
+
+
+def prediction_of(s: Mapping[str, Any]) -> A.Prediction:
+    """The greedy answer and attention maps of the shipped snapshot (what the view shows)."""
+    return shipped_prediction(s["at_task"], tuple(digits_of(s)[0]))
 
 
 def head_masses(pred: A.Prediction, task: A.Task) -> np.ndarray:
@@ -191,21 +197,11 @@ def example_accuracy(s: Mapping[str, Any]) -> float:
 
 
 def copy_layer1_mass(s: Mapping[str, Any]) -> float:
-    """Weaker layer-1 head's weight of answer row j on input position j."""
-    pred = prediction_of(s)
-    return float(A.expected_source_mass(pred.attention, pred.inputs, A.TASKS["copy"])[0].min())
+    return M.copy_layer1_mass(prediction_of(s))
 
 
 def lookup_heads(s: Mapping[str, Any]) -> tuple[float, float]:
-    """(layer 1: best head's mean weight of each value row on the key just before it,
-    layer 2: best head's weight of the echoed key's row on the value after the matching key)."""
-    pred = prediction_of(s)
-    maps, x = pred.attention, pred.inputs[None]
-    pairs = np.arange(A.N_PAIRS)
-    prev = maps[0][:, 2 * pairs + 1, 2 * pairs].mean(-1).max()
-    match = int(A._lookup_match(x)[0])
-    value_row = A.answer_rows(A.TASKS["lookup"])[1]
-    return float(prev), float(maps[1][:, value_row, 2 * match + 1].max())
+    return M.lookup_heads(prediction_of(s))
 
 
 def allowed_of(s: Mapping[str, Any]) -> np.ndarray:
@@ -213,16 +209,11 @@ def allowed_of(s: Mapping[str, Any]) -> np.ndarray:
 
 
 def entries_per_n_sqrt_n(s: Mapping[str, Any]) -> float:
-    n = int(s["at_mask_n"])
-    return float(allowed_of(s).sum() / (n * math.sqrt(n)))
+    return M.entries_per_n_sqrt_n(allowed_of(s))
 
 
 def two_hop_coverage(s: Mapping[str, Any]) -> float:
-    """Share of causal (query, key) pairs reachable through at most two allowed hops."""
-    a = allowed_of(s).astype(np.int64)
-    reach = (a + a @ a) > 0
-    causal = np.tril(np.ones_like(reach, dtype=bool))
-    return float((reach & causal).sum() / causal.sum())
+    return M.two_hop_coverage(allowed_of(s))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -376,16 +367,6 @@ STEPS = [
 
 
 # ----------------------------------------------------------------------------- helpers
-def weights_frame(weights: np.ndarray, labels: list[str], **extra) -> pd.DataFrame:
-    """Long table: (query, key, tokens, weight) for one map."""
-    t = weights.shape[-1]
-    qi, ki = np.meshgrid(np.arange(t), np.arange(t), indexing="ij")
-    return pd.DataFrame({**extra,
-                         "query": qi.ravel(), "query_token": np.asarray(labels)[qi.ravel()],
-                         "key": ki.ravel(), "key_token": np.asarray(labels)[ki.ravel()],
-                         "weight": weights.ravel()})
-
-
 def _task_changed() -> None:
     st.session_state["at_seq"] = ""          # empty: the new task's example
     st.session_state["at_head"] = AUTO       # the new task's informative head
@@ -400,34 +381,61 @@ def _sample_input(task_name: str) -> None:
 
 
 # ----------------------------------------------------------------------------- views
+MECH_FRAGMENT = "at_mech"          # the head's controls and its figure rerun on their own
+
+
+def _dk_changed() -> None:
+    """d_k also moves the marker of the entropy curve below (outside the head's fragment)."""
+    st.rerun(scope="app")
+
+
 def mechanics_view(panel) -> None:
+    # The head's controls, figure, metrics and export rerun on their own (a fragment): a
+    # move of n, τ or a toggle does not redraw the entropy curve, which depends on d_k only
+    # (a d_k move reruns the page: _dk_changed).
+    seed = session.seed()
+    with panel.notes:
+        entropy_box = st.container()
+        explain(f"Entropy curve: {ENTROPY_KEYS} keys, q and k with unit-variance components, "
+                "512 rows per point. q·k has variance d_k, so without the 1/√d_k the logits "
+                "spread out as d_k grows and the softmax collapses towards one key; with it "
+                "they keep variance 1.")
+
+    def head() -> None:
+        _head(panel, seed)
+
+    st.fragment(head, key=MECH_FRAGMENT)()
+    with entropy_box:                      # after the widgets: d_k as the URL or user set it
+        scaled_h, unscaled_h = entropy_curves(seed)
+        show_figure(F.entropy_figure(ENTROPY_DIMS, scaled_h, unscaled_h,
+                                     math.log(ENTROPY_KEYS), int(STATE.value("at_dk"))),
+                    key="at_fig_entropy")
+
+
+def _head(panel, seed: int) -> None:
+    """The controls of one head, its four matrices (one figure), the metrics and export."""
     with panel.controls:
         STATE.widget("at_n")
-        STATE.widget("at_dk")
+        STATE.widget("at_dk", on_change=_dk_changed)
         STATE.widget("at_temp")
         STATE.widget("at_scale")
         STATE.widget("at_causal")
         STATE.widget("at_perm")
     s = STATE.values()
-    seed = session.seed()
     m = mechanics_of(s, seed)
     n, dk, temp = int(s["at_n"]), int(s["at_dk"]), float(s["at_temp"])
     div = f"√{dk}·{temp:g}" if s["at_scale"] else f"{temp:g}"
     with panel.figure:
-        cols = st.columns(2)
-        with cols[0]:
-            show_figure(F.matrix_heatmap(m.scores, m.tokens, m.tokens, "1. scores q·kᵀ"),
-                        key="at_fig_scores")
-            show_figure(F.matrix_heatmap(m.weights, m.tokens, m.tokens,
-                                         "3. softmax over keys (rows sum to 1)", weights=True),
-                        key="at_fig_weights")
-        with cols[1]:
-            show_figure(F.matrix_heatmap(m.logits, m.tokens, m.tokens, f"2. scaled scores / "
-                                         f"{div}" + (" + mask" if s["at_causal"] else "")),
-                        key="at_fig_logits")
-            show_figure(F.matrix_heatmap(m.out, m.tokens, [f"d{i}" for i in range(dk)],
-                                         "4. output = weights · v", show_values=dk <= 8,
-                                         col_title="output dimension"), key="at_fig_out")
+        show_figure(F.mechanics_figure(
+            m.scores, m.logits, m.weights, m.out, m.tokens,
+            ["1. scores q·kᵀ", f"2. scaled scores / {div}" + (" + mask" if s["at_causal"]
+                                                               else ""),
+             "3. softmax over keys (rows sum to 1)", "4. output = weights · v"],
+            show_out_values=dk <= 8), key="at_fig_mech")
+        st.caption(f"Rows are queries, columns keys (4.: output dimensions). "
+                   f"{n} tokens with random {D_MODEL}-dim embeddings x (seed {seed}); "
+                   f"q = xW_q, k = xW_k, v = xW_v with d_k = {dk}; divisor = {div} = "
+                   f"{m.divisor:.3g}.")
     with panel.controls:
         st.metric("Mean row entropy", f"{m.mean_entropy:.3f} nats",
                   help=f"Uniform over n keys: log n = {math.log(n):.3f}; one-hot: 0.")
@@ -444,18 +452,8 @@ def mechanics_view(panel) -> None:
                            f"original rows in the same shuffled order (difference {err:.1e}, "
                            "float round-off).")
     with panel.notes:
-        st.caption(f"{n} tokens with random {D_MODEL}-dim embeddings x (seed {seed}); "
-                   f"q = xW_q, k = xW_k, v = xW_v with d_k = {dk}; divisor = {div} = "
-                   f"{m.divisor:.3g}.")
-        scaled_h, unscaled_h = entropy_curves(seed)
-        show_figure(F.entropy_figure(ENTROPY_DIMS, scaled_h, unscaled_h,
-                                     math.log(ENTROPY_KEYS), dk), key="at_fig_entropy")
-        explain(f"Entropy curve: {ENTROPY_KEYS} keys, q and k with unit-variance components, "
-                "512 rows per point. q·k has variance d_k, so without the 1/√d_k the logits "
-                "spread out as d_k grows and the softmax collapses towards one key; with it "
-                "they keep variance 1.")
         with st.expander("Export"):
-            export_buttons(weights_frame(m.weights, m.tokens),
+            export_buttons(F.weights_frame(m.weights, m.tokens),
                            {"view": "mechanics", "n": n, "d_k": dk, "temperature": temp,
                             "scale": s["at_scale"], "causal": s["at_causal"],
                             "permutation": perm_of(s, seed)}, "attention-mechanics")
@@ -558,7 +556,7 @@ def trained_view(panel) -> None:
     s = STATE.values()
     seed, device = session.seed(), session.device()
     digits, problem = digits_of(s)
-    shown_model = None
+    shown = None
     with panel.figure:
         st.caption(task.description)
         if problem:
@@ -571,7 +569,7 @@ def trained_view(panel) -> None:
                     icon=":material/info:")
             source = SOURCES[1]
         if source == SOURCES[0]:
-            shown_model, info = loaded
+            shown, info = loaded
             cfg = info["config"]
             st.markdown(f"**Model shown: shipped snapshot** `{shipped_path(task_name).name}` "
                         "(trained offline, not in this session).")
@@ -579,16 +577,18 @@ def trained_view(panel) -> None:
                        f"d_model {cfg['d_model']}, trained {info['steps']:,} iterations; greedy "
                        f"token accuracy on fresh inputs "
                        f"{info.get('token_accuracy', float('nan')):.3f}.")
-            show_prediction(A.predict(shown_model, task, digits), task, choice, "at_fig_shipped")
+            show_prediction(shipped_prediction(task_name, tuple(digits), device), task, choice,
+                            "at_fig_shipped")
         else:
-            shown_model = _live_model(s, task_name, task, digits, choice, seed, device)
+            shown = _live_model(s, task_name, task, digits, choice, seed, device)
     with panel.notes:
-        if shown_model is not None:
-            # outside the live fragment: rebuilt on a full rerun of the view, not per tick
-            pred = (A.predict(shown_model, task, digits) if source == SOURCES[0] else
-                    read_trainer("at_train", lambda tr: A.predict(tr.model, task, digits)))
+        # outside the live fragment: rebuilt on a full rerun of the view, not per tick
+        pred = None if shown is None else (
+            shipped_prediction(task_name, tuple(digits), device) if source == SOURCES[0]
+            else live_prediction(task_name, digits))
+        if pred is not None:
             layers, heads = pred.attention.shape[:2]
-            frames = [weights_frame(pred.attention[l, h], pred.labels, layer=l + 1, head=h + 1)
+            frames = [F.weights_frame(pred.attention[l, h], pred.labels, layer=l + 1, head=h + 1)
                       for l in range(layers) for h in range(heads)]
             with st.expander("Export the attention maps"):
                 export_buttons(pd.concat(frames, ignore_index=True),
@@ -607,15 +607,17 @@ def _live_model(s, task_name, task, digits, choice, seed, device):
                                                              int(s["at_dmodel"])),
                                     lr=float(s["at_lr"]), batch=128, seed=seed, device=device)
 
-    def draw(trainer, tick):
-        snap = trainer.snapshot()
+    def draw(view, tick):
+        snap = view.snapshot()
         st.markdown(f"**Model shown: trained live** in this session, iteration "
-                    f"{trainer.steps:,}" + (" (random initial weights)" if not trainer.steps
-                                            else "") + ".")
-        show_prediction(A.predict(trainer.model, task, digits), task, choice, "at_fig_live")
-        if trainer.steps:
-            steps, loss = trainer.history.as_arrays("loss")
-            acc_steps, acc = trainer.history.as_arrays("accuracy")
+                    f"{view.steps:,}" + (" (random initial weights)" if not view.steps
+                                         else "") + ".")
+        pred = live_prediction(task_name, digits)
+        if pred is not None:
+            show_prediction(pred, task, choice, "at_fig_live")
+        if view.steps:
+            steps, loss = view.history.as_arrays("loss")
+            acc_steps, acc = view.history.as_arrays("accuracy")
             k = st.columns([1, 1, 3])
             k[0].metric("loss", f"{snap.loss:.3f}")
             k[1].metric("batch accuracy", f"{snap.accuracy:.1%}")
@@ -627,8 +629,15 @@ def _live_model(s, task_name, task, digits, choice, seed, device):
 
     with user_errors("train the transformer"):
         return live_training("at_train", make, draw, config, steps_per_frame=20,
-                             max_steps_per_frame=200).model
+                             max_steps_per_frame=200)
     return None
+
+
+def live_prediction(task_name: str, digits: list[int]) -> A.Prediction | None:
+    """The live model's greedy answer and attention maps, computed next to the trainer
+    (it may live in a worker process): plain arrays come back, never the model."""
+    return read_trainer("at_train", lambda tr: A.predict(tr.model, A.TASKS[task_name],
+                                                         list(digits)))
 
 
 def masks_view(panel) -> None:

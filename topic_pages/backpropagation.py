@@ -35,6 +35,7 @@ TICK_S = 1.0                     # Play: one backward step per second
 # Play state (not widgets): the step shown while playing, auto-play on, skip one advance
 AT, PLAYING, HOLD = "bp_at", "bp_playing", "bp_hold"
 PLAYER = Autoplay(AT, PLAYING, HOLD)
+WALK = "bp_walk"                 # key of the player fragment (step slider + graph)
 
 STATE = StateTable([
     Control("bp_expr", DEFAULT_EXPR, "Expression f", kind="text",
@@ -352,6 +353,7 @@ def _step_to(k: int | None, n_steps: int) -> None:
     k = min(max(k, 0), n_steps)
     st.session_state["bp_step"] = st.session_state[AT] = k
     st.session_state[PLAYING] = False
+    st.rerun(scope="app")      # the buttons sit in the view's fragment: redraw the player too
 
 
 def _toggle_play(n_steps: int) -> None:
@@ -361,6 +363,7 @@ def _toggle_play(n_steps: int) -> None:
     PLAYER.toggle(n_steps)
     if not PLAYER.is_playing():
         st.session_state["bp_step"] = int(st.session_state.get(AT, 0))
+    st.rerun(scope="app")      # a fragment-only rerun would leave the player's timer ticking
 
 
 def graph_view(panel) -> None:
@@ -403,7 +406,7 @@ def _walk(d: autodiff.Differentiation) -> None:
     playing = PLAYER.is_playing() and n > 0
     st.session_state[HOLD] = True          # a full run shows the step; only ticks advance
 
-    @st.fragment(run_every=TICK_S if playing else None)
+    @st.fragment(run_every=TICK_S if playing else None, key=WALK)
     def _frame() -> None:
         running = PLAYER.is_playing() and n > 0
         hold = st.session_state.pop(HOLD, False)
@@ -537,14 +540,12 @@ def modes_view(panel) -> None:
                 "gives one row, so m are needed. The passes are counted as the loops run.")
 
 
-# fragment=False for every view: the tour's "Show me" sits in the view's column, and a button
-# inside a fragment reruns only that fragment in the browser, so it could not switch the tab
-# (AppTest runs the whole script and does not show this). Every view here is cheap (cached);
-# the Graph view runs its own fragment for Play.
-VIEWS = [View("graph", "Graph", graph_view, fragment=False),
-         View("gradcheck", "Gradient check", gradcheck_view, fragment=False),
-         View("layers", "Layers", layers_view, fragment=False),
-         View("modes", "Forward vs reverse mode", modes_view, fragment=False)]
+# Every view runs in the skeleton's fragment; the Graph view nests the player's fragment in it
+# (the step slider reruns only the graph figure).
+VIEWS = [View("graph", "Graph", graph_view),
+         View("gradcheck", "Gradient check", gradcheck_view),
+         View("layers", "Layers", layers_view),
+         View("modes", "Forward vs reverse mode", modes_view)]
 
 if __name__ == "__main__":
     topic_page("backpropagation", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,

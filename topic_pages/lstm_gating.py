@@ -14,11 +14,12 @@ from typing import Any, Mapping
 import numpy as np
 import streamlit as st
 
+from engine import lstm_measures as M
 from engine import recurrent as R
 from viz import lstm_gating_figures as F
 from viz import session
 from viz.claims import Claim
-from viz.live import live_training
+from viz.live import live_training, read_trainer
 from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
@@ -43,6 +44,7 @@ RACE_AT = 600                           # iteration the Train claim is checked a
 RACE_SEEDS = (0, 1)
 FLOW_LAG = 100
 GATE_TITLES = {"i": "input gate i", "f": "forget gate f", "o": "output gate o"}
+UNIT_FRAGMENT = "lg_unit_detail"        # the unit/time pickers and what they draw
 
 
 def _unit_label(u) -> str:
@@ -139,18 +141,8 @@ def trace_of(s: Mapping[str, Any], seed: int = 0):
 @st.cache_data(max_entries=8, show_spinner=False)
 def storing_units() -> dict[int, tuple[int, float]]:
     """For each symbol: (the unit whose tanh(c) at '?' best tells that symbol from the
-    others, its d′ = |mean_sym − mean_rest| / pooled std) over PROBE's sequences."""
-    net = lstm_net()[0]
-    b = R.make_task_batch("delayed_recall", PROBE["n"], PROBE["delay"], seed=PROBE["seed"],
-                          n_symbols=K, distract=1.0)
-    x, y = b.x.cpu().numpy(), b.y.cpu().numpy()
-    cq = np.array([np.tanh(R.lstm_trace(net.rnn, xi).c[-1]) for xi in x])
-    out = {}
-    for sym in range(K):
-        a, r = cq[y == sym], cq[y != sym]
-        d = np.abs(a.mean(0) - r.mean(0)) / np.sqrt(0.5 * (a.var(0) + r.var(0)) + 1e-12)
-        out[sym] = (int(d.argmax()), float(d.max()))
-    return out
+    others, its d′) over PROBE's sequences (engine/lstm_measures.py)."""
+    return M.storing_units(lstm_net()[0], PROBE["n"], PROBE["delay"], PROBE["seed"], K)
 
 
 def unit_of(s: Mapping[str, Any], labels) -> int:
@@ -172,13 +164,7 @@ def accuracy_by_delay(kind: str = "lstm") -> np.ndarray:
 @st.cache_data(max_entries=16, show_spinner=False)
 def clamped_accuracy(clamp: tuple, delay: int, n: int = 64) -> float:
     """Accuracy of the shipped LSTM with gates clamped, on n seeded sequences."""
-    net = lstm_net()[0]
-    b = R.make_task_batch("delayed_recall", n, delay, seed=7, n_symbols=K, distract=1.0)
-    right = 0
-    for xi, yi in zip(b.x.cpu().numpy(), b.y.cpu().numpy()):
-        h = R.lstm_trace(net.rnn, xi, clamp=dict(clamp)).h[-1]
-        right += int(R.head_probs(net, h).argmax() == yi)
-    return right / n
+    return M.clamped_accuracy(lstm_net()[0], dict(clamp), delay, n, K)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -223,7 +209,7 @@ def accuracy_at(s) -> float:
 def unit_forget_over_delay(s) -> float:
     """Mean forget gate of the chosen unit between the symbol and '?' (this sequence)."""
     trace, _, labels, _ = trace_of(s)
-    return float(trace.f[1:-1, unit_of(s, labels)].mean())
+    return M.forget_over_delay(trace, unit_of(s, labels))
 
 
 def unit_cell_at_query(s) -> float:
@@ -235,15 +221,13 @@ def unit_cell_at_query(s) -> float:
 def unit_input_gate_jump(s) -> float:
     """i at the symbol − mean i over the delay, chosen unit (this sequence)."""
     trace, _, labels, _ = trace_of(s)
-    u = unit_of(s, labels)
-    return float(trace.i[0, u] - trace.i[1:-1, u].mean())
+    return M.input_gate_jump(trace, unit_of(s, labels))
 
 
 def unit_output_gate_jump(s) -> float:
     """o at '?' − mean o over the delay, chosen unit (this sequence)."""
     trace, _, labels, _ = trace_of(s)
-    u = unit_of(s, labels)
-    return float(trace.o[-1, u] - trace.o[1:-1, u].mean())
+    return M.output_gate_jump(trace, unit_of(s, labels))
 
 
 def weakest_storing_unit(_s) -> float:
@@ -295,15 +279,8 @@ def half_life(s) -> float:
 def race_accuracy(kind: str, seed: int, curriculum: bool = False, delay: int = 40,
                   steps: int = RACE_AT) -> float:
     """Held-out accuracy at `delay` after `steps` iterations of one racer of the Train tab
-    (its defaults: hidden 16, lr 0.01, batch 64, forget bias 2; the curriculum starts at 2).
-    A racer of R.RaceTrainer is an independent SequenceTrainer with the same arguments."""
-    tr = R.SequenceTrainer(kind, task="delayed_recall", length=2 if curriculum else delay,
-                           max_length=delay, curriculum=curriculum, hidden=16, lr=0.01,
-                           batch=64, seed=seed, device="cpu", forget_bias=2.0,
-                           task_params={"n_symbols": K, "distract": 1.0})
-    tr.step(steps)
-    return float(R.accuracy_by_length(tr.net, "delayed_recall", [delay], n=256, seed=seed,
-                                      distract=1.0)[0])
+    (its defaults: hidden 16, lr 0.01, batch 64, forget bias 2)."""
+    return M.race_accuracy(kind, seed, curriculum, delay, steps, K)
 
 
 # ----------------------------------------------------------------------------- presets
@@ -487,21 +464,17 @@ def gates_view(panel) -> None:
         show_figure(F.gate_heatmaps(trace, labels), key="lg_fig_heat")
     with panel.notes:
         c = st.columns([1, 1, 2])
-        STATE.widget("lg_unit", c[0])
-        STATE.widget("lg_t", c[1], hi=max(T - 1, 1))
-        s = STATE.values()
-        unit = unit_of(s, labels)
-        t = min(int(s["lg_t"]), T - 1)
         with c[2]:
-            show_figure(F.probability_bars(probs, R.RECALL_ALPHABET[:K]), key="lg_fig_probs")
-        first = next((lab for lab in labels if lab in R.RECALL_ALPHABET[:K]), None)
-        if s["lg_unit"] == "auto" and first:
-            d = storing_units()[R.RECALL_ALPHABET.index(first)][1]
-            st.caption(f"Unit {unit} stores '{first}': over {PROBE['n']} sequences at delay "
-                       f"{PROBE['delay']}, its tanh(c) at '?' separates '{first}' from the "
-                       f"other symbols by d′ = {d:.1f} standard deviations.")
-        show_figure(F.unit_lines(trace, unit, labels, reference=free), key="lg_fig_unit")
-        st.latex(F.lstm_equations(trace, t, unit))
+            st.markdown("**Answer** (softmax of the readout of h at '?')")
+            for sym, p in zip(R.RECALL_ALPHABET[:K], probs):
+                st.progress(float(p), text=f"P({sym}) = {p:.3f}")
+        unit_box = st.container()
+
+    def unit_detail() -> None:
+        _unit_detail(c[0], c[1], unit_box, trace, free, labels)
+
+    st.fragment(unit_detail, key=UNIT_FRAGMENT)()
+    with panel.notes:
         explain("Each gate is a sigmoid of the current input and the previous hidden state: "
                 "**i** decides how much of the candidate **g** is written, **f** how much of "
                 "the old cell is kept, **o** how much of tanh(c) is shown as h. Along the cell "
@@ -517,6 +490,26 @@ def gates_view(panel) -> None:
                            {"input": s["lg_input"], "clamp": clamps_of(s), "T": T, "hidden": H,
                             "weights": "assets/weights/lstm_gating_lstm.pt"},
                            "lstm_gating_trace")
+
+
+def _unit_detail(unit_col, t_col, box, trace, free, labels) -> None:
+    """The unit and time-step pickers with what they drive (the unit's lines and the
+    equations of one step): a fragment, so they redraw nothing else."""
+    T = trace.h.shape[0]
+    STATE.widget("lg_unit", unit_col)
+    STATE.widget("lg_t", t_col, hi=max(T - 1, 1))
+    s = STATE.values()
+    unit = unit_of(s, labels)
+    t = min(int(s["lg_t"]), T - 1)
+    with box:
+        first = next((lab for lab in labels if lab in R.RECALL_ALPHABET[:K]), None)
+        if s["lg_unit"] == "auto" and first:
+            d = storing_units()[R.RECALL_ALPHABET.index(first)][1]
+            st.caption(f"Unit {unit} stores '{first}': over {PROBE['n']} sequences at delay "
+                       f"{PROBE['delay']}, its tanh(c) at '?' separates '{first}' from the "
+                       f"other symbols by d′ = {d:.1f} standard deviations.")
+        show_figure(F.unit_lines(trace, unit, labels, reference=free), key="lg_fig_unit")
+        st.latex(F.lstm_equations(trace, t, unit))
 
 
 def flow_view(panel) -> None:
@@ -573,17 +566,22 @@ def train_view(panel) -> None:
                              batch=64, seed=seed, device=dev, forget_bias=2.0,
                              task_params={"n_symbols": K, "distract": 1.0})
 
-    def draw(race, tick) -> None:
-        delays = np.unique(np.linspace(2, max(delay * 1.5, 10), 7).astype(int))
-        acc = {k: R.accuracy_by_length(r.net, "delayed_recall", delays, n=100, seed=seed,
-                                       distract=1.0) for k, r in race.racers.items()}
-        levels = {k: r.level for k, r in race.racers.items()}
+    delays = tuple(int(d) for d in np.unique(np.linspace(2, max(delay * 1.5, 10), 7)
+                                             .astype(int)))
+
+    def draw(view, tick) -> None:
+        # the nets stay with the trainer (maybe in a worker): only the accuracies come back
+        acc = read_trainer("lg_race", functools.partial(M.race_accuracy_by_delay,
+                                                        delays=delays, seed=seed), {})
+        racers = view.snapshot().racers
         a, b = st.columns(2)
         with a:
-            show_figure(F.accuracy_vs_delay(delays, acc, levels, 0.25), key="lg_fig_acc")
+            show_figure(F.accuracy_vs_delay(np.asarray(delays), acc,
+                                            {k: r.level for k, r in racers.items()}, 0.25),
+                        key="lg_fig_acc")
         with b:
-            show_figure(F.race_history({k: r.history.as_arrays("accuracy")
-                                        for k, r in race.racers.items()}), key="lg_fig_hist")
+            show_figure(F.race_history({k: view.history.as_arrays(f"{k}/accuracy")
+                                        for k in racers}), key="lg_fig_hist")
 
     with panel.figure:
         live_training("lg_race", make_race, draw, config, steps_per_frame=20,

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -46,6 +47,63 @@ def matrix_heatmap(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Se
     fig.update_xaxes(title=col_title, type="category", side="bottom", showgrid=False, dtick=1,
                      tickangle=-90 if len(cols) > 8 else 0)
     return fig
+
+
+def _heat_trace(matrix: np.ndarray, rows: list[str], cols: list[str], *, weights: bool,
+                show_values: bool, name: str, axes: tuple[str, str],
+                row_title: str = "query", col_title: str = "key") -> go.Heatmap:
+    m = np.asarray(matrix, dtype=float)
+    z = np.where(np.isfinite(m), m, np.nan)
+    if weights:
+        color = dict(colorscale=WEIGHT_SCALE, zmin=0.0, zmax=1.0)
+    else:
+        lim = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
+        color = dict(colorscale=SIGNED_SCALE, zmid=0.0, zmin=-lim, zmax=lim)
+    return go.Heatmap(
+        z=z, x=cols, y=rows, name=name, xaxis=axes[0], yaxis=axes[1], showscale=False,
+        text=[[_fmt(v) for v in row] for row in m] if show_values else None,
+        texttemplate="%{text}" if show_values else None,
+        hovertemplate=f"{name}<br>{row_title} %{{y}}<br>{col_title} %{{x}}<br>"
+                      f"value %{{z:.3f}}<extra></extra>", **color)
+
+
+def mechanics_figure(scores: np.ndarray, logits: np.ndarray, weights: np.ndarray,
+                     out: np.ndarray, tokens: Sequence[str], titles: Sequence[str],
+                     show_out_values: bool = True) -> go.Figure:
+    """The four steps of one head in ONE figure (2 × 2 panels: scores, scaled scores,
+    softmax weights, output), each cell labelled with its value. One chart instead of four:
+    a slider move redraws one Plotly graph (the browser's cost is mostly per chart). Traces
+    are named "scores", "logits", "weights", "out"; axes are laid out by hand (make_subplots
+    is slow) with fixed margins (no automargin passes)."""
+    labels = [f"{i}:{t}" for i, t in enumerate(tokens)]
+    dims = [f"d{i}" for i in range(np.asarray(out).shape[1])]
+    n = len(labels)
+    cell = [(0.0, 0.43), (0.57, 1.0)]                   # x domains; y: top row first
+    rows = [(0.56, 1.0), (0.0, 0.44)]
+    panels = [("scores", scores, labels, False, True), ("logits", logits, labels, False, True),
+              ("weights", weights, labels, True, True), ("out", out, dims, False,
+                                                         show_out_values)]
+    data, layout, notes = [], {}, []
+    for i, (name, matrix, cols, is_w, values) in enumerate(panels):
+        ax = "" if i == 0 else str(i + 1)
+        (x0, x1), (y0, y1) = cell[i % 2], rows[i // 2]
+        data.append(_heat_trace(matrix, labels, cols, weights=is_w, show_values=values,
+                                name=name, axes=(f"x{ax}", f"y{ax}"),
+                                col_title="output dimension" if name == "out" else "key"))
+        # no axis titles (rows are queries, columns keys: the caption and hover say so), so
+        # a classroom-size tick label never meets one with the margins fixed
+        layout[f"xaxis{ax}"] = dict(domain=[x0, x1], anchor=f"y{ax}", type="category",
+                                    showgrid=False, dtick=1, automargin=False,
+                                    tickangle=-90 if len(cols) > 8 else 0)
+        layout[f"yaxis{ax}"] = dict(domain=[y0, y1], anchor=f"x{ax}", type="category",
+                                    autorange="reversed", showgrid=False, dtick=1,
+                                    automargin=False)
+        notes.append(dict(text=f"<b>{titles[i]}</b>", x=x0, xref="paper", xanchor="left",
+                          y=y1 + 0.01, yref="paper", yanchor="bottom", showarrow=False))
+    height = max(520, 2 * (34 * n + 90) + 60)
+    return go.Figure(data=data, layout=dict(
+        height=height, margin=dict(l=90, r=10, t=40, b=60), annotations=notes,
+        title=dict(text="One attention head, step by step", automargin=False), **layout))
 
 
 def entropy_figure(dims: Sequence[int], scaled: np.ndarray, unscaled: np.ndarray,
@@ -166,3 +224,13 @@ def nonzeros_figure(ns: Sequence[int], counts: Mapping[str, np.ndarray]) -> go.F
     fig.update_xaxes(type="log", title="sequence length n")
     fig.update_yaxes(type="log", title="allowed (query, key) pairs")
     return fig
+
+
+def weights_frame(weights: np.ndarray, labels: list[str], **extra) -> pd.DataFrame:
+    """Long table: (query, key, tokens, weight) for one map."""
+    t = weights.shape[-1]
+    qi, ki = np.meshgrid(np.arange(t), np.arange(t), indexing="ij")
+    return pd.DataFrame({**extra,
+                         "query": qi.ravel(), "query_token": np.asarray(labels)[qi.ravel()],
+                         "key": ki.ravel(), "key_token": np.asarray(labels)[ki.ravel()],
+                         "weight": weights.ravel()})

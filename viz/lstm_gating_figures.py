@@ -32,6 +32,14 @@ def _range(values: np.ndarray, fixed) -> tuple[float, float]:
     return (-max(m, 1e-6), max(m, 1e-6))
 
 
+def _scale_text(values: np.ndarray, name: str) -> str:
+    """The colour range of a panel in words (the panels carry no colour bars: six bars
+    cost about a third of the figure's redraw in the browser)."""
+    lo, hi = _range(values, PANELS[name][2])
+    light, dark = ("white", "dark") if PANELS[name][1] != "RdBu" else ("red", "blue")
+    return f"{light} {lo:.3g} → {dark} {hi:.3g}"
+
+
 def _stacked_axes(n: int, gap: float = 0.04) -> list[tuple[float, float]]:
     """Vertical domains of n stacked panels, top first."""
     h = (1 - gap * (n - 1)) / n
@@ -54,11 +62,12 @@ def time_ticks(labels: Sequence[str], most: int = 24) -> tuple[list[int], list[s
 def gate_heatmaps(trace: LSTMTrace, labels: Sequence[str],
                   panels: Sequence[str] = ("i", "f", "o", "g", "c", "h")) -> go.Figure:
     """One heatmap per gate/state: unit (rows) × time step (columns); hover shows the value.
-    (Axes are laid out by hand: make_subplots costs ~0.3 s for six rows.)"""
+    (Axes are laid out by hand: make_subplots costs ~0.3 s for six rows. The six y axes have
+    a fixed left margin instead of automargin, and the input of each step is on the time
+    axis, not repeated in every cell's hover data: a lighter redraw per slider move.)"""
     T, H = trace.h.shape
     x = np.arange(T)
     domains = _stacked_axes(len(panels))
-    custom = np.broadcast_to(np.asarray(labels, dtype=object), (H, T))
     data, layout = [], {}
     for r, name in enumerate(panels):
         z = getattr(trace, name).T            # (H, T)
@@ -66,14 +75,14 @@ def gate_heatmaps(trace: LSTMTrace, labels: Sequence[str],
         ax = "" if r == 0 else str(r + 1)
         d0, d1 = domains[r]
         data.append(go.Heatmap(
-            z=z, x=x, y=np.arange(H), zmin=lo, zmax=hi, colorscale=PANELS[name][1],
-            customdata=custom, xaxis="x", yaxis=f"y{ax}",
-            hovertemplate=f"{name}: %{{z:.3f}}<br>unit %{{y}}, t=%{{x}} "
-                          f"(input %{{customdata}})<extra></extra>",
-            colorbar=dict(len=(d1 - d0), y=(d0 + d1) / 2, thickness=10)))
+            z=z.astype(np.float32), x=x, y=np.arange(H), zmin=lo, zmax=hi,
+            colorscale=PANELS[name][1], xaxis="x", yaxis=f"y{ax}",
+            hovertemplate=f"{name}: %{{z:.3f}}<br>unit %{{y}}, t=%{{x}}<extra></extra>",
+            showscale=False))
         layout[f"yaxis{ax}"] = dict(domain=[d0, d1], title=dict(text="unit"), showgrid=False,
-                                    anchor="x")
-    annotations = [dict(text=PANELS[name][0], x=0, xref="paper", xanchor="left",
+                                    anchor="x", automargin=False)
+    annotations = [dict(text=f"{PANELS[name][0]} · {_scale_text(getattr(trace, name), name)}",
+                        x=0, xref="paper", xanchor="left",
                         y=domains[r][1], yref="paper", yanchor="bottom", showarrow=False)
                    for r, name in enumerate(panels)]
     tickvals, ticktext = time_ticks(labels)
@@ -81,7 +90,7 @@ def gate_heatmaps(trace: LSTMTrace, labels: Sequence[str],
                            ticktext=ticktext, tickangle=0,
                            title=dict(text="time step t / input"))
     return go.Figure(data=data, layout=dict(height=150 * len(panels) + 80,
-                                            margin=dict(t=40), annotations=annotations,
+                                            margin=dict(t=40, l=64), annotations=annotations,
                                             **layout))
 
 
@@ -94,10 +103,10 @@ def unit_lines(trace: LSTMTrace, unit: int, labels: Sequence[str],
     data = []
     for name in ("i", "f", "o", "g", "c", "h"):
         data.append(go.Scatter(
-            x=t, y=getattr(trace, name)[:, unit], name=name, mode="lines+markers",
+            x=t, y=getattr(trace, name)[:, unit], name=name, mode="lines",
             yaxis="y" if name in "ifog" else "y2",
             line=dict(color=LINE_COLORS[name], width=3 if name in "ch" else 1.5),
-            marker=dict(size=4), customdata=custom,
+            customdata=custom,
             hovertemplate=f"{name} = %{{y:.3f}} (input %{{customdata}})<extra></extra>"))
     if reference is not None:
         for name in ("c", "h"):
@@ -105,12 +114,14 @@ def unit_lines(trace: LSTMTrace, unit: int, labels: Sequence[str],
                                    name=f"{name} without clamps", mode="lines",
                                    line=dict(color=LINE_COLORS[name], dash="dot", width=2)))
     return go.Figure(data=data, layout=dict(
-        title=dict(text=f"Unit {unit} over time"), height=460, hovermode="x unified",
+        title=dict(text=f"Unit {unit} over time", automargin=False), height=460,
+        hovermode="x unified", margin=dict(l=80, t=50),
         xaxis=dict(title=dict(text="time step t / input"), anchor="y2", tickmode="array",
                    tickvals=time_ticks(labels)[0], ticktext=time_ticks(labels)[1],
                    tickangle=0),
-        yaxis=dict(domain=[0.55, 1.0], range=[-1.05, 1.05], title=dict(text="gates")),
-        yaxis2=dict(domain=[0.0, 0.45], title=dict(text="c and h"))))
+        yaxis=dict(domain=[0.55, 1.0], range=[-1.05, 1.05], title=dict(text="gates"),
+                   automargin=False),
+        yaxis2=dict(domain=[0.0, 0.45], title=dict(text="c and h"), automargin=False)))
 
 
 def _num(v: float) -> str:
@@ -137,14 +148,6 @@ def trace_frame(trace: LSTMTrace, labels: Sequence[str]) -> pd.DataFrame:
     for name in ("i", "f", "g", "o", "c", "h"):
         data[name] = getattr(trace, name).ravel()
     return pd.DataFrame(data)
-
-
-def probability_bars(probs: np.ndarray, names: Sequence[str]) -> go.Figure:
-    fig = go.Figure(go.Bar(x=list(names), y=probs, marker_color="#1f77b4",
-                           hovertemplate="P(%{x}) = %{y:.3f}<extra></extra>"))
-    fig.update_layout(title="Answer",
-                      yaxis=dict(range=[0, 1], title="probability"), height=260)
-    return fig
 
 
 def gradient_flow_figure(flows: Mapping[str, GradientFlow], rho: float | None) -> go.Figure:

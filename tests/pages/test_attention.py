@@ -48,7 +48,8 @@ def test_defaults_and_mechanics_follow_widgets():
     err = float(metric(at, "max |out(Px)"))
     assert err < 1e-5
     assert at.success and "shuffled order" in at.success[0].value
-    weights = plotly_array(chart_figure(at, "at_fig_weights")["data"][0]["z"])
+    weights = plotly_array(next(d for d in chart_figure(at, "at_fig_mech")["data"]
+                                if d["name"] == "weights")["z"])
     assert np.allclose(weights.sum(1), 1.0, atol=1e-5)
 
 

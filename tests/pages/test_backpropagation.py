@@ -96,7 +96,7 @@ def test_step_play_reset_walk_the_backward_pass():
     at.button(key="bp_play").click().run()
     assert at.session_state[bp.PLAYING] and at.button(key="bp_play").label == "Pause"
     assert _title(_graph(at)) == "Forward pass: f = −12 · press Step to backpropagate"
-    rerun_fragment(at)                                      # one tick
+    rerun_fragment(at, bp.WALK)                             # one tick
     assert _title(_graph(at)) == "Backward step 1 of 2"
     assert at.progress[0].value == 50                       # no slider while playing
     at.run()                                                # a full run does not advance
@@ -104,7 +104,7 @@ def test_step_play_reset_walk_the_backward_pass():
     at.button(key="bp_play").click().run()                  # pause where the walk is
     assert not at.session_state[bp.PLAYING] and at.slider(key="bp_step").value == 1
     at.button(key="bp_play").click().run()
-    rerun_fragment(at)
+    rerun_fragment(at, bp.WALK)
     assert not at.session_state[bp.PLAYING]                # reached the end: stopped
     at.run()
     assert at.slider(key="bp_step").value == 2
