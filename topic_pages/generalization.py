@@ -8,18 +8,19 @@ both the views and the claims use, PRESETS and STEPS with their claims, one func
 view, and the footer."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from engine import double_descent as dd
 from engine import generalization as G
+from engine import generalization_measures as M
 from viz import generalization_figures as figs
 from viz import session
 from viz.claims import Claim
-from viz.live import live_training
+from viz.live import live_training, read_trainer
 from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
@@ -121,29 +122,23 @@ def trained(config: G.TrainConfig, seed: int, steps: int) -> G.GeneralizationSna
     return tr.snapshot()
 
 
-def at(snap: G.GeneralizationSnapshot, name: str, step: int) -> float:
-    """Logged value of `name` at the last evaluation <= step."""
-    i = int(np.searchsorted(snap.steps, step, side="right")) - 1
-    return float(getattr(snap, name)[max(i, 0)])
-
-
 def gap_at(s, step: int = NAMED_STEP, seed: int | None = None) -> float:
     """train accuracy − validation accuracy at `step` (Overfitting tab settings)."""
     seed = CLAIM_SEED if seed is None else seed
     snap = trained(overfit_config(s), seed, step)
-    return at(snap, "train_acc", step) - at(snap, "val_acc", step)
+    return M.at(snap, "train_acc", step) - M.at(snap, "val_acc", step)
 
 
 def overfit_measure(s, name: str, step: int = NAMED_STEP, seed: int | None = None) -> float:
     seed = CLAIM_SEED if seed is None else seed
-    return at(trained(overfit_config(s), seed, step), name, step)
+    return M.at(trained(overfit_config(s), seed, step), name, step)
 
 
 def val_loss_growth(s, seed: int | None = None) -> float:
     """validation loss at NAMED_STEP / its minimum over the run."""
     seed = CLAIM_SEED if seed is None else seed
     snap = trained(overfit_config(s), seed, NAMED_STEP)
-    return at(snap, "val_loss", NAMED_STEP) / float(snap.val_loss.min())
+    return M.at(snap, "val_loss", NAMED_STEP) / float(snap.val_loss.min())
 
 
 def best_step(s, seed: int | None = None) -> float:
@@ -151,26 +146,21 @@ def best_step(s, seed: int | None = None) -> float:
     return float(trained(overfit_config(s), seed, NAMED_STEP).best_step)
 
 
-def steps_to_train_acc(snap: G.GeneralizationSnapshot, acc: float = 0.95) -> float:
-    hit = np.flatnonzero(snap.train_acc >= acc)
-    return float(snap.steps[hit[0]]) if hit.size else float("inf")
-
-
 def random_measure(s, run: str, name: str, seed: int | None = None) -> float:
     seed = CLAIM_SEED if seed is None else seed
-    return at(trained(random_configs(s)[run], seed, RANDOM_STEP), name, RANDOM_STEP)
+    return M.at(trained(random_configs(s)[run], seed, RANDOM_STEP), name, RANDOM_STEP)
 
 
 def memorization_slowdown(s, seed: int | None = None) -> float:
     """steps to 95% training accuracy: random labels / true labels."""
     seed = CLAIM_SEED if seed is None else seed
     snaps = {k: trained(c, seed, RANDOM_STEP) for k, c in random_configs(s).items()}
-    return steps_to_train_acc(snaps["random labels"]) / steps_to_train_acc(snaps["true labels"])
+    return M.steps_to_train_acc(snaps["random labels"]) / M.steps_to_train_acc(snaps["true labels"])
 
 
 def decay_measure(s, run: str, name: str, seed: int | None = None) -> float:
     seed = CLAIM_SEED if seed is None else seed
-    return at(trained(decay_configs(s)[run], seed, NAMED_STEP), name, NAMED_STEP)
+    return M.at(trained(decay_configs(s)[run], seed, NAMED_STEP), name, NAMED_STEP)
 
 
 def norm_ratio(s, seed: int | None = None) -> float:
@@ -185,7 +175,7 @@ def norm_vs_unregularized(s, seed: int | None = None) -> float:
     cfg = decay_configs(s)["AdamW"]
     plain = G.TrainConfig(**{**cfg.__dict__, "weight_decay": 0.0})
     return (decay_measure(s, "AdamW", "weight_norm", seed)
-            / at(trained(plain, seed, NAMED_STEP), "weight_norm", NAMED_STEP))
+            / M.at(trained(plain, seed, NAMED_STEP), "weight_norm", NAMED_STEP))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -337,9 +327,7 @@ STEPS = [
 # ----------------------------------------------------------------------------- views
 def _train_to(key: str, target: int) -> None:
     """Button callback: advance the live trainer to `target` iterations at once."""
-    tr = st.session_state.get(f"{key}__trainer")
-    if tr is not None and tr.steps < target and tr.diverged_at is None:
-        tr.step(target - tr.steps)
+    read_trainer(key, functools.partial(M.train_to, target=target))
 
 
 def _train_to_button(key: str, target: int, label: str) -> None:
@@ -372,16 +360,13 @@ def overfit_view(panel) -> None:
     config = overfit_config(s)
     box = None
 
-    def draw(trainer, tick) -> None:
-        snap = trainer.snapshot()
+    def draw(view, tick) -> None:
+        snap = view.snapshot()
         which = STATE.value("gen_boundary")
-        model = trainer.best_model() if which == "best-validation model" else trainer.model
-        pts = np.concatenate([trainer.data.x_train, trainer.data.x_val])
-        lo, hi = pts.min(0) - 0.3, pts.max(0) + 0.3
-        grid = G.decision_grid(model, (lo[0], hi[0], lo[1], hi[1]), GRID_RES)
-        show_figure(figs.overfit_figure(grid, trainer.data, snap, config.patience, which),
+        b = read_trainer("gen_overfit", functools.partial(M.boundary_of, which=which, res=GRID_RES))
+        show_figure(figs.overfit_figure(b.grid, b.data, snap, config.patience, which),
                     key="gen_overfit_fig")
-        last = trainer.latest()
+        last = M.latest(snap)
         cols = st.columns(4)
         cols[0].metric("Train accuracy", f"{last['train_acc']:.2f}")
         cols[1].metric("Validation accuracy", f"{last['val_acc']:.2f}")
@@ -419,7 +404,7 @@ def random_view(panel) -> None:
         show_figure(figs.compare_figure(snaps, ("acc", "loss"), chance=0.1), key="gen_random_fig")
         cols = st.columns(4)
         for i, name in enumerate(snaps):
-            last = pair.trainers[name].latest()
+            last = M.latest(snaps[name])
             cols[2 * i].metric(f"{name}: train", f"{last['train_acc']:.2f}")
             cols[2 * i + 1].metric(f"{name}: validation", f"{last['val_acc']:.2f}")
 
@@ -453,7 +438,7 @@ def decay_view(panel) -> None:
         show_figure(figs.compare_figure(snaps, ("acc", "weight_norm")), key="gen_decay_fig")
         cols = st.columns(4)
         for i, name in enumerate(snaps):
-            last = pair.trainers[name].latest()
+            last = M.latest(snaps[name])
             cols[2 * i].metric(f"{name}: ‖θ‖", f"{last['weight_norm']:.1f}")
             cols[2 * i + 1].metric(f"{name}: validation", f"{last['val_acc']:.2f}")
 
@@ -515,7 +500,7 @@ def _frame(snap: G.GeneralizationSnapshot) -> pd.DataFrame:
                          "val_acc": snap.val_acc, "weight_norm": snap.weight_norm})
 
 
-def _export_pair(pair: G.PairTrainer, configs: dict[str, G.TrainConfig], name: str) -> None:
+def _export_pair(pair, configs: dict[str, G.TrainConfig], name: str) -> None:
     """CSV of both runs' curves (a `run` column) and JSON of both configurations."""
     snaps = pair.snapshot()
     frame = pd.concat([_frame(snap).assign(run=run) for run, snap in snaps.items()])
