@@ -4,6 +4,9 @@ click on the digit strip, one live training step, and a missing weights file tha
 message, not a crash."""
 from __future__ import annotations
 
+import json
+
+import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -17,6 +20,14 @@ ACC = "Held-out accuracy, attacked"
 
 def _page(query: dict | None = None) -> AppTest:
     return open_page(PAGE, query)
+
+
+def _all_valid(at: AppTest) -> None:
+    """Every drawn chart passes plotly's validation (figures are built as dicts: viz/fastfig.py)."""
+    charts = at.get("plotly_chart")
+    assert charts
+    for chart in charts:
+        go.Figure(json.loads(chart.proto.spec))
 
 
 def _pct(text: str) -> float:
@@ -33,6 +44,7 @@ def test_defaults_attack_the_standard_cnn_with_pgd(page):
     titles = chart_titles(page)
     assert titles[0].startswith("PGD-10 on the standard CNN, ε = 0.125, untargeted: fooled")
     assert "Click a held-out digit" in titles[1]
+    _all_valid(page)
     assert _pct(metric(page, ACC)) < 0.20
     assert _pct(metric(page, "Clean held-out accuracy")) > 0.97
     linf, l2 = metric(page, "Perturbation").split(" / ")
@@ -106,6 +118,7 @@ def test_every_tour_step_runs_and_opens_its_view():
         show_step(at, SLUG, i)
         assert not at.error, (step.title, [e.value for e in at.error])
         assert expected[step.view] in chart_titles(at)[0], (step.title, chart_titles(at))
+        _all_valid(at)
 
 
 def test_moving_widgets_changes_what_is_shown():
@@ -148,6 +161,7 @@ def test_a_live_training_step_draws_the_green_curve():
     data = chart_figure(at, "adv_curves")["data"]
     live = [t for t in data if "trained live" in t["name"]]
     assert len(live) == 1 and "step 23" in live[0]["name"]
+    _all_valid(at)
     assert len(plotly_array(live[0]["y"])) == 6
 
 
