@@ -192,6 +192,13 @@ def fgsm_minus_pgd(s) -> float:
     return float(min((c[(m, "FGSM")].accuracy - c[(m, "PGD")].accuracy).min() for m in MODELS))
 
 
+@st.cache_data(max_entries=1, show_spinner=False)
+def gallery_digits() -> tuple[np.ndarray, np.ndarray]:
+    """The first GALLERY held-out digits and their labels (reading the split takes ~20 ms)."""
+    d = heldout_digits()
+    return d.images[:GALLERY], d.labels[:GALLERY]
+
+
 def linear_of(s: Mapping[str, Any]) -> adv.LinearEffect:
     return _linear(float(s["adv_lin_eps"]))
 
@@ -370,9 +377,8 @@ def attack_view(panel) -> None:
                 c[1].metric("Clean held-out accuracy",
                             f"{clean_accuracy(s, device=device):.1%}")
             c[2].metric("Perturbation ‖δ‖∞ / ‖δ‖₂", f"{r.linf:.3f} / {r.l2:.2f}")
-        d = heldout_digits()
-        show_figure(figs.gallery_figure(d.images[:GALLERY], d.labels[:GALLERY],
-                                        int(s["adv_digit"])),
+        images, labels = gallery_digits()
+        show_figure(figs.gallery_figure(images, labels, int(s["adv_digit"])),
                     key="adv_gallery", on_select=_on_pick_digit, selection_mode=("points",))
     with panel.notes:
         explain("**FGSM** x + ε·sign(∇ₓL(x, y)) and **PGD** (repeat: step α·sign(∇ₓL), project "

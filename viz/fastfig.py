@@ -38,7 +38,9 @@ def _grid(spec: str) -> tuple[dict, dict]:
         for c, cell in enumerate(row):
             if cell:
                 refs[(r + 1, c + 1)] = dict(cell[0].trace_kwargs)
-    return fig.to_dict()["layout"], refs
+    layout = fig.to_dict()["layout"]
+    layout.pop("template", None)       # go.Figure applies the default (viz.theme registers it)
+    return layout, refs
 
 
 def _merge(into: dict, new: dict) -> dict:
