@@ -390,6 +390,36 @@ def overfit_view(panel) -> None:
             _export(box.snapshot(), config, "generalization_overfit")
 
 
+def _pair_live(panel, key: str, configs: dict[str, G.TrainConfig], panels: tuple[str, str],
+               first: tuple[str, str, str], chance: float | None, steps_per_frame: int,
+               what: str, export: str, notes: str) -> None:
+    """Two runs trained side by side (Random labels, L2 vs AdamW): the comparison figure, per
+    run the metric `first` = (label, snapshot field, format) and validation accuracy, export."""
+    def draw(view, tick) -> None:
+        snaps = view.snapshot()
+        show_figure(figs.compare_figure(snaps, panels, chance=chance), key=f"{key}_fig")
+        cols = st.columns(4)
+        label, field, fmt = first
+        for i, name in enumerate(snaps):
+            last = M.latest(snaps[name])
+            cols[2 * i].metric(f"{name}: {label}", format(last[field], fmt))
+            cols[2 * i + 1].metric(f"{name}: validation", f"{last['val_acc']:.2f}")
+
+    pair = None
+    with panel.figure:
+        with user_errors(what):
+            pair = live_training(key, lambda: G.PairTrainer({
+                k: G.GeneralizationTrainer(c, seed=session.seed(), device=session.device())
+                for k, c in configs.items()}), draw, _live_config(configs),
+                steps_per_frame=steps_per_frame)
+    with panel.notes:
+        explain(notes)
+        if pair is not None:
+            frame = pd.concat([_frame(snap).assign(run=run) for run, snap in pair.snapshot().items()])
+            with st.expander("Export"):
+                export_buttons(frame, {"runs": {k: c.__dict__ for k, c in configs.items()}}, export)
+
+
 def random_view(panel) -> None:
     with panel.controls:
         STATE.widget("gen_rl_n")
@@ -397,31 +427,14 @@ def random_view(panel) -> None:
         st.caption("Adam, η = 0.001, full batch, two hidden ReLU layers; validation: 359 "
                    "held-out digits with their true labels.")
         _train_to_button("gen_random", RANDOM_STEP, "Train to 400")
-    configs = random_configs(STATE.values())
-
-    def draw(pair, tick) -> None:
-        snaps = pair.snapshot()
-        show_figure(figs.compare_figure(snaps, ("acc", "loss"), chance=0.1), key="gen_random_fig")
-        cols = st.columns(4)
-        for i, name in enumerate(snaps):
-            last = M.latest(snaps[name])
-            cols[2 * i].metric(f"{name}: train", f"{last['train_acc']:.2f}")
-            cols[2 * i + 1].metric(f"{name}: validation", f"{last['val_acc']:.2f}")
-
-    pair = None
-    with panel.figure:
-        with user_errors("train on the digits"):
-            pair = live_training("gen_random", lambda: G.PairTrainer({
-                k: G.GeneralizationTrainer(c, seed=session.seed(), device=session.device())
-                for k, c in configs.items()}), draw, _live_config(configs), steps_per_frame=25)
-    with panel.notes:
-        explain("Both networks start from the same weights. With random labels there is "
-                "nothing to learn about digits, so validation accuracy (true labels) stays at "
-                "1/10; the training set is fitted anyway, by memorizing each image. Zhang et "
-                "al. (2017) showed this for CIFAR-10 networks: explicit regularizers barely "
-                "change it.")
-        if pair is not None:
-            _export_pair(pair, configs, "generalization_random_labels")
+    _pair_live(panel, "gen_random", random_configs(STATE.values()), ("acc", "loss"),
+               ("train", "train_acc", ".2f"), 0.1, 25, "train on the digits",
+               "generalization_random_labels",
+               "Both networks start from the same weights. With random labels there is "
+               "nothing to learn about digits, so validation accuracy (true labels) stays at "
+               "1/10; the training set is fitted anyway, by memorizing each image. Zhang et "
+               "al. (2017) showed this for CIFAR-10 networks: explicit regularizers barely "
+               "change it.")
 
 
 def decay_view(panel) -> None:
@@ -431,33 +444,16 @@ def decay_view(panel) -> None:
                    "20% flipped), 2×128 ReLU. Adam + L2: g ← ∇CE + λθ, then Adam. AdamW: Adam "
                    "on ∇CE, and θ ← θ(1 − ηλ).")
         _train_to_button("gen_decay", NAMED_STEP, "Train to 1,000")
-    configs = decay_configs(STATE.values())
-
-    def draw(pair, tick) -> None:
-        snaps = pair.snapshot()
-        show_figure(figs.compare_figure(snaps, ("acc", "weight_norm")), key="gen_decay_fig")
-        cols = st.columns(4)
-        for i, name in enumerate(snaps):
-            last = M.latest(snaps[name])
-            cols[2 * i].metric(f"{name}: ‖θ‖", f"{last['weight_norm']:.1f}")
-            cols[2 * i + 1].metric(f"{name}: validation", f"{last['val_acc']:.2f}")
-
-    pair = None
-    with panel.figure:
-        with user_errors("train both runs"):
-            pair = live_training("gen_decay", lambda: G.PairTrainer({
-                k: G.GeneralizationTrainer(c, seed=session.seed(), device=session.device())
-                for k, c in configs.items()}), draw, _live_config(configs), steps_per_frame=100)
-    with panel.notes:
-        explain("For plain SGD the two are the same update (θ ← θ − η(∇CE + λθ)). Under Adam "
-                "they differ: the L2 gradient λθ is divided by √v̂ like every other gradient, "
-                "so once it dominates a weight's gradient Adam moves that weight toward 0 by "
-                "about η per step, and the run converges to the minimizer of CE + (λ/2)‖θ‖². "
-                "AdamW's decay ηλθ does not pass through Adam: it is the same relative shrink "
-                "for every weight, and it is small when ηλ is small. Loshchilov & Hutter (2019) "
-                "decoupled it so that λ can be tuned independently of η.")
-        if pair is not None:
-            _export_pair(pair, configs, "generalization_l2_vs_adamw")
+    _pair_live(panel, "gen_decay", decay_configs(STATE.values()), ("acc", "weight_norm"),
+               ("‖θ‖", "weight_norm", ".1f"), None, 100, "train both runs",
+               "generalization_l2_vs_adamw",
+               "For plain SGD the two are the same update (θ ← θ − η(∇CE + λθ)). Under Adam "
+               "they differ: the L2 gradient λθ is divided by √v̂ like every other gradient, "
+               "so once it dominates a weight's gradient Adam moves that weight toward 0 by "
+               "about η per step, and the run converges to the minimizer of CE + (λ/2)‖θ‖². "
+               "AdamW's decay ηλθ does not pass through Adam: it is the same relative shrink "
+               "for every weight, and it is small when ηλ is small. Loshchilov & Hutter (2019) "
+               "decoupled it so that λ can be tuned independently of η.")
 
 
 def double_view(panel) -> None:
@@ -500,21 +496,10 @@ def _frame(snap: G.GeneralizationSnapshot) -> pd.DataFrame:
                          "val_acc": snap.val_acc, "weight_norm": snap.weight_norm})
 
 
-def _export_pair(pair, configs: dict[str, G.TrainConfig], name: str) -> None:
-    """CSV of both runs' curves (a `run` column) and JSON of both configurations."""
-    snaps = pair.snapshot()
-    frame = pd.concat([_frame(snap).assign(run=run) for run, snap in snaps.items()])
-    with st.expander("Export"):
-        export_buttons(frame, {"runs": {k: c.__dict__ for k, c in configs.items()}}, name)
-
-
 def _export(snap: G.GeneralizationSnapshot, config: G.TrainConfig, name: str) -> None:
-    frame = pd.DataFrame({"iteration": snap.steps, "train_loss": snap.train_loss,
-                          "val_loss": snap.val_loss, "train_acc": snap.train_acc,
-                          "val_acc": snap.val_acc, "weight_norm": snap.weight_norm})
     with st.expander("Export"):
-        export_buttons(frame, {"config": config.__dict__, "best_step": snap.best_step,
-                               "early_stop_step": snap.stop_step}, name)
+        export_buttons(_frame(snap), {"config": config.__dict__, "best_step": snap.best_step,
+                                      "early_stop_step": snap.stop_step}, name)
 
 
 VIEWS = [View("overfit", "Overfitting", overfit_view),
