@@ -137,3 +137,24 @@ def test_bad_url_values_fall_back_without_a_crash(query):
     at = open_page(PAGE, query)
     _no_errors(at)
     assert chart_figure(at, "in_signal")["data"]
+
+
+def test_signal_presets_are_computed_in_the_background_before_they_are_picked(monkeypatch):
+    import threading
+
+    import streamlit as st
+
+    from engine import signal as S
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = open_page(PAGE)
+    warm = [t for t in threading.enumerate() if t.name == "dlplay-warm-initialization"]
+    assert warm
+    warm[0].join(300)
+    calls = []
+    real = S.propagate
+    monkeypatch.setattr(S, "propagate", lambda *a, **k: calls.append(a) or real(*a, **k))
+    choose_preset(at, SLUG, "ReLU + He: the variance keeps its size")
+    _no_errors(at)
+    assert at.session_state["in_init"] == "kaiming_normal"
+    assert calls == []                       # drawn from the cache the warm-up filled
