@@ -9,8 +9,7 @@ views and the claims share, PRESETS and STEPS with their claims, one function pe
 """
 from __future__ import annotations
 
-import logging
-import threading
+import functools
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -21,15 +20,13 @@ from engine import signal as S
 from engine import signal_training as T
 from engine.nets import INITS
 from viz import initialization_figures as figs
-from viz import session
+from viz import session, warm
 from viz.claims import Claim
 from viz.live import live_training
 from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.widgets import Preset, Step, export_buttons
-
-log = logging.getLogger("dlplay")
 
 # ----------------------------------------------------------------------------- constants
 SEEDS = (0, 1)                  # claims on random networks hold on both
@@ -507,38 +504,23 @@ def bn_view(panel) -> None:
                 "in train mode, or trained on tiny batches, behaves differently at test time.")
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
-def _warm_presets(seed: int, device: str) -> threading.Thread:
-    """Once per server process (and seed, device): compute in a background thread what the
-    Signal and Edge-of-chaos presets and tour steps draw, into the shared caches, so picking one
-    draws at once instead of propagating for 0.3-0.6 s (measured on the 2-core machine). An
-    error here is only logged: the view computes, and reports, it again when asked."""
-    todo = [(x.view, STATE.resolve(x.settings)) for x in [*PRESETS.values(), *STEPS]
-            if x.view in ("signal", "chaos")]
-
-    def run() -> None:
-        for view, s in todo:
-            try:
-                propagation_of(s, seed, device)
-                if view == "chaos":
-                    map_of(s)
-            except Exception:  # noqa: BLE001 - a warm-up never breaks the page
-                log.exception("warming the initialization presets")
-
-    # the cached functions' spinners have no page to draw on here: Streamlit says so once per
-    # call ("missing ScriptRunContext"); drop that line for this thread only
-    logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").addFilter(
-        lambda record: not record.threadName.startswith("dlplay-warm"))
-    thread = threading.Thread(target=run, name="dlplay-warm-initialization", daemon=True)
-    thread.start()
-    return thread
+def _preset_jobs(seed: int, device: str):
+    """What the Signal and Edge-of-chaos presets and tour steps draw (0.3-0.6 s each, cold):
+    computed in the background once per server process (viz/warm.py)."""
+    for x in [*PRESETS.values(), *STEPS]:
+        if x.view in ("signal", "chaos"):
+            s = STATE.resolve(x.settings)
+            yield functools.partial(propagation_of, s, seed, device)
+            if x.view == "chaos":
+                yield functools.partial(map_of, s)
 
 
 VIEWS = [View("signal", "Signal", signal_view), View("chaos", "Edge of chaos", chaos_view),
          View("train", "Train", train_view), View("bn", "Batch norm", bn_view)]
 
 if __name__ == "__main__":
-    _warm_presets(session.seed(), session.device())
+    seed, device = session.seed(), session.device()
+    warm.start("initialization", (seed, device), lambda: _preset_jobs(seed, device))
     topic_page("initialization", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,
                formula=r"\mathrm{Var}(z_l) = n\,\mathrm{Var}(W_l)\,\mathbb{E}[h_{l-1}^2]"
                        r"\qquad \chi = \sigma_w^2\,\mathbb{E}[\phi'(z)^2]")
