@@ -14,6 +14,7 @@ pixel by at most two grey levels.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping
 
 import numpy as np
@@ -24,7 +25,7 @@ from engine import adversarial as adv
 from engine.adversarial_training import (SNAPSHOTS, AdvTrainConfig, AdversarialTrainer,
                                          heldout_digits, model_from_weights)
 from viz import adversarial_figures as figs
-from viz import session
+from viz import session, warm
 from viz.claims import Claim
 from viz.live import live_training
 from viz.page import View, topic_page, user_errors
@@ -469,11 +470,32 @@ def linear_view(panel) -> None:
                 "network that is close to linear in its input (ReLU) inherits the weakness.")
 
 
+def _preset_jobs(seed: int, device: str):
+    """What the presets and tour steps draw (PGD on the 359 held-out digits: seconds, cold),
+    computed in the background once per server process (viz/warm.py); the curves last."""
+    items = [*PRESETS.values(), *STEPS]
+    for x in items:
+        s = STATE.resolve(x.settings)
+        if x.view == "attack":
+            yield functools.partial(attack_of, s, seed, device)
+            yield functools.partial(heldout_accuracy, s, seed, device)
+            yield functools.partial(clean_accuracy, s, device=device)
+            if target_of(s) is not None:
+                yield functools.partial(targeted_rate, s, seed, device)
+        elif x.view == "linear":
+            yield functools.partial(linear_of, s)
+    for x in items:
+        if x.view == "curves":
+            yield functools.partial(curves_of, STATE.resolve(x.settings), seed, device)
+
+
 VIEWS = [View("attack", "Attack one digit", attack_view),
          View("curves", "Robustness curves", curves_view, fragment=False),
          View("linear", "Why linear models break", linear_view)]
 
 if __name__ == "__main__":
+    seed, device = session.seed(), session.device()
+    warm.start("adversarial", (seed, device), lambda: _preset_jobs(seed, device))
     topic_page("adversarial", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,
                formula=r"x_{\mathrm{adv}} = \Pi_{\|\delta\|_\infty \le \varepsilon}"
                        r"\big(x + \alpha\,\mathrm{sign}\,\nabla_x L(f(x), y)\big)")

@@ -178,3 +178,27 @@ def test_out_of_range_digit_in_the_url_falls_back_to_a_valid_one():
     assert not at.exception and not at.error
     assert 0 <= at.number_input(key="adv_digit").value <= 358
     assert 0 <= at.slider(key="adv_eps").value <= 0.3
+
+
+@pytest.mark.slow
+def test_presets_are_computed_in_the_background_before_they_are_picked(monkeypatch):
+    import threading
+
+    import streamlit as st
+
+    from engine import adversarial as adv
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = _page()
+    warm = [t for t in threading.enumerate() if t.name == "dlplay-warm-adversarial"]
+    assert warm
+    warm[0].join(600)
+    calls = []
+    for name in ("attack_one", "robust_accuracy", "targeted_success"):
+        real = getattr(adv, name)
+        monkeypatch.setattr(adv, name, lambda *a, _real=real, **k: calls.append(a) or _real(*a, **k))
+    for preset in ("The robust CNN keeps ≥ 70% at the same ε", "A targeted attack reaches its class",
+                   "FGSM is weaker than PGD"):
+        choose_preset(at, SLUG, preset)
+        assert not at.exception and not at.error
+    assert calls == []                       # drawn from the caches the warm-up filled
