@@ -1,7 +1,8 @@
 """Generalization & regularization: train and validation curves split on a noisy toy set,
 dropout / L2 / weight decay / early stopping close the gap, a network memorizes random digit
 labels, coupled L2 is not weight decay under Adam, and double descent of random features.
-Settings -> engine/generalization.py, engine/double_descent.py -> viz/generalization_figures.py.
+Settings -> engine/generalization.py, engine/double_descent.py (what the page reads from its
+live trainers: engine/generalization_measures.py) -> viz/generalization_figures.py.
 
 The page skeleton (docs/ADDING_A_PAGE.md): constants and STATE, the pure computations that
 both the views and the claims use, PRESETS and STEPS with their claims, one function per
@@ -355,14 +356,14 @@ def overfit_view(panel) -> None:
             STATE.widget("gen_lr")
             STATE.widget("gen_patience")
         _train_to_button("gen_overfit", NAMED_STEP, "Train to 1,000")
-        STATE.widget("gen_boundary")
     s = STATE.values()
     config = overfit_config(s)
     box = None
 
     def draw(view, tick) -> None:
+        # inside the live fragment: switching the boundary redraws this frame only
+        which = STATE.widget("gen_boundary")
         snap = view.snapshot()
-        which = STATE.value("gen_boundary")
         b = read_trainer("gen_overfit", functools.partial(M.boundary_of, which=which, res=GRID_RES))
         show_figure(figs.overfit_figure(b.grid, b.data, snap, config.patience, which),
                     key="gen_overfit_fig")
