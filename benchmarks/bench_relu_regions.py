@@ -1,4 +1,4 @@
-"""Exact linear regions (engine/regions.py): time of the full partition of the default box
+"""Exact linear regions (engine/regions/): time of the full partition of the default box
 [-2, 2]² for random Kaiming MLPs (seed 0), and a live-training tick."""
 from __future__ import annotations
 

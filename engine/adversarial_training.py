@@ -14,7 +14,6 @@ part (359 digits) is the held-out set every curve on the page is measured on.
 """
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,7 +28,7 @@ from engine.adversarial import AttackSpec, RobustnessCurve, attack, robust_accur
 from engine.conv import DIGITS_LAYERS, digits_cnn
 from engine.datasets import Digits, digits_split
 from engine.device import numpy_rng, resolve_device
-from engine.training import History
+from engine.training import TrainerBase
 
 WEIGHTS_DIR = Path(__file__).resolve().parent.parent / "assets" / "weights"
 SNAPSHOTS = {"standard": WEIGHTS_DIR / "adversarial_standard.pt",
@@ -88,13 +87,14 @@ class AdvSnapshot:
     diverged_at: int | None
 
 
-class AdversarialTrainer:
+class AdversarialTrainer(TrainerBase):
     """The trainer protocol of engine/training.py around the min-max loop above."""
 
     def __init__(self, config: AdvTrainConfig = AdvTrainConfig(), train: Digits | None = None,
                  test: Digits | None = None, eval_eps=(0.0, 0.05, 0.1, 0.125, 0.15, 0.2),
                  eval_attack: AttackSpec = AttackSpec("pgd", steps=10),
                  device: str | torch.device | None = "cpu"):
+        super().__init__()
         self.config, self.device = config, resolve_device(device)
         train = train if train is not None else training_digits()
         self.test = test if test is not None else heldout_digits()
@@ -106,9 +106,7 @@ class AdversarialTrainer:
         self.rng = numpy_rng(config.seed)
         self.order = np.zeros(0, np.int64)
         self.cursor = 0
-        self.steps, self.diverged_at, self.last_loss = 0, None, math.nan
-        self.history = History()
-        self._snap: AdvSnapshot | None = None
+        self.last_loss = math.nan
 
     def learning_rate(self, step: int) -> float:
         """lr_t = lr (1 + cos(pi min(t, T) / T)) / 2."""
@@ -123,66 +121,51 @@ class AdversarialTrainer:
         return torch.as_tensor(idx, device=self.device)
 
     def _iteration(self) -> dict[str, float]:
-        cfg = self.config
+        """Minibatch t = steps - 1 (0-based): attack it, one Adam step at lr_t."""
+        cfg, t = self.config, self.steps - 1
         idx = self._next_batch()
         x, y = self.x[idx], self.y[idx]
         if cfg.adversarial:
-            x = attack(self.model, x, y, cfg.train_eps, cfg.inner_spec(self.steps))
+            x = attack(self.model, x, y, cfg.train_eps, cfg.inner_spec(t))
         for group in self.opt.param_groups:
-            group["lr"] = self.learning_rate(self.steps)
+            group["lr"] = self.learning_rate(t)
         logits = self.model(x)
         loss = F.cross_entropy(logits, y)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         self.opt.step()
-        self.steps += 1
-        return {"loss": float(loss.detach()),
+        self.last_loss = float(loss.detach())
+        return {"loss": self.last_loss,
                 "batch_accuracy": float((logits.argmax(1) == y).float().mean())}
 
-    def step(self, n: int = 1) -> dict[str, float]:
-        metrics: dict[str, float] = {}
-        for _ in range(int(n)):
-            if self.diverged_at is not None:
-                break
-            metrics = self._iteration()
-            self.last_loss = metrics["loss"]
-            if not math.isfinite(metrics["loss"]):
-                self.diverged_at = self.steps
-                break
-        if metrics:
-            self.history.log(self.steps, metrics)
-        return metrics
-
     def snapshot(self) -> AdvSnapshot:
-        """Clean and PGD accuracy on the test split (cached per step: the curve costs
+        """Clean and PGD accuracy on the test split (once per trainer state: the curve costs
         len(eval_eps) attacks)."""
-        if self._snap is None or self._snap.step != self.steps:
-            self.model.eval()
-            curve = robust_accuracy(self.model, self.test.images, self.test.labels,
-                                    self.eval_eps, self.eval_attack)
-            clean = curve.accuracy[0] if self.eval_eps and self.eval_eps[0] == 0 else \
-                robust_accuracy(self.model, self.test.images, self.test.labels, [0.0]).accuracy[0]
-            self._snap = AdvSnapshot(self.steps, self.last_loss, float(clean), curve,
-                                     self.learning_rate(self.steps), self.diverged_at)
-        return self._snap
+        return self.cached("snapshot", self._snapshot)
 
-    def state_dict(self) -> dict:
-        return {"model": {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()},
-                "optimizer": copy.deepcopy(self.opt.state_dict()),
-                "rng": copy.deepcopy(self.rng.bit_generator.state),
-                "order": self.order.copy(), "cursor": self.cursor, "steps": self.steps,
-                "diverged_at": self.diverged_at, "last_loss": self.last_loss,
-                "history": self.history.state_dict()}
+    def _snapshot(self) -> AdvSnapshot:
+        self.model.eval()
+        curve = robust_accuracy(self.model, self.test.images, self.test.labels,
+                                self.eval_eps, self.eval_attack)
+        clean = curve.accuracy[0] if self.eval_eps and self.eval_eps[0] == 0 else \
+            robust_accuracy(self.model, self.test.images, self.test.labels, [0.0]).accuracy[0]
+        return AdvSnapshot(self.steps, self.last_loss, float(clean), curve,
+                           self.learning_rate(self.steps), self.diverged_at)
 
-    def load_state_dict(self, state: dict) -> None:
-        self.model.load_state_dict(state["model"])
-        self.opt.load_state_dict(copy.deepcopy(state["optimizer"]))
-        self.rng.bit_generator.state = copy.deepcopy(state["rng"])
-        self.order, self.cursor = np.asarray(state["order"]).copy(), int(state["cursor"])
-        self.steps, self.diverged_at = int(state["steps"]), state["diverged_at"]
+    def _modules(self) -> dict[str, nn.Module]:
+        return {"model": self.model}
+
+    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        return {"optimizer": self.opt}
+
+    def _extra_state(self) -> dict:
+        return {"rng": self.rng.bit_generator.state, "order": self.order, "cursor": self.cursor,
+                "last_loss": self.last_loss}
+
+    def _load_extra_state(self, state: dict) -> None:
+        self.rng.bit_generator.state = state["rng"]
+        self.order, self.cursor = np.asarray(state["order"]), int(state["cursor"])
         self.last_loss = float(state["last_loss"])
-        self.history = History.from_state_dict(state["history"])
-        self._snap = None
 
 
 # --------------------------------------------------------------------------------------

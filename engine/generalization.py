@@ -34,7 +34,7 @@ from torch.nn import functional as F
 
 from engine.datasets import DATASETS, digits_split, make_dataset
 from engine.device import make_generator, numpy_rng, resolve_device, to_numpy
-from engine.training import History
+from engine.training import TrainerBase, TrainerGroup
 
 DIGITS = "digits"
 DATASET_NAMES = ("two_moons", "circles", "spiral", DIGITS)
@@ -245,7 +245,7 @@ class GeneralizationSnapshot:
     diverged_at: int | None
 
 
-class GeneralizationTrainer:
+class GeneralizationTrainer(TrainerBase):
     """Full-batch training of an MLP on SplitData with the regularizers of TrainConfig.
 
     Every `log_every` steps (and at step 0) it evaluates the model without dropout on the
@@ -260,6 +260,8 @@ class GeneralizationTrainer:
             raise KeyError(f"unknown optimizer {config.optimizer!r}; choose one of {sorted(OPTIMIZERS)}")
         if not 0.0 <= config.dropout < 1.0:
             raise ValueError("dropout p must be in [0, 1)")
+        super().__init__()
+        self.log_every = int(config.log_every)
         self.config, self.seed = config, int(seed)
         self.device = resolve_device(device)
         self.data = data or make_split(config.dataset, config.n_train, config.n_val, config.noise,
@@ -273,15 +275,12 @@ class GeneralizationTrainer:
         self.update = OPTIMIZERS[config.optimizer]
         self.opt_state: dict[str, torch.Tensor] = {}
         self.gen = make_generator(self.seed + 1, self.device)
-        self.steps = 0
-        self.diverged_at: int | None = None
-        self.history = History()
         self.best_step: int | None = None
         self.best_val = math.inf
         self.best_theta = self.model.theta.detach().clone()
         self.stop_step: int | None = None
         self._since_best = 0
-        self._evaluate()
+        self._log(self._evaluate())
 
     def objective(self) -> torch.Tensor:
         """CE on the training set (dropout on) + (l2 / 2) ||theta||^2."""
@@ -291,26 +290,25 @@ class GeneralizationTrainer:
             loss = loss + 0.5 * self.config.l2 * self.model.theta.pow(2).sum()
         return loss
 
-    def step(self, n: int = 1) -> dict[str, float]:
+    def _iteration(self) -> dict[str, float]:
+        """One update; every log_every-th returns the evaluation (the base logs it)."""
         cfg, theta = self.config, self.model.theta
-        metrics: dict[str, float] = {}
-        for _ in range(int(n)):
-            if self.diverged_at is not None:
-                break
-            loss = self.objective()
-            theta.grad = None
-            loss.backward()
-            self.steps += 1
-            with torch.no_grad():
-                u = self.update(theta.grad, self.opt_state, self.steps)
-                if cfg.weight_decay:
-                    theta.mul_(1.0 - cfg.lr * cfg.weight_decay)
-                theta.sub_(u, alpha=cfg.lr)
-            if self.steps % cfg.log_every == 0:
-                metrics = self._evaluate()
-                if not math.isfinite(metrics["train_loss"]) or not math.isfinite(metrics["weight_norm"]):
-                    self.diverged_at = self.steps
-        return metrics or self.latest()
+        loss = self.objective()
+        theta.grad = None
+        loss.backward()
+        with torch.no_grad():
+            u = self.update(theta.grad, self.opt_state, self.steps)
+            if cfg.weight_decay:
+                theta.mul_(1.0 - cfg.lr * cfg.weight_decay)
+            theta.sub_(u, alpha=cfg.lr)
+        return self._evaluate() if self.steps % self.log_every == 0 else {}
+
+    def _diverged(self, metrics: dict[str, float]) -> bool:
+        return not (math.isfinite(metrics["train_loss"]) and math.isfinite(metrics["weight_norm"]))
+
+    def step(self, n: int = 1) -> dict[str, float]:
+        """n updates; returns the last evaluation of this call, else the latest logged one."""
+        return super().step(n) or self.latest()
 
     def latest(self) -> dict[str, float]:
         return {k: self.history.last(k) for k in self.history.values}
@@ -328,8 +326,8 @@ class GeneralizationTrainer:
         return out
 
     def _evaluate(self) -> dict[str, float]:
+        """evaluate(), and the best-validation / early-stopping bookkeeping."""
         m = self.evaluate()
-        self.history.log(self.steps, m)
         if m["val_loss"] < self.best_val:
             self.best_val, self.best_step, self._since_best = m["val_loss"], self.steps, 0
             self.best_theta = self.model.theta.detach().clone()
@@ -360,51 +358,33 @@ class GeneralizationTrainer:
             arr("train_acc"), arr("val_acc"), arr("weight_norm"), self.best_step, self.stop_step,
             self.diverged_at)
 
-    def state_dict(self) -> dict:
-        return {"theta": self.model.theta.detach().cpu().clone(),
-                "opt_state": {k: v.detach().cpu().clone() for k, v in self.opt_state.items()},
-                "gen": self.gen.get_state(), "steps": self.steps, "diverged_at": self.diverged_at,
-                "history": self.history.state_dict(), "best": (self.best_step, self.best_val),
-                "best_theta": self.best_theta.cpu().clone(),
-                "stop": (self.stop_step, self._since_best)}
+    def _extra_state(self) -> dict:
+        return {"theta": self.model.theta.detach().cpu(),
+                "opt_state": {k: v.detach().cpu() for k, v in self.opt_state.items()},
+                "gen": self.gen.get_state(), "best": (self.best_step, self.best_val),
+                "best_theta": self.best_theta.cpu(), "stop": (self.stop_step, self._since_best)}
 
-    def load_state_dict(self, state: dict) -> None:
+    def _load_extra_state(self, state: dict) -> None:
         with torch.no_grad():
             self.model.theta.copy_(state["theta"].to(self.device))
         self.opt_state = {k: v.to(self.device) for k, v in state["opt_state"].items()}
         self.gen.set_state(state["gen"])
-        self.steps, self.diverged_at = int(state["steps"]), state["diverged_at"]
-        self.history = History.from_state_dict(state["history"])
         self.best_step, self.best_val = state["best"]
         self.best_theta = state["best_theta"].to(self.device)
         self.stop_step, self._since_best = state["stop"]
 
 
-class PairTrainer:
+class PairTrainer(TrainerGroup):
     """Several GeneralizationTrainers advanced together (one step each per step): the page
-    compares them on one figure (real vs random labels, Adam + L2 vs AdamW)."""
+    compares them on one figure (real vs random labels, Adam + L2 vs AdamW). The pair stops
+    when the first of them diverges."""
 
     def __init__(self, trainers: dict[str, GeneralizationTrainer]):
-        self.trainers = dict(trainers)
-        self.steps = 0
-        self.diverged_at: int | None = None
+        super().__init__(trainers, stop="any")
 
-    def step(self, n: int = 1) -> dict[str, float]:
-        metrics = {}
-        for name, tr in self.trainers.items():
-            metrics.update({f"{name}/{k}": v for k, v in tr.step(n).items()})
-        self.steps = max(tr.steps for tr in self.trainers.values())
-        hit = [tr.diverged_at for tr in self.trainers.values() if tr.diverged_at is not None]
-        self.diverged_at = min(hit) if hit else None
-        return metrics
+    @property
+    def trainers(self) -> dict[str, GeneralizationTrainer]:
+        return self.members
 
     def snapshot(self) -> dict[str, GeneralizationSnapshot]:
-        return {name: tr.snapshot() for name, tr in self.trainers.items()}
-
-    def state_dict(self) -> dict:
-        return {name: tr.state_dict() for name, tr in self.trainers.items()}
-
-    def load_state_dict(self, state: dict) -> None:
-        for name, tr in self.trainers.items():
-            tr.load_state_dict(state[name])
-        self.steps = max(tr.steps for tr in self.trainers.values())
+        return super().snapshot()

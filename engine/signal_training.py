@@ -24,7 +24,7 @@ from torch import nn
 from engine.datasets import digits_split
 from engine.device import make_generator, resolve_device, to_numpy
 from engine.nets import INITS, mlp
-from engine.training import History
+from engine.training import TrainerBase
 
 N_CLASSES = 10
 CHANCE_LOSS = math.log(N_CLASSES)
@@ -80,7 +80,7 @@ def _standardised_digits(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     return (xtr - mean) / std, train.labels, (xte - mean) / std, test.labels
 
 
-class DeepNetsTrainer:
+class DeepNetsTrainer(TrainerBase):
     """Trains the nets of `config` on the same mini-batches (trainer protocol)."""
 
     def __init__(self, config: DeepNetsConfig = DeepNetsConfig(),
@@ -88,6 +88,7 @@ class DeepNetsTrainer:
         for spec in config.nets:
             if spec.init not in INITS:
                 raise KeyError(f"unknown init {spec.init!r}; choose one of {sorted(INITS)}")
+        super().__init__()
         self.config, self.device = config, resolve_device(device)
         xtr, ytr, xte, yte = _standardised_digits(config.seed)
         as_t = lambda a, dt: torch.as_tensor(a, dtype=dt, device=self.device)  # noqa: E731
@@ -97,10 +98,7 @@ class DeepNetsTrainer:
         self.models = [mlp(widths, config.activation, s.init, s.gain, norm=s.norm,
                            seed=config.seed).to(self.device) for s in config.nets]
         self.generator = make_generator(config.seed + 1, "cpu")
-        self.steps = 0
-        self.diverged_at: int | None = None
         self.net_diverged: list[int | None] = [None] * len(self.models)
-        self.history = History()
         self._loss_steps: list[int] = []
         self._losses: list[np.ndarray] = []
         self._grad_steps: list[int] = [0]
@@ -129,33 +127,28 @@ class DeepNetsTrainer:
     def _linears(self, model: nn.Module) -> list[nn.Linear]:
         return [m for m in model.modules() if isinstance(m, nn.Linear)]
 
-    def step(self, n: int = 1) -> dict[str, float]:
-        metrics: dict[str, float] = {}
-        for _ in range(int(n)):
-            if self.diverged_at is not None:
-                break
-            idx = torch.randint(len(self.y), (self.config.batch_size,), generator=self.generator)
-            xb, yb = self.x[idx.to(self.device)], self.y[idx.to(self.device)]
-            self.steps += 1
-            record = self.steps % self.config.log_every == 0
-            losses, norms = np.full(len(self.models), np.nan), np.full(
-                (len(self.models), self.config.depth + 1), np.nan)
-            for i, model in enumerate(self.models):
-                if self.net_diverged[i] is None:
-                    losses[i], norms[i] = self._sgd_step(model, xb, yb, record)
-                    if not math.isfinite(losses[i]):
-                        self.net_diverged[i] = self.steps
-            self._loss_steps.append(self.steps)
-            self._losses.append(losses)
-            if record:
-                self._grad_steps.append(self.steps)
-                self._grad_norms.append(norms)
-            metrics = {f"loss/{label}": float(v) for label, v in zip(self.labels, losses)}
-            if all(d is not None for d in self.net_diverged):
-                self.diverged_at = self.steps
-        if metrics:
-            self.history.log(self.steps, metrics)
-        return metrics
+    def _iteration(self) -> dict[str, float]:
+        """One SGD step of every net still training, on one shared mini-batch."""
+        idx = torch.randint(len(self.y), (self.config.batch_size,), generator=self.generator)
+        xb, yb = self.x[idx.to(self.device)], self.y[idx.to(self.device)]
+        record = self.steps % self.config.log_every == 0
+        losses, norms = np.full(len(self.models), np.nan), np.full(
+            (len(self.models), self.config.depth + 1), np.nan)
+        for i, model in enumerate(self.models):
+            if self.net_diverged[i] is None:
+                losses[i], norms[i] = self._sgd_step(model, xb, yb, record)
+                if not math.isfinite(losses[i]):
+                    self.net_diverged[i] = self.steps
+        self._loss_steps.append(self.steps)
+        self._losses.append(losses)
+        if record:
+            self._grad_steps.append(self.steps)
+            self._grad_norms.append(norms)
+        return {f"loss/{label}": float(v) for label, v in zip(self.labels, losses)}
+
+    def _diverged(self, metrics: dict[str, float]) -> bool:
+        """A diverged net stops (NaN loss from then on); the run stops once all have."""
+        return all(d is not None for d in self.net_diverged)
 
     def _gradients(self, model: nn.Module, xb: torch.Tensor,
                    yb: torch.Tensor) -> tuple[float, np.ndarray]:
@@ -197,27 +190,20 @@ class DeepNetsTrainer:
                                 losses, np.array(self._grad_steps, np.int64), grads,
                                 self.test_accuracy(), tuple(self.net_diverged))
 
-    def state_dict(self) -> dict:
-        return {"models": [{k: v.detach().cpu().clone() for k, v in m.state_dict().items()}
-                           for m in self.models],
-                "steps": self.steps, "diverged_at": self.diverged_at,
-                "net_diverged": list(self.net_diverged),
-                "generator": self.generator.get_state().clone(),
-                "history": self.history.state_dict(),
-                "loss_steps": list(self._loss_steps), "losses": [a.copy() for a in self._losses],
-                "grad_steps": list(self._grad_steps),
-                "grad_norms": [a.copy() for a in self._grad_norms]}
+    def _modules(self) -> dict[str, nn.Module]:
+        return {"models": nn.ModuleList(self.models)}     # shares the nets, keys "i.<name>"
 
-    def load_state_dict(self, state: dict) -> None:
-        for model, sd in zip(self.models, state["models"]):
-            model.load_state_dict(sd)
-        self.steps, self.diverged_at = int(state["steps"]), state["diverged_at"]
+    def _extra_state(self) -> dict:
+        return {"net_diverged": list(self.net_diverged),
+                "generator": self.generator.get_state(),
+                "loss_steps": list(self._loss_steps), "losses": self._losses,
+                "grad_steps": list(self._grad_steps), "grad_norms": self._grad_norms}
+
+    def _load_extra_state(self, state: dict) -> None:
         self.net_diverged = list(state["net_diverged"])
-        self.generator.set_state(state["generator"].clone())
-        self.history = History.from_state_dict(state["history"])
-        self._loss_steps, self._losses = list(state["loss_steps"]), [a.copy() for a in state["losses"]]
-        self._grad_steps = list(state["grad_steps"])
-        self._grad_norms = [a.copy() for a in state["grad_norms"]]
+        self.generator.set_state(state["generator"])
+        self._loss_steps, self._losses = state["loss_steps"], state["losses"]
+        self._grad_steps, self._grad_norms = state["grad_steps"], state["grad_norms"]
 
 
 def final_loss(snapshot: DeepNetsSnapshot, last: int = 20) -> np.ndarray:

@@ -16,7 +16,8 @@ def _card(topic: Topic, page) -> None:
         st.markdown(f"**{topic.title}**")
         st.caption(topic.sentence)
         if topic.ready:
-            st.page_link(page, label="Open", icon=":material/arrow_forward:")
+            st.page_link(page, label="Open", icon=":material/arrow_forward:",
+                         help="The code: " + ", ".join(topic.code_files))
         else:
             st.page_link(page, label="Coming soon", icon=":material/schedule:")
 

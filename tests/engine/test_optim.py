@@ -1,4 +1,4 @@
-"""engine/optim.py: closed forms from docs/MATH.md and step-for-step equality with torch.optim."""
+"""engine/optim/ (engine.optim): closed forms from docs/MATH.md and step-for-step equality with torch.optim."""
 from __future__ import annotations
 
 import math

@@ -1,4 +1,4 @@
-"""Exact linear regions of ReLU MLPs (engine/regions.py): geometry, counts, bounds, sawtooth."""
+"""Exact linear regions of ReLU MLPs (engine/regions/): geometry, counts, bounds, sawtooth."""
 import itertools
 import math
 

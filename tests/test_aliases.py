@@ -1,0 +1,70 @@
+"""One meaning per import alias (issue 17): across the code a newcomer reads (app.py, engine/,
+viz/, topic_pages/), `F` may not be torch.nn.functional in one file and a figures module in
+another. A page's own figures module counts as one meaning wherever it is imported
+(`figs` = viz.<page>_figures), likewise a page's engine package and its modules.
+
+KNOWN lists the double meanings found when this test was written (pages owned by the page
+helpers, reported to the lead): the test fails on any NEW one, and does not fail when a known
+one is fixed."""
+import ast
+import re
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCOPE = [ROOT / "app.py", *sorted((ROOT / "engine").rglob("*.py")),
+         *sorted((ROOT / "viz").glob("*.py")), *sorted((ROOT / "topic_pages").glob("*.py"))]
+
+KNOWN = {
+    ("F", "<a page's figures module>", "topic_pages/attention.py"),
+    ("F", "<a page's figures module>", "topic_pages/diffusion.py"),
+    ("F", "<a page's figures module>", "topic_pages/lstm_gating.py"),
+    ("F", "<a page's figures module>", "topic_pages/relu_regions.py"),
+    ("R", "engine.recurrent", "topic_pages/lstm_gating.py"),
+    ("R", "engine.regions", "topic_pages/relu_regions.py"),
+}
+
+
+def meaning(target: str) -> str:
+    if re.fullmatch(r"viz\.\w+_figures", target):
+        return "<a page's figures module>"
+    return target
+
+
+def aliases(path: Path) -> list[tuple[str, str]]:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(a.asname, meaning(a.name)) for a in node.names if a.asname]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            out += [(a.asname, meaning(f"{node.module}.{a.name}")) for a in node.names if a.asname]
+    return out
+
+
+def double_meanings(files: list[Path]) -> set[tuple[str, str, str]]:
+    """(alias, meaning, file) for every use of an alias that means more than one thing."""
+    uses: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for path in files:
+        for alias, what in aliases(path):
+            uses[alias][what].add(path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT)
+                                  else path.name)
+    out = set()
+    for alias, meanings in uses.items():
+        if len(meanings) > 1:
+            # the most common meaning is the convention; the others are the double meanings
+            common = max(meanings, key=lambda m: len(meanings[m]))
+            out |= {(alias, m, f) for m, fs in meanings.items() if m != common for f in fs}
+    return out
+
+
+def test_the_check_finds_a_double_meaning(tmp_path):
+    a, b, c = tmp_path / "a.py", tmp_path / "b.py", tmp_path / "c.py"
+    a.write_text("from torch.nn import functional as F\n")
+    b.write_text("import torch.nn.functional as F\nfrom viz import gan_figures as figs\n")
+    c.write_text("from viz import vae_figures as F\nfrom viz import vae_figures as figs\n")
+    assert double_meanings([a, b, c]) == {("F", "<a page's figures module>", "c.py")}
+
+
+def test_no_alias_gets_a_second_meaning():
+    new = double_meanings(SCOPE) - KNOWN
+    assert not new, f"an alias that already means something else elsewhere: {sorted(new)}"
