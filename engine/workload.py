@@ -133,7 +133,7 @@ def measure(make_probe: MakeProbe, device: str, warmup: int = WARMUP, iters: int
 def fingerprint(devices: list[str]) -> str:
     """What the cached winners depend on: torch version and the devices (GPU name)."""
     parts = [torch.__version__, f"threads={torch.get_num_threads()}"] + list(devices)
-    if "cuda" in devices:
+    if "cuda" in devices and torch.cuda.is_available():
         parts.append(torch.cuda.get_device_name(0))
     return "|".join(parts)
 
