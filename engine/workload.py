@@ -5,7 +5,9 @@ and 342 it/s on one CPU core, while the transformer and the CNN gradients gain 5
 So "auto" cannot be one device for every page. `pick_device(key, make_probe)` times a probe of
 the workload on every available device and keeps the fastest:
 
-    rate(d) = iters / (t_end - t_start)      (after `warmup` untimed iterations, synchronised)
+    rate(d) = iters / min over `repeats` of (t_end - t_start)
+              (after `warmup` untimed iterations, synchronised; the best repeat, since load
+              from other processes only ever slows a run down)
     winner  = argmax_d rate(d)               (a device whose probe raises is skipped)
 
 The winner is cached per process (and in a small JSON file under the temp dir, keyed by the
@@ -41,7 +43,7 @@ from engine.device import available_devices
 Step = Callable[[], object]
 MakeProbe = Callable[[str], Step]
 
-WARMUP, ITERS = 3, 20
+WARMUP, ITERS, REPEATS = 3, 20, 3
 CACHE_ENV_VAR = "DLPLAY_DEVICE_CACHE"       # path of the JSON cache; "off" disables the file
 SIZE = re.compile(r"^(\d{1,2})x(\d{1,5})$")
 
@@ -117,17 +119,21 @@ def probe_for(key: str) -> MakeProbe | None:
 
 def measure(make_probe: MakeProbe, device: str, warmup: int = WARMUP, iters: int = ITERS,
             timer: Callable[[], float] = time.perf_counter,
-            synchronize: Callable[[str], None] = sync) -> float:
-    """Iterations per second of the probe on `device`, warm-up excluded, synchronised."""
+            synchronize: Callable[[str], None] = sync, repeats: int = REPEATS) -> float:
+    """Iterations per second of the probe on `device`: warm-up excluded, synchronised, the
+    fastest of `repeats` timed runs of `iters` iterations."""
     step = make_probe(device)
     for _ in range(warmup):
         step()
-    synchronize(device)
-    t0 = timer()
-    for _ in range(iters):
-        step()
-    synchronize(device)
-    return iters / max(timer() - t0, 1e-9)
+    best = float("inf")
+    for _ in range(max(1, repeats)):
+        synchronize(device)
+        t0 = timer()
+        for _ in range(iters):
+            step()
+        synchronize(device)
+        best = min(best, timer() - t0)
+    return iters / max(best, 1e-9)
 
 
 def fingerprint(devices: list[str]) -> str:

@@ -38,16 +38,16 @@ def picker(devices, clock, path=None):
 
 def test_measure_excludes_warmup_and_counts_iters():
     clock, synced = FakeClock(), []
-    costs = iter([5.0, 5.0, 0.1, 0.1, 0.1, 0.1])     # 2 slow warm-up steps, then 4 x 0.1 s
+    costs = iter([5.0, 5.0] + [0.1] * 4 + [0.3] * 4)  # 2 slow warm-ups, a fast and a slow run
 
     def make_probe(device):
         def step():
             clock.now += next(costs)
         return step
     rate = W.measure(make_probe, "cuda", warmup=2, iters=4, timer=clock,
-                     synchronize=synced.append)
-    assert rate == pytest.approx(10.0)               # 4 / 0.4 s, warm-up not counted
-    assert synced == ["cuda", "cuda"]                # before and after the timed loop
+                     synchronize=synced.append, repeats=2)
+    assert rate == pytest.approx(10.0)               # 4 / 0.4 s: warm-up not counted, best run
+    assert synced == ["cuda"] * 4                    # before and after each timed loop
 
 
 @pytest.mark.parametrize("cost,winner", [({"cuda": 0.004, "cpu": 0.003}, "cpu"),
