@@ -18,7 +18,7 @@ from engine import attention, conv, diffusion, gan, optim, recurrent, regions, v
 from engine.datasets import DATASETS
 from engine.cuda_graph import GraphedStep, classifier_step_fn
 from engine.device import available_devices
-from engine.workload import DevicePicker, mlp_step
+from engine.workload import DevicePicker, mlp_step, sync
 from engine.training import MLPClassifierTrainer
 from viz.topics import ROOT
 
@@ -26,11 +26,7 @@ TRAIN_STEPS = 60
 WEIGHTS = ROOT / "assets" / "weights"
 
 
-def _sync(device: str) -> None:
-    if device == "cuda":
-        torch.cuda.synchronize()
-    elif device == "mps":
-        torch.mps.synchronize()
+_sync = sync
 
 
 def _toy(name: str):

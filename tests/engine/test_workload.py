@@ -1,6 +1,5 @@
 """engine.workload: "auto" picks the device measured fastest per workload. The selection logic
 is tested on CPU with fake devices and fake clocks; one test measures the real CPU probe."""
-import json
 
 import pytest
 
