@@ -11,7 +11,6 @@ import time
 from typing import Callable
 
 import numpy as np
-import torch
 
 from benchmarks import Measurement, median_time
 from engine import attention, conv, diffusion, gan, optim, recurrent, regions, vae
