@@ -1,0 +1,503 @@
+"""Trainers in worker processes (DLPLAY_TRAINERS=process): the web process keeps a handle,
+a bounded pool of worker processes keeps the trainers and trains them between frames.
+
+    handle = open_handle(make_trainer, config_id)   # DLPLAY_TRAINERS: inline | process | ray
+    handle.play(); handle.set_pace(100.0)           # 100 it/s while playing
+    view = handle.view()                            # the latest TrainerView (plain data)
+    handle.step(25); handle.read(lambda tr: tr.steps)
+
+The pool (default max(1, cpu_count - 1) processes; each a fresh interpreter) puts each new
+trainer on the worker with the fewest; each worker trains its playing trainers round-robin
+in ~25 ms chunks (engine/worker_loop.py) and publishes a pickled TrainerView of each every
+~0.15 s and after every command. One receiver thread per worker keeps the latest view bytes
+per trainer; a frame unpickles only the one it draws. Commands carry a sequence number and
+`view()` waits (briefly) for a view that has seen the handle's last command, so the frame after
+Pause or Step shows their result.
+
+The trainer factory crosses to the worker with cloudpickle (pages pass lambdas/closures);
+one that cannot be pickled falls back to an inline TrainerHandle, with a logged warning.
+Freeing: a handle that is garbage-collected (its session state dropped) closes its trainer
+(weakref.finalize); the janitor thread closes the trainers of sessions that a probe (set by
+viz/live.py from Streamlit's session manager; engine/ never imports streamlit) reports gone
+for longer than LEASE_S. A worker that dies is restarted; its trainers' views carry `error`
+(WORKER_STOPPED) and their pages offer Reset.
+"""
+from __future__ import annotations
+
+import atexit
+import itertools
+import logging
+import os
+import pickle
+import socket
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any, Callable
+
+import cloudpickle
+
+from engine.handle import (CHUNK_S, WAIT_S, TrainerBusy, TrainerElsewhere, TrainerHandle,
+                           TrainerLost, TrainerView)
+from engine.training import TickResult, Trainer
+from engine.worker_loop import PUBLISH_S
+
+ROOT = str(Path(__file__).resolve().parent.parent)
+log = logging.getLogger(__name__)
+
+MODE_ENV_VAR = "DLPLAY_TRAINERS"
+WORKERS_ENV_VAR = "DLPLAY_WORKERS"
+WORKER_STOPPED = "The training worker stopped; press Reset."
+RELEASED = "This session was idle and its trainer was released; press Reset."
+ACK_S = 2.0          # longest wait of a frame for the view that has seen its last command
+LEASE_S = 40.0       # a session reported gone this long loses its trainers
+JANITOR_S = 10.0     # how often the janitor looks (so: freed within LEASE_S + JANITOR_S)
+
+
+def default_workers() -> int:
+    try:
+        n = int(os.environ.get(WORKERS_ENV_VAR, "0"))
+    except ValueError:
+        n = 0
+    return n if n > 0 else max(1, (os.cpu_count() or 1) - 1)
+
+
+class Link:
+    """The web side of one hosted trainer: latest view bytes, pending replies, its error."""
+
+    def __init__(self, tid: int, worker: "WorkerProc", session_id: str | None):
+        self.tid, self.worker, self.session_id = tid, worker, session_id
+        self.cond = threading.Condition()
+        self.seq_sent = 0
+        self.seq_seen = -1
+        self.view_bytes: bytes | None = None
+        self._view: TrainerView | None = None     # unpickled view_bytes (cached)
+        self.replies: dict[int, tuple[bool, Any]] = {}
+        self.error: str | None = None
+        self.closed = False
+        self.gone_since: float | None = None      # janitor: first seen without a session
+
+    # ---- from the receiver thread --------------------------------------------------------
+    def on_view(self, seq: int, data: bytes) -> None:
+        with self.cond:
+            self.seq_seen, self.view_bytes, self._view = max(self.seq_seen, seq), data, None
+            self.cond.notify_all()
+
+    def on_reply(self, seq: int, ok: bool, payload: Any) -> None:
+        with self.cond:
+            self.replies[seq] = (ok, payload)
+            self.cond.notify_all()
+
+    def fail(self, message: str) -> None:
+        with self.cond:
+            if self.error is None:
+                self.error = message
+            self.cond.notify_all()
+
+    # ---- from the page's threads ---------------------------------------------------------
+    def send(self, kind: str, *args: Any) -> int:
+        with self.cond:
+            if self.error is not None:
+                raise TrainerLost(self.error)
+            self.seq_sent += 1
+            seq = self.seq_sent
+        if not self.worker.send((kind, self.tid, seq, *args)):
+            self.fail(WORKER_STOPPED)
+            raise TrainerLost(WORKER_STOPPED)
+        return seq
+
+    def request(self, kind: str, arg: Any, timeout: float) -> Any:
+        seq = self.send(kind, arg)
+        with self.cond:
+            if not self.cond.wait_for(lambda: seq in self.replies or self.error is not None,
+                                      timeout):
+                raise TrainerBusy(f"the trainer's worker did not answer within {timeout:g} s")
+            if seq not in self.replies:
+                raise TrainerLost(self.error)
+            ok, payload = self.replies.pop(seq)
+        if not ok:
+            raise RuntimeError(f"in the training worker: {payload}")
+        return pickle.loads(payload)
+
+    def view(self, timeout: float, first_timeout: float | None = None) -> TrainerView:
+        """The latest view, after waiting up to `timeout` s for one that has seen the last
+        command (up to `first_timeout` s for the first view: a worker may still be starting)."""
+        with self.cond:
+            if self.view_bytes is None and first_timeout:
+                self.cond.wait_for(lambda: self.view_bytes is not None or self.error is not None,
+                                   first_timeout)
+            self.cond.wait_for(lambda: self.seq_seen >= self.seq_sent or self.error is not None,
+                               timeout)
+            if self.error is not None:
+                steps = self._view.steps if self._view is not None else 0
+                return TrainerView.failed(self.error, steps)
+            if self.view_bytes is None:
+                raise TrainerBusy("the trainer's worker has not sent a picture yet")
+            if self._view is None:
+                self._view = pickle.loads(self.view_bytes)
+            return self._view
+
+    def latest(self) -> TrainerView | None:
+        try:
+            return self.view(0.0)
+        except TrainerBusy:
+            return None
+
+    def close(self, message: str = "This trainer was released; press Reset.") -> None:
+        """Free the trainer in its worker (idempotent; safe from a finalizer)."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.error is None:
+            try:
+                self.send("cmd", "close", None)
+            except TrainerLost:
+                pass
+        self.fail(message)
+        self.worker.forget(self.tid)
+
+
+class WorkerProc:
+    """One worker process: its pipe, a send lock, a receiver thread, its trainers' links."""
+
+    def __init__(self, pool: "WorkerPool", index: int):
+        self.pool, self.index = pool, index
+        self.conn, self.proc = spawn_worker(pool.chunk_s, pool.publish_s)
+        self.links: dict[int, Link] = {}
+        self.lock = threading.RLock()             # one writer on the pipe (RLock: a finalizer
+        #                                           may close a link from a thread holding it)
+        self.alive = True
+        self.ready = threading.Event()
+        self.pid = self.proc.pid
+        threading.Thread(target=self._receive, name=f"dlplay-recv-{index}", daemon=True).start()
+
+    def send(self, msg: tuple) -> bool:
+        data = cloudpickle.dumps(msg)
+        with self.lock:
+            if not self.alive:
+                return False
+            try:
+                self.conn.send_bytes(data)
+                return True
+            except (OSError, ValueError):
+                return False
+
+    def forget(self, tid: int) -> None:
+        with self.lock:
+            self.links.pop(tid, None)
+
+    def _receive(self) -> None:
+        try:
+            while True:
+                msg = pickle.loads(self.conn.recv_bytes())
+                if msg[0] == "ready":
+                    self.ready.set()
+                    continue
+                link = self.links.get(msg[1])
+                if link is None:
+                    continue
+                if msg[0] == "view":
+                    link.on_view(msg[2], msg[3])
+                elif msg[0] == "reply":
+                    link.on_reply(msg[2], msg[3], msg[4])
+        except (EOFError, OSError, pickle.UnpicklingError):
+            pass
+        self._died()
+
+    def _died(self) -> None:
+        with self.lock:
+            self.alive = False
+            links, self.links = list(self.links.values()), {}
+        for link in links:
+            link.fail(WORKER_STOPPED)
+        try:
+            self.conn.close()
+            self.proc.wait(5.0)          # reap it
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        if not self.pool.closing:
+            log.warning("training worker %s (pid %s) stopped; %d trainer(s) lost",
+                        self.index, self.pid, len(links))
+            self.pool.replace(self)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.send(("stop",))
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout)
+
+
+def spawn_worker(chunk_s: float, publish_s: float) -> tuple[Connection, subprocess.Popen]:
+    """A fresh interpreter running engine.worker_loop on one end of a socket pair. (Not
+    multiprocessing's spawn: that re-imports the parent's __main__, which is Streamlit's CLI,
+    pytest or a benchmark script.)"""
+    ours, theirs = socket.socketpair()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in sys.path if p and p != ROOT])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine.worker_loop", str(theirs.fileno()), repr(chunk_s),
+         repr(publish_s)], pass_fds=(theirs.fileno(),), cwd=ROOT, env=env,
+        stdin=subprocess.DEVNULL)
+    theirs.close()
+    return Connection(ours.detach()), proc
+
+
+class WorkerPool:
+    """A bounded set of worker processes, started on first use, restarted when they die."""
+
+    def __init__(self, size: int | None = None, chunk_s: float = CHUNK_S,
+                 publish_s: float = PUBLISH_S):
+        self.size = max(1, int(size or default_workers()))
+        self.chunk_s, self.publish_s = float(chunk_s), float(publish_s)
+        self.workers: list[WorkerProc | None] = [None] * self.size
+        self.lock = threading.Lock()
+        self.ids = itertools.count(1)
+        self.closing = False
+        self.session_alive: Callable[[str], bool] | None = None
+        self._janitor: threading.Thread | None = None
+
+    def create(self, factory_bytes: bytes, session_id: str | None = None) -> Link:
+        """Host a new trainer (built by the pickled factory) on the least-loaded worker."""
+        with self.lock:
+            if self.closing:
+                raise TrainerLost("the worker pool is shut down")
+            alive = [w for w in self.workers if w is not None and w.alive]
+            free = [i for i, w in enumerate(self.workers) if w is None]
+            if free and (not alive or min(len(w.links) for w in alive) > 0):
+                self.workers[free[0]] = WorkerProc(self, free[0])     # start on demand
+                alive.append(self.workers[free[0]])
+            if not alive:
+                raise TrainerLost(WORKER_STOPPED)
+            worker = min(alive, key=lambda w: len(w.links))
+            link = Link(next(self.ids), worker, session_id)
+            with worker.lock:
+                worker.links[link.tid] = link
+        link.send("create", factory_bytes)
+        self._start_janitor()
+        return link
+
+    def replace(self, dead: WorkerProc) -> None:
+        with self.lock:
+            if not self.closing and self.workers[dead.index] is dead:
+                self.workers[dead.index] = WorkerProc(self, dead.index)
+
+    def links(self) -> list[Link]:
+        with self.lock:
+            workers = [w for w in self.workers if w is not None]
+        out = []
+        for w in workers:
+            with w.lock:
+                out.extend(w.links.values())
+        return out
+
+    def pids(self) -> list[int]:
+        return [w.pid for w in self.workers if w is not None and w.alive]
+
+    # ---- the janitor ---------------------------------------------------------------------
+    def sweep(self, now: float | None = None, lease_s: float = LEASE_S) -> int:
+        """Close the trainers of sessions gone for longer than lease_s; returns how many."""
+        probe = self.session_alive
+        if probe is None:
+            return 0
+        now = time.monotonic() if now is None else now
+        closed = 0
+        for link in self.links():
+            if link.session_id is None:
+                continue
+            if probe(link.session_id):
+                link.gone_since = None
+            elif link.gone_since is None:
+                link.gone_since = now
+            elif now - link.gone_since >= lease_s:
+                link.close(RELEASED)
+                closed += 1
+        return closed
+
+    def _start_janitor(self) -> None:
+        if self._janitor is None and self.session_alive is not None:
+            def loop() -> None:
+                while not self.closing:
+                    time.sleep(JANITOR_S)
+                    try:
+                        self.sweep()
+                    except Exception:  # noqa: BLE001 - the janitor must outlive one bad probe
+                        log.exception("janitor sweep failed")
+            self._janitor = threading.Thread(target=loop, name="dlplay-janitor", daemon=True)
+            self._janitor.start()
+
+    def shutdown(self) -> None:
+        self.closing = True
+        for w in self.workers:
+            if w is not None and w.alive:
+                w.stop()
+
+
+class ProcessTrainerHandle:
+    """TrainerHandle's interface (what viz/live.py uses) for a trainer in a worker process."""
+
+    trainer = None          # never here: draw from view(), ask with read(fn)
+    busy = False
+
+    def __init__(self, link: Link, config_id: str = ""):
+        self.link, self.config_id = link, config_id
+        self._playing = False
+        self._cancelled = False
+        self._epoch = 0
+        self._pace: tuple | None = None
+        self._tick_steps, self._tick_at = 0, time.time()
+        weakref.finalize(self, link.close)
+
+    # ---- flags ---------------------------------------------------------------------------
+    @property
+    def playing(self) -> bool:
+        return self._playing
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    @property
+    def steps(self) -> int:
+        view = self.link.latest()
+        return view.steps if view is not None else 0
+
+    @property
+    def diverged_at(self) -> int | None:
+        view = self.link.latest()
+        return view.diverged_at if view is not None else None
+
+    @property
+    def error(self) -> str | None:
+        return self.link.error
+
+    def _cmd(self, name: str, arg: Any = None) -> None:
+        try:
+            self.link.send("cmd", name, arg)
+        except TrainerLost:
+            pass                    # the view says so (error); the page offers Reset
+
+    def play(self) -> None:
+        if not self._cancelled and self.link.error is None:
+            self._playing = True
+            self._cmd("play")
+
+    def pause(self) -> None:
+        if self._playing:
+            self._playing = False
+            self._cmd("pause")
+
+    def set_pace(self, steps_per_s: float, max_total_steps: int | None = None) -> None:
+        pace = (float(steps_per_s), max_total_steps)
+        if pace != self._pace:
+            self._pace = pace
+            self._cmd("pace", pace)
+
+    def claim(self) -> int:
+        self._epoch += 1
+        return self._epoch
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._playing = False
+        self.link.close()
+
+    close = cancel
+
+    # ---- work ----------------------------------------------------------------------------
+    def tick(self, max_steps: int, budget_s: float, epoch: int) -> TickResult | None:
+        """The steps the worker did since the last frame (it trains between frames)."""
+        view = self.link.latest()
+        if view is None:
+            return None
+        done = max(0, view.steps - self._tick_steps)
+        seconds = max(view.at - self._tick_at, 1e-9) if done else 0.0
+        self._tick_steps, self._tick_at = view.steps, view.at
+        metrics = {name: vals[-1] for name, vals in view.history.values.items() if vals}
+        return TickResult(done, seconds, metrics, view.diverged_at)
+
+    def step(self, n: int, timeout: float = WAIT_S) -> TickResult:
+        tick = self.link.request("step", int(n), timeout)
+        view = self.link.latest()
+        if view is not None:
+            self._tick_steps, self._tick_at = view.steps, view.at
+        return tick
+
+    def read(self, fn: Callable[[Trainer], Any], timeout: float = WAIT_S) -> Any:
+        """fn(trainer), run in the worker; fn and its result must pickle (cloudpickle)."""
+        try:
+            data = cloudpickle.dumps(fn)
+        except Exception as exc:  # noqa: BLE001 - say what to change
+            raise TypeError(f"read_trainer's function cannot be sent to the training worker "
+                            f"({exc}); use a module-level function or a lambda over plain "
+                            f"values") from exc
+        return self.link.request("read", data, timeout)
+
+    def locked(self, timeout: float = WAIT_S):
+        raise TrainerElsewhere("this trainer runs in a worker process (DLPLAY_TRAINERS="
+                               "process): use read_trainer(key, fn) with fn(trainer) -> plain "
+                               "data instead of holding it with locked_trainer")
+
+    def view(self, timeout: float = WAIT_S) -> TrainerView:
+        return self.link.view(min(timeout, ACK_S), timeout)
+
+
+# ---- choosing the mode -----------------------------------------------------------------
+
+_POOL: WorkerPool | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def get_pool() -> WorkerPool:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL.closing:
+            _POOL = WorkerPool()
+            atexit.register(_POOL.shutdown)
+        return _POOL
+
+
+def trainer_mode(env: dict | None = None) -> str:
+    mode = (os.environ if env is None else env).get(MODE_ENV_VAR, "inline").strip().lower()
+    if mode not in BACKENDS:
+        log.warning("%s=%r is not one of %s: using inline", MODE_ENV_VAR, mode,
+                    ", ".join(BACKENDS))
+        return "inline"
+    return mode
+
+
+def _inline(make_trainer: Callable[[], Trainer], config_id: str, session_id: str | None):
+    return TrainerHandle(make_trainer(), config_id)
+
+
+def _process(make_trainer: Callable[[], Trainer], config_id: str, session_id: str | None):
+    try:
+        data = cloudpickle.dumps(make_trainer)
+    except Exception as exc:  # noqa: BLE001 - e.g. a closure over a lock or an open file
+        log.warning("trainer factory %r cannot be pickled (%s): training it in the web "
+                    "process", make_trainer, exc)
+        return _inline(make_trainer, config_id, session_id)
+    return ProcessTrainerHandle(get_pool().create(data, session_id), config_id)
+
+
+def _ray(make_trainer: Callable[[], Trainer], config_id: str, session_id: str | None):
+    from engine.ray_workers import open_ray_handle
+    return open_ray_handle(make_trainer, config_id)
+
+
+BACKENDS: dict[str, Callable[..., Any]] = {"inline": _inline, "process": _process, "ray": _ray}
+
+
+def open_handle(make_trainer: Callable[[], Trainer], config_id: str = "",
+                session_id: str | None = None, mode: str | None = None):
+    """A handle on a new trainer built by make_trainer, where DLPLAY_TRAINERS says."""
+    return BACKENDS[mode or trainer_mode()](make_trainer, config_id, session_id)
+
+
+__all__ = ["ProcessTrainerHandle", "WorkerPool", "open_handle", "get_pool", "trainer_mode",
+           "WORKER_STOPPED", "RELEASED", "LEASE_S"]
