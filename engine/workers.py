@@ -132,13 +132,13 @@ class Link:
                                    first_timeout)
             self.cond.wait_for(lambda: self.seq_seen >= self.seq_sent or self.error is not None,
                                timeout)
+            if self._view is None and self.view_bytes is not None:
+                self._view = pickle.loads(self.view_bytes)
             if self.error is not None:
                 steps = self._view.steps if self._view is not None else 0
                 return TrainerView.failed(self.error, steps)
-            if self.view_bytes is None:
-                raise TrainerBusy("the trainer's worker has not sent a picture yet")
             if self._view is None:
-                self._view = pickle.loads(self.view_bytes)
+                raise TrainerBusy("the trainer's worker has not sent a picture yet")
             return self._view
 
     def latest(self) -> TrainerView | None:
