@@ -54,8 +54,15 @@ WORKERS_ENV_VAR = "DLPLAY_WORKERS"
 WORKER_STOPPED = "The training worker stopped; press Reset."
 RELEASED = "This session was idle and its trainer was released; press Reset."
 ACK_S = 2.0          # longest wait of a frame for the view that has seen its last command
-LEASE_S = 40.0       # a session reported gone this long loses its trainers
+LEASE_S = 40.0       # a session reported gone this long loses its trainers (DLPLAY_LEASE_S)
 JANITOR_S = 10.0     # how often the janitor looks (so: freed within LEASE_S + JANITOR_S)
+
+
+def lease_s() -> float:
+    try:
+        return max(1.0, float(os.environ.get("DLPLAY_LEASE_S", LEASE_S)))
+    except ValueError:
+        return LEASE_S
 
 
 def default_workers() -> int:
@@ -300,11 +307,13 @@ class WorkerPool:
         return [w.pid for w in self.workers if w is not None and w.alive]
 
     # ---- the janitor ---------------------------------------------------------------------
-    def sweep(self, now: float | None = None, lease_s: float = LEASE_S) -> int:
-        """Close the trainers of sessions gone for longer than lease_s; returns how many."""
+    def sweep(self, now: float | None = None, lease: float | None = None) -> int:
+        """Close the trainers of sessions gone for longer than `lease` seconds (default
+        lease_s()); returns how many."""
         probe = self.session_alive
         if probe is None:
             return 0
+        lease_s_ = lease_s() if lease is None else lease
         now = time.monotonic() if now is None else now
         closed = 0
         for link in self.links():
@@ -314,7 +323,7 @@ class WorkerPool:
                 link.gone_since = None
             elif link.gone_since is None:
                 link.gone_since = now
-            elif now - link.gone_since >= lease_s:
+            elif now - link.gone_since >= lease_s_:
                 link.close(RELEASED)
                 closed += 1
         return closed
@@ -323,7 +332,7 @@ class WorkerPool:
         if self._janitor is None and self.session_alive is not None:
             def loop() -> None:
                 while not self.closing:
-                    time.sleep(JANITOR_S)
+                    time.sleep(min(JANITOR_S, lease_s() / 4))
                     try:
                         self.sweep()
                     except Exception:  # noqa: BLE001 - the janitor must outlive one bad probe

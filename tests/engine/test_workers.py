@@ -178,11 +178,11 @@ def test_janitor_frees_trainers_of_gone_sessions_after_the_lease(pool):
     pool.session_alive = lambda sid: alive[sid]
     try:
         a, b = _open(pool, session="s1"), _open(pool, session="s2")
-        assert pool.sweep(now=0.0, lease_s=30) == 0
+        assert pool.sweep(now=0.0, lease=30) == 0
         alive["s2"] = False                               # tab closed
-        assert pool.sweep(now=1.0, lease_s=30) == 0       # within its lease
-        assert pool.sweep(now=20.0, lease_s=30) == 0
-        assert pool.sweep(now=31.5, lease_s=30) == 1      # gone for 30.5 s: released
+        assert pool.sweep(now=1.0, lease=30) == 0       # within its lease
+        assert pool.sweep(now=20.0, lease=30) == 0
+        assert pool.sweep(now=31.5, lease=30) == 1      # gone for 30.5 s: released
         assert b.view().error == RELEASED and a.view().error is None
         assert a.step(3).steps_done == 3
         a.close()
