@@ -1,7 +1,9 @@
 """`python -m benchmarks classroom [--students N[,N...]] [--trainers inline|process|ray]
-[--cycles]`: a class on one server.
+[--pages=gan,vae,relu_regions] [--cycles]`: a class on one server. (Write --pages=... as one
+word: a bare page name would also select the benchmark module of that name.)
 
-One `streamlit run app.py` server (trainers where --trainers / DLPLAY_TRAINERS says); N students, each a headless-Chromium context on a live page
+One `streamlit run app.py` server (trainers where --trainers / DLPLAY_TRAINERS says); N
+students, each a headless-Chromium context on a live page
 (GAN, VAE, ReLU regions in turn) with Play pressed; one probe student moving the first slider
 of the gradient-descent page. For each N it prints the probe's slider latency against the same
 probe on the idle server, frames/s and it/s per student (worst and median), total it/s, the
@@ -51,6 +53,12 @@ def _arg(name: str) -> str | None:
 def _students() -> list[int]:
     value = _arg("students") or os.environ.get("DLPLAY_STUDENTS", "1,2,4")
     return [int(v) for v in value.split(",")]
+
+
+def _live_pages() -> tuple[str, ...]:
+    """--pages gan,relu_regions (or DLPLAY_BENCH_PAGES): the live pages students play."""
+    value = _arg("pages") or os.environ.get("DLPLAY_BENCH_PAGES")
+    return tuple(value.split(",")) if value else LIVE_PAGES
 
 
 def _trainers() -> str:
@@ -113,7 +121,7 @@ def _play(page) -> None:
 
 def run_class(n: int) -> list[tuple[str, Measurement]]:
     from playwright.sync_api import sync_playwright
-    mode = _trainers()
+    mode, pages = _trainers(), _live_pages()
     os.environ["DLPLAY_TRAINERS"] = mode                 # the server inherits it
     server = Server("app.py", ROOT)
     try:
@@ -125,7 +133,7 @@ def run_class(n: int) -> list[tuple[str, Measurement]]:
             students = []
             for i in range(n):
                 page = browser.new_context(viewport={"width": 1200, "height": 800}).new_page()
-                first_paint(page, f"{server.url}/{LIVE_PAGES[i % len(LIVE_PAGES)]}")
+                first_paint(page, f"{server.url}/{pages[i % len(pages)]}")
                 page.evaluate(COUNT_JS)
                 students.append(page)
             for page in students:
@@ -172,7 +180,7 @@ def run_cycles(cycles: int = CYCLES) -> list[tuple[str, Measurement]]:
     its workers before, right after, and once the janitor has released the closed sessions'
     trainers (DLPLAY_LEASE_S shortens its lease for this run)."""
     from playwright.sync_api import sync_playwright
-    mode = _trainers()
+    mode, pages = _trainers(), _live_pages()
     os.environ["DLPLAY_TRAINERS"] = mode
     os.environ.setdefault("DLPLAY_LEASE_S", "10")
     server = Server("app.py", ROOT)
@@ -183,12 +191,12 @@ def run_cycles(cycles: int = CYCLES) -> list[tuple[str, Measurement]]:
             def one(i: int) -> None:
                 ctx = browser.new_context(viewport={"width": 1200, "height": 800})
                 page = ctx.new_page()
-                first_paint(page, f"{server.url}/{LIVE_PAGES[i % len(LIVE_PAGES)]}")
+                first_paint(page, f"{server.url}/{pages[i % len(pages)]}")
                 _play(page)
                 page.wait_for_timeout(2000)
                 ctx.close()
 
-            for i in range(len(LIVE_PAGES)):                # warm: imports, caches, workers
+            for i in range(len(pages)):                     # warm: imports, caches, workers
                 one(i)
             time.sleep(float(os.environ["DLPLAY_LEASE_S"]) + 15)
             before = _sample(server.proc.pid)

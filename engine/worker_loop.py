@@ -10,6 +10,7 @@ Wire protocol on one duplex pipe, each message a cloudpickled tuple (send_bytes/
                     ("stop",)                           the worker exits
     worker -> web   ("view", tid, seq, view)            a pickled TrainerView; seq: last command
                     ("reply", tid, seq, ok, payload)    payload: the result, or the error text
+                    ("seen", tid, seq)                  a read done that changed no steps
                     ("ready", pid)                      once, after the imports
 
 Fair sharing: each turn trains ONE chunk of the next playing trainer (round-robin), sized by
@@ -105,11 +106,16 @@ class Worker:
                 self.send("reply", tid, seq, False, "This trainer was released; press Reset.")
             return
         slot.seq = seq
+        steps = getattr(slot.trainer, "steps", None)
         if kind == "cmd":
             self.command(tid, slot, msg[3], msg[4])
         elif kind in ("step", "read"):
             self.request(tid, slot, kind, msg[3])
-        if tid in self.slots:
+        if tid not in self.slots:
+            return
+        if kind == "read" and getattr(slot.trainer, "steps", None) == steps:
+            self.send("seen", tid, seq)       # a read that trained nothing: no new picture
+        else:
             self.publish(tid, slot)
 
     def command(self, tid: int, slot: Slot, name: str, arg: Any) -> None:

@@ -94,6 +94,11 @@ class Link:
             self.seq_seen, self.view_bytes, self._view = max(self.seq_seen, seq), data, None
             self.cond.notify_all()
 
+    def on_seen(self, seq: int) -> None:
+        with self.cond:
+            self.seq_seen = max(self.seq_seen, seq)
+            self.cond.notify_all()
+
     def on_reply(self, seq: int, ok: bool, payload: Any) -> None:
         with self.cond:
             self.replies[seq] = (ok, payload)
@@ -174,6 +179,7 @@ class WorkerProc:
     def __init__(self, pool: "WorkerPool", index: int):
         self.pool, self.index = pool, index
         self.conn, self.proc = spawn_worker(pool.chunk_s, pool.publish_s)
+        self.started = time.monotonic()
         self.links: dict[int, Link] = {}
         self.lock = threading.RLock()             # one writer on the pipe (RLock: a finalizer
         #                                           may close a link from a thread holding it)
@@ -211,6 +217,8 @@ class WorkerProc:
                     link.on_view(msg[2], msg[3])
                 elif msg[0] == "reply":
                     link.on_reply(msg[2], msg[3], msg[4])
+                elif msg[0] == "seen":
+                    link.on_seen(msg[2])
         except (EOFError, OSError, pickle.UnpicklingError):
             pass
         self._died()
@@ -290,9 +298,12 @@ class WorkerPool:
         return link
 
     def replace(self, dead: WorkerProc) -> None:
+        """Restart a dead worker at once; one that died young (< 10 s: e.g. it cannot start)
+        is restarted only when the next trainer needs it, so a broken worker cannot spin."""
         with self.lock:
             if not self.closing and self.workers[dead.index] is dead:
-                self.workers[dead.index] = WorkerProc(self, dead.index)
+                young = time.monotonic() - dead.started < 10.0
+                self.workers[dead.index] = None if young else WorkerProc(self, dead.index)
 
     def links(self) -> list[Link]:
         with self.lock:
@@ -326,6 +337,8 @@ class WorkerPool:
             elif now - link.gone_since >= lease_s_:
                 link.close(RELEASED)
                 closed += 1
+        if closed:
+            log.warning("released %d trainer(s) of closed sessions", closed)
         return closed
 
     def _start_janitor(self) -> None:

@@ -20,6 +20,15 @@ new script run (Streamlit starts it while the old one may still be inside torch)
 older run's training. Page code that touches the trainer outside `draw` (a "Step D" button,
 an export) goes through `locked_trainer(key)` or `read_trainer(key, fn)`.
 
+Where the trainer lives is DLPLAY_TRAINERS (engine/workers.py): `inline` (default; here,
+trained inside the fragment's ticks), `process` (a pool of worker processes trains it between
+frames at the pace steps-per-frame / interval; a frame only fetches the latest view) or `ray`
+(a Ray actor). The factory must then be picklable (cloudpickle) and pure: no st.* or session
+lookups inside, plain values in (else it stays inline, with a logged warning); `handle.trainer`,
+get_trainer() and st.session_state["<key>__trainer"] are None and locked_trainer raises
+(use read_trainer). A lost trainer (its worker died, its session was released) shows its
+message and Reset builds a new one.
+
 `draw` never sees the trainer: it gets a TrainerView (steps, diverged_at, a copy of the
 history, and the trainer's own snapshot() as `view.snapshot()`), taken under the lock, and
 draws outside it. Anything else it needs is `read_trainer(key, fn)` with fn returning plain

@@ -86,6 +86,10 @@ def test_step_replies_with_exactly_n_and_the_next_view_shows_it(pool):
     assert view.history.last("loss") == pytest.approx(1 / 26)
     assert h.read(lambda tr: (tr.steps, tr.tag)) == (25, "a")        # fn runs in the worker
     assert h.read(lambda tr: os.getpid()) != os.getpid()
+    t0 = time.monotonic()
+    assert h.view().steps == 25 and time.monotonic() - t0 < 1.0   # a read needs no new view
+    assert h.read(lambda tr: tr.step(2) and None) is None          # a read that trains...
+    assert h.view().steps == 27                                    # ...does publish one
     h.close()
 
 
