@@ -14,8 +14,9 @@ per trainer; a frame unpickles only the one it draws. Commands carry a sequence 
 `view()` waits (briefly) for a view that has seen the handle's last command, so the frame after
 Pause or Step shows their result.
 
-The trainer factory crosses to the worker with cloudpickle (pages pass lambdas/closures);
-one that cannot be pickled falls back to an inline TrainerHandle, with a logged warning.
+The trainer factory crosses to the worker with cloudpickle (pages pass lambdas/closures) and
+builds the trainer there; one that cannot be pickled builds it here and the trainer itself
+crosses; one whose trainer cannot be pickled either stays inline (logged warnings).
 Freeing: a handle that is garbage-collected (its session state dropped) closes its trainer
 (weakref.finalize); the janitor thread closes the trainers of sessions that a probe (set by
 viz/live.py from Streamlit's session manager; engine/ never imports streamlit) reports gone
@@ -25,6 +26,7 @@ for longer than LEASE_S. A worker that dies is restarted; its trainers' views ca
 from __future__ import annotations
 
 import atexit
+import functools
 import itertools
 import logging
 import os
@@ -497,13 +499,26 @@ def _inline(make_trainer: Callable[[], Trainer], config_id: str, session_id: str
     return TrainerHandle(make_trainer(), config_id)
 
 
+def _given(trainer: Trainer) -> Trainer:
+    return trainer
+
+
 def _process(make_trainer: Callable[[], Trainer], config_id: str, session_id: str | None):
+    """The factory goes to a worker and builds the trainer there. A factory that cannot be
+    pickled (e.g. it closes over session state) builds the trainer here and the trainer itself
+    goes (torch modules pickle); a trainer that cannot be pickled either stays inline."""
     try:
         data = cloudpickle.dumps(make_trainer)
     except Exception as exc:  # noqa: BLE001 - e.g. a closure over a lock or an open file
-        log.warning("trainer factory %r cannot be pickled (%s): training it in the web "
-                    "process", make_trainer, exc)
-        return _inline(make_trainer, config_id, session_id)
+        trainer = make_trainer()
+        try:
+            data = cloudpickle.dumps(functools.partial(_given, trainer))
+        except Exception as exc2:  # noqa: BLE001
+            log.warning("neither the trainer factory %r (%s) nor its trainer (%s) can be "
+                        "pickled: training it in the web process", make_trainer, exc, exc2)
+            return TrainerHandle(trainer, config_id)
+        log.warning("trainer factory %r cannot be pickled (%s): built here, the trainer "
+                    "(%d kB) sent to a worker", make_trainer, exc, len(data) // 1024)
     return ProcessTrainerHandle(get_pool().create(data, session_id), config_id)
 
 

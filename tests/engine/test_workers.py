@@ -215,11 +215,27 @@ def test_a_killed_worker_is_restarted_and_its_trainers_say_so():
         pool.shutdown()
 
 
-def test_open_handle_modes_and_the_unpicklable_fallback(caplog):
+class LockedTrainer(SleepyTrainer):
+    """A trainer that cannot be pickled (it holds a lock)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lock = threading.Lock()
+
+
+def test_open_handle_modes_and_the_unpicklable_fallbacks(caplog):
     lock = threading.Lock()
     inline = open_handle(lambda: SleepyTrainer(), "cfg", mode="inline")
     assert isinstance(inline, TrainerHandle) and inline.config_id == "cfg"
     with caplog.at_level(logging.WARNING, logger="engine.workers"):
-        fallback = open_handle(lambda: SleepyTrainer(tag=str(lock.locked())), mode="process")
-    assert isinstance(fallback, TrainerHandle) and fallback.trainer.tag == "False"
-    assert "cannot be pickled" in caplog.text
+        # the factory cannot cross (it closes over a lock): the trainer built here does
+        shipped = open_handle(lambda: SleepyTrainer(tag=str(lock.locked())), mode="process")
+        assert isinstance(shipped, ProcessTrainerHandle)
+        assert "built here, the trainer" in caplog.text
+        assert shipped.view(timeout=120).snapshot() == {"steps": 0, "tag": "False"}
+        assert shipped.step(4).steps_done == 4
+        shipped.close()
+        # neither the factory nor its trainer can cross: it stays inline
+        inline2 = open_handle(lambda: LockedTrainer() if lock else None, mode="process")
+    assert isinstance(inline2, TrainerHandle) and isinstance(inline2.trainer, LockedTrainer)
+    assert "training it in the web process" in caplog.text
