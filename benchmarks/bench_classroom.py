@@ -16,6 +16,7 @@ workers once the closed sessions' trainers are released. Only run when named.
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -220,11 +221,15 @@ def run_cycles(cycles: int = CYCLES) -> list[tuple[str, Measurement]]:
 
 
 def _all() -> Measurement:
-    rows = [r for n in _students() for r in run_class(n)]
+    runs = [functools.partial(run_class, n) for n in _students()]
     if "--cycles" in sys.argv:
-        rows += run_cycles()
-    print("\n".join(f"| {name} | {m.value:,.3g} {m.unit} | {m.note} |" for name, m in rows))
-    return Measurement(len(rows), "rows", "printed above")
+        runs.append(functools.partial(run_cycles, int(_arg("cycles-n") or CYCLES)))
+    rows = 0
+    for run in runs:                       # print as they come: a long run may be cut short
+        for name, m in run():
+            print(f"| {name} | {m.value:,.3g} {m.unit} | {m.note} |", flush=True)
+            rows += 1
+    return Measurement(rows, "rows", "printed above")
 
 
 BENCHMARKS = {"classroom: N students playing live pages": _all}

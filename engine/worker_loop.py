@@ -20,7 +20,8 @@ tokens += rate * dt (at most one second's worth), a chunk spends them, so "steps
 keeps meaning the same speed as in the inline mode (rate = steps per frame / frame interval)
 while training goes on between frames. Commands are read between chunks: Pause lands within
 one chunk. Views are published when a command was done (at once) and while training (every
-publish_s seconds), with the history decimated (engine.handle.decimate_history).
+publish_s seconds, or 10x the snapshot's cost if that is longer, so snapshots take <= ~10% of
+a worker), with the history decimated (engine.handle.decimate_history).
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ from engine.handle import CHUNK_S, TrainerView
 from engine.training import run_for
 
 PUBLISH_S = 0.15
+SNAPSHOT_SHARE = 10.0    # publish at most every 10 x the snapshot's cost (GAN: ~18 ms -> 0.18 s)
 
 
 @dataclass
@@ -54,6 +56,11 @@ class Slot:
     seq: int = 0                    # the last command done
     published: float = 0.0
     dirty: bool = True
+    snap_s: float = 0.0             # what its last view (snapshot) cost, seconds
+
+    def publish_every(self, publish_s: float) -> float:
+        """publish_s, or longer for a costly snapshot: views take <= ~10% of its time."""
+        return max(publish_s, SNAPSHOT_SHARE * self.snap_s)
 
 
 class Worker:
@@ -71,8 +78,10 @@ class Worker:
         if slot.error is not None or slot.trainer is None:
             view = TrainerView.failed(slot.error or "The trainer is not built yet.")
         else:
+            t0 = time.perf_counter()
             try:
                 view = TrainerView.of(slot.trainer)
+                slot.snap_s = time.perf_counter() - t0
             except Exception as exc:  # noqa: BLE001 - a broken snapshot is the page's message
                 view = TrainerView.failed(f"The trainer's snapshot failed: {exc}",
                                           int(getattr(slot.trainer, "steps", 0)))
@@ -210,7 +219,7 @@ class Worker:
                 timeout = 0.0
             now = time.perf_counter()
             for tid, slot in list(self.slots.items()):
-                if slot.dirty and now - slot.published >= self.publish_s:
+                if slot.dirty and now - slot.published >= slot.publish_every(self.publish_s):
                     self.publish(tid, slot)
 
 

@@ -4,55 +4,44 @@ manager reports the session gone and the janitor releases its trainer after the 
 (DLPLAY_LEASE_S=3 here; 40 s by default)."""
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import ROOT, wait_idle
+from tests.e2e.conftest import ROOT, _start, wait_idle
 
 pytestmark = pytest.mark.e2e
 
-PORT = 8652
+LOG = "_workers.log"
 PLAY = ".st-key-h__play button"
 STEPS = re.compile(r"steps=(\d+)")
 
 
 @pytest.fixture
-def process_server(tmp_path):
-    log_path = tmp_path / "server.log"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "tests/pages/harness_widgets.py",
-             "--server.headless", "true", "--server.address", "127.0.0.1",
-             "--server.port", str(PORT), "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-            env={**os.environ, "DLPLAY_DEVICE": "cpu", "PYTHONPATH": str(ROOT),
-                 "DLPLAY_TRAINERS": "process", "DLPLAY_LEASE_S": "3"})
-        url = f"http://127.0.0.1:{PORT}"
-        deadline = time.time() + 90
-        while time.time() < deadline:
+def process_server(monkeypatch):
+    """The harness page on its own server, trainers in worker processes, a 3 s lease."""
+    monkeypatch.setenv("DLPLAY_TRAINERS", "process")
+    monkeypatch.setenv("DLPLAY_LEASE_S", "3")
+    server = _start("tests/pages/harness_widgets.py", LOG)
+    url = next(server)
+    yield url, _server_pid(url), ROOT / "tests" / "e2e" / LOG
+    next(server, None)
+
+
+def _server_pid(url: str) -> int:
+    """The pid of the streamlit process listening on url's port (a child of this test)."""
+    port = url.rsplit(":", 1)[1]
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
             try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
+                cmd = (proc / "cmdline").read_bytes().split(b"\0")
             except OSError:
-                time.sleep(0.3)
-        else:
-            proc.kill()
-            pytest.fail(f"streamlit did not start: {log_path.read_text()[-2000:]}")
-        try:
-            yield url, proc, log_path
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+                continue
+            if b"streamlit" in b" ".join(cmd) and port.encode() in cmd:
+                return int(proc.name)
+    raise LookupError(f"no streamlit process on port {port}")
 
 
 def _workers(pid: int) -> list[int]:
@@ -71,7 +60,7 @@ def _steps(page) -> int:
 
 
 def test_a_worker_trains_and_a_closed_tab_releases_its_trainer(browser, process_server):
-    url, proc, log_path = process_server
+    url, pid, log_path = process_server
     context = browser.new_context(viewport={"width": 1200, "height": 900})
     page = context.new_page()
     page.goto(url)
@@ -81,7 +70,7 @@ def test_a_worker_trains_and_a_closed_tab_releases_its_trainer(browser, process_
     while _steps(page) < 50 and time.time() < deadline:
         page.wait_for_timeout(200)
     assert _steps(page) >= 50
-    assert len(_workers(proc.pid)) == 1                   # the trainer lives in a child
+    assert len(_workers(pid)) == 1                   # the trainer lives in a child
     assert "Traceback" not in log_path.read_text()
     context.close()                                       # the tab goes away
     deadline = time.time() + 45
