@@ -183,13 +183,14 @@ def _pages() -> list[str]:
 def _row(page: str, mode: str, profile: cProfile.Profile | None = None) -> Measurement:
     r = measure(page, mode, profile=profile)
     med = {k: statistics.median(v) for k, v in r.items()}
+    size = "" if mode == "inline" else f"view {med['kb']:.0f} kB pickled; "
     return Measurement(med["frame"], "ms CPU",
                        f"{mode}{' playing' if mode == 'process' else ' paused'}: view "
                        f"{med['view']:.1f}, draw {med['draw']:.1f} (figures "
                        f"{med['draw'] - med['chart']:.1f}, st.plotly_chart {med['chart']:.1f} "
                        f"of which to_json {med['json']:.1f}), "
                        f"rest {med['rest']:.1f} (live.py + Streamlit + AppTest); "
-                       f"view {med['kb']:.0f} kB pickled; {FRAMES} frames; iteration {int(med['steps'])} "
+                       f"{size}{FRAMES} frames; iteration {int(med['steps'])} "
                        f"at the end; target <= 40")
 
 
