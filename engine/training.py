@@ -11,12 +11,19 @@ A trainer is a plain object (no Streamlit) with
 Divergence is a result, not a crash: a trainer whose loss becomes non-finite sets
 `diverged_at` to the step and further step() calls do nothing.
 
+`TrainerBase` implements that bookkeeping once: a topic trainer writes one `_iteration()`
+(one update, returning its metrics) and declares its parts (`_modules()`, `_optimizers()`,
+`_extra_state()` / `_load_extra_state()`); the base owns `steps`, `diverged_at`, `history`,
+the `step(n)` loop and `state_dict()` / `load_state_dict()`. A saved state never shares a
+tensor with the live trainer (optimizer states are deep-copied on save and on load).
+
 `run_for(trainer, max_steps, budget_s)` advances a trainer by at most max_steps iterations
 and stops early once budget_s seconds of wall time are spent (docs/ARCHITECTURE.md: budget ticks by
 time, not step count). The page's fragment calls it once per tick.
 """
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import dataclass, field
@@ -121,6 +128,125 @@ def is_finite(value: float | torch.Tensor) -> bool:
 
 
 # --------------------------------------------------------------------------------------
+# The trainer base: the protocol's bookkeeping, written once
+# --------------------------------------------------------------------------------------
+
+_BOOKKEEPING = ("steps", "diverged_at", "history")
+
+
+class TrainerBase:
+    """Base of every topic trainer: owns `steps`, `diverged_at`, `history`, `step(n)` and the
+    state dict. A subclass calls `super().__init__()` first and implements
+
+        _iteration() -> dict[str, float]   one iteration; `self.steps` already counts it
+                                            (t = 1, 2, ...: Adam's bias correction uses t)
+        snapshot() -> Any                   what the page draws (plain numbers / numpy)
+
+    and declares what its state is made of (each optional):
+
+        _modules() -> {name: nn.Module}            saved as CPU copies of module.state_dict()
+        _optimizers() -> {name: Optimizer}         saved as copy.deepcopy(opt.state_dict())
+        _extra_state() -> dict                     the rest (RNG states, counters, caches' keys)
+        _load_extra_state(state)                   gets a deep copy of those keys back
+
+    `step(n)` runs up to n iterations: steps += 1, metrics = _iteration(); an iteration whose
+    metrics hold a NaN/inf (`_diverged(metrics)`, overridable) sets diverged_at = steps and
+    ends the run; later calls do nothing. History: with `log_every = None` (default) the last
+    metrics of each step(n) call are logged once (`_log`, overridable), with `log_every = k`
+    the metrics of every iteration with steps % k == 0. step(n) returns the last non-empty
+    metrics of the call.
+
+    State: state_dict() is {module names: state, optimizer names: state, "steps",
+    "diverged_at", "history", extra keys}, all copies: training on after a save, or after
+    loading the same dict into several trainers, never changes the saved dict (an optimizer's
+    own state_dict() holds its live moment tensors, and torch's load_state_dict keeps tensors
+    that already sit on the right device: both sides are deep-copied here)."""
+
+    log_every: int | None = None
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.diverged_at: int | None = None
+        self.history = History()
+
+    # ---- what a subclass writes ------------------------------------------------------
+    def _iteration(self) -> dict[str, float]:
+        raise NotImplementedError(f"{type(self).__name__} must implement _iteration()")
+
+    def snapshot(self) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must implement snapshot()")
+
+    def _modules(self) -> dict[str, nn.Module]:
+        return {}
+
+    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        return {}
+
+    def _extra_state(self) -> dict:
+        return {}
+
+    def _load_extra_state(self, state: dict) -> None:
+        pass
+
+    def _diverged(self, metrics: dict[str, float]) -> bool:
+        """True if this iteration's metrics show a diverged run (default: any NaN/inf)."""
+        return not all(math.isfinite(v) for v in metrics.values())
+
+    def _log(self, metrics: dict[str, float]) -> None:
+        self.history.log(self.steps, metrics)
+
+    # ---- the protocol ------------------------------------------------------------------
+    def step(self, n: int = 1) -> dict[str, float]:
+        metrics: dict[str, float] = {}
+        every = self.log_every
+        for _ in range(int(n)):
+            if self.diverged_at is not None:
+                break
+            self.steps += 1
+            m = self._iteration()
+            if not m:
+                continue
+            metrics = m
+            diverged = self._diverged(m)
+            if every and self.steps % every == 0:
+                self._log(m)
+            if diverged:
+                self.diverged_at = self.steps
+                break
+        if not every and metrics:
+            self._log(metrics)
+        return metrics
+
+    def state_dict(self) -> dict:
+        state: dict[str, Any] = {}
+        for name, module in self._modules().items():
+            state[name] = {k: v.detach().to("cpu", copy=True)
+                           for k, v in module.state_dict().items()}
+        for name, opt in self._optimizers().items():
+            state[name] = copy.deepcopy(opt.state_dict())
+        state.update(steps=self.steps, diverged_at=self.diverged_at,
+                     history=self.history.state_dict())
+        extra = copy.deepcopy(self._extra_state())
+        clash = set(extra) & set(state)
+        if clash:
+            raise KeyError(f"{type(self).__name__}._extra_state() reuses the names {sorted(clash)}")
+        state.update(extra)
+        return state
+
+    def load_state_dict(self, state: dict) -> None:
+        modules, optimizers = self._modules(), self._optimizers()
+        for name, module in modules.items():
+            module.load_state_dict(state[name])          # copies into the live parameters
+        for name, opt in optimizers.items():
+            opt.load_state_dict(copy.deepcopy(state[name]))
+        self.steps = int(state["steps"])
+        self.diverged_at = None if state["diverged_at"] is None else int(state["diverged_at"])
+        self.history = History.from_state_dict(state["history"])
+        known = set(modules) | set(optimizers) | set(_BOOKKEEPING)
+        self._load_extra_state(copy.deepcopy({k: v for k, v in state.items() if k not in known}))
+
+
+# --------------------------------------------------------------------------------------
 # The reference trainer: a small MLP classifier on 2-D points. Used by the tests of the
 # protocol and of the live-training widget; also a template for the topic trainers.
 # --------------------------------------------------------------------------------------
@@ -136,7 +262,7 @@ class ClassifierSnapshot:
     diverged_at: int | None
 
 
-class MLPClassifierTrainer:
+class MLPClassifierTrainer(TrainerBase):
     """Full-batch logistic MLP on 2-D points x (n, 2) with labels y in {0, 1}.
 
     loss = mean BCE(sigmoid(f(x)), y), minimised with plain gradient descent
@@ -145,6 +271,7 @@ class MLPClassifierTrainer:
 
     def __init__(self, x: np.ndarray, y: np.ndarray, hidden: int = 16, lr: float = 0.5,
                  seed: int = 0, device: str | torch.device | None = None):
+        super().__init__()
         self.device = resolve_device(device)
         self.seed, self.lr = int(seed), float(lr)
         self.x = torch.as_tensor(np.asarray(x), dtype=torch.float32, device=self.device)
@@ -155,34 +282,22 @@ class MLPClassifierTrainer:
             for p in self.model.parameters():
                 p.copy_(torch.randn(p.shape, generator=g) * (1.0 / math.sqrt(p.shape[-1])))
         self.model.to(self.device)
-        self.steps = 0
-        self.diverged_at: int | None = None
-        self.history = History()
 
     def loss(self) -> torch.Tensor:
         logits = self.model(self.x).squeeze(-1)
         return nn.functional.binary_cross_entropy_with_logits(logits, self.y)
 
-    def step(self, n: int = 1) -> dict[str, float]:
-        metrics: dict[str, float] = {}
-        for _ in range(int(n)):
-            if self.diverged_at is not None:
-                break
-            self.model.zero_grad(set_to_none=True)
-            loss = self.loss()
-            loss.backward()
-            with torch.no_grad():
-                for p in self.model.parameters():
-                    p -= self.lr * p.grad
-            self.steps += 1
-            value = float(loss.detach())
-            metrics = {"loss": value}
-            if not math.isfinite(value):
-                self.diverged_at = self.steps
-                break
-        if metrics:
-            self.history.log(self.steps, metrics)
-        return metrics
+    def _iteration(self) -> dict[str, float]:
+        self.model.zero_grad(set_to_none=True)
+        loss = self.loss()
+        loss.backward()
+        with torch.no_grad():
+            for p in self.model.parameters():
+                p -= self.lr * p.grad
+        return {"loss": float(loss.detach())}
+
+    def _modules(self) -> dict[str, nn.Module]:
+        return {"model": self.model}
 
     @torch.no_grad()
     def accuracy(self) -> float:
@@ -200,14 +315,3 @@ class MLPClassifierTrainer:
         prob = torch.sigmoid(self.model(grid)).reshape(res, res)
         return ClassifierSnapshot(self.steps, float(self.loss()), self.accuracy(),
                                   gx, gy, to_numpy(prob), self.diverged_at)
-
-    def state_dict(self) -> dict:
-        return {"model": {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()},
-                "steps": self.steps, "diverged_at": self.diverged_at,
-                "history": self.history.state_dict()}
-
-    def load_state_dict(self, state: dict) -> None:
-        self.model.load_state_dict(state["model"])
-        self.steps = int(state["steps"])
-        self.diverged_at = state["diverged_at"]
-        self.history = History.from_state_dict(state["history"])

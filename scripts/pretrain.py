@@ -5,8 +5,8 @@
 
 Each topic that ships weights adds scripts/pretrain_<topic>.py with a function
 `pretrain(out_dir: pathlib.Path, seed: int = 0) -> list[pathlib.Path]` that trains with
-the engine's own trainer and writes files with torch.save (each < 2 MB). They are loaded
-with torch.load(..., weights_only=True).
+the engine's own trainer and writes files through engine/weights.py (`weights.save`, each
+< 2 MB); they are read back with `weights.load` (torch.load(..., weights_only=True)).
 """
 from __future__ import annotations
 

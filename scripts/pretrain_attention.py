@@ -1,7 +1,8 @@
 """Pretrained tiny transformers for the attention page: assets/weights/attention_<task>.pt.
 
 Trains with the engine's own TransformerTrainer (CPU, one torch thread, seeded) until greedy
-decoding on fresh random inputs is (almost) perfect, then saves weights_payload(trainer).
+decoding on fresh random inputs is (almost) perfect, then writes it through engine/weights.py
+(engine.attention.save_pretrained).
 
     python -m scripts.pretrain attention            # every task in RECIPES
     python -m scripts.pretrain_attention copy lookup  # only these tasks
@@ -13,7 +14,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from engine.attention import ModelConfig, TransformerTrainer, evaluate, weights_payload
+from engine.attention import ModelConfig, TransformerTrainer, evaluate, save_pretrained
 
 
 class Recipe(NamedTuple):
@@ -35,7 +36,6 @@ CHECK_EVERY = 250
 
 def pretrain_task(task: str, out_dir: Path, seed: int = 0) -> Path:
     """Train RECIPES[task] and write attention_<task>.pt; prints progress and wall time."""
-    import torch
     config, lr, min_steps, max_steps, target = RECIPES[task]
     trainer = TransformerTrainer(task, config, lr=lr, batch=128, seed=seed, device="cpu")
     score, start = {}, time.perf_counter()
@@ -48,10 +48,8 @@ def pretrain_task(task: str, out_dir: Path, seed: int = 0) -> Path:
         if score["token_accuracy"] >= target and trainer.steps >= min_steps:
             break
     path = Path(out_dir) / f"attention_{task}.pt"
-    payload = weights_payload(trainer)
-    payload["token_accuracy"] = float(score.get("token_accuracy", float("nan")))
-    torch.save(payload, path)
-    return path
+    return save_pretrained(path, trainer, seed=seed, lr=lr,
+                           token_accuracy=float(score.get("token_accuracy", float("nan"))))
 
 
 def pretrain(out_dir: Path, seed: int = 0, tasks=None) -> list[Path]:

@@ -18,9 +18,9 @@ import torch
 
 from engine.vae import (LIKELIHOODS, VAETrainer, curved_manifold, decode_point,
                         fit_autoencoder_2d, fit_q, interpolate, kl_q_posterior, latent_grid,
-                        load_digit_data, pca_reconstruct, reconstruction_mse,
-                        toy_elbo, toy_z_grid, true_posterior)
-from scripts.pretrain_vae import shipped_name
+                        load_digit_data, load_shipped, pca_reconstruct, reconstruction_mse,
+                        shipped_name, toy_elbo, toy_z_grid, true_posterior)
+from engine.weights import WeightsError
 from viz import session
 from viz.autoplay import Autoplay
 from viz.claims import Claim
@@ -95,8 +95,10 @@ STATE = StateTable([
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _shipped_state(name: str) -> dict | None:
-    path = WEIGHTS / name
-    return torch.load(path, weights_only=True, map_location="cpu") if path.exists() else None
+    try:
+        return load_shipped(WEIGHTS / name)
+    except WeightsError:     # missing, stale or corrupt: train from scratch
+        return None
 
 
 @st.cache_data(show_spinner=False, max_entries=1)

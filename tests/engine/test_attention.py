@@ -1,4 +1,4 @@
-"""engine/attention.py: equality with torch SDPA, mask semantics, equivariance, sinusoidal
+"""engine/attention/ (package): equality with torch SDPA, mask semantics, equivariance, sinusoidal
 formula, why we scale, the toy tasks, and the shipped models' accuracy and heads."""
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import torch
 from torch.nn import functional as F
 
 from engine import attention as A
+from engine import weights
 from engine.device import make_generator
 from engine.training import Trainer
 from scripts.pretrain_attention import RECIPES
+from tests.engine.package_checks import long_files, missing_names
 from viz.topics import ROOT
 
 WEIGHTS = ROOT / "assets" / "weights"
@@ -369,3 +371,96 @@ def test_shipped_lookup_model_is_a_previous_token_and_an_induction_head(shipped)
     assert other_values.max() < 0.05
     pred = A.predict(model, task, [1, 7, 4, 2, 9, 0, 3, 5, 9])
     np.testing.assert_array_equal(pred.predicted, [9, 0])
+
+
+# ---------------------------------------------------------------- weights file (engine/weights.py)
+
+def test_save_pretrained_round_trips_through_the_weights_format(tmp_path):
+    cfg = A.ModelConfig(n_layers=1, n_heads=2, d_model=32)
+    tr = A.TransformerTrainer("copy", cfg, lr=1e-2, batch=8, seed=3, device="cpu")
+    tr.step(2)
+    path = A.save_pretrained(tmp_path / "copy.pt", tr, token_accuracy=0.25)
+    w = weights.load(path)
+    assert w.model_config == A.model_config_of(cfg) and w.version == weights.FORMAT_VERSION
+    model, info = A.load_pretrained(path)
+    assert info == {"task": "copy", "steps": 2, "token_accuracy": 0.25,
+                    "config": A.model_config_of(cfg)}
+    assert model.config == cfg and not model.training
+    for k, v in tr.model.state_dict().items():
+        assert torch.equal(model.state_dict()[k], v), k
+
+
+def test_load_pretrained_rejects_truncated_random_legacy_and_stale_files(tmp_path):
+    data = (WEIGHTS / "attention_copy.pt").read_bytes()
+    (tmp_path / "truncated.pt").write_bytes(data[: len(data) // 3])
+    (tmp_path / "random.pt").write_bytes(np.random.default_rng(1).bytes(8192))
+    for name in ("truncated", "random"):
+        with pytest.raises(weights.CorruptWeightsError, match="scripts.pretrain"):
+            A.load_pretrained(tmp_path / f"{name}.pt")
+    w = weights.load(WEIGHTS / "attention_copy.pt")
+    torch.save({"task": "copy", "steps": 1, "config": w.model_config, "model": w.state},
+               tmp_path / "legacy.pt")
+    with pytest.raises(weights.StaleWeightsError, match="older format"):
+        A.load_pretrained(tmp_path / "legacy.pt")
+    with pytest.raises(weights.MissingWeightsError):
+        A.load_pretrained(tmp_path / "absent.pt")
+    for bad in ({**w.model_config, "d_model": 32}, {**w.model_config, "n_heads": 9},
+                {**w.model_config, "layers": 2}):
+        weights.save(tmp_path / "stale.pt", bad, w.state, w.meta)
+        with pytest.raises(weights.StaleWeightsError, match="TinyTransformer"):
+            A.load_pretrained(tmp_path / "stale.pt")
+
+
+# ---------------------------------------------------------------- the package split
+
+# Every name engine/attention.py defined or re-exported before it became a package
+# (engine/attention/), including the helpers pages and scripts reach through it.
+OLD_NAMES = """
+    Block MASKS MAX_SEQ_LEN MODEL_CONFIG_KEYS Mechanics ModelConfig NEG_INF N_DIGITS
+    N_PAIRS Prediction SEP SEQ_LEN TASKS TOKEN_NAMES Task TinyTransformer
+    TransformerSnapshot TransformerTrainer VOCAB WORDS answer_rows anti_diagonal_mass
+    attention causal_mask default_window evaluate expected_source_mass full_mask
+    greedy_answer init_model load_pretrained local_mask make_batch make_generator
+    mask_nonzeros mechanics model_config_of model_from_weights parse_sequence
+    permutation_error position_mass position_similarity predict projections
+    resolve_device save_pretrained seeded_permutation sinusoidal_encoding
+    softmax_entropy softmax_entropy_vs_dim source_mass sparse_mask strided_mask to_numpy
+    token_embeddings weights_payload _lookup_match
+""".split()
+
+
+def test_every_name_of_the_old_module_is_still_importable_from_engine_attention():
+    assert missing_names("attention", OLD_NAMES) == []
+
+
+def test_no_module_of_the_attention_package_is_over_500_lines():
+    assert long_files("attention") == {}
+
+
+# ---------------------------------------------------------------- on the trainer base
+
+def _opt_bytes(state):
+    return {f"{i}.{k}": v.numpy().tobytes() for i, s in state["opt"]["state"].items()
+            for k, v in s.items()}
+
+
+def test_transformer_trainer_state_is_a_copy_and_divergence_stops_at_its_step():
+    """The saved optimizer state does not move when training goes on (it used to alias
+    AdamW's live moment buffers), and a NaN loss stops step(n) at the iteration it appears."""
+    from engine.training import TrainerBase
+    cfg = A.ModelConfig(n_layers=1, n_heads=2, d_model=32)
+    a = A.TransformerTrainer("copy", cfg, lr=1e-2, batch=16, seed=5, device="cpu")
+    assert isinstance(a, TrainerBase)
+    a.step(3)
+    saved = a.state_dict()
+    before = _opt_bytes(saved)
+    after3 = a.step(3)
+    assert _opt_bytes(saved) == before
+    c = A.TransformerTrainer("copy", cfg, lr=1e-2, batch=16, seed=5, device="cpu")
+    c.load_state_dict(saved)
+    assert c.step(3) == after3 and c.steps == a.steps == 6
+    with torch.no_grad():
+        c.model.head.bias[0] = float("nan")
+    m = c.step(5)
+    assert math.isnan(m["loss"]) and c.diverged_at == 7 and c.steps == 7
+    assert c.step(2) == {} and c.history.steps["loss"][-1] == 7

@@ -7,11 +7,12 @@ import torch.nn.functional as F
 from PIL import Image
 from torch import nn
 
-from engine import conv
+from engine import conv, weights
 from engine.conv import (KERNELS, KERNEL_SUMS, STACKS, LayerSpec, build_cnn, conv_animation_frames,
                          conv_output_size, conv_parameters, convolve, effective_receptive_field,
                          input_region, layers_from_model, load_upload, receptive_field,
                          shift_equivariance)
+from tests.engine.package_checks import long_files, missing_names
 
 
 # ---------------------------------------------------------------- output size
@@ -368,3 +369,66 @@ def test_central_mass_flat_field_equals_area_share_and_delta_is_all_inside():
     assert central_mass(dataclasses.replace(erf, heatmap=delta))[0] == 1.0
     # the measured field (uniform weights: a binomial bump) lies in between
     assert 9 / 49 < central_mass(erf)[0] < 1
+
+
+# ---------------------------------------------------------------- weights file (engine/weights.py)
+
+def test_digits_cnn_round_trips_through_the_weights_format(tmp_path):
+    model = conv.digits_cnn(3)
+    path = conv.save_digits_cnn(tmp_path / "d.pt", model, seed=3)
+    w = weights.load(path)
+    assert w.model_config == conv.DIGITS_MODEL_CONFIG and w.meta == {"seed": 3}
+    back = conv.load_digits_cnn(path)
+    assert not back.training
+    for k, v in model.state_dict().items():
+        assert torch.equal(back.state_dict()[k], v), k
+
+
+def test_load_digits_cnn_rejects_truncated_random_legacy_and_stale_files(tmp_path):
+    good = conv.save_digits_cnn(tmp_path / "good.pt", conv.digits_cnn(0))
+    data = good.read_bytes()
+    (tmp_path / "truncated.pt").write_bytes(data[: len(data) // 2])
+    (tmp_path / "random.pt").write_bytes(np.random.default_rng(2).bytes(4096))
+    for name in ("truncated", "random"):
+        with pytest.raises(weights.CorruptWeightsError, match="scripts.pretrain"):
+            conv.load_digits_cnn(tmp_path / f"{name}.pt")
+    torch.save(conv.digits_cnn(0).state_dict(), tmp_path / "legacy.pt")   # the old bare state dict
+    with pytest.raises(weights.StaleWeightsError, match="older format"):
+        conv.load_digits_cnn(tmp_path / "legacy.pt")
+    with pytest.raises(weights.MissingWeightsError):
+        conv.load_digits_cnn(tmp_path / "absent.pt")
+    other = {**conv.DIGITS_MODEL_CONFIG, "classes": 11}
+    weights.save(tmp_path / "stale.pt", other, conv.digits_cnn(0).state_dict())
+    with pytest.raises(weights.StaleWeightsError):
+        conv.load_digits_cnn(tmp_path / "stale.pt")
+
+
+def test_shipped_digits_cnn_is_in_the_weights_format():
+    w = weights.load(conv.DIGITS_WEIGHTS, expect_config=conv.DIGITS_MODEL_CONFIG)
+    assert w.meta["test_accuracy"] > 0.93 and w.meta["seed"] == 0
+
+
+# ---------------------------------------------------------------- the package split
+
+# Every name engine/conv.py defined or re-exported before it became a package
+# (engine/conv/), including the helpers pages and scripts reach through it.
+OLD_NAMES = """
+    ConvFrames DIGITS_LAYERS DIGITS_MODEL_CONFIG DIGITS_WEIGHTS ERF Equivariance
+    FeatureMap IMAGES KERNELS KERNEL_SUMS LAYER_KINDS LayerSpec MAX_UPLOAD_BYTES
+    MAX_UPLOAD_SIDE MODULE_READERS PASS_THROUGH POOLS RFInfo Region STACKS TrainReport
+    UPLOAD_FORMATS as_spec build_cnn central_mass checkerboard conv_animation_frames
+    conv_output_size conv_parameters convolve digits_accuracy digits_cnn
+    digits_cnn_from_weights digits_split downscale effective_receptive_field
+    feature_maps input_region layers_from_model load_digits load_digits_cnn load_image
+    load_upload make_generator numpy_rng parse_kernel receptive_field resolve_device
+    sample_photo save_digits_cnn shapes shift_equivariance specs_table square_image
+    to_numpy train_digits_cnn
+""".split()
+
+
+def test_every_name_of_the_old_module_is_still_importable_from_engine_conv():
+    assert missing_names("conv", OLD_NAMES) == []
+
+
+def test_no_module_of_the_conv_package_is_over_500_lines():
+    assert long_files("conv") == {}

@@ -1,4 +1,4 @@
-"""engine/gan.py: mode coverage, losses, penalties, the optimal discriminator, the Dirac-GAN,
+"""engine/gan/: mode coverage, losses, penalties, the optimal discriminator, the Dirac-GAN,
 the parallel lines, determinism, and the presets' claims (few, small trainings)."""
 from __future__ import annotations
 
@@ -232,6 +232,31 @@ def test_divergence_is_a_result():
     steps = t.steps
     t.step(5)
     assert t.steps == steps
+
+
+def test_divergence_stops_at_the_first_non_finite_iteration():
+    """TrainerBase checks every iteration: the run ends where the losses first turn NaN/inf,
+    and that iteration's losses are in the history."""
+    from engine.training import TrainerBase
+    t = _tiny(lr_g=1e30, lr_d=1e30, optimizer="sgd")
+    assert isinstance(t, TrainerBase)
+    t.step(50)
+    assert t.diverged_at == t.steps < 50
+    steps, values = t.history.as_arrays("loss_g")
+    ld = t.history.as_arrays("loss_d")[1]
+    assert steps[-1] == t.diverged_at and not (np.isfinite(values[-1]) and np.isfinite(ld[-1]))
+    with pytest.raises(ValueError, match="part"):
+        t.step(1, part="D")
+
+
+def test_state_dict_holds_copies_of_the_optimizer_state():
+    t = _tiny()
+    t.step(2)
+    live = {p.data_ptr() for s in t.opt_d.state.values() for p in s.values()
+            if torch.is_tensor(p)}
+    saved = t.state_dict()["opt_d"]["state"]
+    assert saved and not live & {v.data_ptr() for s in saved.values() for v in s.values()
+                                 if torch.is_tensor(v)}
 
 
 def test_mode_history_of_a_target_without_modes_is_empty():

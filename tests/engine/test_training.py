@@ -79,3 +79,174 @@ def test_history_roundtrip():
     assert steps.tolist() == [1, 2] and values.tolist() == [2.0, 1.0]
     h2 = History.from_state_dict(h.state_dict())
     assert h2.last("acc") == 0.5 and math.isnan(h2.last("missing"))
+
+
+# ---- the trainer base ------------------------------------------------------------------
+
+import copy  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+from engine.training import TrainerBase  # noqa: E402
+
+
+class _AdamTrainer(TrainerBase):
+    """A tiny regression trainer with a real torch optimizer (Adam keeps moment tensors) and
+    its own RNG, to test what the base saves: y = x w* + noise, mini-batches of 8; `seed`
+    draws the initial weights and the batch order (the data are fixed)."""
+
+    def __init__(self, seed=0, log_every=None, lr=0.05):
+        super().__init__()
+        self.log_every = log_every
+        g = torch.Generator().manual_seed(0)          # the data: the same for every seed
+        self.x = torch.randn(64, 3, generator=g)
+        self.y = self.x @ torch.tensor([1.0, -2.0, 0.5]) + 0.1 * torch.randn(64, generator=g)
+        g = torch.Generator().manual_seed(seed)       # the seed: initial weights, batches
+        self.model = nn.Linear(3, 1)
+        with torch.no_grad():
+            self.model.weight.copy_(torch.randn(1, 3, generator=g))
+            self.model.bias.zero_()
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=lr)
+        self.gen = torch.Generator().manual_seed(seed + 1)
+        self.loaded_extra = None
+
+    def _iteration(self):
+        idx = torch.randint(64, (8,), generator=self.gen)
+        loss = nn.functional.mse_loss(self.model(self.x[idx])[:, 0], self.y[idx])
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        return {"loss": float(loss.detach()), "t": float(self.steps)}
+
+    def snapshot(self):
+        return float(self.model.weight.sum())
+
+    def _modules(self):
+        return {"model": self.model}
+
+    def _optimizers(self):
+        return {"opt": self.opt}
+
+    def _extra_state(self):
+        return {"gen": self.gen.get_state()}
+
+    def _load_extra_state(self, state):
+        self.loaded_extra = state
+        self.gen.set_state(state["gen"])
+
+
+def _losses(tr, n):
+    return [tr.step(1)["loss"] for _ in range(n)]
+
+
+def test_base_trainer_follows_protocol_and_counts_steps():
+    t = _AdamTrainer()
+    assert isinstance(t, Trainer)
+    m = t.step(5)
+    assert t.steps == 5 and m["t"] == 5.0          # _iteration sees steps already counting it
+    assert t.history.steps["loss"] == [5]           # log_every=None: once per step(n) call
+
+
+def test_saved_optimizer_state_never_aliases_the_live_one():
+    """Save, train on, load the saved state back into the SAME trainer: the next steps equal
+    the first continuation bit for bit (with a state_dict that shared the live Adam moments,
+    training on would have rewritten the saved moments and the second run would differ)."""
+    t = _AdamTrainer()
+    t.step(10)
+    saved = t.state_dict()
+    before = copy.deepcopy(saved)
+    first = _losses(t, 10)
+    t.load_state_dict(saved)
+    second = _losses(t, 10)
+    assert first == second                          # bit for bit
+    assert t.steps == 20
+    # and the saved dict itself is untouched by all that training
+    for k, v in before["opt"]["state"][0].items():
+        assert torch.equal(saved["opt"]["state"][0][k], v)
+    assert torch.equal(saved["model"]["weight"], before["model"]["weight"])
+
+
+def test_one_saved_state_loaded_into_two_trainers_runs_twice_the_same():
+    a = _AdamTrainer()
+    a.step(7)
+    saved = a.state_dict()
+    b, c = _AdamTrainer(seed=5), _AdamTrainer(seed=6)
+    b.load_state_dict(saved)
+    run_b = _losses(b, 8)                           # b trains: must not reach c's start
+    c.load_state_dict(saved)
+    assert _losses(c, 8) == run_b == _losses(a, 8)
+    assert b.history.values["loss"] == a.history.values["loss"]
+
+
+def test_state_dict_layout_and_extra_state_roundtrip():
+    t = _AdamTrainer()
+    t.step(3)
+    state = t.state_dict()
+    assert {"model", "opt", "steps", "diverged_at", "history", "gen"} <= set(state)
+    u = _AdamTrainer(seed=9)
+    u.load_state_dict(state)
+    assert set(u.loaded_extra) == {"gen"}           # only the extra keys, as a copy
+    assert u.loaded_extra["gen"] is not state["gen"]
+    assert u.steps == 3 and u.diverged_at is None
+
+
+def test_extra_state_may_not_shadow_a_declared_part():
+    class Clash(_AdamTrainer):
+        def _extra_state(self):
+            return {"model": 1}
+    with pytest.raises(KeyError, match="model"):
+        Clash().state_dict()
+
+
+def test_log_every_logs_every_kth_iteration():
+    t = _AdamTrainer(log_every=4)
+    t.step(3), t.step(7)
+    assert t.history.steps["loss"] == [4, 8]
+
+
+def test_base_divergence_stops_at_the_first_nonfinite_iteration():
+    class Blows(_AdamTrainer):
+        def _iteration(self):
+            m = super()._iteration()
+            return {**m, "loss": math.inf} if self.steps == 4 else m
+    t = Blows()
+    assert t.step(10)["loss"] == math.inf
+    assert t.diverged_at == 4 and t.steps == 4
+    assert t.step(5) == {} and t.steps == 4
+    assert t.history.steps["loss"] == [4]           # the diverging metrics are logged
+    u = _AdamTrainer()
+    u.load_state_dict(t.state_dict())
+    assert u.diverged_at == 4 and u.step(3) == {}
+
+
+def test_empty_metrics_are_neither_logged_nor_returned():
+    class Quiet(_AdamTrainer):
+        def _iteration(self):
+            m = super()._iteration()
+            return m if self.steps % 3 == 0 else {}
+    t = Quiet()
+    assert t.step(4)["t"] == 3.0
+    assert t.step(1) == {} and t.history.steps["loss"] == [4]
+
+
+def test_mlp_trainer_matches_the_plain_loop_bit_for_bit():
+    """The base adds bookkeeping only: the same updates written as a bare loop give the
+    same losses to the last bit (the benchmark times exactly this pair)."""
+    from benchmarks.bench_training import plain_losses
+    d = make_dataset("circles", 64, seed=0)
+    t = MLPClassifierTrainer(d.points, d.labels, hidden=8, lr=0.5, seed=2, device="cpu")
+    assert [t.step(1)["loss"] for _ in range(30)] == plain_losses(d, 30, hidden=8, seed=2)
+
+
+def test_mlp_state_is_a_copy_of_the_live_model():
+    d = make_dataset("circles", 64, seed=0)
+    t = MLPClassifierTrainer(d.points, d.labels, seed=0, device="cpu")
+    t.step(3)
+    state = t.state_dict()
+    w = state["model"]["0.weight"].clone()
+    t.step(3)
+    assert torch.equal(state["model"]["0.weight"], w)
+    assert not np.array_equal(w.numpy(), t.model[0].weight.detach().numpy())

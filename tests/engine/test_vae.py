@@ -1,4 +1,4 @@
-"""engine/vae.py: closed forms (KL, ELBO identity), the reparameterisation, grid placement,
+"""engine/vae/: closed forms (KL, ELBO identity), the reparameterisation, grid placement,
 the shipped model, the trainer, and the autoencoder-vs-PCA toy."""
 import math
 from pathlib import Path
@@ -143,7 +143,7 @@ def test_interpolation_endpoints_decode_the_encoder_means():
 def _shipped(name):
     path = WEIGHTS / name
     assert path.exists() and path.stat().st_size < 2e6, f"{name} missing: python -m scripts.pretrain vae"
-    return V.load_model(torch.load(path, weights_only=True))
+    return V.load_model(V.load_shipped(name))
 
 
 def test_shipped_vae_reconstructs_and_its_grid_varies():
@@ -188,6 +188,30 @@ def test_trainer_learns_is_deterministic_and_round_trips(device):
     assert c.steps == 40 and [s for s, _ in c.snapshots] == [s for s, _ in a.snapshots]
     assert np.array_equal(c.snapshots[3][1], a.snapshots[3][1])
     assert np.allclose(c.snapshot().codes.means, a.snapshot().codes.means, atol=1e-6)
+
+
+def test_saved_trainer_file_restores_model_history_and_replay(tmp_path):
+    """save_trainer -> load_shipped: an engine.weights file (model_config = VAE.config()) that
+    VAETrainer.load_state_dict and load_model take back exactly."""
+    from engine import weights
+    data = V.load_digit_data()
+    kw = dict(hidden=(32, 16), batch_size=64, log_every=4, snapshot_every=4, data=data)
+    a = V.VAETrainer(**kw)
+    a.step(12)
+    path = tmp_path / "vae_small.pt"
+    V.save_trainer(a, path, {"steps": a.steps})
+    raw = weights.load(path)
+    assert raw.model_config == a.model.config() and raw.meta == {"steps": 12}
+    state = V.load_shipped(path)
+    b = V.VAETrainer(seed=9, **kw)
+    b.load_state_dict(state)
+    assert b.steps == 12 and b.history.values == a.history.values
+    assert [s for s, _ in b.snapshots] == [s for s, _ in a.snapshots] == [4, 8, 12]
+    for pa, pb in zip(a.model.parameters(), b.model.parameters()):
+        assert torch.equal(pa, pb)
+    m = V.load_model(state)
+    x = torch.as_tensor(data.x_test[:5])
+    assert torch.equal(m.encode(x)[0], a.model.encode(x)[0])
 
 
 def test_trainer_without_reparameterization_reports_zero_encoder_gradient():

@@ -170,3 +170,89 @@ def test_page_loader_caches_per_file_version_and_does_not_cache_errors(tmp_path)
     weights.save(p, CONFIG, _state(), {"v": 2})
     os.utime(p, ns=(p.stat().st_atime_ns, p.stat().st_mtime_ns + 10**9))
     assert cached_weights(p).meta == {"v": 2}
+
+
+def test_a_trainer_state_tree_round_trips_with_int_keys_and_plain_leaves(tmp_path):
+    """A whole trainer's state_dict(): an optimizer's state keyed by int, plain numbers, None,
+    lists; the loaded optimizer state is a copy (no tensor shared with the saving trainer)."""
+    net = torch.nn.Linear(3, 2)
+    opt = torch.optim.Adam(net.parameters(), lr=0.1)
+    net(torch.ones(4, 3)).sum().backward()
+    opt.step()
+    state = {"net": net.state_dict(), "opt": opt.state_dict(), "steps": 7, "diverged_at": None,
+             "history": {"steps": {"loss": [1, 2]}, "values": {"loss": [0.5, 0.25]}}}
+    w = weights.load(weights.save(tmp_path / "t.pt", CONFIG, state, {}))
+    assert w.state["steps"] == 7 and w.state["diverged_at"] is None
+    assert w.state["history"] == state["history"]
+    assert set(w.state["opt"]["state"]) == {0, 1}
+    moment = w.state["opt"]["state"][0]["exp_avg"]
+    assert torch.equal(moment, opt.state_dict()["state"][0]["exp_avg"])
+    assert moment.data_ptr() != opt.state[net.weight]["exp_avg"].data_ptr()
+    fresh = torch.optim.Adam(torch.nn.Linear(3, 2).parameters(), lr=0.1)
+    fresh.load_state_dict(w.state["opt"])                  # loads like the original
+    assert fresh.param_groups[0]["lr"] == 0.1
+
+
+def test_save_refuses_a_state_without_tensors_or_with_odd_values(tmp_path):
+    with pytest.raises(TypeError):
+        weights.save(tmp_path / "x.pt", CONFIG, {"steps": 3, "h": [1.0]}, {})
+    with pytest.raises(TypeError):
+        weights.save(tmp_path / "x.pt", CONFIG, {"w": torch.zeros(1), "a": np.zeros(2)}, {})
+    with pytest.raises(TypeError):
+        weights.save(tmp_path / "x.pt", CONFIG, {"w": torch.zeros(1), (1, 2): 3}, {})
+
+
+def test_bytes_and_buffers_round_trip_and_bad_bytes_are_corrupt(tmp_path):
+    import io
+    buf = io.BytesIO()
+    assert weights.save(buf, CONFIG, _state(), META) is buf
+    w = weights.load(buf.getvalue())
+    assert w.model_config == CONFIG and torch.equal(w.state["2.bias"], torch.ones(2))
+    data = buf.getvalue()
+    for bad in (data[: len(data) // 2], data[:1], np.random.default_rng(1).bytes(2048), b""):
+        with pytest.raises(CorruptWeightsError, match="<bytes>.*corrupt"):
+            weights.load(bad)
+
+
+# ---- every topic loader reads through this format --------------------------------------
+
+def _topic_loaders():
+    from engine import diffusion, gan, vae
+    return {"gan.load_trainer": lambda src: gan.load_trainer(src, "cpu"),
+            "diffusion.load_model": lambda src: diffusion.load_model(src, "cpu"),
+            "vae.load_shipped": lambda src: vae.load_shipped(src)}
+
+
+SHIPPED_OF = {"gan.load_trainer": "gan_default.pt",
+              "diffusion.load_model": "diffusion_mixture.pt",
+              "vae.load_shipped": "vae_d2_bernoulli.pt"}
+ASSETS = __import__("pathlib").Path(__file__).resolve().parents[2] / "assets" / "weights"
+
+
+@pytest.mark.parametrize("loader", list(SHIPPED_OF))
+def test_topic_loaders_refuse_truncated_random_and_old_files(loader, tmp_path):
+    load = _topic_loaders()[loader]
+    data = (ASSETS / SHIPPED_OF[loader]).read_bytes()
+    assert torch.load(ASSETS / SHIPPED_OF[loader], weights_only=True)["format"] == "dlplay-weights"
+    truncated, rand = tmp_path / "truncated.pt", tmp_path / "random.pt"
+    truncated.write_bytes(data[: len(data) // 3])
+    rand.write_bytes(np.random.default_rng(2).bytes(len(data) // 4))
+    for bad in (truncated, rand):
+        with pytest.raises(CorruptWeightsError):
+            load(bad)
+    old = tmp_path / "old.pt"                     # the bare torch.save files they replaced
+    torch.save({"config": {}, "state": _state(), "meta": {}}, old)
+    with pytest.raises(StaleWeightsError):
+        load(old)
+    with pytest.raises(MissingWeightsError):
+        load(tmp_path / "absent.pt")
+
+
+def test_vae_shipped_file_of_another_architecture_is_stale(tmp_path):
+    from engine import vae
+    name = "vae_d2_bernoulli.pt"
+    state = vae.load_shipped(name)
+    cfg = {**state["config"], "hidden": [64]}               # not what the code builds for it
+    weights.save(tmp_path / name, cfg, {k: v for k, v in state.items() if k != "config"}, {})
+    with pytest.raises(StaleWeightsError, match="model_config"):
+        vae.load_shipped(tmp_path / name)       # a shipped name: its config is checked

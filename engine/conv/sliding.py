@@ -1,0 +1,100 @@
+"""The sliding window, step by step, and the full feature map; the kernel registry.
+
+    out[i, j] = sum_{a, b} x_pad[i*s + a*d, j*s + b*d] * kernel[a, b]   (no flip, as F.conv2d)
+"""
+from __future__ import annotations
+
+import torch.nn.functional as F
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from engine.device import resolve_device, to_numpy
+from engine.conv.geometry import conv_output_size
+
+
+@dataclass(frozen=True)
+class ConvFrames:
+    padded: np.ndarray        # (H + 2p, W + 2p) the zero-padded input
+    windows: np.ndarray       # (n_out, kh, kw) the input values under the kernel taps
+    products: np.ndarray      # (n_out, kh, kw) windows * kernel
+    sums: np.ndarray          # (n_out,) products summed = the output value
+    corners: np.ndarray       # (n_out, 2) padded (row, col) of the window's top-left tap
+    out_shape: tuple[int, int]
+    padding: int
+    stride: int
+    dilation: int
+
+    @property
+    def output(self) -> np.ndarray:
+        return self.sums.reshape(self.out_shape)
+
+
+def conv_animation_frames(image: np.ndarray, kernel: np.ndarray, stride: int = 1,
+                          padding: int = 0, dilation: int = 1) -> ConvFrames:
+    """Every output position of a single-channel cross-correlation, taps made explicit:
+    windows[u, a, b] = x_pad[r_u + a d, c_u + b d], products = windows * kernel[a, b],
+    sums[u] = sum_{a,b} products[u, a, b]  (= F.conv2d output, row-major u)."""
+    img = torch.as_tensor(np.asarray(image, dtype=np.float32))
+    ker = torch.as_tensor(np.asarray(kernel, dtype=np.float32))
+    if img.dim() != 2 or ker.dim() != 2:
+        raise ValueError("image and kernel must be 2-D (one channel)")
+    kh, kw = ker.shape
+    oh = conv_output_size(img.shape[0], kh, stride, padding, dilation)
+    ow = conv_output_size(img.shape[1], kw, stride, padding, dilation)
+    padded = F.pad(img, (padding,) * 4)
+    cols = F.unfold(padded[None, None], (kh, kw), dilation=dilation, stride=stride)  # (1, kh*kw, L)
+    windows = cols[0].T.reshape(-1, kh, kw)
+    products = windows * ker
+    rows, cols_ = torch.meshgrid(torch.arange(oh) * stride, torch.arange(ow) * stride,
+                                 indexing="ij")
+    corners = torch.stack([rows.reshape(-1), cols_.reshape(-1)], 1)
+    return ConvFrames(to_numpy(padded), to_numpy(windows), to_numpy(products),
+                      to_numpy(products.sum(dim=(1, 2))), to_numpy(corners), (oh, ow),
+                      int(padding), int(stride), int(dilation))
+
+
+def convolve(image: np.ndarray, kernel: np.ndarray, stride: int = 1, padding: int = 0,
+             dilation: int = 1, device: str | torch.device | None = "cpu") -> np.ndarray:
+    """F.conv2d of a (H, W) or (H, W, C) image with one 2-D kernel, applied to every channel
+    separately (groups = C): out[i, j, c] = sum_{a,b} x_pad[i s + a d, j s + b d, c] k[a, b]."""
+    dev = resolve_device(device)
+    img = np.asarray(image, dtype=np.float32)
+    gray = img.ndim == 2
+    x = torch.as_tensor(img[None] if gray else img.transpose(2, 0, 1)).to(dev)[None]
+    c = x.shape[1]
+    ker = torch.as_tensor(np.asarray(kernel, dtype=np.float32), device=dev)
+    if ker.dim() != 2:
+        raise ValueError("the kernel must be 2-D")
+    for n, k in zip(img.shape[:2], ker.shape):
+        conv_output_size(n, k, stride, padding, dilation)       # clear error if empty
+    w = ker[None, None].expand(c, 1, *ker.shape).contiguous()
+    y = F.conv2d(x, w, stride=stride, padding=padding, dilation=dilation, groups=c)[0]
+    out = to_numpy(y)
+    return out[0] if gray else out.transpose(1, 2, 0)
+
+
+KERNELS: dict[str, np.ndarray] = {
+    "identity": np.array([[0, 0, 0], [0, 1, 0], [0, 0, 0]], np.float32),
+    "box blur": np.full((3, 3), 1 / 9, np.float32),
+    "gaussian blur": np.array([[1, 2, 1], [2, 4, 2], [1, 2, 1]], np.float32) / 16,
+    "sharpen": np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32),
+    "sobel x": np.array([[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]], np.float32),
+    "sobel y": np.array([[-1, -2, -1], [0, 0, 0], [1, 2, 1]], np.float32),
+    "laplacian": np.array([[0, 1, 0], [1, -4, 1], [0, 1, 0]], np.float32),
+    "emboss": np.array([[-2, -1, 0], [-1, 1, 1], [0, 1, 2]], np.float32),
+}
+KERNEL_SUMS = {"identity": 1, "box blur": 1, "gaussian blur": 1, "sharpen": 1, "sobel x": 0,
+               "sobel y": 0, "laplacian": 0, "emboss": 1}
+
+
+def parse_kernel(values) -> np.ndarray:
+    """A float32 kernel from a nested list / DataFrame values; ValueError if not a finite,
+    non-empty 2-D grid."""
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim != 2 or arr.size == 0:
+        raise ValueError("the kernel must be a non-empty 2-D grid of numbers")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("every kernel cell needs a finite number")
+    return arr.astype(np.float32)
