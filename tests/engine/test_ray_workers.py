@@ -42,3 +42,23 @@ def test_a_ray_actor_trains_steps_reads_and_pauses(local_ray):
     assert h.view().error is not None
     with pytest.raises(TrainerLost):
         h.step(1)
+
+
+def test_a_live_page_runs_on_ray(local_ray, monkeypatch):
+    """DLPLAY_TRAINERS=ray through viz/live.py: the harness page steps and plays on an actor."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+    monkeypatch.setenv("DLPLAY_TRAINERS", "ray")
+    harness = Path(__file__).resolve().parents[1] / "pages" / "harness_widgets.py"
+    at = AppTest.from_file(str(harness), default_timeout=120)
+    at.run()
+    handle = at.session_state["h__handle"]
+    assert isinstance(handle, ProcessTrainerHandle) and not at.exception
+    at.button(key="h__step").click().run()
+    assert "steps=25" in " ".join(m.value for m in at.markdown)
+    at.button(key="h__play").click().run()
+    assert _until(lambda: handle.read(lambda tr: tr.steps) > 25, 30)   # trains between runs
+    at.button(key="h__play").click().run()
+    assert not at.exception and not handle.playing
+    handle.close()
