@@ -6,7 +6,8 @@ a bounded pool of worker processes keeps the trainers and trains them between fr
     view = handle.view()                            # the latest TrainerView (plain data)
     handle.step(25); handle.read(lambda tr: tr.steps)
 
-The pool (default max(1, cpu_count - 1) processes; each a fresh interpreter) puts each new
+The pool (default max(1, cpu_count - 1) processes; each a fresh interpreter, see
+engine/worker_link.py) puts each new
 trainer on the worker with the fewest; each worker trains its playing trainers round-robin
 in ~25 ms chunks (engine/worker_loop.py) and publishes a pickled TrainerView of each every
 ~0.15 s and after every command. One receiver thread per worker keeps the latest view bytes
@@ -30,30 +31,23 @@ import functools
 import itertools
 import logging
 import os
-import pickle
-import socket
-import subprocess
-import sys
 import threading
 import time
 import weakref
-from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import Any, Callable
 
 import cloudpickle
 
-from engine.handle import (CHUNK_S, WAIT_S, TrainerBusy, TrainerElsewhere, TrainerHandle,
-                           TrainerLost, TrainerView)
+from engine.handle import (CHUNK_S, WAIT_S, TrainerElsewhere, TrainerHandle, TrainerLost,
+                           TrainerView)
 from engine.training import TickResult, Trainer
+from engine.worker_link import WORKER_STOPPED, Link, WorkerProc
 from engine.worker_loop import PUBLISH_S
 
-ROOT = str(Path(__file__).resolve().parent.parent)
 log = logging.getLogger(__name__)
 
 MODE_ENV_VAR = "DLPLAY_TRAINERS"
 WORKERS_ENV_VAR = "DLPLAY_WORKERS"
-WORKER_STOPPED = "The training worker stopped; press Reset."
 RELEASED = "This session was idle and its trainer was released; press Reset."
 ACK_S = 2.0          # longest wait of a frame for the view that has seen its last command
 LEASE_S = 40.0       # a session reported gone this long loses its trainers (DLPLAY_LEASE_S)
@@ -73,196 +67,6 @@ def default_workers() -> int:
     except ValueError:
         n = 0
     return n if n > 0 else max(1, (os.cpu_count() or 1) - 1)
-
-
-class Link:
-    """The web side of one hosted trainer: latest view bytes, pending replies, its error."""
-
-    def __init__(self, tid: int, worker: "WorkerProc", session_id: str | None):
-        self.tid, self.worker, self.session_id = tid, worker, session_id
-        self.cond = threading.Condition()
-        self.seq_sent = 0
-        self.seq_seen = -1
-        self.view_bytes: bytes | None = None
-        self._view: TrainerView | None = None     # unpickled view_bytes (cached)
-        self.replies: dict[int, tuple[bool, Any]] = {}
-        self.error: str | None = None
-        self.closed = False
-        self.gone_since: float | None = None      # janitor: first seen without a session
-
-    # ---- from the receiver thread --------------------------------------------------------
-    def on_view(self, seq: int, data: bytes) -> None:
-        with self.cond:
-            self.seq_seen, self.view_bytes, self._view = max(self.seq_seen, seq), data, None
-            self.cond.notify_all()
-
-    def on_seen(self, seq: int) -> None:
-        with self.cond:
-            self.seq_seen = max(self.seq_seen, seq)
-            self.cond.notify_all()
-
-    def on_reply(self, seq: int, ok: bool, payload: Any) -> None:
-        with self.cond:
-            self.replies[seq] = (ok, payload)
-            self.cond.notify_all()
-
-    def fail(self, message: str) -> None:
-        with self.cond:
-            if self.error is None:
-                self.error = message
-            self.cond.notify_all()
-
-    # ---- from the page's threads ---------------------------------------------------------
-    def send(self, kind: str, *args: Any) -> int:
-        with self.cond:
-            if self.error is not None:
-                raise TrainerLost(self.error)
-            self.seq_sent += 1
-            seq = self.seq_sent
-        if not self.worker.send((kind, self.tid, seq, *args)):
-            self.fail(WORKER_STOPPED)
-            raise TrainerLost(WORKER_STOPPED)
-        return seq
-
-    def request(self, kind: str, arg: Any, timeout: float) -> Any:
-        seq = self.send(kind, arg)
-        with self.cond:
-            if not self.cond.wait_for(lambda: seq in self.replies or self.error is not None,
-                                      timeout):
-                raise TrainerBusy(f"the trainer's worker did not answer within {timeout:g} s")
-            if seq not in self.replies:
-                raise TrainerLost(self.error)
-            ok, payload = self.replies.pop(seq)
-        if not ok:
-            raise RuntimeError(f"in the training worker: {payload}")
-        return pickle.loads(payload)
-
-    def view(self, timeout: float, first_timeout: float | None = None) -> TrainerView:
-        """The latest view, after waiting up to `timeout` s for one that has seen the last
-        command (up to `first_timeout` s for the first view: a worker may still be starting)."""
-        with self.cond:
-            if self.view_bytes is None and first_timeout:
-                self.cond.wait_for(lambda: self.view_bytes is not None or self.error is not None,
-                                   first_timeout)
-            self.cond.wait_for(lambda: self.seq_seen >= self.seq_sent or self.error is not None,
-                               timeout)
-            if self._view is None and self.view_bytes is not None:
-                self._view = pickle.loads(self.view_bytes)
-            if self.error is not None:
-                steps = self._view.steps if self._view is not None else 0
-                return TrainerView.failed(self.error, steps)
-            if self._view is None:
-                raise TrainerBusy("the trainer's worker has not sent a picture yet")
-            return self._view
-
-    def latest(self) -> TrainerView | None:
-        try:
-            return self.view(0.0)
-        except TrainerBusy:
-            return None
-
-    def close(self, message: str = "This trainer was released; press Reset.") -> None:
-        """Free the trainer in its worker (idempotent; safe from a finalizer)."""
-        if self.closed:
-            return
-        self.closed = True
-        if self.error is None:
-            try:
-                self.send("cmd", "close", None)
-            except TrainerLost:
-                pass
-        self.fail(message)
-        self.worker.forget(self.tid)
-
-
-class WorkerProc:
-    """One worker process: its pipe, a send lock, a receiver thread, its trainers' links."""
-
-    def __init__(self, pool: "WorkerPool", index: int):
-        self.pool, self.index = pool, index
-        self.conn, self.proc = spawn_worker(pool.chunk_s, pool.publish_s)
-        self.started = time.monotonic()
-        self.links: dict[int, Link] = {}
-        self.lock = threading.RLock()             # one writer on the pipe (RLock: a finalizer
-        #                                           may close a link from a thread holding it)
-        self.alive = True
-        self.ready = threading.Event()
-        self.pid = self.proc.pid
-        threading.Thread(target=self._receive, name=f"dlplay-recv-{index}", daemon=True).start()
-
-    def send(self, msg: tuple) -> bool:
-        data = cloudpickle.dumps(msg)
-        with self.lock:
-            if not self.alive:
-                return False
-            try:
-                self.conn.send_bytes(data)
-                return True
-            except (OSError, ValueError):
-                return False
-
-    def forget(self, tid: int) -> None:
-        with self.lock:
-            self.links.pop(tid, None)
-
-    def _receive(self) -> None:
-        try:
-            while True:
-                msg = pickle.loads(self.conn.recv_bytes())
-                if msg[0] == "ready":
-                    self.ready.set()
-                    continue
-                link = self.links.get(msg[1])
-                if link is None:
-                    continue
-                if msg[0] == "view":
-                    link.on_view(msg[2], msg[3])
-                elif msg[0] == "reply":
-                    link.on_reply(msg[2], msg[3], msg[4])
-                elif msg[0] == "seen":
-                    link.on_seen(msg[2])
-        except (EOFError, OSError, pickle.UnpicklingError):
-            pass
-        self._died()
-
-    def _died(self) -> None:
-        with self.lock:
-            self.alive = False
-            links, self.links = list(self.links.values()), {}
-        for link in links:
-            link.fail(WORKER_STOPPED)
-        try:
-            self.conn.close()
-            self.proc.wait(5.0)          # reap it
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-        if not self.pool.closing:
-            log.warning("training worker %s (pid %s) stopped; %d trainer(s) lost",
-                        self.index, self.pid, len(links))
-            self.pool.replace(self)
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self.send(("stop",))
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout)
-
-
-def spawn_worker(chunk_s: float, publish_s: float) -> tuple[Connection, subprocess.Popen]:
-    """A fresh interpreter running engine.worker_loop on one end of a socket pair. (Not
-    multiprocessing's spawn: that re-imports the parent's __main__, which is Streamlit's CLI,
-    pytest or a benchmark script.)"""
-    ours, theirs = socket.socketpair()
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in sys.path if p and p != ROOT])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "engine.worker_loop", str(theirs.fileno()), repr(chunk_s),
-         repr(publish_s)], pass_fds=(theirs.fileno(),), cwd=ROOT, env=env,
-        stdin=subprocess.DEVNULL)
-    theirs.close()
-    return Connection(ours.detach()), proc
 
 
 class WorkerPool:
@@ -285,7 +89,7 @@ class WorkerPool:
             if self.closing:
                 raise TrainerLost("the worker pool is shut down")
             alive = [w for w in self.workers if w is not None and w.alive]
-            free = [i for i, w in enumerate(self.workers) if w is None]
+            free = [i for i, w in enumerate(self.workers) if w is None or not w.alive]
             if free and (not alive or min(len(w.links) for w in alive) > 0):
                 self.workers[free[0]] = WorkerProc(self, free[0])     # start on demand
                 alive.append(self.workers[free[0]])
