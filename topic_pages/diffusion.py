@@ -15,10 +15,11 @@ import streamlit as st
 import torch
 
 from engine import diffusion as D
+from engine.diffusion_measures import model_of, net_of
 from viz import diffusion_figures as F
 from viz import session
 from viz.claims import Claim
-from viz.live import live_training
+from viz.live import live_training, read_trainer
 from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
@@ -403,9 +404,9 @@ def _model_for(s, data_name: str, data_id) -> tuple[Any, str]:
             note += f" The network samples with its own ({model_sched.name}) schedule."
         return model, note
     if s["df_den"] == TRAINED:
-        tr = st.session_state.get("df_train__trainer")
-        if tr is not None and tr.steps > 0 and getattr(tr, "data_id", None) == data_id:
-            return tr, f"Network from the Train tab after {tr.steps} iterations."
+        net = read_trainer("df_train", net_of)
+        if net is not None and net.steps > 0 and net.data_id == data_id:
+            return model_of(net), f"Network from the Train tab after {net.steps} iterations."
         st.warning("Train a network on this data on the Train tab first: using the exact "
                    "denoiser.")
     return None, ""
@@ -451,7 +452,7 @@ def reverse_view(panel) -> None:
     with panel.figure, user_errors("run the sampler"):
         with st.spinner(f"Sampling with {s['df_sampler']}..."):
             if s["df_den"] == TRAINED and model is not None:          # session's own network
-                run, m = _run_and_measure(s, data, exact, model.model, model.schedule, seed)
+                run, m = _run_and_measure(s, data, exact, *model, seed)
             elif data_name == UPLOAD:
                 run, m = _run_and_measure({**s, "df_den": EXACT}, data, exact, None,
                                           exact.schedule, seed)
@@ -610,15 +611,15 @@ def train_view(panel) -> None:
         trainer.data_id = data_id          # the Reverse tab samples with it only on this data
         return trainer
 
-    def _draw(trainer, tick):
-        snap = trainer.snapshot()
+    def _draw(view, tick):
+        snap = view.snapshot()
         a, b = st.columns(2)
         with a:
             show_figure(F.samples_vs_data(snap.samples, points, LIM,
                                           "Current net's samples (DDIM, 25 steps)"),
                         key="df_fig_train_samples")
         with b:
-            show_figure(F.loss_curve(*trainer.history.as_arrays("loss")), key="df_fig_loss")
+            show_figure(F.loss_curve(*view.history.as_arrays("loss")), key="df_fig_loss")
 
     with panel.figure:
         live_training("df_train", _make, _draw,

@@ -7,7 +7,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.gan import DiracTrajectory, GANSnapshot, GANTrainer, ParallelLines
+from engine.gan import DiracTrajectory, GANSnapshot, ParallelLines
+from engine.gan_measures import GANFrame
 from engine.training import History
 
 REAL = "#7f7f7f"
@@ -153,19 +154,18 @@ def training_curves_figure(history: History, n_modes: int | None) -> go.Figure:
     return go.Figure(traces, layout)
 
 
-def live_figures(trainer: GANTrainer, snap: GANSnapshot, show_arrows: bool = True
-                 ) -> dict[str, go.Figure]:
+def live_figures(frame: GANFrame, snap: GANSnapshot, history: History,
+                 show_arrows: bool = True) -> dict[str, go.Figure]:
     """What one live frame of the page draws, by figure key: the samples over D, the mode
-    histogram over time (mixture targets only) and the loss / coverage curves."""
-    t = trainer.target
-    radius = trainer.n_sigma * t.std if t.std is not None else None
-    figs = {"gan_fig_samples": samples_figure(snap, trainer.box, t.centers, radius,
+    histogram over time (mixture targets only) and the loss / coverage curves. Plain data in:
+    the trainer's snapshot, its GANFrame (engine/gan_measures.py) and a copy of its history."""
+    figs = {"gan_fig_samples": samples_figure(snap, frame.box, frame.centers, frame.radius,
                                               show_arrows=show_arrows)}
     if snap.coverage is not None:
-        steps, hists = trainer.mode_history()
-        figs["gan_fig_hist"] = mode_history_figure(steps, hists, len(trainer.z_eval))
+        figs["gan_fig_hist"] = mode_history_figure(frame.mode_steps, frame.mode_hists,
+                                                   frame.n_eval)
     figs["gan_fig_curves"] = training_curves_figure(
-        trainer.history, snap.coverage.n_modes if snap.coverage is not None else None)
+        history, snap.coverage.n_modes if snap.coverage is not None else None)
     return figs
 
 
