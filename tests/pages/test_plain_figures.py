@@ -1,0 +1,59 @@
+"""The figures that live frames redraw are built without Plotly's validation
+(viz/plain_figure.py). Each one, built from real engine output, must be a valid figure:
+rebuilt WITH validation it gives the same JSON (a misspelt or invalid property would raise or
+be dropped), its colour scales are explicit, and its numeric arrays go out as float32."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.io as pio
+import pytest
+
+from engine.gan import GANTrainer, make_target
+from engine.gan_measures import frame_of
+from engine.vae import VAETrainer
+from viz import gan_figures as G
+from viz import vae_figures as V
+from viz.plain_figure import colorscale, validated
+
+
+def _gan_figures():
+    tr = GANTrainer(make_target("ring of 8", 0.05, 0), seed=0, device="cpu",
+                    g_hidden=(16,), d_hidden=(16,), eval_every=5)
+    tr.step(20)
+    return G.live_figures(frame_of(tr), tr.snapshot(), tr.history.copy())
+
+
+def _vae_figures():
+    tr = VAETrainer(seed=0, device="cpu")
+    tr.step(30)
+    snap = tr.snapshot()
+    means = snap.codes.means
+    h = tr.history
+    return {"scatter": V.latent_scatter(means[:, :2], snap.codes.labels, grid=snap.grid,
+                                        picked=(0.5, -0.5)),
+            "grid": V.grid_figure(snap.grid), "digit": V.digit_figure(snap.grid.images[0, 0]),
+            "strip": V.strip_figure(snap.grid.images[0], "t", [str(i) for i in range(15)]),
+            "curves": V.loss_curves({k: h.as_arrays(k) for k in h.values},
+                                    tr.steps_per_epoch)}
+
+
+@pytest.mark.parametrize("build", [_gan_figures, _vae_figures], ids=["gan", "vae"])
+def test_plain_figures_are_valid_and_send_float32(build):
+    for name, fig in build().items():
+        spec = json.loads(pio.to_json(fig, validate=False))
+        assert json.loads(pio.to_json(validated(fig), validate=False)) == spec, name
+        for trace in spec["data"]:
+            assert not isinstance(trace.get("colorscale", []), str), name   # explicit scale
+            for axis in ("x", "y", "z"):
+                if isinstance(trace.get(axis), dict):                     # a typed array
+                    assert trace[axis]["dtype"] in ("f4", "i1", "i2", "i4", "u1"), (name, axis)
+
+
+def test_named_colour_scales_are_plotly_pythons():
+    """plotly.js's own "RdBu" runs blue -> red; Plotly.py's (what the figures were designed
+    with) runs red -> blue: the scale is sent explicitly."""
+    scale = colorscale("RdBu")
+    assert scale[0][0] == 0.0 and scale[-1][0] == 1.0
+    assert scale[0][1] == "rgb(103,0,31)" and scale[-1][1] == "rgb(5,48,97)"
