@@ -21,11 +21,17 @@ INK_GUTTER = [[0.0, "#d9d9d9"], [-GUTTER / (1 - GUTTER) - 1e-9, "#d9d9d9"],
               [-GUTTER / (1 - GUTTER), "white"], [1.0, "black"]]
 
 
+LEVELS = 250        # a tiled image goes out as uint8 levels: 1/4 of float32's bytes
+
+
 def _tiled_heatmap(img: np.ndarray) -> dict:
     """A tiled image whose gutters hold GUTTER (a value, not a gap: plotly draws NaN in
-    binary-encoded arrays as a colour and ignores a gap's background in some renderers)."""
-    return dict(type="heatmap", z=f32(img), colorscale=INK_GUTTER, zmin=GUTTER, zmax=1,
-                showscale=False, hoverinfo="skip")
+    binary-encoded arrays as a colour and ignores a gap's background in some renderers),
+    sent as LEVELS + 1 uint8 levels of [GUTTER, 1] (the colour scale is relative to zmin..zmax,
+    so it reads the same; a screen shows 256 greys)."""
+    q = np.round((np.clip(img, GUTTER, 1.0) - GUTTER) / (1.0 - GUTTER) * LEVELS)
+    return dict(type="heatmap", z=q.astype(np.uint8), colorscale=INK_GUTTER, zmin=0,
+                zmax=LEVELS, showscale=False, hoverinfo="skip")
 
 
 def _image_figure(trace: dict, title: str, height: int | None = None, xaxis: dict | None = None,

@@ -57,3 +57,16 @@ def test_named_colour_scales_are_plotly_pythons():
     scale = colorscale("RdBu")
     assert scale[0][0] == 0.0 and scale[-1][0] == 1.0
     assert scale[0][1] == "rgb(103,0,31)" and scale[-1][1] == "rgb(5,48,97)"
+
+
+def test_decoded_grid_goes_out_as_uint8_levels_of_the_images():
+    from engine.vae import tile
+    from tests.apptest import plotly_array
+    rng = np.random.default_rng(0)
+    images = rng.uniform(0, 1, (3, 3, 8, 8)).astype(np.float32)
+    grid = V.LatentGrid(images, np.linspace(-1, 1, 3), np.linspace(-1, 1, 3), (0, 1), "linear")
+    heat = json.loads(pio.to_json(V.grid_figure(grid), validate=False))["data"][0]
+    assert heat["z"]["dtype"] == "u1" and (heat["zmin"], heat["zmax"]) == (0, V.LEVELS)
+    z = plotly_array(heat["z"]) / V.LEVELS * (1 - V.GUTTER) + V.GUTTER     # back to values
+    np.testing.assert_allclose(z, tile(images, V.PAD, flip_rows=True, fill=V.GUTTER),
+                               atol=0.5 * (1 - V.GUTTER) / V.LEVELS + 1e-6)
