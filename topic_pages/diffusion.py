@@ -20,6 +20,7 @@ from viz import diffusion_figures as F
 from viz import session
 from viz.claims import Claim
 from viz.live import live_training, read_trainer
+from viz.on_demand import on_demand
 from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
@@ -212,8 +213,21 @@ def langevin_weights(s: Mapping[str, Any], which: str, seed: int = 0) -> float:
     return float(D.mode_weights(plain if which == "plain" else ann, centers)[0])
 
 
+@st.cache_resource(max_entries=4, show_spinner=False)
+def schedule_of(name: str) -> D.Schedule:
+    """The schedule `name` with T = 1000 (built once per server: every rerun reads it)."""
+    return D.SCHEDULES[name]()
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def schedule_table() -> dict[str, dict[str, np.ndarray]]:
+    """ᾱ_t and SNR(t) of every schedule over t = 1..T (the Forward tab's curves)."""
+    return {n: {"alpha_bar": schedule_of(n).alpha_bars.numpy(),
+                "snr": schedule_of(n).snr().numpy()} for n in D.SCHEDULES}
+
+
 def schedule_alpha_bar(name: str, t: int) -> float:
-    return float(D.SCHEDULES[name]().alpha_bar(t))
+    return float(schedule_of(name).alpha_bar(t))
 
 
 def measure(key: str, **changes):
@@ -361,7 +375,7 @@ def forward_view(panel) -> None:
         data, _ = data_controls()
         t = STATE.widget("df_t")
         s = STATE.values()
-        schedule = D.SCHEDULES[s["df_sched"]]()
+        schedule = schedule_of(s["df_sched"])
         ab = schedule.alpha_bar(t)
         st.metric("ᾱ_t", f"{ab:.4g}")
         c = st.columns(2)
@@ -376,9 +390,7 @@ def forward_view(panel) -> None:
         with left:
             show_figure(F.forward_scatter(data.points, xt, t, ab, LIM), key="df_fig_fwd")
         with right:
-            curves = {n: {"alpha_bar": sc.alpha_bars.numpy(), "snr": sc.snr().numpy()}
-                      for n, sc in ((n, f()) for n, f in D.SCHEDULES.items())}
-            show_figure(F.schedule_curves(curves, t), key="df_fig_sched")
+            show_figure(F.schedule_curves(schedule_table(), t), key="df_fig_sched")
     with panel.notes:
         explain("Each forward step is q(x_t|x_{t−1}) = N(√(1−β_t) x_{t−1}, β_t I); composed, "
                 "q(x_t|x₀) = N(√ᾱ_t x₀, (1−ᾱ_t) I) with ᾱ_t = Π_{s≤t}(1−β_s). The linear DDPM "
@@ -515,6 +527,11 @@ def _density(data, sched: str, seed: int, c):
 
 
 def _reverse_export(s, run, m) -> None:
+    with st.expander("Export", icon=":material/download:"):
+        on_demand("df_export", lambda: _reverse_files(s, run, m))
+
+
+def _reverse_files(s, run, m) -> None:
     res = run.result
     shown = min(SHOWN, len(res.samples))
     traj = pd.DataFrame({"frame": np.repeat(np.arange(len(res.times)), shown),
@@ -524,10 +541,9 @@ def _reverse_export(s, run, m) -> None:
                          "x2": res.frames[:, :shown, 1].ravel()})
     final = pd.DataFrame({"frame": "final", "time": 0, "particle": np.arange(len(res.samples)),
                           "x1": res.samples[:, 0], "x2": res.samples[:, 1]})
-    with st.expander("Export", icon=":material/download:"):
-        export_buttons(pd.concat([final, traj]), {
-            **{k: s[k] for k in REVERSE_KEYS}, "sliced_wasserstein": m["sw"],
-            "mmd2": m["mmd"]}, "diffusion-samples")
+    export_buttons(pd.concat([final, traj]), {
+        **{k: s[k] for k in REVERSE_KEYS}, "sliced_wasserstein": m["sw"],
+        "mmd2": m["mmd"]}, "diffusion-samples")
 
 
 COARSE_STEPS, COARSE_N = (2, 5, 10, 20), 300

@@ -31,6 +31,7 @@ from viz import session
 from viz.claims import Claim
 from viz.gan_figures import dirac_figure, live_figures, wasserstein_figure
 from viz.live import live_training, read_trainer
+from viz.on_demand import on_demand
 from viz.page import View, topic_page
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
@@ -442,6 +443,7 @@ def _step_part(part: str) -> None:
 def _export(view, config: dict) -> None:
     data = read_trainer("gan", export_of)
     fake, real = data.fake, data.real
+    st.caption(f"As of iteration {data.steps:,}.")
     samples = pd.DataFrame({"kind": ["generated"] * len(fake) + ["real"] * len(real),
                             "x1": np.r_[fake[:, 0], real[:, 0]],
                             "x2": np.r_[fake[:, 1], real[:, 1]]})
@@ -513,9 +515,9 @@ def train_view(panel) -> None:
                 "samples near some mode (the high-quality share).")
         if view is not None:
             with st.expander("Export", icon=":material/download:"):
-                st.caption(f"As of iteration {view.steps:,} (built outside the live "
-                           f"frame: press Pause, then any control, to refresh).")
-                _export(view, config)
+                st.caption("Samples and coverage history of the trainer as it is when you "
+                           "press the button (outside the live frame: press Pause first).")
+                on_demand("gan_export", lambda: _export(view, config))
 
 
 # ----------------------------------------------------------------------------- Dirac view

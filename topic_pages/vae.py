@@ -26,6 +26,7 @@ from viz import session
 from viz.autoplay import Autoplay
 from viz.claims import Claim
 from viz.live import get_trainer, live_training, read_trainer, rerun_page
+from viz.on_demand import on_demand
 from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
@@ -519,24 +520,28 @@ def latent_view(panel) -> None:
 
 
 def _export(s, seed, device, dims) -> None:
-    """Outside the live fragment: rebuilt on a full rerun of the view, never per tick; read
-    under the trainer's lock (viz.live.read_trainer)."""
+    """Outside the live fragment, and only when asked for (viz.on_demand)."""
     with st.expander("Export"):
-        out = read_trainer("vae_live", functools.partial(VM.export_of, dims=dims,
-                                                          n=int(s["vae_gridn"]), span=span_of(s)))
-        codes, steps, mse, grid = out.codes, out.steps, out.test_pixel_mse, out.grid
-        frame = pd.DataFrame(codes.means,
-                             columns=[f"mu_z{i + 1}" for i in range(codes.means.shape[1])])
-        frame.insert(0, "label", codes.labels)
-        frame.insert(0, "test_index", np.arange(len(frame)))
-        for i in range(codes.logvars.shape[1]):
-            frame[f"logvar_z{i + 1}"] = codes.logvars[:, i]
-        export_buttons(frame, {**trainer_config(s, seed, device), "grid_n": s["vae_gridn"],
-                               "span": span_of(s), "dims": list(dims), "steps": steps,
-                               "test_pixel_mse": mse}, "vae-latent")
-        st.download_button("Download grid (PNG)", grid_png(grid),
-                           file_name="vae-grid.png", mime="image/png", key="vae_png",
-                           icon=":material/image:", on_click="ignore")
+        on_demand("vae_export", lambda: _export_files(s, seed, device, dims))
+
+
+def _export_files(s, seed, device, dims) -> None:
+    """The export's files, read under the trainer's lock (viz.live.read_trainer)."""
+    out = read_trainer("vae_live", functools.partial(VM.export_of, dims=dims,
+                                                      n=int(s["vae_gridn"]), span=span_of(s)))
+    codes, steps, mse, grid = out.codes, out.steps, out.test_pixel_mse, out.grid
+    frame = pd.DataFrame(codes.means,
+                         columns=[f"mu_z{i + 1}" for i in range(codes.means.shape[1])])
+    frame.insert(0, "label", codes.labels)
+    frame.insert(0, "test_index", np.arange(len(frame)))
+    for i in range(codes.logvars.shape[1]):
+        frame[f"logvar_z{i + 1}"] = codes.logvars[:, i]
+    export_buttons(frame, {**trainer_config(s, seed, device), "grid_n": s["vae_gridn"],
+                           "span": span_of(s), "dims": list(dims), "steps": steps,
+                           "test_pixel_mse": mse}, "vae-latent")
+    st.download_button("Download grid (PNG)", grid_png(grid),
+                       file_name="vae-grid.png", mime="image/png", key="vae_png",
+                       icon=":material/image:", on_click="ignore")
 
 
 # ----------------------------------------------------------------------------- replay view

@@ -10,7 +10,7 @@ from plotly.subplots import make_subplots
 from engine.gan import DiracTrajectory, GANSnapshot, ParallelLines
 from engine.gan_measures import GANFrame
 from engine.training import History
-from viz.plain_figure import LEGEND_BELOW, colorscale, f32, plain_figure
+from viz.plain_figure import LEGEND_BELOW, colorscale, f32, plain_figure, thin
 
 REAL = "#7f7f7f"
 FAKE = "#9467bd"
@@ -112,21 +112,6 @@ def mode_history_figure(steps: np.ndarray, hists: np.ndarray, n_eval: int) -> go
                                      yaxis=dict(title=dict(text="mode")), margin=dict(t=40)))
 
 
-MAX_CURVE_POINTS = 400
-
-
-def _thin(steps: np.ndarray, values: np.ndarray, n: int = MAX_CURVE_POINTS
-          ) -> tuple[np.ndarray, np.ndarray]:
-    """At most ~n points of a long curve: means over blocks of b = ⌈len/n⌉ consecutive
-    values, each at its block's last step (a long live run keeps its figure small)."""
-    if len(steps) <= n:
-        return steps, values
-    b = -(-len(steps) // n)
-    starts = np.arange(0, len(steps), b)
-    counts = np.diff(np.r_[starts, len(steps)])
-    return steps[starts + counts - 1], np.add.reduceat(values, starts) / counts
-
-
 def training_curves_figure(history: History, n_modes: int | None) -> go.Figure:
     """Left: L_D and L_G (mean over each logged chunk). Right: modes covered (and the
     share of high-quality samples, right axis) when the target is a mixture. Two panels
@@ -134,7 +119,7 @@ def training_curves_figure(history: History, n_modes: int | None) -> go.Figure:
     live frame)."""
     traces: list = []
     for name, label in (("loss_d", "L_D"), ("loss_g", "L_G")):
-        s, v = _thin(*history.as_arrays(name))
+        s, v = thin(*history.as_arrays(name))
         traces.append(dict(type="scatter", x=s, y=f32(v), mode="lines", name=label))
     layout = dict(
         height=300, margin=dict(t=40), legend=LEGEND_BELOW,
@@ -146,10 +131,10 @@ def training_curves_figure(history: History, n_modes: int | None) -> go.Figure:
                           yanchor="bottom", showarrow=False, font=dict(size=16))
                      for t, x in (("Losses", 0.19), ("Mode coverage", 0.75))])
     if n_modes:
-        s, v = _thin(*history.as_arrays("modes"))
+        s, v = thin(*history.as_arrays("modes"))
         traces.append(dict(type="scatter", x=s, y=f32(v), mode="lines", name="modes covered",
                            xaxis="x2", yaxis="y2", line=dict(color=COVERED, shape="hv")))
-        s, q = _thin(*history.as_arrays("high_quality"))
+        s, q = thin(*history.as_arrays("high_quality"))
         traces.append(dict(type="scatter", x=s, y=f32(q), mode="lines",
                            name="high-quality share", xaxis="x2", yaxis="y3",
                            line=dict(color=REAL, dash="dot")))

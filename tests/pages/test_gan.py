@@ -197,7 +197,7 @@ def test_wasserstein_view_numbers():
 def test_long_curves_are_drawn_as_block_means():
     """A long live run keeps its curves figure small: at most MAX_CURVE_POINTS points, each
     the mean of a block of consecutive values at the block's last step."""
-    from viz.gan_figures import MAX_CURVE_POINTS, _thin
+    from viz.plain_figure import MAX_CURVE_POINTS, thin as _thin
     steps, values = np.arange(1, 1001), np.arange(1000.0)
     s, v = _thin(steps, values)
     assert len(s) <= MAX_CURVE_POINTS and s[-1] == 1000
@@ -210,3 +210,13 @@ def test_long_curves_are_drawn_as_block_means():
 def test_trainer_defaults_match_the_big_presets():
     g = _module()
     assert g.trainer_kwargs(g.STATE.resolve(g.BIG)) == TRAINER_DEFAULTS
+
+
+def test_export_is_built_only_when_asked_for():
+    """A rerun of the view builds no files (viz.on_demand); the button builds the samples CSV,
+    the settings JSON and the coverage history as of the trainer's iteration."""
+    at = _page()
+    assert not at.get("download_button")
+    at.button(key="gan_export").click().run()
+    assert len(at.get("download_button")) == 3 and not at.exception
+    assert any(c.value == f"As of iteration {_trainer(at).steps:,}." for c in at.caption)

@@ -313,3 +313,10 @@ def test_replay_axes_hold_every_snapshot_of_an_autoencoder():
         _assert_shows(at, k, r)
     assert at.button(key="vae_snap_play").label == "Play"     # stopped at the last
     assert not at.exception
+
+
+def test_export_is_built_only_when_asked_for():
+    at = _page()
+    assert not at.get("download_button")
+    at.button(key="vae_export").click().run()
+    assert len(at.get("download_button")) == 3 and not at.exception       # CSV, JSON, PNG
