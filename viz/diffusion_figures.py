@@ -119,14 +119,11 @@ def reverse_animation(frames: np.ndarray, times: np.ndarray, highlight: np.ndarr
     trajectories, and the drift field on `grid` at each frame's time (field (F, G, 2))."""
     arrow_len = 0.8 * (2 * lim) / max(1.0, np.sqrt(len(grid)) if grid is not None else 1.0)
     last = len(frames) - 1
-    fig = go.Figure(_reverse_traces(last, frames, highlight, grid, field, arrow_len))
-    fig.frames = [dict(data=_reverse_traces(i, frames, highlight, grid, field, arrow_len),
-                       name=str(i)) for i in range(len(frames))]
     steps = [dict(method="animate", label=f"{times[i]}",
                   args=[[str(i)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
                                        transition=dict(duration=0))])
              for i in range(len(frames))]
-    fig.update_layout(
+    layout = _square_layout(lim, 560,
         sliders=[dict(active=last, steps=steps, currentvalue=dict(prefix=f"{time_label} = "),
                       pad=dict(t=40), x=0.4, len=0.6)],
         updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.1, xanchor="left",
@@ -139,7 +136,10 @@ def reverse_animation(frames: np.ndarray, times: np.ndarray, highlight: np.ndarr
                                                            frame=dict(duration=0, redraw=False))])])],
         legend=dict(orientation="h", x=0, xanchor="left", y=1.02, yanchor="bottom"),
         margin=dict(t=40))
-    return _square(fig, lim, height=560)
+    return plain_figure(_reverse_traces(last, frames, highlight, grid, field, arrow_len), layout,
+                        frames=[dict(data=_reverse_traces(i, frames, highlight, grid, field,
+                                                          arrow_len), name=str(i))
+                                for i in range(len(frames))])
 
 
 def samples_over_density(samples: np.ndarray, gx: np.ndarray, gy: np.ndarray,

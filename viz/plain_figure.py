@@ -53,12 +53,17 @@ def thin(steps: np.ndarray, values: np.ndarray, n: int = MAX_CURVE_POINTS
     return steps[starts + counts - 1], np.add.reduceat(values, starts) / counts
 
 
-def plain_figure(data: Iterable[Mapping[str, Any]], layout: Mapping[str, Any]) -> go.Figure:
-    """go.Figure of trace dicts (each with its "type") and a layout dict, not validated.
-    The layout's meta says "not styled for the classroom yet" the way viz.theme marks it, so
-    style_figure does not rewrite it on every frame (in classroom mode it still scales)."""
-    layout = {"meta": {"dlplay_classroom": False}, **layout}
-    return go.Figure({"data": [dict(t) for t in data], "layout": layout}, _validate=False)
+def plain_figure(data: Iterable[Mapping[str, Any]], layout: Mapping[str, Any],
+                 frames: Iterable[Mapping[str, Any]] = ()) -> go.Figure:
+    """go.Figure of trace dicts (each with its "type"), a layout dict and animation frames
+    ({"data": [...], "name": ...}), not validated. The layout's meta says "not styled for the
+    classroom yet" the way viz.theme marks it, so style_figure does not rewrite it on every
+    frame (in classroom mode it still scales)."""
+    spec = {"data": [dict(t) for t in data],
+            "layout": {"meta": {"dlplay_classroom": False}, **layout}}
+    if frames:
+        spec["frames"] = [dict(f) for f in frames]
+    return go.Figure(spec, _validate=False)
 
 
 def validated(fig: go.Figure) -> go.Figure:

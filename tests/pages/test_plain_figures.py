@@ -39,7 +39,25 @@ def _vae_figures():
                                     tr.steps_per_epoch)}
 
 
-@pytest.mark.parametrize("build", [_gan_figures, _vae_figures], ids=["gan", "vae"])
+def _diffusion_figures():
+    from engine import diffusion as D
+    from viz import diffusion_figures as F
+    rng = np.random.default_rng(0)
+    x0 = rng.normal(size=(300, 2))
+    frames = rng.normal(size=(5, 40, 2)).astype(np.float32)
+    grid = np.stack(np.meshgrid(np.linspace(-3, 3, 3), np.linspace(-3, 3, 3)), -1).reshape(-1, 2)
+    table = {n: {"alpha_bar": f().alpha_bars.numpy(), "snr": f().snr().numpy()}
+             for n, f in D.SCHEDULES.items()}
+    return {"forward": F.forward_scatter(x0, x0 * 0.5, 250, 0.5),
+            "schedules": F.schedule_curves(table, 250),
+            "reverse": F.reverse_animation(frames, np.arange(5)[::-1], np.arange(3), grid,
+                                           rng.normal(size=(5, 9, 2))),
+            "train": F.samples_vs_data(x0[:50], x0),
+            "loss": F.loss_curve(np.arange(1, 1001), rng.uniform(size=1000))}
+
+
+@pytest.mark.parametrize("build", [_gan_figures, _vae_figures, _diffusion_figures],
+                         ids=["gan", "vae", "diffusion"])
 def test_plain_figures_are_valid_and_send_float32(build):
     for name, fig in build().items():
         spec = json.loads(pio.to_json(fig, validate=False))
