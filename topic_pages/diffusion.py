@@ -35,6 +35,7 @@ DENOISERS = (EXACT, PRETRAINED, TRAINED)
 CLASSES = ("none", *[str(k) for k in range(8)])
 WEIGHTS_DIR = ROOT / "assets" / "weights"
 SHOWN = 200              # particles drawn in the animation (all are measured)
+FWD_SHOWN = 500          # points of x₀ and of x_t drawn on the Forward tab (SVG nodes)
 FRAMES, FIELD_RES = 20, 11   # animation frames and drift-arrow grid: figure JSON < 300 KB
 NEAR = 0.15              # "on the data": within 0.15 of a point of a dense sample of it
 LANGEVIN_CENTERS = 2
@@ -388,7 +389,9 @@ def forward_view(panel) -> None:
     with panel.figure:
         left, right = st.columns([1, 1.3])
         with left:
-            show_figure(F.forward_scatter(data.points, xt, t, ab, LIM), key="df_fig_fwd")
+            every = max(1, -(-len(xt) // FWD_SHOWN))     # a stride: ordered data stays whole
+            show_figure(F.forward_scatter(data.points[::every], xt[::every], t, ab, LIM),
+                        key="df_fig_fwd")
         with right:
             show_figure(F.schedule_curves(schedule_table(), t), key="df_fig_sched")
     with panel.notes:

@@ -12,6 +12,7 @@ from engine.gan_measures import GANFrame
 from engine.training import History
 from viz.plain_figure import LEGEND_BELOW, colorscale, f32, plain_figure, thin
 
+REAL_SHOWN = 300     # real points drawn (each is an SVG node: the browser's redraw time)
 REAL = "#7f7f7f"
 FAKE = "#9467bd"
 COVERED = "#2ca02c"
@@ -68,7 +69,8 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
             zmin=0.0 if c.kind.startswith("D(x)") else -m, zmax=m,
             colorbar=dict(title=dict(text=c.kind, side="right"), thickness=12, len=0.8),
             hovertemplate="x=%{x:.2f}, y=%{y:.2f}<br>" + c.kind + "=%{z:.3f}<extra></extra>"))
-    traces.append(dict(type="scatter", x=f32(snap.real[:, 0]), y=f32(snap.real[:, 1]),
+    real = snap.real[:REAL_SHOWN]      # a random subset already: the first ones suffice
+    traces.append(dict(type="scatter", x=f32(real[:, 0]), y=f32(real[:, 1]),
                        mode="markers", name="real data",
                        marker=dict(color=REAL, size=4, opacity=0.6), hoverinfo="skip"))
     fake = snap.fake[np.isfinite(snap.fake).all(1)]
