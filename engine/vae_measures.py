@@ -55,12 +55,6 @@ def frame_of(trainer, means: np.ndarray, dims: tuple[int, int], n: int, span: st
                     decode_point(trainer.model, z), float(trainer.steps_per_epoch))
 
 
-def reach_of(trainer, dims: tuple[int, int]) -> float:
-    """read_trainer fn: code_reach of the test digits' codes (sizes the decode sliders)."""
-    d = trainer.data
-    return code_reach(encode_dataset(trainer.model, d.x_test, d.y_test).means, dims)
-
-
 @dataclass(frozen=True)
 class Replay:
     steps: int

@@ -25,7 +25,7 @@ from scripts.pretrain_vae import shipped_name
 from viz import session
 from viz.autoplay import Autoplay
 from viz.claims import Claim
-from viz.live import get_trainer, live_training, read_trainer, rerun_page
+from viz.live import get_trainer, live_training, read_trainer
 from viz.on_demand import on_demand
 from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
@@ -455,45 +455,36 @@ def _metrics(view, ae: bool) -> None:
 def latent_view(panel) -> None:
     with panel.controls:
         s = model_controls()
-        zbox = st.container()
     seed, device = session.seed(), session.device()
     dims, _ = dims_of(s)
     ae = deterministic_of(s)
-    # the decode sliders span the codes (±4 covers a VAE; an autoencoder's reach ±12)
-    get_trainer("vae_live", lambda: make_trainer(s, seed, device),      # the handle exists
-                trainer_config(s, seed, device))
-    reach = math.ceil(max(4.0, read_trainer("vae_live", functools.partial(VM.reach_of,
-                                                                          dims=dims))))
-    with zbox:
-        STATE.widget("vae_z1", lo=-float(reach), hi=float(reach),
-                     label=f"Decode at z{dims[0] + 1}")
-        STATE.widget("vae_z2", lo=-float(reach), hi=float(reach),
-                     label=f"Decode at z{dims[1] + 1}")
-    s = STATE.values()
 
     def draw(view, tick) -> None:
+        """The live frame. The decode sliders live here, beside the image they decode: moving
+        one reruns this fragment only (not the controls, the notes or the trainer's handle),
+        and a click on the scatter moves them within the same fragment."""
         codes = view.snapshot().codes
-        z = np.zeros(codes.means.shape[1], np.float32)
-        z[list(dims)] = [s["vae_z1"], s["vae_z2"]]
+        left, right = st.columns(2)
+        mid = st.container()
+        a, b = st.columns([1, 3])
+        with a:
+            digit = st.container()
+            # the decode sliders span the codes (±4 covers a VAE; an autoencoder's reach ±12)
+            reach = float(math.ceil(max(4.0, VM.code_reach(codes.means, dims))))
+            z = np.zeros(codes.means.shape[1], np.float32)
+            z[list(dims)] = [STATE.widget(key, lo=-reach, hi=reach,
+                                          label=f"Decode at z{d + 1}")
+                             for key, d in (("vae_z1", dims[0]), ("vae_z2", dims[1]))]
         frame = read_trainer("vae_live", functools.partial(
             VM.frame_of, means=codes.means, dims=dims, n=int(s["vae_gridn"]),
             span=span_of(s), z=z))
-        left, right = st.columns(2)
         with left:
             show_figure(latent_scatter(codes.means[:, list(dims)], codes.labels, grid=frame.grid,
                                        picked=(z[dims[0]], z[dims[1]]), dims=dims),
-                        key="vae_scatter", selection_mode="points",
-                        on_select=rerun_page(_on_pick))   # the z sliders sit outside
+                        key="vae_scatter", selection_mode="points", on_select=_on_pick)
         with right:
             show_figure(grid_figure(frame.grid), key="vae_gridfig")
-        if len(z) > 2:
-            spread = codes.means.std(0)
-            st.caption("Spread (std) of μ over the test digits, per latent dim: " + ", ".join(
-                f"z{i + 1} **{v:.2f}**" for i, v in enumerate(spread)) + ". Dims near 0 are "
-                "unused (their q(z|x) sits on the prior); traverse the spread-out ones.")
-        _metrics(view, ae)
-        a, b = st.columns([1, 3])
-        with a:
+        with digit:
             show_figure(digit_figure(frame.decoded,
                                      f"z = ({z[dims[0]]:.2f}, {z[dims[1]]:.2f})"),
                         key="vae_decoded")
@@ -502,6 +493,13 @@ def latent_view(panel) -> None:
             show_figure(loss_curves({k: h.as_arrays(k) for k in h.values
                                      if not (ae and k.endswith(("kl", "elbo")))},
                                     frame.steps_per_epoch), key="vae_curves")
+        with mid:
+            if len(z) > 2:
+                spread = codes.means.std(0)
+                st.caption("Spread (std) of μ over the test digits, per latent dim: " + ", ".join(
+                    f"z{i + 1} **{v:.2f}**" for i, v in enumerate(spread)) + ". Dims near 0 "
+                    "are unused (their q(z|x) sits on the prior); traverse the spread-out ones.")
+            _metrics(view, ae)
 
     with panel.figure, user_errors("train the VAE"):
         live_training("vae_live", lambda: make_trainer(s, seed, device), draw,

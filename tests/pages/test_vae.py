@@ -185,9 +185,9 @@ def test_autoencoder_vs_pca_view_trains_and_the_nonlinear_one_wins():
 
 
 def test_click_on_the_latent_scatter_moves_the_decode_sliders():
-    """The scatter is drawn inside the live-training fragment, the z sliders outside it: a
-    click must redraw the sliders (rounded, clipped to the codes' range, ±4 for the VAE) and
-    decode at the clicked point."""
+    """The scatter and the z sliders are drawn inside the live-training fragment: a click
+    must move the sliders (rounded, clipped to the codes' range, ±4 for the VAE) and decode
+    at the clicked point."""
     at = _page()
     click_chart(at, "vae_scatter", {"x": 1.234, "y": -5.0, "curve_number": 0,
                                     "point_number": 0, "point_index": 0})
