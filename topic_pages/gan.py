@@ -397,8 +397,11 @@ def _draw(view, tick) -> None:
                     if view.steps == offline else
                     f"Continued from a **pretrained snapshot** ({offline:,} iterations trained "
                     f"offline). **Reset** starts from scratch."))
-    figs = live_figures(frame, snap, view.history, show_arrows=STATE.value("gan_arrows"))
-    show_figure(figs["gan_fig_samples"], key="gan_fig_samples")
+    box = st.container()
+    arrows = STATE.widget("gan_arrows")     # in the live fragment: toggling redraws this only
+    figs = live_figures(frame, snap, view.history, show_arrows=arrows)
+    with box:
+        show_figure(figs["gan_fig_samples"], key="gan_fig_samples")
     _badges(view, frame, snap.coverage)
     cols = st.columns(2)
     if "gan_fig_hist" in figs:
@@ -486,7 +489,6 @@ def _train_controls() -> None:
                 width="stretch", help="One update of the discriminator only.")
     c[1].button("Step G", key="gan_step_g", on_click=_step_part, args=("g",),
                 width="stretch", help="One update of the generator only.")
-    STATE.widget("gan_arrows")
 
 
 def train_view(panel) -> None:

@@ -9,7 +9,8 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from engine.gan import LIVE_DEFAULTS, PRETRAINED, TRAINER_DEFAULTS
-from tests.apptest import choose_preset, metric, open_page, open_view, plotly_array, show_step
+from tests.apptest import (chart_figure, choose_preset, metric, open_page, open_view,
+                           plotly_array, show_step)
 
 PAGE = "topic_pages/gan.py"
 SLUG = "gan"
@@ -220,3 +221,11 @@ def test_export_is_built_only_when_asked_for():
     at.button(key="gan_export").click().run()
     assert len(at.get("download_button")) == 3 and not at.exception
     assert any(c.value == f"As of iteration {_trainer(at).steps:,}." for c in at.caption)
+
+
+def test_arrows_toggle_sits_in_the_live_frame_and_hides_the_arrows():
+    at = _page()
+    names = lambda: [t.get("name") for t in chart_figure(at, "gan_fig_samples")["data"]]  # noqa: E731
+    assert "−∇ generator loss" in names()
+    at.toggle(key="gan_arrows").set_value(False).run()
+    assert "−∇ generator loss" not in names() and not at.exception
