@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from viz.plain_figure import LEGEND_BELOW, f32, plain_figure, thin
 from viz.theme import COLORWAY
