@@ -15,6 +15,7 @@ from torch import nn
 from benchmarks import Measurement, alternating_times
 from engine.gan import LIVE_DEFAULTS, LIVE_TARGET, GANTrainer, make_target
 from engine.training import run_for
+from engine.gan_measures import frame_of
 from viz.gan_figures import live_figures
 from viz.theme import style_figure
 
@@ -94,7 +95,7 @@ def frame_seconds() -> tuple[float, float]:
         run_for(tr, FRAME_STEPS, float("inf"))
         t1 = time.perf_counter()
         snap = tr.snapshot()
-        for fig in live_figures(tr, snap).values():
+        for fig in live_figures(frame_of(tr), snap, tr.history.copy()).values():
             style_figure(fig).to_json()
         draw.append(time.perf_counter() - t1)
         train.append(t1 - t0)

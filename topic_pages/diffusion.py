@@ -15,10 +15,12 @@ import streamlit as st
 import torch
 
 from engine import diffusion as D
+from engine.diffusion_measures import model_of, net_of
 from viz import diffusion_figures as F
 from viz import session
 from viz.claims import Claim
-from viz.live import live_training
+from viz.live import live_training, read_trainer
+from viz.on_demand import on_demand
 from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
@@ -33,6 +35,7 @@ DENOISERS = (EXACT, PRETRAINED, TRAINED)
 CLASSES = ("none", *[str(k) for k in range(8)])
 WEIGHTS_DIR = ROOT / "assets" / "weights"
 SHOWN = 200              # particles drawn in the animation (all are measured)
+FWD_SHOWN = 500          # points of x₀ and of x_t drawn on the Forward tab (SVG nodes)
 FRAMES, FIELD_RES = 20, 11   # animation frames and drift-arrow grid: figure JSON < 300 KB
 NEAR = 0.15              # "on the data": within 0.15 of a point of a dense sample of it
 LANGEVIN_CENTERS = 2
@@ -211,8 +214,21 @@ def langevin_weights(s: Mapping[str, Any], which: str, seed: int = 0) -> float:
     return float(D.mode_weights(plain if which == "plain" else ann, centers)[0])
 
 
+@st.cache_resource(max_entries=4, show_spinner=False)
+def schedule_of(name: str) -> D.Schedule:
+    """The schedule `name` with T = 1000 (built once per server: every rerun reads it)."""
+    return D.SCHEDULES[name]()
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def schedule_table() -> dict[str, dict[str, np.ndarray]]:
+    """ᾱ_t and SNR(t) of every schedule over t = 1..T (the Forward tab's curves)."""
+    return {n: {"alpha_bar": schedule_of(n).alpha_bars.numpy(),
+                "snr": schedule_of(n).snr().numpy()} for n in D.SCHEDULES}
+
+
 def schedule_alpha_bar(name: str, t: int) -> float:
-    return float(D.SCHEDULES[name]().alpha_bar(t))
+    return float(schedule_of(name).alpha_bar(t))
 
 
 def measure(key: str, **changes):
@@ -360,7 +376,7 @@ def forward_view(panel) -> None:
         data, _ = data_controls()
         t = STATE.widget("df_t")
         s = STATE.values()
-        schedule = D.SCHEDULES[s["df_sched"]]()
+        schedule = schedule_of(s["df_sched"])
         ab = schedule.alpha_bar(t)
         st.metric("ᾱ_t", f"{ab:.4g}")
         c = st.columns(2)
@@ -373,11 +389,11 @@ def forward_view(panel) -> None:
     with panel.figure:
         left, right = st.columns([1, 1.3])
         with left:
-            show_figure(F.forward_scatter(data.points, xt, t, ab, LIM), key="df_fig_fwd")
+            every = max(1, -(-len(xt) // FWD_SHOWN))     # a stride: ordered data stays whole
+            show_figure(F.forward_scatter(data.points[::every], xt[::every], t, ab, LIM),
+                        key="df_fig_fwd")
         with right:
-            curves = {n: {"alpha_bar": sc.alpha_bars.numpy(), "snr": sc.snr().numpy()}
-                      for n, sc in ((n, f()) for n, f in D.SCHEDULES.items())}
-            show_figure(F.schedule_curves(curves, t), key="df_fig_sched")
+            show_figure(F.schedule_curves(schedule_table(), t), key="df_fig_sched")
     with panel.notes:
         explain("Each forward step is q(x_t|x_{t−1}) = N(√(1−β_t) x_{t−1}, β_t I); composed, "
                 "q(x_t|x₀) = N(√ᾱ_t x₀, (1−ᾱ_t) I) with ᾱ_t = Π_{s≤t}(1−β_s). The linear DDPM "
@@ -403,9 +419,9 @@ def _model_for(s, data_name: str, data_id) -> tuple[Any, str]:
             note += f" The network samples with its own ({model_sched.name}) schedule."
         return model, note
     if s["df_den"] == TRAINED:
-        tr = st.session_state.get("df_train__trainer")
-        if tr is not None and tr.steps > 0 and getattr(tr, "data_id", None) == data_id:
-            return tr, f"Network from the Train tab after {tr.steps} iterations."
+        net = read_trainer("df_train", net_of)
+        if net is not None and net.steps > 0 and net.data_id == data_id:
+            return model_of(net), f"Network from the Train tab after {net.steps} iterations."
         st.warning("Train a network on this data on the Train tab first: using the exact "
                    "denoiser.")
     return None, ""
@@ -451,7 +467,7 @@ def reverse_view(panel) -> None:
     with panel.figure, user_errors("run the sampler"):
         with st.spinner(f"Sampling with {s['df_sampler']}..."):
             if s["df_den"] == TRAINED and model is not None:          # session's own network
-                run, m = _run_and_measure(s, data, exact, model.model, model.schedule, seed)
+                run, m = _run_and_measure(s, data, exact, *model, seed)
             elif data_name == UPLOAD:
                 run, m = _run_and_measure({**s, "df_den": EXACT}, data, exact, None,
                                           exact.schedule, seed)
@@ -514,6 +530,11 @@ def _density(data, sched: str, seed: int, c):
 
 
 def _reverse_export(s, run, m) -> None:
+    with st.expander("Export", icon=":material/download:"):
+        on_demand("df_export", lambda: _reverse_files(s, run, m))
+
+
+def _reverse_files(s, run, m) -> None:
     res = run.result
     shown = min(SHOWN, len(res.samples))
     traj = pd.DataFrame({"frame": np.repeat(np.arange(len(res.times)), shown),
@@ -523,10 +544,9 @@ def _reverse_export(s, run, m) -> None:
                          "x2": res.frames[:, :shown, 1].ravel()})
     final = pd.DataFrame({"frame": "final", "time": 0, "particle": np.arange(len(res.samples)),
                           "x1": res.samples[:, 0], "x2": res.samples[:, 1]})
-    with st.expander("Export", icon=":material/download:"):
-        export_buttons(pd.concat([final, traj]), {
-            **{k: s[k] for k in REVERSE_KEYS}, "sliced_wasserstein": m["sw"],
-            "mmd2": m["mmd"]}, "diffusion-samples")
+    export_buttons(pd.concat([final, traj]), {
+        **{k: s[k] for k in REVERSE_KEYS}, "sliced_wasserstein": m["sw"],
+        "mmd2": m["mmd"]}, "diffusion-samples")
 
 
 COARSE_STEPS, COARSE_N = (2, 5, 10, 20), 300
@@ -610,15 +630,15 @@ def train_view(panel) -> None:
         trainer.data_id = data_id          # the Reverse tab samples with it only on this data
         return trainer
 
-    def _draw(trainer, tick):
-        snap = trainer.snapshot()
+    def _draw(view, tick):
+        snap = view.snapshot()
         a, b = st.columns(2)
         with a:
             show_figure(F.samples_vs_data(snap.samples, points, LIM,
                                           "Current net's samples (DDIM, 25 steps)"),
                         key="df_fig_train_samples")
         with b:
-            show_figure(F.loss_curve(*trainer.history.as_arrays("loss")), key="df_fig_loss")
+            show_figure(F.loss_curve(*view.history.as_arrays("loss")), key="df_fig_loss")
 
     with panel.figure:
         live_training("df_train", _make, _draw,

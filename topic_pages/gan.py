@@ -25,10 +25,13 @@ from engine.datasets import parse_points_csv
 from engine.gan import (LIVE_DEFAULTS, LIVE_TARGET, LOSSES, OPTIMIZERS, PRETRAINED, TARGETS,
                         TRAINER_DEFAULTS, GANTrainer, dirac_gan, dirac_gan_field, load_trainer,
                         make_target, parallel_lines, trainer_config)
+from engine.gan_measures import (SMOOTH_CHECKS, blob_share, export_of, frame_of,
+                                 smoothed_modes, step_part)
 from viz import session
 from viz.claims import Claim
 from viz.gan_figures import dirac_figure, live_figures, wasserstein_figure
-from viz.live import live_training, locked_trainer
+from viz.live import live_training, read_trainer
+from viz.on_demand import on_demand
 from viz.page import View, topic_page
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
@@ -46,7 +49,6 @@ WIDTHS = [8, 16, 32, 64, 128, 256]
 STDS = [0.02, 0.03, 0.05, 0.07, 0.1]
 R1S = [0.0, 0.1, 1.0, 10.0]
 GPS = [0.1, 1.0, 10.0]
-SMOOTH_CHECKS = 5         # the coverage badge: mean over the last 5 checks (250 iterations)
 CLAIM_SEEDS = (0, 1)      # training claims hold on both seeds (worst case)
 # the Dirac-GAN tab offers the losses whose equilibrium is (θ, ψ) = (0, 0), each with what it
 # does there (measured in the claims below); LSGAN's D(0) = 0 cannot score the real point 1,
@@ -174,20 +176,6 @@ def trained(s: Mapping[str, Any], steps: int, seed: int) -> GANTrainer:
     return _trained_run(key, int(steps), int(seed))
 
 
-def smoothed_modes(trainer: GANTrainer, last: int = SMOOTH_CHECKS) -> float:
-    """The badge: mean number of covered modes over the last `last` checks (a check every
-    eval_every = 50 iterations), so that one check does not decide what the student sees."""
-    _, modes = trainer.history.as_arrays("modes")
-    return float(np.mean(modes[-last:])) if len(modes) else math.nan
-
-
-def collapse_share(trainer: GANTrainer, top: int = 2) -> float:
-    """Share of ALL samples (fixed eval codes) that lie within 3σ of the `top` fullest
-    modes: "collapse" when >= 0.5 (and the rest of the modes are nearly empty)."""
-    cov = trainer.coverage()
-    return float(np.sort(cov.histogram)[::-1][:top].sum() / cov.n_samples)
-
-
 def worst(measure, s, steps: int, lowest: bool = True) -> float:
     """A training claim, on every seed of CLAIM_SEEDS: the least favourable value."""
     values = [measure(trained(s, steps, seed)) for seed in CLAIM_SEEDS]
@@ -200,10 +188,6 @@ def modes_at(s, steps: int) -> float:
 
 def max_modes_at(s, steps: int) -> float:
     return worst(lambda t: t.coverage().modes_covered, s, steps, lowest=False)
-
-
-def smoothed_at(s, steps: int) -> float:
-    return worst(smoothed_modes, s, steps)
 
 
 def dirac_runs(s: Mapping[str, Any]) -> dict:
@@ -238,15 +222,6 @@ DIRAC_HINGE = {**DIRAC_MINIMAX, "gan_dirac_loss": "hinge", "gan_dirac_steps": 10
 WASSERSTEIN = {"gan_theta": 1.0}
 
 COLLAPSE_AT, CURE_AT, DEEP_AT, DSTEPS_AT = 1250, 1500, 1250, 1000
-
-
-def blob_share(trainer: GANTrainer, radius: float = 1.0) -> float:
-    """Share of the samples within `radius` of their coordinate-wise median: ~1 when the
-    generator has collapsed into one blob. The ring has radius 2: a disc of radius 1 around a
-    point of the ring holds 1/6 of it, and the median of a spread ring lies near its centre,
-    2 away from every mode (share ~0)."""
-    x = trainer.sample(2000, seed=trainer.seed + 7)
-    return float((np.linalg.norm(x - np.median(x, 0), axis=1) <= radius).mean())
 
 
 C_COLLAPSE = (
@@ -384,13 +359,13 @@ def _target(s: Mapping[str, Any], seed: int):
     return data, hashlib.sha1(raw).hexdigest()[:12]
 
 
-def _badges(trainer: GANTrainer, cov) -> None:
+def _badges(view, frame, cov) -> None:
     m = st.columns(4)
     if cov is not None:
         m[0].metric(f"Modes covered (mean of last {SMOOTH_CHECKS} checks)",
-                    f"{smoothed_modes(trainer):.1f} / {cov.n_modes}",
+                    f"{smoothed_modes(view.history):.1f} / {cov.n_modes}",
                     help="A mode is covered if >= 1% of 2,000 samples lie within 3σ of it; "
-                         f"checked every {trainer.eval_every} iterations, averaged over the "
+                         f"checked every {frame.eval_every} iterations, averaged over the "
                          f"last {SMOOTH_CHECKS} checks (one check can jump by several modes).")
         m[1].metric("Modes covered now", f"{cov.modes_covered} / {cov.n_modes}",
                     help="At the latest check only.")
@@ -405,24 +380,29 @@ def _badges(trainer: GANTrainer, cov) -> None:
                          "says nothing about coverage.")
     else:
         m[0].metric("Modes covered", "n/a", help="This target is not a mixture of modes.")
-    ld, lg = trainer.history.last("loss_d"), trainer.history.last("loss_g")
+    ld, lg = view.history.last("loss_d"), view.history.last("loss_g")
     st.caption("L_D / L_G (mean over the last chunk): "
                + ("–" if math.isnan(ld) and math.isnan(lg) else f"{ld:.3f} / {lg:.3f}"))
 
 
-def _draw(trainer: GANTrainer, tick) -> None:
-    snap = trainer.snapshot()
-    if trainer.pretrained is not None:
-        offline = int(trainer.pretrained.get("steps", 0))
+def _draw(view, tick) -> None:
+    """One live frame: the view's snapshot and the GANFrame read next to the trainer."""
+    snap = view.snapshot()
+    frame = read_trainer("gan", frame_of)
+    offline = frame.pretrained_steps
+    if offline is not None:
         st.caption((f"**Pretrained snapshot**: these settings trained offline for {offline:,} "
                     f"iterations, shown so the first picture is a trained GAN. **Play** "
                     f"continues training it live; **Reset** starts from scratch."
-                    if trainer.steps == offline else
+                    if view.steps == offline else
                     f"Continued from a **pretrained snapshot** ({offline:,} iterations trained "
                     f"offline). **Reset** starts from scratch."))
-    figs = live_figures(trainer, snap, show_arrows=STATE.value("gan_arrows"))
-    show_figure(figs["gan_fig_samples"], key="gan_fig_samples")
-    _badges(trainer, snap.coverage)
+    box = st.container()
+    arrows = STATE.widget("gan_arrows")     # in the live fragment: toggling redraws this only
+    figs = live_figures(frame, snap, view.history, show_arrows=arrows)
+    with box:
+        show_figure(figs["gan_fig_samples"], key="gan_fig_samples")
+    _badges(view, frame, snap.coverage)
     cols = st.columns(2)
     if "gan_fig_hist" in figs:
         with cols[0]:
@@ -458,24 +438,25 @@ def _make_trainer(target, seed: int, kwargs: dict, s: Mapping[str, Any],
 
 
 def _step_part(part: str) -> None:
-    """One update of D or G alone, holding the trainer's lock (never beside a live tick)."""
-    with locked_trainer("gan") as trainer:
-        if trainer is not None and trainer.diverged_at is None:
-            trainer.step(1, part=part)
+    """One update of D or G alone, next to the trainer and under its lock (never beside a
+    live tick)."""
+    read_trainer("gan", functools.partial(step_part, part=part))
 
 
-def _export(trainer: GANTrainer, config: dict) -> None:
-    fake = trainer.sample(2000, seed=trainer.seed + 7)
-    real = trainer.target.points[trainer.show_idx]
+def _export(view, config: dict) -> None:
+    data = read_trainer("gan", export_of)
+    fake, real = data.fake, data.real
+    st.caption(f"As of iteration {data.steps:,}.")
     samples = pd.DataFrame({"kind": ["generated"] * len(fake) + ["real"] * len(real),
                             "x1": np.r_[fake[:, 0], real[:, 0]],
                             "x2": np.r_[fake[:, 1], real[:, 1]]})
     export_buttons(samples, config, "gan-samples")
-    steps, hists = trainer.mode_history()
+    frame = read_trainer("gan", frame_of)
+    steps, hists = frame.mode_steps, frame.mode_hists
     hist = pd.DataFrame(hists, columns=[f"mode_{j}" for j in range(hists.shape[1])])
     hist.insert(0, "iteration", steps)
     for name in ("modes", "high_quality", "reverse_kl"):
-        hist[name] = trainer.history.as_arrays(name)[1][: len(steps)] if len(steps) else []
+        hist[name] = view.history.as_arrays(name)[1][: len(steps)] if len(steps) else []
     st.download_button("Download coverage history (CSV)", hist.to_csv(index=False).encode(),
                        file_name="gan-coverage.csv", mime="text/csv", key="gan_cov_csv",
                        icon=":material/download:", on_click="ignore")
@@ -508,7 +489,6 @@ def _train_controls() -> None:
                 width="stretch", help="One update of the discriminator only.")
     c[1].button("Step G", key="gan_step_g", on_click=_step_part, args=("g",),
                 width="stretch", help="One update of the generator only.")
-    STATE.widget("gan_arrows")
 
 
 def train_view(panel) -> None:
@@ -520,9 +500,9 @@ def train_view(panel) -> None:
     kwargs = trainer_kwargs(s)
     config = {**kwargs, "target": s["gan_target"], "std": s["gan_std"],
               "upload": upload_id, "seed": seed, "device": session.device()}
-    trainer = None
+    view = None
     with panel.figure:
-        trainer = live_training(
+        view = live_training(
             "gan", lambda: _make_trainer(target, seed, kwargs, s, upload_id),
             _draw, config=config, steps_per_frame=STEPS_PER_FRAME, max_steps_per_frame=500,
             interval_s=FRAME_INTERVAL_S)
@@ -535,11 +515,11 @@ def train_view(panel) -> None:
                 f"averages the covered modes over the last {SMOOTH_CHECKS} checks (every 50 "
                 "iterations); *now* is the latest check alone. The KL number looks only at the "
                 "samples near some mode (the high-quality share).")
-        if trainer is not None:
+        if view is not None:
             with st.expander("Export", icon=":material/download:"):
-                st.caption(f"As of iteration {trainer.steps:,} (built outside the live "
-                           f"frame: press Pause, then any control, to refresh).")
-                _export(trainer, config)
+                st.caption("Samples and coverage history of the trainer as it is when you "
+                           "press the button (outside the live frame: press Pause first).")
+                on_demand("gan_export", lambda: _export(view, config))
 
 
 # ----------------------------------------------------------------------------- Dirac view

@@ -7,6 +7,7 @@ both the views and the claims use, PRESETS and STEPS with their claims, one func
 view, and the footer."""
 from __future__ import annotations
 
+import functools
 import math
 import time
 from typing import Any, Mapping
@@ -16,15 +17,16 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from engine.vae import (LIKELIHOODS, VAETrainer, curved_manifold, decode_point,
-                        fit_autoencoder_2d, fit_q, interpolate, kl_q_posterior, latent_grid,
-                        load_digit_data, load_shipped, pca_reconstruct, reconstruction_mse,
+from engine import vae_measures as VM
+from engine.vae import (LIKELIHOODS, VAETrainer, curved_manifold, fit_autoencoder_2d, fit_q,
+                        kl_q_posterior, load_digit_data, load_shipped, pca_reconstruct,
                         shipped_name, toy_elbo, toy_z_grid, true_posterior)
 from engine.weights import WeightsError
 from viz import session
 from viz.autoplay import Autoplay
 from viz.claims import Claim
-from viz.live import get_trainer, live_training, read_trainer, rerun_page
+from viz.live import get_trainer, live_training, read_trainer
+from viz.on_demand import on_demand
 from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
@@ -41,7 +43,6 @@ BETAS = [0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
 LATENT_DIMS = [2, 4, 8]
 STARTS = ["shipped model", "from scratch"]
 SPAN_CHOICES = ["quantiles", "linear", "fit to codes"]
-CODE_REACH = 99.0             # "fit to codes": the grid spans ± this percentile of |μ|
 Z_LIMIT = 16.0                # decode sliders: the declared range (drawn over the codes' range)
 REPLAY_SPEEDS = [1, 2, 4, 8]  # snapshots per second asked for while playing
 CLAIM_SEEDS = (0, 1)
@@ -155,15 +156,14 @@ def span_of(s: Mapping[str, Any]) -> str:
     return s["vae_span"]
 
 
+def grid_args(s: Mapping[str, Any]) -> tuple[tuple[int, int], int, str]:
+    """(dims, n, span) of the grid the settings draw (engine/vae_measures.py grid_of)."""
+    return dims_of(s)[0], int(s["vae_gridn"]), span_of(s)
+
+
 def grid_of(model, means: np.ndarray, s: Mapping[str, Any]):
     """The decoded grid the page draws, for the codes `means` (n, latent_dim)."""
-    dims, _ = dims_of(s)
-    n, span = int(s["vae_gridn"]), span_of(s)
-    if span == "fit to codes":       # the square the scatter shows: 99% of |μ| on both dims
-        r = float(np.percentile(np.abs(means[:, list(dims)]), CODE_REACH))
-        v = np.linspace(-r, r, n)
-        return latent_grid(model, n, span, dims=dims, values=(v, v))
-    return latent_grid(model, n, span, dims=dims)
+    return VM.grid_of(model, means, *grid_args(s))
 
 
 @st.cache_resource(show_spinner=False, max_entries=24)
@@ -210,8 +210,7 @@ def off_digit_share(s: Mapping[str, Any], seed: int = 0, epochs: float | None = 
 
 def code_reach(s: Mapping[str, Any], seed: int = 0, epochs: float | None = None) -> float:
     """99th percentile of |μ| over the test digits and the two dims shown."""
-    means = trained(s, seed, epochs).snapshot().codes.means[:, list(dims_of(s)[0])]
-    return float(np.percentile(np.abs(means), 99))
+    return VM.code_reach(trained(s, seed, epochs).snapshot().codes.means, dims_of(s)[0])
 
 
 def code_centre(s: Mapping[str, Any]) -> float:
@@ -436,10 +435,10 @@ def _on_pick() -> None:
         st.session_state["vae_z2"] = float(np.clip(round(pts[0]["y"], 2), -Z_LIMIT, Z_LIMIT))
 
 
-def _metrics(trainer: VAETrainer, ae: bool) -> None:
-    h = trainer.history
+def _metrics(view, ae: bool) -> None:
+    h = view.history
     m = st.columns(4 if ae else 5)
-    m[0].metric("Epoch", f"{trainer.steps / trainer.steps_per_epoch:.1f}")
+    m[0].metric("Epoch", f"{view.snapshot().epoch:.1f}")
     m[1].metric("Test recon (nats)", f"{h.last('test_recon'):.2f}",
                 help="−log p(x|z) per digit, averaged over the 359 test digits.")
     if not ae:
@@ -458,51 +457,51 @@ def _metrics(trainer: VAETrainer, ae: bool) -> None:
 def latent_view(panel) -> None:
     with panel.controls:
         s = model_controls()
-        zbox = st.container()
     seed, device = session.seed(), session.device()
     dims, _ = dims_of(s)
     ae = deterministic_of(s)
-    # the decode sliders span the codes (±4 covers a VAE; an autoencoder's reach ±12)
-    get_trainer("vae_live", lambda: make_trainer(s, seed, device),      # the handle exists
-                trainer_config(s, seed, device))
-    means = read_trainer("vae_live", lambda tr: tr.snapshot().codes.means)
-    reach = math.ceil(max(4.0, float(np.percentile(np.abs(means[:, list(dims)]), 99))))
-    with zbox:
-        STATE.widget("vae_z1", lo=-float(reach), hi=float(reach),
-                     label=f"Decode at z{dims[0] + 1}")
-        STATE.widget("vae_z2", lo=-float(reach), hi=float(reach),
-                     label=f"Decode at z{dims[1] + 1}")
-    s = STATE.values()
 
-    def draw(trainer: VAETrainer, tick) -> None:
-        codes = trainer.snapshot().codes
-        grid = grid_of(trainer.model, codes.means, s)
-        z = np.zeros(trainer.model.latent_dim, np.float32)
-        z[list(dims)] = [s["vae_z1"], s["vae_z2"]]
+    def draw(view, tick) -> None:
+        """The live frame. The decode sliders live here, beside the image they decode: moving
+        one reruns this fragment only (not the controls, the notes or the trainer's handle),
+        and a click on the scatter moves them within the same fragment."""
+        codes = view.snapshot().codes
         left, right = st.columns(2)
-        with left:
-            show_figure(latent_scatter(codes.means[:, list(dims)], codes.labels, grid=grid,
-                                       picked=(z[dims[0]], z[dims[1]]), dims=dims),
-                        key="vae_scatter", selection_mode="points",
-                        on_select=rerun_page(_on_pick))   # the z sliders sit outside
-        with right:
-            show_figure(grid_figure(grid), key="vae_gridfig")
-        if trainer.model.latent_dim > 2:
-            spread = codes.means.std(0)
-            st.caption("Spread (std) of μ over the test digits, per latent dim: " + ", ".join(
-                f"z{i + 1} **{v:.2f}**" for i, v in enumerate(spread)) + ". Dims near 0 are "
-                "unused (their q(z|x) sits on the prior); traverse the spread-out ones.")
-        _metrics(trainer, ae)
+        mid = st.container()
         a, b = st.columns([1, 3])
         with a:
-            show_figure(digit_figure(decode_point(trainer.model, z),
+            digit = st.container()
+            # the decode sliders span the codes (±4 covers a VAE; an autoencoder's reach ±12)
+            reach = float(math.ceil(max(4.0, VM.code_reach(codes.means, dims))))
+            z = np.zeros(codes.means.shape[1], np.float32)
+            z[list(dims)] = [STATE.widget(key, lo=-reach, hi=reach,
+                                          label=f"Decode at z{d + 1}")
+                             for key, d in (("vae_z1", dims[0]), ("vae_z2", dims[1]))]
+        frame = read_trainer("vae_live", functools.partial(
+            VM.frame_of, means=codes.means, dims=dims, n=int(s["vae_gridn"]),
+            span=span_of(s), z=z))
+        with left:
+            show_figure(latent_scatter(codes.means[:, list(dims)], codes.labels, grid=frame.grid,
+                                       picked=(z[dims[0]], z[dims[1]]), dims=dims),
+                        key="vae_scatter", selection_mode="points", on_select=_on_pick)
+        with right:
+            show_figure(grid_figure(frame.grid), key="vae_gridfig")
+        with digit:
+            show_figure(digit_figure(frame.decoded,
                                      f"z = ({z[dims[0]]:.2f}, {z[dims[1]]:.2f})"),
                         key="vae_decoded")
         with b:
-            h = trainer.history
+            h = view.history
             show_figure(loss_curves({k: h.as_arrays(k) for k in h.values
                                      if not (ae and k.endswith(("kl", "elbo")))},
-                                    trainer.steps_per_epoch), key="vae_curves")
+                                    frame.steps_per_epoch), key="vae_curves")
+        with mid:
+            if len(z) > 2:
+                spread = codes.means.std(0)
+                st.caption("Spread (std) of μ over the test digits, per latent dim: " + ", ".join(
+                    f"z{i + 1} **{v:.2f}**" for i, v in enumerate(spread)) + ". Dims near 0 "
+                    "are unused (their q(z|x) sits on the prior); traverse the spread-out ones.")
+            _metrics(view, ae)
 
     with panel.figure, user_errors("train the VAE"):
         live_training("vae_live", lambda: make_trainer(s, seed, device), draw,
@@ -521,25 +520,28 @@ def latent_view(panel) -> None:
 
 
 def _export(s, seed, device, dims) -> None:
-    """Outside the live fragment: rebuilt on a full rerun of the view, never per tick; read
-    under the trainer's lock (viz.live.read_trainer)."""
+    """Outside the live fragment, and only when asked for (viz.on_demand)."""
     with st.expander("Export"):
-        data = digits()
-        codes, steps, mse, grid = read_trainer("vae_live", lambda tr: (
-            tr.snapshot().codes, tr.steps, reconstruction_mse(tr.model, data.x_test),
-            grid_of(tr.model, tr.snapshot().codes.means, s)))
-        frame = pd.DataFrame(codes.means,
-                             columns=[f"mu_z{i + 1}" for i in range(codes.means.shape[1])])
-        frame.insert(0, "label", codes.labels)
-        frame.insert(0, "test_index", np.arange(len(frame)))
-        for i in range(codes.logvars.shape[1]):
-            frame[f"logvar_z{i + 1}"] = codes.logvars[:, i]
-        export_buttons(frame, {**trainer_config(s, seed, device), "grid_n": s["vae_gridn"],
-                               "span": span_of(s), "dims": list(dims), "steps": steps,
-                               "test_pixel_mse": mse}, "vae-latent")
-        st.download_button("Download grid (PNG)", grid_png(grid),
-                           file_name="vae-grid.png", mime="image/png", key="vae_png",
-                           icon=":material/image:", on_click="ignore")
+        on_demand("vae_export", lambda: _export_files(s, seed, device, dims))
+
+
+def _export_files(s, seed, device, dims) -> None:
+    """The export's files, read under the trainer's lock (viz.live.read_trainer)."""
+    out = read_trainer("vae_live", functools.partial(VM.export_of, dims=dims,
+                                                      n=int(s["vae_gridn"]), span=span_of(s)))
+    codes, steps, mse, grid = out.codes, out.steps, out.test_pixel_mse, out.grid
+    frame = pd.DataFrame(codes.means,
+                         columns=[f"mu_z{i + 1}" for i in range(codes.means.shape[1])])
+    frame.insert(0, "label", codes.labels)
+    frame.insert(0, "test_index", np.arange(len(frame)))
+    for i in range(codes.logvars.shape[1]):
+        frame[f"logvar_z{i + 1}"] = codes.logvars[:, i]
+    export_buttons(frame, {**trainer_config(s, seed, device), "grid_n": s["vae_gridn"],
+                           "span": span_of(s), "dims": list(dims), "steps": steps,
+                           "test_pixel_mse": mse}, "vae-latent")
+    st.download_button("Download grid (PNG)", grid_png(grid),
+                       file_name="vae-grid.png", mime="image/png", key="vae_png",
+                       icon=":material/image:", on_click="ignore")
 
 
 # ----------------------------------------------------------------------------- replay view
@@ -574,16 +576,17 @@ def replay_view(panel) -> None:
     s = STATE.values()
     seed, device = session.seed(), session.device()
     dims, _ = dims_of(s)
-    trainer = get_trainer("vae_live", lambda: make_trainer(s, seed, device),
-                          trainer_config(s, seed, device))
+    get_trainer("vae_live", lambda: make_trainer(s, seed, device),      # the handle exists
+                trainer_config(s, seed, device))
+    rep = read_trainer("vae_live", VM.replay_of)
     labels = digits().y_test
     with panel.controls:
         st.caption(f"The model of the *Latent space* tab ({s['vae_model']}, "
                    f"{'shipped' if shipped_file(s) else 'trained here'}, iteration "
-                   f"{trainer.steps:,}): {len(trainer.snapshots)} snapshots of the test "
+                   f"{rep.steps:,}): {len(rep.snapshots)} snapshots of the test "
                    "digits' codes.")
         speed = STATE.widget("vae_snap_speed")
-    snaps = trainer.snapshots
+    snaps = rep.snapshots
     if len(snaps) < 2:
         st.session_state[SNAP_PLAYING] = False
         with panel.figure:
@@ -596,7 +599,7 @@ def replay_view(panel) -> None:
         playing = PLAYER.button(st, "vae_snap_play", last)
     if not playing:
         st.session_state[SNAP_TICKS] = []
-    extent = _replay_extent((id(trainer), trainer.steps, len(snaps), dims),
+    extent = _replay_extent((len(snaps), snaps[-1][0], hash(snaps[-1][1].tobytes()), dims),
                             [m[:, list(dims)] for _, m in snaps])
 
     @st.fragment(run_every=1 / speed if playing else None, key=REPLAY_FRAGMENT)
@@ -618,7 +621,7 @@ def replay_view(panel) -> None:
             pos = st.session_state[SNAP_AT] = st.slider("Snapshot", 0, end, key="vae_snap",
                                                         on_change=_scrub)
         step, means = snaps[pos]
-        epoch = step / trainer.steps_per_epoch
+        epoch = step / rep.steps_per_epoch
         show_figure(latent_scatter(means[:, list(dims)], labels, dims=dims,
                                    title=f"Latent means at epoch {epoch:.1f}", extent=extent),
                     key="vae_replay")
@@ -634,10 +637,10 @@ def replay_view(panel) -> None:
                 "24 iterations while training (at most 80, older ones thinned). The axes are "
                 "fixed for the whole replay (they hold 99% of every frame's points), so the "
                 "points move and the frame does not.")
-        _interpolation(trainer)
+        _interpolation()
 
 
-def _interpolation(trainer: VAETrainer) -> None:
+def _interpolation() -> None:
     st.markdown("**Interpolate between two test digits**")
     data = digits()
     ic = st.columns([1, 1, 1, 4])
@@ -646,7 +649,8 @@ def _interpolation(trainer: VAETrainer) -> None:
     nth = STATE.widget("vae_inth", ic[2])
     pool_a, pool_b = data.x_test[data.y_test == da], data.x_test[data.y_test == db]
     xa, xb = pool_a[min(int(nth), len(pool_a) - 1)], pool_b[min(int(nth), len(pool_b) - 1)]
-    strip = interpolate(trainer.model, xa, xb, 8)
+    strip = read_trainer("vae_live", functools.partial(VM.interpolation_of, x_a=xa, x_b=xb,
+                                                        steps=8))
     with ic[3]:
         show_figure(strip_figure(np.concatenate([xa.reshape(1, 8, 8), strip,
                                                  xb.reshape(1, 8, 8)]),

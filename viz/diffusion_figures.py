@@ -3,14 +3,21 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
+from viz.plain_figure import LEGEND_BELOW, f32, plain_figure, thin
 from viz.theme import COLORWAY
 
 PARTICLE = "#1f77b4"
 DATA = "#9e9e9e"
 ARROW = "#ff7f0e"
 TRAJ = "#d62728"
+
+
+def _square_layout(lim: float, height: int = 480, **layout) -> dict:
+    """A plain figure's layout: square axes over [−lim, lim]²."""
+    return dict(height=height, xaxis=dict(range=[-lim, lim], title=dict(text="x₁")),
+                yaxis=dict(range=[-lim, lim], title=dict(text="x₂"), scaleanchor="x",
+                           scaleratio=1), **layout)
 
 
 def _square(fig: go.Figure, lim: float, height: int = 480) -> go.Figure:
@@ -22,40 +29,57 @@ def _square(fig: go.Figure, lim: float, height: int = 480) -> go.Figure:
 
 def forward_scatter(x0: np.ndarray, xt: np.ndarray, t: int, alpha_bar: float,
                     lim: float = 3.5) -> go.Figure:
-    """The data x_0 (grey) and its noised version x_t (blue)."""
-    fig = go.Figure([
-        go.Scatter(x=x0[:, 0], y=x0[:, 1], mode="markers", name="x₀ (data)",
-                   marker=dict(color=DATA, size=4, opacity=0.5)),
-        go.Scatter(x=xt[:, 0], y=xt[:, 1], mode="markers", name=f"x_t, t = {t}",
-                   marker=dict(color=PARTICLE, size=5, opacity=0.7)),
-    ])
-    fig.update_layout(title=f"x_t ~ q(x_t | x₀), t = {t}",
-                      legend=dict(orientation="h", yanchor="top", y=-0.2))
-    return _square(fig, lim)
+    """The data x_0 (grey) and its noised version x_t (blue). A plain figure (viz/plain_figure:
+    the t slider redraws it)."""
+    return plain_figure([
+        dict(type="scatter", x=f32(x0[:, 0]), y=f32(x0[:, 1]), mode="markers",
+             name="x₀ (data)", marker=dict(color=DATA, size=4, opacity=0.5)),
+        dict(type="scatter", x=f32(xt[:, 0]), y=f32(xt[:, 1]), mode="markers",
+             name=f"x_t, t = {t}", marker=dict(color=PARTICLE, size=5, opacity=0.7))],
+        _square_layout(lim, title=dict(text=f"x_t ~ q(x_t | x₀), t = {t}"),
+                       legend=LEGEND_BELOW))
+
+
+CURVE_POINTS = 200      # a schedule curve over t = 1..T: every ⌈T/200⌉-th t (and t = T)
+
+
+def _every(n: int, k: int = CURVE_POINTS) -> np.ndarray:
+    """Indices 0, b, 2b, ... and n − 1 (b = ⌈n/k⌉): a smooth curve at screen resolution."""
+    idx = np.arange(0, n, max(1, -(-n // k)))
+    return idx if idx[-1] == n - 1 else np.r_[idx, n - 1]
 
 
 def schedule_curves(curves: dict[str, dict[str, np.ndarray]], t: int) -> go.Figure:
     """curves: schedule name -> {"alpha_bar", "snr"} arrays over t = 1..T. Left: ᾱ_t, √ᾱ_t,
-    √(1−ᾱ_t); right: log10 SNR. A vertical line marks t."""
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.15,
-                        subplot_titles=("signal and noise", "log₁₀ SNR(t)"))
+    √(1−ᾱ_t); right: log10 SNR. A vertical line marks t. Smooth curves, drawn at ~200 points
+    each (CURVE_POINTS), in one plain figure laid out by axis domains."""
     dashes = {"alpha_bar": "solid", "signal": "dot", "noise": "dash"}
+    labels = {"alpha_bar": "ᾱ_t", "signal": "√ᾱ_t", "noise": "√(1−ᾱ_t)"}
+    traces = []
     for i, (name, c) in enumerate(curves.items()):
-        ts = np.arange(1, len(c["alpha_bar"]) + 1)
+        idx = _every(len(c["alpha_bar"]))
+        ts, ab = (idx + 1).astype(np.int16), np.asarray(c["alpha_bar"])[idx]
         color = COLORWAY[i % len(COLORWAY)]
-        series = {"alpha_bar": c["alpha_bar"], "signal": np.sqrt(c["alpha_bar"]),
-                  "noise": np.sqrt(1 - c["alpha_bar"])}
-        labels = {"alpha_bar": "ᾱ_t", "signal": "√ᾱ_t", "noise": "√(1−ᾱ_t)"}
+        series = {"alpha_bar": ab, "signal": np.sqrt(ab), "noise": np.sqrt(1 - ab)}
         for key, y in series.items():
-            fig.add_trace(go.Scatter(x=ts, y=y, name=f"{name}: {labels[key]}", mode="lines",
-                                     line=dict(color=color, dash=dashes[key])), 1, 1)
-        fig.add_trace(go.Scatter(x=ts, y=np.log10(c["snr"]), name=f"{name}: log SNR",
-                                 mode="lines", line=dict(color=color), showlegend=False), 1, 2)
-    for col in (1, 2):
-        fig.add_vline(x=t, line=dict(color="#444", dash="dot", width=1), row=1, col=col)
-    fig.update_xaxes(title="t", tickvals=[0, 500, 1000])
-    fig.update_layout(height=480, legend=dict(orientation="h", yanchor="top", y=-0.22))
-    return fig
+            traces.append(dict(type="scatter", x=ts, y=f32(y), name=f"{name}: {labels[key]}",
+                               mode="lines", line=dict(color=color, dash=dashes[key])))
+        traces.append(dict(type="scatter", x=ts, y=f32(np.log10(np.asarray(c["snr"])[idx])),
+                           name=f"{name}: log SNR", mode="lines", line=dict(color=color),
+                           showlegend=False, xaxis="x2", yaxis="y2"))
+    axis = dict(title=dict(text="t"), tickvals=[0, 500, 1000])
+    vline = dict(type="line", y0=0, y1=1, x0=t, x1=t, line=dict(color="#444", dash="dot",
+                                                                 width=1))
+    return plain_figure(traces, dict(
+        height=480, legend=LEGEND_BELOW,
+        xaxis=dict(domain=[0, 0.425], anchor="y", **axis), yaxis=dict(anchor="x"),
+        xaxis2=dict(domain=[0.575, 1.0], anchor="y2", **axis), yaxis2=dict(anchor="x2"),
+        shapes=[{**vline, "xref": "x", "yref": "y domain"},
+                {**vline, "xref": "x2", "yref": "y2 domain"}],
+        annotations=[dict(text=txt, x=x, y=1.0, xref="paper", yref="paper", xanchor="center",
+                          yanchor="bottom", showarrow=False, font=dict(size=16))
+                     for txt, x in (("signal and noise", 0.2125),
+                                    ("log₁₀ SNR(t)", 0.7875))]))
 
 
 def _arrows(grid: np.ndarray, vec: np.ndarray, length: float) -> tuple[np.ndarray, np.ndarray]:
@@ -94,14 +118,11 @@ def reverse_animation(frames: np.ndarray, times: np.ndarray, highlight: np.ndarr
     trajectories, and the drift field on `grid` at each frame's time (field (F, G, 2))."""
     arrow_len = 0.8 * (2 * lim) / max(1.0, np.sqrt(len(grid)) if grid is not None else 1.0)
     last = len(frames) - 1
-    fig = go.Figure(_reverse_traces(last, frames, highlight, grid, field, arrow_len))
-    fig.frames = [dict(data=_reverse_traces(i, frames, highlight, grid, field, arrow_len),
-                       name=str(i)) for i in range(len(frames))]
     steps = [dict(method="animate", label=f"{times[i]}",
                   args=[[str(i)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
                                        transition=dict(duration=0))])
              for i in range(len(frames))]
-    fig.update_layout(
+    layout = _square_layout(lim, 560,
         sliders=[dict(active=last, steps=steps, currentvalue=dict(prefix=f"{time_label} = "),
                       pad=dict(t=40), x=0.4, len=0.6)],
         updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.1, xanchor="left",
@@ -114,7 +135,10 @@ def reverse_animation(frames: np.ndarray, times: np.ndarray, highlight: np.ndarr
                                                            frame=dict(duration=0, redraw=False))])])],
         legend=dict(orientation="h", x=0, xanchor="left", y=1.02, yanchor="bottom"),
         margin=dict(t=40))
-    return _square(fig, lim, height=560)
+    return plain_figure(_reverse_traces(last, frames, highlight, grid, field, arrow_len), layout,
+                        frames=[dict(data=_reverse_traces(i, frames, highlight, grid, field,
+                                                          arrow_len), name=str(i))
+                                for i in range(len(frames))])
 
 
 def samples_over_density(samples: np.ndarray, gx: np.ndarray, gy: np.ndarray,
@@ -158,22 +182,24 @@ def steps_quality(steps: np.ndarray, etas: np.ndarray, distance: np.ndarray,
 
 
 def loss_curve(steps: np.ndarray, values: np.ndarray) -> go.Figure:
-    fig = go.Figure(go.Scatter(x=steps, y=values, mode="lines", name="loss"))
-    fig.update_layout(title="Training loss ‖ε − ε_θ(x_t, t)‖²", height=340,
-                      xaxis_title="iteration", yaxis_title="loss")
-    return fig
+    """The training loss (block means of at most MAX_CURVE_POINTS points: a live frame)."""
+    s, v = thin(np.asarray(steps), np.asarray(values, dtype=float))
+    return plain_figure([dict(type="scatter", x=s, y=f32(v), mode="lines", name="loss")],
+                        dict(title=dict(text="Training loss ‖ε − ε_θ(x_t, t)‖²"), height=340,
+                             xaxis=dict(title=dict(text="iteration")),
+                             yaxis=dict(title=dict(text="loss"))))
 
 
 def samples_vs_data(samples: np.ndarray, data: np.ndarray, lim: float = 3.5,
                     title: str = "Samples (blue) vs data (grey)") -> go.Figure:
-    fig = go.Figure([
-        go.Scatter(x=data[:, 0], y=data[:, 1], mode="markers", name="data",
-                   marker=dict(color=DATA, size=4, opacity=0.4)),
-        go.Scatter(x=samples[:, 0], y=samples[:, 1], mode="markers", name="samples",
-                   marker=dict(color=PARTICLE, size=4, opacity=0.7)),
-    ])
-    fig.update_layout(title=title, legend=dict(orientation="h", yanchor="top", y=-0.2))
-    return _square(fig, lim, height=440)
+    """A live frame's samples over the data (plain figure)."""
+    ok = np.isfinite(samples).all(1)
+    return plain_figure([
+        dict(type="scatter", x=f32(data[:, 0]), y=f32(data[:, 1]), mode="markers",
+             name="data", marker=dict(color=DATA, size=4, opacity=0.4)),
+        dict(type="scatter", x=f32(samples[ok, 0]), y=f32(samples[ok, 1]), mode="markers",
+             name="samples", marker=dict(color=PARTICLE, size=4, opacity=0.7))],
+        _square_layout(lim, 440, title=dict(text=title), legend=LEGEND_BELOW))
 
 
 def langevin_compare(results: dict[str, np.ndarray], gx: np.ndarray, density_x: np.ndarray,

@@ -7,34 +7,38 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.gan import DiracTrajectory, GANSnapshot, GANTrainer, ParallelLines
+from engine.gan import DiracTrajectory, GANSnapshot, ParallelLines
+from engine.gan_measures import GANFrame
 from engine.training import History
+from viz.plain_figure import LEGEND_BELOW, colorscale, f32, plain_figure, thin
 
+REAL_SHOWN = 300     # real points drawn (each is an SVG node: the browser's redraw time)
 REAL = "#7f7f7f"
 FAKE = "#9467bd"
 COVERED = "#2ca02c"
 MISSED = "#d62728"
 
 
-def _segments(starts: np.ndarray, vectors: np.ndarray) -> tuple[list, list]:
-    """x and y lists of line segments start -> start + vector, separated by None (one trace)."""
-    s = np.asarray(starts, dtype=float).reshape(-1, 2)
-    e = s + np.asarray(vectors, dtype=float).reshape(-1, 2)
-    xs = np.full((len(s), 3), None, dtype=object)
-    ys = np.full((len(s), 3), None, dtype=object)
+def _segments(starts: np.ndarray, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x and y of line segments start -> start + vector, separated by NaN (one trace; Plotly
+    breaks a line at a NaN): float32 arrays, sent as typed arrays."""
+    s = np.asarray(starts, dtype=np.float32).reshape(-1, 2)
+    e = s + np.asarray(vectors, dtype=np.float32).reshape(-1, 2)
+    xs = np.full((len(s), 3), np.nan, np.float32)
+    ys = np.full((len(s), 3), np.nan, np.float32)
     xs[:, 0], xs[:, 1], ys[:, 0], ys[:, 1] = s[:, 0], e[:, 0], s[:, 1], e[:, 1]
-    return xs.ravel().tolist(), ys.ravel().tolist()
+    return xs.ravel(), ys.ravel()
 
 
-def _rings(centers: np.ndarray, radius: float, n: int = 33) -> tuple[list, list]:
-    """x and y lists of circles of `radius` around each center, separated by None."""
+def _rings(centers: np.ndarray, radius: float, n: int = 33) -> tuple[np.ndarray, np.ndarray]:
+    """x and y of circles of `radius` around each center, separated by NaN (float32)."""
     t = np.linspace(0, 2 * np.pi, n)
     c = np.asarray(centers, dtype=float).reshape(-1, 2)
-    xs = np.full((len(c), n + 1), None, dtype=object)
-    ys = np.full((len(c), n + 1), None, dtype=object)
+    xs = np.full((len(c), n + 1), np.nan, np.float32)
+    ys = np.full((len(c), n + 1), np.nan, np.float32)
     xs[:, :n] = c[:, :1] + radius * np.cos(t)
     ys[:, :n] = c[:, 1:] + radius * np.sin(t)
-    return xs.ravel().tolist(), ys.ravel().tolist()
+    return xs.ravel(), ys.ravel()
 
 
 def _scaled(vectors: np.ndarray, length: float) -> np.ndarray:
@@ -52,27 +56,31 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
                    height: int = 520) -> go.Figure:
     """Real points (grey) and generated points over the discriminator heatmap, arrows of
     −∇_x L_G on a subset of fakes, and circles of radius n_sigma·std around the mixture's
-    modes (green: covered, red dotted: missed). Built in one go.Figure call (this figure is
-    redrawn every live frame; add_trace/add_shape one by one cost ~10x more)."""
+    modes (green: covered, red dotted: missed). Built in one call from plain dicts
+    (viz/plain_figure.py: redrawn every live frame; add_trace/add_shape one by one cost ~10x
+    more, validation ~7x more)."""
     traces: list = []
     c = snap.critic
     if show_heatmap:
         m = 1.0 if c.kind.startswith("D(x)") else (float(np.nanmax(np.abs(c.values))) or 1.0)
-        traces.append(go.Heatmap(
-            x=c.xs, y=c.ys, z=c.values, opacity=0.55, name=c.kind, colorscale="RdBu",
+        traces.append(dict(
+            type="heatmap", x=f32(c.xs), y=f32(c.ys), z=f32(c.values), opacity=0.55,
+            name=c.kind, colorscale=colorscale("RdBu"),
             zmin=0.0 if c.kind.startswith("D(x)") else -m, zmax=m,
             colorbar=dict(title=dict(text=c.kind, side="right"), thickness=12, len=0.8),
             hovertemplate="x=%{x:.2f}, y=%{y:.2f}<br>" + c.kind + "=%{z:.3f}<extra></extra>"))
-    traces.append(go.Scatter(x=snap.real[:, 0], y=snap.real[:, 1], mode="markers",
-                             name="real data", marker=dict(color=REAL, size=4, opacity=0.6),
-                             hoverinfo="skip"))
+    real = snap.real[:REAL_SHOWN]      # a random subset already: the first ones suffice
+    traces.append(dict(type="scatter", x=f32(real[:, 0]), y=f32(real[:, 1]),
+                       mode="markers", name="real data",
+                       marker=dict(color=REAL, size=4, opacity=0.6), hoverinfo="skip"))
     fake = snap.fake[np.isfinite(snap.fake).all(1)]
-    traces.append(go.Scatter(x=fake[:, 0], y=fake[:, 1], mode="markers", name="generated",
-                             marker=dict(color=FAKE, size=4, opacity=0.8), hoverinfo="skip"))
+    traces.append(dict(type="scatter", x=f32(fake[:, 0]), y=f32(fake[:, 1]), mode="markers",
+                       name="generated", marker=dict(color=FAKE, size=4, opacity=0.8),
+                       hoverinfo="skip"))
     if show_arrows and len(snap.arrows_at):
         xs, ys = _segments(snap.arrows_at, _scaled(snap.arrows, 0.08 * (box[1] - box[0])))
-        traces.append(go.Scatter(x=xs, y=ys, mode="lines", name="−∇ generator loss",
-                                 line=dict(color="black", width=1.2), hoverinfo="skip"))
+        traces.append(dict(type="scatter", x=xs, y=ys, mode="lines", name="−∇ generator loss",
+                           line=dict(color="black", width=1.2), hoverinfo="skip"))
     if centers is not None and radius is not None:
         covered = (snap.coverage.covered if snap.coverage is not None
                    else np.zeros(len(centers), bool))
@@ -80,14 +88,14 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
                                       (False, "missed mode", MISSED, "dot")):
             if (covered == ok).any():
                 xs, ys = _rings(np.asarray(centers)[covered == ok], radius)
-                traces.append(go.Scatter(x=xs, y=ys, mode="lines", name=name,
-                                         line=dict(color=color, width=1.5, dash=dash),
-                                         hoverinfo="skip"))
-    return go.Figure(traces, dict(
+                traces.append(dict(type="scatter", x=xs, y=ys, mode="lines", name=name,
+                                   line=dict(color=color, width=1.5, dash=dash),
+                                   hoverinfo="skip"))
+    return plain_figure(traces, dict(
         height=height, xaxis=dict(range=[box[0], box[1]], title=dict(text="x₁")),
         yaxis=dict(range=[box[2], box[3]], title=dict(text="x₂"), scaleanchor="x",
                    scaleratio=1),
-        legend=dict(orientation="h", yanchor="top", y=-0.17), margin=dict(t=30),
+        legend=LEGEND_BELOW, margin=dict(t=30),
         title=dict(text=f"Iteration {snap.step:,}")))
 
 
@@ -95,30 +103,15 @@ def mode_history_figure(steps: np.ndarray, hists: np.ndarray, n_eval: int) -> go
     """Share of generated samples at each mode over training: a heatmap (x: iteration,
     y: mode). A generator hopping between modes draws a bright cell that moves."""
     share = hists / max(n_eval, 1) if len(hists) else np.zeros((0, 0))
-    heat = go.Heatmap(x=steps, y=np.arange(share.shape[1] if share.ndim == 2 else 0),
-                      z=share.T if share.size else None, colorscale="Viridis", zmin=0,
-                      zmax=max(0.25, float(share.max()) if share.size else 1),
-                      colorbar=dict(title=dict(text="share", side="right"), thickness=12),
-                      hovertemplate="iteration %{x}<br>mode %{y}<br>share %{z:.3f}"
-                                    "<extra></extra>")
-    return go.Figure(heat, dict(title=dict(text="Mode histogram over time"), height=300,
-                                xaxis=dict(title=dict(text="iteration")),
-                                yaxis=dict(title=dict(text="mode")), margin=dict(t=40)))
-
-
-MAX_CURVE_POINTS = 400
-
-
-def _thin(steps: np.ndarray, values: np.ndarray, n: int = MAX_CURVE_POINTS
-          ) -> tuple[np.ndarray, np.ndarray]:
-    """At most ~n points of a long curve: means over blocks of b = ⌈len/n⌉ consecutive
-    values, each at its block's last step (a long live run keeps its figure small)."""
-    if len(steps) <= n:
-        return steps, values
-    b = -(-len(steps) // n)
-    starts = np.arange(0, len(steps), b)
-    counts = np.diff(np.r_[starts, len(steps)])
-    return steps[starts + counts - 1], np.add.reduceat(values, starts) / counts
+    heat = dict(type="heatmap", x=np.asarray(steps),
+                y=np.arange(share.shape[1] if share.ndim == 2 else 0),
+                z=f32(share.T) if share.size else None, colorscale=colorscale("Viridis"),
+                zmin=0, zmax=max(0.25, float(share.max()) if share.size else 1),
+                colorbar=dict(title=dict(text="share", side="right"), thickness=12),
+                hovertemplate="iteration %{x}<br>mode %{y}<br>share %{z:.3f}<extra></extra>")
+    return plain_figure([heat], dict(title=dict(text="Mode histogram over time"), height=300,
+                                     xaxis=dict(title=dict(text="iteration")),
+                                     yaxis=dict(title=dict(text="mode")), margin=dict(t=40)))
 
 
 def training_curves_figure(history: History, n_modes: int | None) -> go.Figure:
@@ -128,10 +121,10 @@ def training_curves_figure(history: History, n_modes: int | None) -> go.Figure:
     live frame)."""
     traces: list = []
     for name, label in (("loss_d", "L_D"), ("loss_g", "L_G")):
-        s, v = _thin(*history.as_arrays(name))
-        traces.append(go.Scatter(x=s, y=v, mode="lines", name=label))
+        s, v = thin(*history.as_arrays(name))
+        traces.append(dict(type="scatter", x=s, y=f32(v), mode="lines", name=label))
     layout = dict(
-        height=300, margin=dict(t=40), legend=dict(orientation="h", y=-0.3),
+        height=300, margin=dict(t=40), legend=LEGEND_BELOW,
         xaxis=dict(domain=[0, 0.38], anchor="y", title=dict(text="iteration")),
         yaxis=dict(anchor="x"),
         xaxis2=dict(domain=[0.62, 0.88], anchor="y2", title=dict(text="iteration")),
@@ -140,32 +133,32 @@ def training_curves_figure(history: History, n_modes: int | None) -> go.Figure:
                           yanchor="bottom", showarrow=False, font=dict(size=16))
                      for t, x in (("Losses", 0.19), ("Mode coverage", 0.75))])
     if n_modes:
-        s, v = _thin(*history.as_arrays("modes"))
-        traces.append(go.Scatter(x=s, y=v, mode="lines", name="modes covered", xaxis="x2",
-                                 yaxis="y2", line=dict(color=COVERED, shape="hv")))
-        s, q = _thin(*history.as_arrays("high_quality"))
-        traces.append(go.Scatter(x=s, y=q, mode="lines", name="high-quality share",
-                                 xaxis="x2", yaxis="y3", line=dict(color=REAL, dash="dot")))
+        s, v = thin(*history.as_arrays("modes"))
+        traces.append(dict(type="scatter", x=s, y=f32(v), mode="lines", name="modes covered",
+                           xaxis="x2", yaxis="y2", line=dict(color=COVERED, shape="hv")))
+        s, q = thin(*history.as_arrays("high_quality"))
+        traces.append(dict(type="scatter", x=s, y=f32(q), mode="lines",
+                           name="high-quality share", xaxis="x2", yaxis="y3",
+                           line=dict(color=REAL, dash="dot")))
         layout["yaxis2"].update(range=[0, n_modes + 0.5], title=dict(text="modes"))
         layout["yaxis3"] = dict(anchor="x2", overlaying="y2", side="right", range=[0, 1.05],
                                 title=dict(text="share"), showgrid=False, tickmode="array",
                                 tickvals=[0, 0.5, 1], tickformat=".0%")
-    return go.Figure(traces, layout)
+    return plain_figure(traces, layout)
 
 
-def live_figures(trainer: GANTrainer, snap: GANSnapshot, show_arrows: bool = True
-                 ) -> dict[str, go.Figure]:
+def live_figures(frame: GANFrame, snap: GANSnapshot, history: History,
+                 show_arrows: bool = True) -> dict[str, go.Figure]:
     """What one live frame of the page draws, by figure key: the samples over D, the mode
-    histogram over time (mixture targets only) and the loss / coverage curves."""
-    t = trainer.target
-    radius = trainer.n_sigma * t.std if t.std is not None else None
-    figs = {"gan_fig_samples": samples_figure(snap, trainer.box, t.centers, radius,
+    histogram over time (mixture targets only) and the loss / coverage curves. Plain data in:
+    the trainer's snapshot, its GANFrame (engine/gan_measures.py) and a copy of its history."""
+    figs = {"gan_fig_samples": samples_figure(snap, frame.box, frame.centers, frame.radius,
                                               show_arrows=show_arrows)}
     if snap.coverage is not None:
-        steps, hists = trainer.mode_history()
-        figs["gan_fig_hist"] = mode_history_figure(steps, hists, len(trainer.z_eval))
+        figs["gan_fig_hist"] = mode_history_figure(frame.mode_steps, frame.mode_hists,
+                                                   frame.n_eval)
     figs["gan_fig_curves"] = training_curves_figure(
-        trainer.history, snap.coverage.n_modes if snap.coverage is not None else None)
+        history, snap.coverage.n_modes if snap.coverage is not None else None)
     return figs
 
 

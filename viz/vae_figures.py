@@ -9,9 +9,9 @@ import io
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from engine.vae import LatentGrid, Reconstruction, ToyELBO, tile
+from viz.plain_figure import LEGEND_BELOW, f32, plain_figure
 from viz.theme import COLORWAY
 
 INK = [[0.0, "white"], [1.0, "black"]]
@@ -21,21 +21,30 @@ INK_GUTTER = [[0.0, "#d9d9d9"], [-GUTTER / (1 - GUTTER) - 1e-9, "#d9d9d9"],
               [-GUTTER / (1 - GUTTER), "white"], [1.0, "black"]]
 
 
-def _tiled_heatmap(img: np.ndarray) -> go.Heatmap:
+LEVELS = 250        # a tiled image goes out as uint8 levels: 1/4 of float32's bytes
+
+
+def _tiled_heatmap(img: np.ndarray) -> dict:
     """A tiled image whose gutters hold GUTTER (a value, not a gap: plotly draws NaN in
-    binary-encoded arrays as a colour and ignores a gap's background in some renderers)."""
-    return go.Heatmap(z=img, colorscale=INK_GUTTER, zmin=GUTTER, zmax=1, showscale=False,
-                      hoverinfo="skip")
+    binary-encoded arrays as a colour and ignores a gap's background in some renderers),
+    sent as LEVELS + 1 uint8 levels of [GUTTER, 1] (the colour scale is relative to zmin..zmax,
+    so it reads the same; a screen shows 256 greys)."""
+    q = np.round((np.clip(img, GUTTER, 1.0) - GUTTER) / (1.0 - GUTTER) * LEVELS)
+    return dict(type="heatmap", z=q.astype(np.uint8), colorscale=INK_GUTTER, zmin=0,
+                zmax=LEVELS, showscale=False, hoverinfo="skip")
 
 
-def _image_layout(fig: go.Figure, height: int | None = None) -> go.Figure:
-    fig.update_xaxes(showgrid=False, constrain="domain", ticks="")
-    fig.update_yaxes(showgrid=False, autorange="reversed", scaleanchor="x", scaleratio=1,
-                     constrain="domain", ticks="")
-    fig.update_layout(margin=dict(l=50, r=10, t=50, b=40))
+def _image_figure(trace: dict, title: str, height: int | None = None, xaxis: dict | None = None,
+                  yaxis: dict | None = None) -> go.Figure:
+    """One image (heatmap) with square pixels, row 0 on top, no grid (a plain figure: the
+    live frame redraws these)."""
+    layout = dict(title=dict(text=title), margin=dict(l=50, r=10, t=50, b=40),
+                  xaxis=dict(showgrid=False, constrain="domain", ticks="", **(xaxis or {})),
+                  yaxis=dict(showgrid=False, autorange="reversed", scaleanchor="x",
+                             scaleratio=1, constrain="domain", ticks="", **(yaxis or {})))
     if height:
-        fig.update_layout(height=height)
-    return fig
+        layout["height"] = height
+    return plain_figure([trace], layout)
 
 
 def latent_extent(means: np.ndarray, grid: LatentGrid | None = None, floor: float = 3.5) -> float:
@@ -57,34 +66,36 @@ def latent_scatter(means2: np.ndarray, labels: np.ndarray, *, grid: LatentGrid |
                    picked: tuple[float, float] | None = None, dims: tuple[int, int] = (0, 1),
                    title: str = "Latent means of the test digits", extent: float | None = None) -> go.Figure:
     """means2 (n, 2): encoder means on two latent dims, one trace per digit class; the grid's
-    decode positions as faint crosses; `picked` as a star."""
-    fig = go.Figure()
+    decode positions as faint crosses; `picked` as a star. A plain figure (live frames and
+    the replay redraw it)."""
+    traces = []
     if grid is not None and grid.zx.size:
         gx, gy = np.meshgrid(grid.zx, grid.zy)
-        fig.add_trace(go.Scatter(x=gx.ravel(), y=gy.ravel(), mode="markers", name="grid",
-                                 marker=dict(symbol="cross-thin", size=6, color="#bbbbbb",
-                                             line=dict(width=1, color="#bbbbbb")),
-                                 hoverinfo="skip"))
+        traces.append(dict(type="scatter", x=f32(gx.ravel()), y=f32(gy.ravel()),
+                           mode="markers", name="grid", hoverinfo="skip",
+                           marker=dict(symbol="cross-thin", size=6, color="#bbbbbb",
+                                       line=dict(width=1, color="#bbbbbb"))))
     for c in range(10):
         sel = labels == c
         if not sel.any():
             continue
-        fig.add_trace(go.Scatter(x=means2[sel, 0], y=means2[sel, 1], mode="markers", name=str(c),
-                                 marker=dict(size=6, color=COLORWAY[c % len(COLORWAY)], opacity=0.8),
-                                 hovertemplate=f"digit {c}<br>z=(%{{x:.2f}}, %{{y:.2f}})<extra></extra>"))
+        traces.append(dict(type="scatter", x=f32(means2[sel, 0]), y=f32(means2[sel, 1]),
+                           mode="markers", name=str(c),
+                           marker=dict(size=6, color=COLORWAY[c % len(COLORWAY)], opacity=0.8),
+                           hovertemplate=f"digit {c}<br>z=(%{{x:.2f}}, %{{y:.2f}})<extra></extra>"))
     if picked is not None:
-        fig.add_trace(go.Scatter(x=[picked[0]], y=[picked[1]], mode="markers", name="decoded",
-                                 marker=dict(symbol="star", size=16, color="black"), hoverinfo="skip"))
+        traces.append(dict(type="scatter", x=[float(picked[0])], y=[float(picked[1])],
+                           mode="markers", name="decoded", hoverinfo="skip",
+                           marker=dict(symbol="star", size=16, color="black")))
     r = extent if extent is not None else latent_extent(means2, grid)
-    fig.update_xaxes(range=[-r, r], title=f"z{dims[0] + 1}", constrain="domain")
-    fig.update_yaxes(range=[-r, r], title=f"z{dims[1] + 1}", scaleanchor="x", scaleratio=1,
-                     constrain="domain")
-    # legend under the plot (the theme anchors it below the axis title): beside a square
-    # plot in a half-width column it took a third of the width
-    fig.update_layout(title=title, legend=dict(title="digit", itemsizing="constant",
-                                               orientation="h", y=-0.2),
-                      clickmode="event+select", dragmode="pan", height=460)
-    return fig
+    # legend under the plot: beside a square plot in a half-width column it took a third of
+    # the width
+    return plain_figure(traces, dict(
+        title=dict(text=title), height=460, clickmode="event+select", dragmode="pan",
+        legend=dict(title=dict(text="digit"), itemsizing="constant", **LEGEND_BELOW),
+        xaxis=dict(range=[-r, r], title=dict(text=f"z{dims[0] + 1}"), constrain="domain"),
+        yaxis=dict(range=[-r, r], title=dict(text=f"z{dims[1] + 1}"), scaleanchor="x",
+                   scaleratio=1, constrain="domain")))
 
 
 def _ticks(values: np.ndarray, cell: int, reverse: bool, every: int) -> tuple[list, list]:
@@ -102,36 +113,33 @@ def grid_figure(grid: LatentGrid, title: str | None = None) -> go.Figure:
     (up = larger z, as in the scatter)."""
     img = tile(grid.images, PAD, flip_rows=True, fill=GUTTER)
     n, h = grid.images.shape[0], grid.images.shape[2]
-    fig = go.Figure(_tiled_heatmap(img))
     every = max(1, n // 5)
     xp, xt = _ticks(grid.zx, h + PAD, False, every)
     yp, yt = _ticks(grid.zy, h + PAD, True, every)
-    fig.update_layout(title=title or f"Decoded grid ({grid.span} of z{grid.dims[0] + 1}, z{grid.dims[1] + 1})")
-    fig.update_xaxes(tickvals=xp, ticktext=xt, title=f"z{grid.dims[0] + 1}")
-    fig.update_yaxes(tickvals=yp, ticktext=yt, title=f"z{grid.dims[1] + 1}")
-    return _image_layout(fig, 460)
+    return _image_figure(
+        _tiled_heatmap(img),
+        title or f"Decoded grid ({grid.span} of z{grid.dims[0] + 1}, z{grid.dims[1] + 1})",
+        460, xaxis=dict(tickvals=xp, ticktext=xt, title=dict(text=f"z{grid.dims[0] + 1}")),
+        yaxis=dict(tickvals=yp, ticktext=yt, title=dict(text=f"z{grid.dims[1] + 1}")))
 
 
 def digit_figure(image: np.ndarray, title: str = "", height: int = 260) -> go.Figure:
     """One 8x8 image, large."""
-    fig = go.Figure(go.Heatmap(z=image, colorscale=INK, zmin=0, zmax=1, showscale=False,
-                               hovertemplate="pixel (%{x}, %{y}) = %{z:.2f}<extra></extra>"))
-    fig.update_layout(title=title)
-    fig.update_xaxes(showticklabels=False)
-    fig.update_yaxes(showticklabels=False)
-    return _image_layout(fig, height)
+    return _image_figure(dict(type="heatmap", z=f32(image), colorscale=INK, zmin=0, zmax=1,
+                              showscale=False,
+                              hovertemplate="pixel (%{x}, %{y}) = %{z:.2f}<extra></extra>"),
+                         title, height, xaxis=dict(showticklabels=False),
+                         yaxis=dict(showticklabels=False))
 
 
 def strip_figure(images: np.ndarray, title: str = "", labels: list[str] | None = None) -> go.Figure:
     """A row of (k, 8, 8) images."""
     img = tile(images[None], PAD, flip_rows=False, fill=GUTTER)
     k, h = images.shape[0], images.shape[1]
-    fig = go.Figure(_tiled_heatmap(img))
-    fig.update_layout(title=title)
     pos = [i * (h + PAD) + (h - 1) / 2 for i in range(k)]
-    fig.update_xaxes(tickvals=pos, ticktext=labels or [""] * k)
-    fig.update_yaxes(showticklabels=False)
-    return _image_layout(fig, 200)
+    return _image_figure(_tiled_heatmap(img), title, 200,
+                         xaxis=dict(tickvals=pos, ticktext=labels or [""] * k),
+                         yaxis=dict(showticklabels=False))
 
 
 CURVES = {  # panel -> [(metric, name, dash)]
@@ -141,18 +149,28 @@ CURVES = {  # panel -> [(metric, name, dash)]
 
 
 def loss_curves(arrays: dict[str, tuple[np.ndarray, np.ndarray]], steps_per_epoch: float) -> go.Figure:
-    """Two panels (reconstruction, KL), train and test, against epochs. arrays: metric -> (steps, values)."""
-    fig = make_subplots(1, 2, subplot_titles=list(CURVES), horizontal_spacing=0.1)
+    """Two panels (reconstruction, KL), train and test, against epochs. arrays: metric -> (steps, values).
+    Laid out by axis domains in one plain figure (make_subplots alone costs ~20 ms, and a
+    live frame redraws this)."""
+    traces = []
     for col, (panel, curves) in enumerate(CURVES.items(), start=1):
+        axes = {} if col == 1 else dict(xaxis="x2", yaxis="y2")
         for metric, name, dash in curves:
             s, v = arrays.get(metric, (np.zeros(0), np.zeros(0)))
-            fig.add_trace(go.Scatter(x=s / steps_per_epoch, y=v, mode="lines", name=name,
-                                     line=dict(dash=dash, color=COLORWAY[0 if col == 1 else 1]),
-                                     legendgroup=name, showlegend=col == 1), row=1, col=col)
-        fig.update_xaxes(title="epoch", row=1, col=col)
-    fig.update_yaxes(title="nats per digit", row=1, col=1)
-    fig.update_layout(height=300, margin=dict(t=60))
-    return fig
+            traces.append(dict(type="scatter", x=f32(np.asarray(s) / steps_per_epoch),
+                               y=f32(v), mode="lines", name=name, legendgroup=name,
+                               showlegend=col == 1, **axes,
+                               line=dict(dash=dash, color=COLORWAY[0 if col == 1 else 1])))
+    title = dict(text="nats per digit")
+    return plain_figure(traces, dict(
+        height=300, margin=dict(t=60),
+        xaxis=dict(domain=[0, 0.45], anchor="y", title=dict(text="epoch")),
+        yaxis=dict(anchor="x", title=title),
+        xaxis2=dict(domain=[0.55, 1.0], anchor="y2", title=dict(text="epoch")),
+        yaxis2=dict(anchor="x2"),
+        annotations=[dict(text=t, x=x, y=1.0, xref="paper", yref="paper", xanchor="center",
+                          yanchor="bottom", showarrow=False, font=dict(size=16))
+                     for t, x in zip(CURVES, (0.225, 0.775))]))
 
 
 def grid_png(grid: LatentGrid, scale: int = 4) -> bytes:

@@ -118,3 +118,10 @@ def test_reverse_figures_stay_under_300_kb():
     at = open_view(_page(), SLUG, "Reverse")
     size = sum(len(c.proto.spec) for c in at.get("plotly_chart"))
     assert 0 < size <= 300_000, size
+
+
+def test_reverse_export_is_built_only_when_asked_for():
+    at = open_view(_page(), SLUG, "Reverse")
+    assert not at.get("download_button")
+    at.button(key="df_export").click().run()
+    assert len(at.get("download_button")) == 2 and not at.exception       # CSV, JSON

@@ -9,7 +9,8 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from engine.gan import LIVE_DEFAULTS, PRETRAINED, TRAINER_DEFAULTS
-from tests.apptest import choose_preset, metric, open_page, open_view, show_step
+from tests.apptest import (chart_figure, choose_preset, metric, open_page, open_view,
+                           plotly_array, show_step)
 
 PAGE = "topic_pages/gan.py"
 SLUG = "gan"
@@ -74,7 +75,8 @@ def test_first_paint_is_the_labelled_pretrained_gan_and_reset_trains_from_scratc
         assert config[key] == (list(value) if isinstance(value, tuple) else value), key
     rings = [tr for fig in _charts(at) for tr in fig["data"]
              if tr.get("name", "").startswith("covered mode")]
-    assert len(rings) == 1 and rings[0]["x"].count(None) == covered   # one circle per mode
+    gaps = np.isnan(plotly_array(rings[0]["x"])).sum()       # circles are separated by NaN
+    assert len(rings) == 1 and gaps == covered                      # one circle per mode
     at.button(key="gan__play").click().run()        # Play continues the snapshot live
     assert _trainer(at).steps > spec.steps
     assert any("Continued from a" in c.value for c in at.caption)
@@ -196,7 +198,7 @@ def test_wasserstein_view_numbers():
 def test_long_curves_are_drawn_as_block_means():
     """A long live run keeps its curves figure small: at most MAX_CURVE_POINTS points, each
     the mean of a block of consecutive values at the block's last step."""
-    from viz.gan_figures import MAX_CURVE_POINTS, _thin
+    from viz.plain_figure import MAX_CURVE_POINTS, thin as _thin
     steps, values = np.arange(1, 1001), np.arange(1000.0)
     s, v = _thin(steps, values)
     assert len(s) <= MAX_CURVE_POINTS and s[-1] == 1000
@@ -209,3 +211,21 @@ def test_long_curves_are_drawn_as_block_means():
 def test_trainer_defaults_match_the_big_presets():
     g = _module()
     assert g.trainer_kwargs(g.STATE.resolve(g.BIG)) == TRAINER_DEFAULTS
+
+
+def test_export_is_built_only_when_asked_for():
+    """A rerun of the view builds no files (viz.on_demand); the button builds the samples CSV,
+    the settings JSON and the coverage history as of the trainer's iteration."""
+    at = _page()
+    assert not at.get("download_button")
+    at.button(key="gan_export").click().run()
+    assert len(at.get("download_button")) == 3 and not at.exception
+    assert any(c.value == f"As of iteration {_trainer(at).steps:,}." for c in at.caption)
+
+
+def test_arrows_toggle_sits_in_the_live_frame_and_hides_the_arrows():
+    at = _page()
+    names = lambda: [t.get("name") for t in chart_figure(at, "gan_fig_samples")["data"]]  # noqa: E731
+    assert "−∇ generator loss" in names()
+    at.toggle(key="gan_arrows").set_value(False).run()
+    assert "−∇ generator loss" not in names() and not at.exception

@@ -185,9 +185,9 @@ def test_autoencoder_vs_pca_view_trains_and_the_nonlinear_one_wins():
 
 
 def test_click_on_the_latent_scatter_moves_the_decode_sliders():
-    """The scatter is drawn inside the live-training fragment, the z sliders outside it: a
-    click must redraw the sliders (rounded, clipped to the codes' range, ±4 for the VAE) and
-    decode at the clicked point."""
+    """The scatter and the z sliders are drawn inside the live-training fragment: a click
+    must move the sliders (rounded, clipped to the codes' range, ±4 for the VAE) and decode
+    at the clicked point."""
     at = _page()
     click_chart(at, "vae_scatter", {"x": 1.234, "y": -5.0, "curve_number": 0,
                                     "point_number": 0, "point_index": 0})
@@ -313,3 +313,10 @@ def test_replay_axes_hold_every_snapshot_of_an_autoencoder():
         _assert_shows(at, k, r)
     assert at.button(key="vae_snap_play").label == "Play"     # stopped at the last
     assert not at.exception
+
+
+def test_export_is_built_only_when_asked_for():
+    at = _page()
+    assert not at.get("download_button")
+    at.button(key="vae_export").click().run()
+    assert len(at.get("download_button")) == 3 and not at.exception       # CSV, JSON, PNG

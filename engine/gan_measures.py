@@ -1,0 +1,88 @@
+"""What the GAN page reads from a GANTrainer besides its snapshot, as plain data.
+
+A live frame draws a TrainerView (engine/handle.py): steps, history and the trainer's own
+snapshot() only. Everything else the page needs (the target's modes, the plot box, the mode
+histogram over time, a Step D/G, the export's samples) is asked for with
+`viz.live.read_trainer(key, fn)`, fn one of the module-level functions below: they run next to
+the trainer (possibly in a worker process), are picklable, and return numbers, numpy arrays or
+small frozen dataclasses of them, never tensors or modules.
+
+Measures of a trainer (the page's claims, the badge) live here too:
+  smoothed_modes = mean of the last `last` logged mode counts (one check can jump);
+  blob_share     = share of samples within r of their coordinate-wise median (~1: one blob).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.training import History
+
+SMOOTH_CHECKS = 5       # the coverage badge: mean over the last 5 checks (250 iterations)
+EXPORT_SAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class GANFrame:
+    """What a live frame of the GAN page draws besides the snapshot: the target's modes and
+    the plot box (fixed for a trainer), the mode histogram over time, the pretrained label."""
+    box: tuple[float, float, float, float]
+    centers: np.ndarray | None        # (k, 2) mixture modes, None when the target has none
+    radius: float | None              # n_sigma·std: a mode's "covered" disc
+    eval_every: int
+    n_eval: int                       # fixed latent codes of a coverage check
+    pretrained_steps: int | None      # iterations trained offline (None: trained here)
+    mode_steps: np.ndarray            # (c,) iterations of the coverage checks
+    mode_hists: np.ndarray            # (c, k) samples per mode at each check
+
+
+def frame_of(trainer) -> GANFrame:
+    """read_trainer fn: the GANFrame of `trainer` (under its lock)."""
+    t = trainer.target
+    steps, hists = trainer.mode_history()
+    pre = getattr(trainer, "pretrained", None)
+    return GANFrame(tuple(float(v) for v in trainer.box),
+                    None if t.centers is None else np.asarray(t.centers, np.float64),
+                    float(trainer.n_sigma * t.std) if t.std is not None else None,
+                    int(trainer.eval_every), int(len(trainer.z_eval)),
+                    None if pre is None else int(pre.get("steps", 0)),
+                    np.asarray(steps), np.asarray(hists))
+
+
+def step_part(trainer, part: str) -> None:
+    """read_trainer fn: one update of D ("d") or G ("g") alone, unless diverged."""
+    if trainer.diverged_at is None:
+        trainer.step(1, part=part)
+
+
+@dataclass(frozen=True)
+class GANExport:
+    steps: int
+    fake: np.ndarray          # (EXPORT_SAMPLES, 2) generated at the fixed export seed
+    real: np.ndarray          # (m, 2) the real points the figure shows
+
+
+def export_of(trainer) -> GANExport:
+    """read_trainer fn: the samples of the export (fixed seed: the same trainer, the same
+    file)."""
+    return GANExport(int(trainer.steps), trainer.sample(EXPORT_SAMPLES, seed=trainer.seed + 7),
+                     np.asarray(trainer.target.points[trainer.show_idx]))
+
+
+def smoothed_modes(history: History, last: int = SMOOTH_CHECKS) -> float:
+    """The badge: mean number of covered modes over the last `last` checks, so that one
+    check does not decide what the student sees."""
+    _, modes = history.as_arrays("modes")
+    return float(np.mean(modes[-last:])) if len(modes) else math.nan
+
+
+def blob_share(trainer, radius: float = 1.0) -> float:
+    """Share of the samples within `radius` of their coordinate-wise median: ~1 when the
+    generator has collapsed into one blob. The ring has radius 2: a disc of radius 1 around a
+    point of the ring holds 1/6 of it, and the median of a spread ring lies near its centre,
+    2 away from every mode (share ~0)."""
+    x = trainer.sample(EXPORT_SAMPLES, seed=trainer.seed + 7)
+    return float((np.linalg.norm(x - np.median(x, 0), axis=1) <= radius).mean())
+

@@ -1,0 +1,89 @@
+"""What the VAE page reads from a VAETrainer besides its snapshot, as plain data.
+
+A live frame draws a TrainerView (engine/handle.py): steps, history and the trainer's own
+snapshot() (test codes, epoch). The decoded grid at the page's settings, the image decoded at
+the slider's z, the replay's stored codes, an interpolation and the export are asked for with
+`viz.live.read_trainer(key, fn)`, fn one of the module-level functions below (bound with
+functools.partial to plain arguments): they run next to the trainer (possibly in a worker
+process) and return numpy arrays or frozen dataclasses of them, never tensors or modules.
+
+The grid the page draws, for codes μ (n, latent_dim), two shown dims (a, b), size n and a span:
+  "quantiles" / "linear": engine.vae.latent_grid's coordinates;
+  "fit to codes": linspace(−r, r, n) on both dims, r = the CODE_REACH-th percentile of
+  |μ[:, (a, b)]| (the square the scatter shows; an autoencoder has no prior to take
+  quantiles of).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.vae import (LatentCodes, LatentGrid, decode_point, encode_dataset, interpolate,
+                        latent_grid, reconstruction_mse)
+
+CODE_REACH = 99.0          # "fit to codes": the grid spans ± this percentile of |μ|
+FIT = "fit to codes"
+
+
+def code_reach(means: np.ndarray, dims: tuple[int, int], q: float = CODE_REACH) -> float:
+    """The q-th percentile of |μ| over the rows of `means` and the two dims shown."""
+    return float(np.percentile(np.abs(np.asarray(means)[:, list(dims)]), q))
+
+
+def grid_of(model, means: np.ndarray, dims: tuple[int, int], n: int, span: str) -> LatentGrid:
+    """The decoded n x n grid the page draws (see the module docstring)."""
+    if span == FIT:
+        v = np.linspace(-code_reach(means, dims), code_reach(means, dims), int(n))
+        return latent_grid(model, int(n), span, dims=dims, values=(v, v))
+    return latent_grid(model, int(n), span, dims=dims)
+
+
+@dataclass(frozen=True)
+class VAEFrame:
+    """What one live frame decodes next to the trainer."""
+    grid: LatentGrid
+    decoded: np.ndarray         # (8, 8) the image decoded at z
+    steps_per_epoch: float
+
+
+def frame_of(trainer, means: np.ndarray, dims: tuple[int, int], n: int, span: str,
+             z: np.ndarray) -> VAEFrame:
+    """read_trainer fn: the grid for the codes `means` (the frame's snapshot) and the image
+    decoded at z (latent_dim,)."""
+    return VAEFrame(grid_of(trainer.model, means, dims, n, span),
+                    decode_point(trainer.model, z), float(trainer.steps_per_epoch))
+
+
+@dataclass(frozen=True)
+class Replay:
+    steps: int
+    steps_per_epoch: float
+    snapshots: tuple[tuple[int, np.ndarray], ...]   # (iteration, test codes μ) as recorded
+
+
+def replay_of(trainer) -> Replay:
+    """read_trainer fn: the stored snapshots of the test digits' codes (a copy)."""
+    return Replay(int(trainer.steps), float(trainer.steps_per_epoch),
+                  tuple((int(k), np.array(m)) for k, m in trainer.snapshots))
+
+
+def interpolation_of(trainer, x_a: np.ndarray, x_b: np.ndarray, steps: int = 8) -> np.ndarray:
+    """read_trainer fn: engine.vae.interpolate with the trainer's model."""
+    return interpolate(trainer.model, x_a, x_b, steps)
+
+
+@dataclass(frozen=True)
+class VAEExport:
+    steps: int
+    codes: LatentCodes
+    test_pixel_mse: float
+    grid: LatentGrid
+
+
+def export_of(trainer, dims: tuple[int, int], n: int, span: str) -> VAEExport:
+    """read_trainer fn: the test codes, pixel MSE of the reconstructions and the grid."""
+    d = trainer.data
+    codes = encode_dataset(trainer.model, d.x_test, d.y_test)
+    return VAEExport(int(trainer.steps), codes, reconstruction_mse(trainer.model, d.x_test),
+                     grid_of(trainer.model, codes.means, dims, n, span))

@@ -1,0 +1,90 @@
+"""The figures that live frames redraw are built without Plotly's validation
+(viz/plain_figure.py). Each one, built from real engine output, must be a valid figure:
+rebuilt WITH validation it gives the same JSON (a misspelt or invalid property would raise or
+be dropped), its colour scales are explicit, and its numeric arrays go out as float32."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.io as pio
+import pytest
+
+from engine.gan import GANTrainer, make_target
+from engine.gan_measures import frame_of
+from engine.vae import VAETrainer
+from viz import gan_figures as G
+from viz import vae_figures as V
+from viz.plain_figure import colorscale, validated
+
+
+def _gan_figures():
+    tr = GANTrainer(make_target("ring of 8", 0.05, 0), seed=0, device="cpu",
+                    g_hidden=(16,), d_hidden=(16,), eval_every=5)
+    tr.step(20)
+    return G.live_figures(frame_of(tr), tr.snapshot(), tr.history.copy())
+
+
+def _vae_figures():
+    tr = VAETrainer(seed=0, device="cpu")
+    tr.step(30)
+    snap = tr.snapshot()
+    means = snap.codes.means
+    h = tr.history
+    return {"scatter": V.latent_scatter(means[:, :2], snap.codes.labels, grid=snap.grid,
+                                        picked=(0.5, -0.5)),
+            "grid": V.grid_figure(snap.grid), "digit": V.digit_figure(snap.grid.images[0, 0]),
+            "strip": V.strip_figure(snap.grid.images[0], "t", [str(i) for i in range(15)]),
+            "curves": V.loss_curves({k: h.as_arrays(k) for k in h.values},
+                                    tr.steps_per_epoch)}
+
+
+def _diffusion_figures():
+    from engine import diffusion as D
+    from viz import diffusion_figures as F
+    rng = np.random.default_rng(0)
+    x0 = rng.normal(size=(300, 2))
+    frames = rng.normal(size=(5, 40, 2)).astype(np.float32)
+    grid = np.stack(np.meshgrid(np.linspace(-3, 3, 3), np.linspace(-3, 3, 3)), -1).reshape(-1, 2)
+    table = {n: {"alpha_bar": f().alpha_bars.numpy(), "snr": f().snr().numpy()}
+             for n, f in D.SCHEDULES.items()}
+    return {"forward": F.forward_scatter(x0, x0 * 0.5, 250, 0.5),
+            "schedules": F.schedule_curves(table, 250),
+            "reverse": F.reverse_animation(frames, np.arange(5)[::-1], np.arange(3), grid,
+                                           rng.normal(size=(5, 9, 2))),
+            "train": F.samples_vs_data(x0[:50], x0),
+            "loss": F.loss_curve(np.arange(1, 1001), rng.uniform(size=1000))}
+
+
+@pytest.mark.parametrize("build", [_gan_figures, _vae_figures, _diffusion_figures],
+                         ids=["gan", "vae", "diffusion"])
+def test_plain_figures_are_valid_and_send_float32(build):
+    for name, fig in build().items():
+        spec = json.loads(pio.to_json(fig, validate=False))
+        assert json.loads(pio.to_json(validated(fig), validate=False)) == spec, name
+        for trace in spec["data"]:
+            assert not isinstance(trace.get("colorscale", []), str), name   # explicit scale
+            for axis in ("x", "y", "z"):
+                if isinstance(trace.get(axis), dict):                     # a typed array
+                    assert trace[axis]["dtype"] in ("f4", "i1", "i2", "i4", "u1"), (name, axis)
+
+
+def test_named_colour_scales_are_plotly_pythons():
+    """plotly.js's own "RdBu" runs blue -> red; Plotly.py's (what the figures were designed
+    with) runs red -> blue: the scale is sent explicitly."""
+    scale = colorscale("RdBu")
+    assert scale[0][0] == 0.0 and scale[-1][0] == 1.0
+    assert scale[0][1] == "rgb(103,0,31)" and scale[-1][1] == "rgb(5,48,97)"
+
+
+def test_decoded_grid_goes_out_as_uint8_levels_of_the_images():
+    from engine.vae import tile
+    from tests.apptest import plotly_array
+    rng = np.random.default_rng(0)
+    images = rng.uniform(0, 1, (3, 3, 8, 8)).astype(np.float32)
+    grid = V.LatentGrid(images, np.linspace(-1, 1, 3), np.linspace(-1, 1, 3), (0, 1), "linear")
+    heat = json.loads(pio.to_json(V.grid_figure(grid), validate=False))["data"][0]
+    assert heat["z"]["dtype"] == "u1" and (heat["zmin"], heat["zmax"]) == (0, V.LEVELS)
+    z = plotly_array(heat["z"]) / V.LEVELS * (1 - V.GUTTER) + V.GUTTER     # back to values
+    np.testing.assert_allclose(z, tile(images, V.PAD, flip_rows=True, fill=V.GUTTER),
+                               atol=0.5 * (1 - V.GUTTER) / V.LEVELS + 1e-6)
