@@ -16,13 +16,12 @@ import streamlit as st
 from engine import attention as A
 from engine import attention_measures as M
 from viz import attention_figures as F
-from viz import session
+from viz import session, shipped_models
 from viz.claims import Claim
 from viz.live import live_training, read_trainer
 from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
-from viz.topics import ROOT
 from viz.widgets import Preset, Step, export_buttons
 
 # ----------------------------------------------------------------------------- constants
@@ -34,7 +33,6 @@ PE_TOKENS, PE_DK = 6, 4          # the permutation test of the positions view
 SOURCES = ["shipped weights", "train from scratch"]
 EXAMPLES = {"reverse": "3 1 4 1 5 9 2 6", "sort": "7 2 9 4 4 0 5 1",
             "copy": "2 7 1 8 2 8 1 8", "lookup": "1 7 4 2 9 0 3 5 9"}
-WEIGHTS_DIR = ROOT / "assets" / "weights"
 AUTO = "most informative head"
 LAYER_CHOICES, HEAD_CHOICES = [1, 2, 3], [1, 2, 4]
 HEAD_NAMES = [f"layer {l} · head {h}" for l in LAYER_CHOICES for h in range(1, max(HEAD_CHOICES) + 1)]
@@ -123,7 +121,7 @@ def pe_errors(s: Mapping[str, Any], seed: int = 0) -> dict[str, float]:
 
 
 def shipped_path(task: str):
-    return WEIGHTS_DIR / f"attention_{task}.pt"
+    return shipped_models.path_of(f"attention_{task}.pt")
 
 
 def shipped_tasks() -> list[str]:
@@ -131,12 +129,14 @@ def shipped_tasks() -> list[str]:
     return [t for t in A.TASKS if shipped_path(t).exists()]
 
 
-@st.cache_resource(max_entries=8)
 def shipped_model(task: str, device: str = "cpu"):
-    path = shipped_path(task)
-    if not path.exists():
-        return None
-    return A.load_pretrained(path, device)
+    """(model, info) of the shipped snapshot, or None (missing or unusable: shipped_problem)."""
+    return shipped_models.shipped(f"attention_{task}.pt", A.load_pretrained, device)[0]
+
+
+def shipped_problem(task: str, device: str = "cpu") -> str | None:
+    """Why a shipped file that is there cannot be used (stale, corrupt), else None."""
+    return shipped_models.shipped(f"attention_{task}.pt", A.load_pretrained, device)[1]
 
 
 def digits_of(s: Mapping[str, Any]) -> tuple[list[int], str | None]:
@@ -563,7 +563,12 @@ def trained_view(panel) -> None:
             st.error(f"Input not usable: {problem}. Showing the example "
                      f"`{EXAMPLES[task_name]}` instead.", icon=":material/error:")
         loaded = shipped_model(task_name, device)
-        if source == SOURCES[0] and loaded is None:
+        problem = shipped_problem(task_name, device) if loaded is None else None
+        if source == SOURCES[0] and problem:
+            shipped_models.warn(problem, "Training one from scratch instead (rebuild: "
+                                "`python -m scripts.pretrain attention`).")
+            source = SOURCES[1]
+        elif source == SOURCES[0] and loaded is None:
             st.info(f"No shipped weights for “{task_name}” (shipped: "
                     f"{', '.join(shipped_tasks()) or 'none'}). Train one from scratch.",
                     icon=":material/info:")

@@ -17,18 +17,17 @@ import streamlit as st
 from engine import lstm_measures as M
 from engine import recurrent as R
 from viz import lstm_gating_figures as F
-from viz import session
+from viz import session, shipped_models
 from viz.claims import Claim
 from viz.live import live_training, read_trainer
 from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
-from viz.topics import ROOT
 from viz.widgets import Preset, Step, export_buttons
 
 # ----------------------------------------------------------------------------- constants
 SLUG = "lstm_gating"
-WEIGHTS = ROOT / "assets" / "weights"
+WEIGHTS = shipped_models.WEIGHTS
 INPUTS = ("task sample", "typed symbols", "pulse", "step", "noise")
 CLAMP = ("free", "0", "0.5", "1")
 CLIPS = ("off", "0.1", "1", "10")
@@ -93,12 +92,14 @@ STATE = StateTable([
 # Pure functions of the settings dict s (STATE.values() on the page, STATE.resolve(preset)
 # in the claims): the page draws exactly what the claims measure.
 
-@st.cache_resource(show_spinner=False)
 def load_shipped(kind: str, device: str = "cpu"):
-    path = WEIGHTS / f"lstm_gating_{kind}.pt"
-    if not path.exists():
-        return None
-    return R.load_net(path, device)
+    """The shipped net and its meta, or None (missing or unusable file: see shipped_problem)."""
+    return shipped_models.shipped(f"lstm_gating_{kind}.pt", R.load_net, device)[0]
+
+
+def shipped_problem(kind: str = "lstm") -> str | None:
+    """Why a shipped file that is there cannot be used (stale, corrupt), else None."""
+    return shipped_models.shipped(f"lstm_gating_{kind}.pt", R.load_net)[1]
 
 
 def lstm_net() -> tuple[R.RecurrentNet, dict]:
@@ -431,8 +432,13 @@ def gates_view(panel) -> None:
     net, _ = lstm_net()
     with panel.controls:
         if load_shipped("lstm") is None:
-            st.warning("The pretrained LSTM is missing (run `python -m scripts.pretrain "
-                       "lstm_gating`); showing an untrained LSTM with the same shape.")
+            problem = shipped_problem("lstm")
+            if problem:
+                shipped_models.warn(problem, "Showing an untrained LSTM with the same shape "
+                                    "(rebuild: `python -m scripts.pretrain lstm_gating`).")
+            else:
+                st.warning("The pretrained LSTM is missing (run `python -m scripts.pretrain "
+                           "lstm_gating`); showing an untrained LSTM with the same shape.")
         _input_controls()
         st.markdown("**Clamp a gate** (a constant at every step):")
         c = st.columns(3)
@@ -454,6 +460,8 @@ def gates_view(panel) -> None:
         if answer is not None:
             st.metric("Correct answer", R.RECALL_ALPHABET[answer])
         rnn = load_shipped("rnn")
+        if rnn is None and shipped_problem("rnn"):
+            shipped_models.warn(shipped_problem("rnn"), "The RNN comparison is hidden.")
         if rnn is not None:
             rp = R.predict_probs(rnn[0], input_of(s, seed)[0])
             st.metric("Same-size RNN answers", R.RECALL_ALPHABET[int(rp.argmax())],
@@ -482,9 +490,10 @@ def gates_view(panel) -> None:
                 "In this trained net the storing units keep f near 1 only for 'their' symbol, "
                 "so c keeps moving in that symbol's direction; tanh saturates, so h at '?' "
                 "reads ±o whatever the drift.")
-        acc = accuracy_by_delay("lstm")
-        st.caption("Shipped LSTM, accuracy by delay (512 sequences each): "
-                   + ", ".join(f"D={d}: {a:.0%}" for d, a in zip(CHECK_DELAYS, acc)) + ".")
+        if load_shipped("lstm") is not None:
+            acc = accuracy_by_delay("lstm")
+            st.caption("Shipped LSTM, accuracy by delay (512 sequences each): "
+                       + ", ".join(f"D={d}: {a:.0%}" for d, a in zip(CHECK_DELAYS, acc)) + ".")
         with st.expander("Export"):
             export_buttons(F.trace_frame(trace, labels),
                            {"input": s["lg_input"], "clamp": clamps_of(s), "T": T, "hidden": H,
