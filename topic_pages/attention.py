@@ -14,8 +14,8 @@ import pandas as pd
 import streamlit as st
 
 from engine import attention as A
-from engine import attention_measures as M
-from viz import attention_figures as F
+from engine import attention_measures as am
+from viz import attention_figures as figs
 from viz import session, shipped_models
 from viz.claims import Claim
 from viz.live import live_training, read_trainer
@@ -197,11 +197,11 @@ def example_accuracy(s: Mapping[str, Any]) -> float:
 
 
 def copy_layer1_mass(s: Mapping[str, Any]) -> float:
-    return M.copy_layer1_mass(prediction_of(s))
+    return am.copy_layer1_mass(prediction_of(s))
 
 
 def lookup_heads(s: Mapping[str, Any]) -> tuple[float, float]:
-    return M.lookup_heads(prediction_of(s))
+    return am.lookup_heads(prediction_of(s))
 
 
 def allowed_of(s: Mapping[str, Any]) -> np.ndarray:
@@ -209,11 +209,11 @@ def allowed_of(s: Mapping[str, Any]) -> np.ndarray:
 
 
 def entries_per_n_sqrt_n(s: Mapping[str, Any]) -> float:
-    return M.entries_per_n_sqrt_n(allowed_of(s))
+    return am.entries_per_n_sqrt_n(allowed_of(s))
 
 
 def two_hop_coverage(s: Mapping[str, Any]) -> float:
-    return M.two_hop_coverage(allowed_of(s))
+    return am.two_hop_coverage(allowed_of(s))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -407,7 +407,7 @@ def mechanics_view(panel) -> None:
     st.fragment(head, key=MECH_FRAGMENT)()
     with entropy_box:                      # after the widgets: d_k as the URL or user set it
         scaled_h, unscaled_h = entropy_curves(seed)
-        show_figure(F.entropy_figure(ENTROPY_DIMS, scaled_h, unscaled_h,
+        show_figure(figs.entropy_figure(ENTROPY_DIMS, scaled_h, unscaled_h,
                                      math.log(ENTROPY_KEYS), int(STATE.value("at_dk"))),
                     key="at_fig_entropy")
 
@@ -426,7 +426,7 @@ def _head(panel, seed: int) -> None:
     n, dk, temp = int(s["at_n"]), int(s["at_dk"]), float(s["at_temp"])
     div = f"√{dk}·{temp:g}" if s["at_scale"] else f"{temp:g}"
     with panel.figure:
-        show_figure(F.mechanics_figure(
+        show_figure(figs.mechanics_figure(
             m.scores, m.logits, m.weights, m.out, m.tokens,
             ["1. scores q·kᵀ", f"2. scaled scores / {div}" + (" + mask" if s["at_causal"]
                                                                else ""),
@@ -453,7 +453,7 @@ def _head(panel, seed: int) -> None:
                            "float round-off).")
     with panel.notes:
         with st.expander("Export"):
-            export_buttons(F.weights_frame(m.weights, m.tokens),
+            export_buttons(figs.weights_frame(m.weights, m.tokens),
                            {"view": "mechanics", "n": n, "d_k": dk, "temperature": temp,
                             "scale": s["at_scale"], "causal": s["at_causal"],
                             "permutation": perm_of(s, seed)}, "attention-mechanics")
@@ -480,11 +480,11 @@ def positions_view(panel) -> None:
                                         if positions else ", without positions."))
         cols = st.columns(2)
         with cols[0]:
-            show_figure(F.matrix_heatmap(base.weights, base.tokens, base.tokens,
+            show_figure(figs.matrix_heatmap(base.weights, base.tokens, base.tokens,
                                          "weights, original order", weights=True),
                         key="at_fig_pe_a")
         with cols[1]:
-            show_figure(F.matrix_heatmap(moved.weights, moved.tokens, moved.tokens,
+            show_figure(figs.matrix_heatmap(moved.weights, moved.tokens, moved.tokens,
                                          "weights, permuted order", weights=True),
                         key="at_fig_pe_b")
         k = st.columns(2)
@@ -493,8 +493,8 @@ def positions_view(panel) -> None:
         st.caption("Without positions the permuted weight matrix is the original with rows "
                    "and columns shuffled; with PE added, the tokens get new position vectors "
                    "and the weights change.")
-        show_figure(F.encoding_heatmap(pe.numpy()), key="at_fig_pe")
-        show_figure(F.similarity_figure(sim, np.arange(n), sim[0]), key="at_fig_sim")
+        show_figure(figs.encoding_heatmap(pe.numpy()), key="at_fig_pe")
+        show_figure(figs.similarity_figure(sim, np.arange(n), sim[0]), key="at_fig_sim")
     with panel.notes:
         explain("Each pair of dimensions (2i, 2i+1) is a rotation at frequency 1/10000^(2i/d), "
                 "so PE[p]·PE[q] = Σᵢ cos((p−q)·ωᵢ): the similarity depends only on the "
@@ -521,10 +521,10 @@ def show_prediction(pred: A.Prediction, task: A.Task, choice: str, key: str) -> 
     name = f"layer {sel[0] + 1} · head {sel[1] + 1}"
     cols = st.columns([3, 2])
     with cols[0]:
-        show_figure(F.attention_grid(maps, pred.labels, task.prompt_len - 1, sel),
+        show_figure(figs.attention_grid(maps, pred.labels, task.prompt_len - 1, sel),
                     key=f"{key}_grid")
     with cols[1]:
-        show_figure(F.matrix_heatmap(maps[sel], pred.labels, pred.labels,
+        show_figure(figs.matrix_heatmap(maps[sel], pred.labels, pred.labels,
                                      name + (" (best)" if choice == AUTO else ""),
                                      weights=True, show_values=len(pred.labels) <= 10),
                     key=f"{key}_head")
@@ -593,7 +593,7 @@ def trained_view(panel) -> None:
             else live_prediction(task_name, digits))
         if pred is not None:
             layers, heads = pred.attention.shape[:2]
-            frames = [F.weights_frame(pred.attention[l, h], pred.labels, layer=l + 1, head=h + 1)
+            frames = [figs.weights_frame(pred.attention[l, h], pred.labels, layer=l + 1, head=h + 1)
                       for l in range(layers) for h in range(heads)]
             with st.expander("Export the attention maps"):
                 export_buttons(pd.concat(frames, ignore_index=True),
@@ -627,7 +627,7 @@ def _live_model(s, task_name, task, digits, choice, seed, device):
             k[0].metric("loss", f"{snap.loss:.3f}")
             k[1].metric("batch accuracy", f"{snap.accuracy:.1%}")
             with k[2]:
-                show_figure(F.training_curves(steps, loss, acc_steps, acc),
+                show_figure(figs.training_curves(steps, loss, acc_steps, acc),
                             key="at_fig_curves")
         else:
             st.caption("Untrained: press Play (or Step) and watch the maps form.")
@@ -657,10 +657,10 @@ def masks_view(panel) -> None:
     with panel.figure:
         cols = st.columns(2)
         with cols[0]:
-            show_figure(F.mask_figure(allowed, f"{s['at_mask']}: {int(allowed.sum())} of "
+            show_figure(figs.mask_figure(allowed, f"{s['at_mask']}: {int(allowed.sum())} of "
                                                f"{n * n} pairs"), key="at_fig_mask")
         with cols[1]:
-            show_figure(F.nonzeros_figure(NS, counts), key="at_fig_counts")
+            show_figure(figs.nonzeros_figure(NS, counts), key="at_fig_counts")
         st.caption(f"{int(allowed.sum())} pairs = {entries_per_n_sqrt_n(s):.2f} n√n; "
                    f"reachable in ≤ 2 hops: {two_hop_coverage(s):.0%} of the causal pairs.")
     with panel.notes:

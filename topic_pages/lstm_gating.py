@@ -14,9 +14,9 @@ from typing import Any, Mapping
 import numpy as np
 import streamlit as st
 
-from engine import lstm_measures as M
-from engine import recurrent as R
-from viz import lstm_gating_figures as F
+from engine import lstm_measures as lm
+from engine import recurrent as rec
+from viz import lstm_gating_figures as figs
 from viz import session, shipped_models
 from viz.claims import Claim
 from viz.live import live_training, read_trainer
@@ -58,7 +58,7 @@ STATE = StateTable([
     Control("lg_text", "B" + ".CADBAC.DBA" * 2 + "?", "Symbols (A–D, '.' blank, '?' go)",
             kind="text", extra={"max_chars": 200}),
     Control("lg_channel", "A", "Channel", kind="selectbox",
-            options=[*R.RECALL_ALPHABET[:K], "go"]),
+            options=[*rec.RECALL_ALPHABET[:K], "go"]),
     Control("lg_len", 40, "Length", lo=5, hi=100, step=1),
     *[Control(f"lg_clamp_{g}", "free", title, kind="selectbox", options=CLAMP)
       for g, title in GATE_TITLES.items()],
@@ -74,7 +74,7 @@ STATE = StateTable([
     Control("lg_T", 100, "Sequence length T", lo=10, hi=300, step=10),
     Control("lg_clip", "off", "Per-step clipping", kind="selectbox", options=CLIPS),
     Control("lg_kinds", list(KINDS), "Cells", kind="multiselect", options=list(KINDS),
-            format_func=F.KIND_NAMES.get),
+            format_func=figs.KIND_NAMES.get),
     Control("lg_tr_delay", 40, "Delay D", lo=5, hi=80, step=5),
     Control("lg_tr_curr", False, "Curriculum", kind="toggle",
             help="Grow the delay from 2 up to D: add 2 whenever the running accuracy "
@@ -83,7 +83,7 @@ STATE = StateTable([
     Control("lg_tr_lr", 0.01, "Learning rate", kind="select_slider",
             options=[0.001, 0.003, 0.01, 0.03]),
     *[Control(f"lg_s_{gate}_{name}", float(v), f"{name}_{gate}", lo=-6.0, hi=6.0, step=0.5)
-      for gate in "ifgo" for name, v in zip("wub", R.SCALAR_DEFAULTS[gate])],
+      for gate in "ifgo" for name, v in zip("wub", rec.SCALAR_DEFAULTS[gate])],
     Control("lg_s_amp", 1.0, "Pulse amplitude", lo=-2.0, hi=2.0, step=0.1),
 ])
 
@@ -94,18 +94,18 @@ STATE = StateTable([
 
 def load_shipped(kind: str, device: str = "cpu"):
     """The shipped net and its meta, or None (missing or unusable file: see shipped_problem)."""
-    return shipped_models.shipped(f"lstm_gating_{kind}.pt", R.load_net, device)[0]
+    return shipped_models.shipped(f"lstm_gating_{kind}.pt", rec.load_net, device)[0]
 
 
 def shipped_problem(kind: str = "lstm") -> str | None:
     """Why a shipped file that is there cannot be used (stale, corrupt), else None."""
-    return shipped_models.shipped(f"lstm_gating_{kind}.pt", R.load_net)[1]
+    return shipped_models.shipped(f"lstm_gating_{kind}.pt", rec.load_net)[1]
 
 
-def lstm_net() -> tuple[R.RecurrentNet, dict]:
+def lstm_net() -> tuple[rec.RecurrentNet, dict]:
     shipped = load_shipped("lstm")
     if shipped is None:
-        return R.RecurrentNet("lstm", K + 1, HIDDEN, K), {"distract": 1.0, "n_symbols": K}
+        return rec.RecurrentNet("lstm", K + 1, HIDDEN, K), {"distract": 1.0, "n_symbols": K}
     return shipped
 
 
@@ -116,17 +116,17 @@ def clamps_of(s: Mapping[str, Any]) -> dict[str, float]:
 def input_of(s: Mapping[str, Any], seed: int = 0) -> tuple[np.ndarray, list[str], int | None]:
     """(x (T, K+1), a label per step, the correct symbol or None)."""
     if s["lg_input"] == "task sample":
-        b = R.make_task_batch("delayed_recall", 1, int(s["lg_delay"]), seed=seed,
+        b = rec.make_task_batch("delayed_recall", 1, int(s["lg_delay"]), seed=seed,
                               n_symbols=K, distract=1.0)
         x, answer = b.x[0].cpu().numpy(), int(b.y[0])
     elif s["lg_input"] == "typed symbols":
-        x, answer = R.encode_recall(s["lg_text"], K), None
+        x, answer = rec.encode_recall(s["lg_text"], K), None
     else:
-        names = [*R.RECALL_ALPHABET[:K], "go"]
-        x = R.signal_input(s["lg_input"], int(s["lg_len"]), K + 1,
+        names = [*rec.RECALL_ALPHABET[:K], "go"]
+        x = rec.signal_input(s["lg_input"], int(s["lg_len"]), K + 1,
                            channel=names.index(s["lg_channel"]), at=2, seed=seed)
         answer = None
-    return x, R.recall_labels(x, K), answer
+    return x, rec.recall_labels(x, K), answer
 
 
 def trace_of(s: Mapping[str, Any], seed: int = 0):
@@ -134,8 +134,8 @@ def trace_of(s: Mapping[str, Any], seed: int = 0):
     x, labels, answer = input_of(s, seed)
     net = lstm_net()[0]
     clamp = clamps_of(s)
-    trace = R.lstm_trace(net.rnn, x, clamp=clamp)
-    free = R.lstm_trace(net.rnn, x) if clamp else None
+    trace = rec.lstm_trace(net.rnn, x, clamp=clamp)
+    free = rec.lstm_trace(net.rnn, x) if clamp else None
     return trace, free, labels, answer
 
 
@@ -143,15 +143,15 @@ def trace_of(s: Mapping[str, Any], seed: int = 0):
 def storing_units() -> dict[int, tuple[int, float]]:
     """For each symbol: (the unit whose tanh(c) at '?' best tells that symbol from the
     others, its d′) over PROBE's sequences (engine/lstm_measures.py)."""
-    return M.storing_units(lstm_net()[0], PROBE["n"], PROBE["delay"], PROBE["seed"], K)
+    return lm.storing_units(lstm_net()[0], PROBE["n"], PROBE["delay"], PROBE["seed"], K)
 
 
 def unit_of(s: Mapping[str, Any], labels) -> int:
     """The chosen unit: 'auto' picks the unit that stores the first symbol shown."""
     if s["lg_unit"] != "auto":
         return int(s["lg_unit"])
-    first = next((lab for lab in labels if lab in R.RECALL_ALPHABET[:K]), None)
-    sym = R.RECALL_ALPHABET.index(first) if first else int(
+    first = next((lab for lab in labels if lab in rec.RECALL_ALPHABET[:K]), None)
+    sym = rec.RECALL_ALPHABET.index(first) if first else int(
         max(storing_units(), key=lambda k: storing_units()[k][1]))
     return storing_units()[sym][0]
 
@@ -159,24 +159,24 @@ def unit_of(s: Mapping[str, Any], labels) -> int:
 @st.cache_data(max_entries=4, show_spinner="Testing the shipped LSTM at every delay…")
 def accuracy_by_delay(kind: str = "lstm") -> np.ndarray:
     net = load_shipped(kind)[0]
-    return R.accuracy_by_length(net, "delayed_recall", CHECK_DELAYS, n=512, distract=1.0)
+    return rec.accuracy_by_length(net, "delayed_recall", CHECK_DELAYS, n=512, distract=1.0)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def clamped_accuracy(clamp: tuple, delay: int, n: int = 64) -> float:
     """Accuracy of the shipped LSTM with gates clamped, on n seeded sequences."""
-    return M.clamped_accuracy(lstm_net()[0], dict(clamp), delay, n, K)
+    return lm.clamped_accuracy(lstm_net()[0], dict(clamp), delay, n, K)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _flows(kinds: tuple, T: int, hidden: int, seed: int, rho: float, fb: float, clip,
            device: str):
-    return {k: R.gradient_flow(k, T=T, hidden=hidden, seed=seed, spectral_radius=rho,
+    return {k: rec.gradient_flow(k, T=T, hidden=hidden, seed=seed, spectral_radius=rho,
                                forget_bias=fb, clip=clip, device=device) for k in kinds}
 
 
 def flows_of(s: Mapping[str, Any], seed: int = 0, device: str = "cpu",
-             **override) -> dict[str, R.GradientFlow]:
+             **override) -> dict[str, rec.GradientFlow]:
     s = {**s, **override}
     clip = None if s["lg_clip"] == "off" else float(s["lg_clip"])
     return _flows(tuple(k for k in KINDS if k in s["lg_kinds"]), int(s["lg_T"]), 32, seed,
@@ -189,8 +189,8 @@ def flow_at(s, kind: str, lag: int = FLOW_LAG, **override) -> float:
 
 def cell_trace_of(s: Mapping[str, Any]):
     weights = {g: tuple(float(s[f"lg_s_{g}_{n}"]) for n in "wub") for g in "ifgo"}
-    xs = R.pulse(60, at=5, amplitude=float(s["lg_s_amp"]))
-    return xs, R.lstm_trace(R.scalar_lstm(weights), xs[:, None])
+    xs = rec.pulse(60, at=5, amplitude=float(s["lg_s_amp"]))
+    return xs, rec.lstm_trace(rec.scalar_lstm(weights), xs[:, None])
 
 
 # ---- measurements the claims use (also shown on the page)
@@ -203,14 +203,14 @@ def rnn_max_accuracy(_s) -> float:
 
 
 def accuracy_at(s) -> float:
-    return float(R.accuracy_by_length(lstm_net()[0], "delayed_recall", [int(s["lg_delay"])],
+    return float(rec.accuracy_by_length(lstm_net()[0], "delayed_recall", [int(s["lg_delay"])],
                                       n=512, distract=1.0)[0])
 
 
 def unit_forget_over_delay(s) -> float:
     """Mean forget gate of the chosen unit between the symbol and '?' (this sequence)."""
     trace, _, labels, _ = trace_of(s)
-    return M.forget_over_delay(trace, unit_of(s, labels))
+    return lm.forget_over_delay(trace, unit_of(s, labels))
 
 
 def unit_cell_at_query(s) -> float:
@@ -222,13 +222,13 @@ def unit_cell_at_query(s) -> float:
 def unit_input_gate_jump(s) -> float:
     """i at the symbol − mean i over the delay, chosen unit (this sequence)."""
     trace, _, labels, _ = trace_of(s)
-    return M.input_gate_jump(trace, unit_of(s, labels))
+    return lm.input_gate_jump(trace, unit_of(s, labels))
 
 
 def unit_output_gate_jump(s) -> float:
     """o at '?' − mean o over the delay, chosen unit (this sequence)."""
     trace, _, labels, _ = trace_of(s)
-    return M.output_gate_jump(trace, unit_of(s, labels))
+    return lm.output_gate_jump(trace, unit_of(s, labels))
 
 
 def weakest_storing_unit(_s) -> float:
@@ -273,7 +273,7 @@ def f_at_rest(s) -> float:
 
 
 def half_life(s) -> float:
-    return float(R.memory_half_life(f_at_rest(s)))
+    return float(rec.memory_half_life(f_at_rest(s)))
 
 
 @functools.lru_cache(maxsize=16)
@@ -281,7 +281,7 @@ def race_accuracy(kind: str, seed: int, curriculum: bool = False, delay: int = 4
                   steps: int = RACE_AT) -> float:
     """Held-out accuracy at `delay` after `steps` iterations of one racer of the Train tab
     (its defaults: hidden 16, lr 0.01, batch 64, forget bias 2)."""
-    return M.race_accuracy(kind, seed, curriculum, delay, steps, K)
+    return lm.race_accuracy(kind, seed, curriculum, delay, steps, K)
 
 
 # ----------------------------------------------------------------------------- presets
@@ -294,7 +294,7 @@ VANISH = {**FREE, **FLOW, "lg_fb": 2}
 FB0 = {**FREE, **FLOW, "lg_fb": 0}
 EXPLODE = {**FREE, "lg_rho": 2.5, "lg_fb": 1, "lg_T": 100, "lg_clip": "1",
            "lg_kinds": ["rnn"]}
-CELL = {f"lg_s_{g}_{n}": float(v) for g in "ifgo" for n, v in zip("wub", R.SCALAR_DEFAULTS[g])}
+CELL = {f"lg_s_{g}_{n}": float(v) for g in "ifgo" for n, v in zip("wub", rec.SCALAR_DEFAULTS[g])}
 SHORT = {**FREE, **CELL, "lg_s_f_b": 0.0, "lg_s_f_u": 0.0, "lg_s_i_b": -2.0, "lg_s_amp": 1.0}
 LONG = {**FREE, **CELL, "lg_s_f_b": 4.0, "lg_s_f_u": 0.0, "lg_s_i_b": -2.0, "lg_s_amp": 1.0}
 TRAIN = {**FREE, "lg_tr_delay": 40, "lg_tr_curr": False, "lg_tr_hidden": 16,
@@ -453,28 +453,28 @@ def gates_view(panel) -> None:
         return
     trace, free, labels, answer = traced
     T, H = trace.h.shape
-    probs = R.head_probs(net, trace.h[-1])      # the readout of the (possibly clamped) h_T
+    probs = rec.head_probs(net, trace.h[-1])      # the readout of the (possibly clamped) h_T
     with panel.controls:
-        st.metric("Network answers", R.RECALL_ALPHABET[int(probs.argmax())],
+        st.metric("Network answers", rec.RECALL_ALPHABET[int(probs.argmax())],
                   f"p = {probs.max():.2f}", delta_color="off")
         if answer is not None:
-            st.metric("Correct answer", R.RECALL_ALPHABET[answer])
+            st.metric("Correct answer", rec.RECALL_ALPHABET[answer])
         rnn = load_shipped("rnn")
         if rnn is None and shipped_problem("rnn"):
             shipped_models.warn(shipped_problem("rnn"), "The RNN comparison is hidden.")
         if rnn is not None:
-            rp = R.predict_probs(rnn[0], input_of(s, seed)[0])
-            st.metric("Same-size RNN answers", R.RECALL_ALPHABET[int(rp.argmax())],
+            rp = rec.predict_probs(rnn[0], input_of(s, seed)[0])
+            st.metric("Same-size RNN answers", rec.RECALL_ALPHABET[int(rp.argmax())],
                       f"p = {rp.max():.2f}", delta_color="off",
                       help="A 16-unit tanh RNN trained with the same recipe (1,500 Adam steps "
                            f"on delays {DELAYS[0]}-{DELAYS[1]}): it stays near chance (25 %).")
     with panel.figure:
-        show_figure(F.gate_heatmaps(trace, labels), key="lg_fig_heat")
+        show_figure(figs.gate_heatmaps(trace, labels), key="lg_fig_heat")
     with panel.notes:
         c = st.columns([1, 1, 2])
         with c[2]:
             st.markdown("**Answer** (softmax of the readout of h at '?')")
-            for sym, p in zip(R.RECALL_ALPHABET[:K], probs):
+            for sym, p in zip(rec.RECALL_ALPHABET[:K], probs):
                 st.progress(float(p), text=f"P({sym}) = {p:.3f}")
         unit_box = st.container()
 
@@ -495,7 +495,7 @@ def gates_view(panel) -> None:
             st.caption("Shipped LSTM, accuracy by delay (512 sequences each): "
                        + ", ".join(f"D={d}: {a:.0%}" for d, a in zip(CHECK_DELAYS, acc)) + ".")
         with st.expander("Export"):
-            export_buttons(F.trace_frame(trace, labels),
+            export_buttons(figs.trace_frame(trace, labels),
                            {"input": s["lg_input"], "clamp": clamps_of(s), "T": T, "hidden": H,
                             "weights": "assets/weights/lstm_gating_lstm.pt"},
                            "lstm_gating_trace")
@@ -511,14 +511,14 @@ def _unit_detail(unit_col, t_col, box, trace, free, labels) -> None:
     unit = unit_of(s, labels)
     t = min(int(s["lg_t"]), T - 1)
     with box:
-        first = next((lab for lab in labels if lab in R.RECALL_ALPHABET[:K]), None)
+        first = next((lab for lab in labels if lab in rec.RECALL_ALPHABET[:K]), None)
         if s["lg_unit"] == "auto" and first:
-            d = storing_units()[R.RECALL_ALPHABET.index(first)][1]
+            d = storing_units()[rec.RECALL_ALPHABET.index(first)][1]
             st.caption(f"Unit {unit} stores '{first}': over {PROBE['n']} sequences at delay "
                        f"{PROBE['delay']}, its tanh(c) at '?' separates '{first}' from the "
                        f"other symbols by d′ = {d:.1f} standard deviations.")
-        show_figure(F.unit_lines(trace, unit, labels, reference=free), key="lg_fig_unit")
-        st.latex(F.lstm_equations(trace, t, unit))
+        show_figure(figs.unit_lines(trace, unit, labels, reference=free), key="lg_fig_unit")
+        st.latex(figs.lstm_equations(trace, t, unit))
 
 
 def flow_view(panel) -> None:
@@ -541,8 +541,8 @@ def flow_view(panel) -> None:
         lag = min(FLOW_LAG, int(s["lg_T"]) - 1)
         cols = st.columns(len(res))
         for col, (k, fl) in zip(cols, res.items()):
-            col.metric(f"{F.KIND_NAMES[k]}: gradient at lag {lag}", f"{fl.norms[lag]:.2e}")
-        show_figure(F.gradient_flow_figure(res, float(s["lg_rho"])), key="lg_fig_flow")
+            col.metric(f"{figs.KIND_NAMES[k]}: gradient at lag {lag}", f"{fl.norms[lag]:.2e}")
+        show_figure(figs.gradient_flow_figure(res, float(s["lg_rho"])), key="lg_fig_flow")
     with panel.notes:
         explain("Measured with autograd on freshly initialised 32-unit cells driven by "
                 "noise: the batch holds 32 copies so one backward pass gives the whole "
@@ -551,7 +551,7 @@ def flow_view(panel) -> None:
                 "faster still (tanh′ ≤ 1). Clipping rescales the backpropagated gradient at "
                 "each step to norm ≤ the threshold: it stops explosion, not vanishing.")
         with st.expander("Export"):
-            export_buttons(F.flows_frame(res), {"rho": s["lg_rho"], "forget_bias": s["lg_fb"],
+            export_buttons(figs.flows_frame(res), {"rho": s["lg_rho"], "forget_bias": s["lg_fb"],
                                                 "T": s["lg_T"], "clip": s["lg_clip"],
                                                 "kinds": list(res)}, "lstm_gating_gradients")
 
@@ -569,7 +569,7 @@ def train_view(panel) -> None:
               "lr": s["lg_tr_lr"], "seed": seed, "device": dev}
 
     def make_race():
-        return R.RaceTrainer(("rnn", "lstm"), task="delayed_recall",
+        return rec.RaceTrainer(("rnn", "lstm"), task="delayed_recall",
                              length=2 if curr else delay, max_length=delay, curriculum=curr,
                              hidden=int(s["lg_tr_hidden"]), lr=float(s["lg_tr_lr"]),
                              batch=64, seed=seed, device=dev, forget_bias=2.0,
@@ -580,16 +580,16 @@ def train_view(panel) -> None:
 
     def draw(view, tick) -> None:
         # the nets stay with the trainer (maybe in a worker): only the accuracies come back
-        acc = read_trainer("lg_race", functools.partial(M.race_accuracy_by_delay,
+        acc = read_trainer("lg_race", functools.partial(lm.race_accuracy_by_delay,
                                                         delays=delays, seed=seed), {})
         racers = view.snapshot().racers
         a, b = st.columns(2)
         with a:
-            show_figure(F.accuracy_vs_delay(np.asarray(delays), acc,
+            show_figure(figs.accuracy_vs_delay(np.asarray(delays), acc,
                                             {k: r.level for k, r in racers.items()}, 0.25),
                         key="lg_fig_acc")
         with b:
-            show_figure(F.race_history({k: view.history.as_arrays(f"{k}/accuracy")
+            show_figure(figs.race_history({k: view.history.as_arrays(f"{k}/accuracy")
                                         for k in racers}), key="lg_fig_hist")
 
     with panel.figure:
@@ -609,7 +609,7 @@ def cell_view(panel) -> None:
         st.caption("A hidden-size-1 LSTM: each gate computes act(w·x_t + u·h_{t−1} + b). "
                    "A pulse arrives at t = 5.")
         for gate in "ifgo":
-            with st.expander(F.PANELS[gate][0], expanded=gate == "f"):
+            with st.expander(figs.PANELS[gate][0], expanded=gate == "f"):
                 cols = st.columns(3)
                 for col, name in zip(cols, "wub"):
                     STATE.widget(f"lg_s_{gate}_{name}", col)
@@ -622,7 +622,7 @@ def cell_view(panel) -> None:
         m1.metric("forget gate at rest", f"{f_rest:.3f}")
         m2.metric("c right after the pulse", f"{cell_trace.c[5, 0]:.3f}")
         m3.metric("c at the end (t = 59)", f"{cell_trace.c[-1, 0]:.3g}")
-        show_figure(F.scalar_cell_figure(xs, cell_trace, R.memory_half_life(f_rest)),
+        show_figure(figs.scalar_cell_figure(xs, cell_trace, rec.memory_half_life(f_rest)),
                     key="lg_fig_cell")
     with panel.notes:
         explain("With x = 0 after the pulse, i·g = i·tanh(u_g h + b_g); for b_g = u_g = 0 "
