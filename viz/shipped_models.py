@@ -5,7 +5,7 @@ as a traceback; it comes back as a message naming the file and what to run to re
     model, problem = shipped("attention_copy.pt", A.load_pretrained, device)
     # model: what the loader returned, or None; problem: None, or the WeightsError's message
 
-Cached per (file name, device, modification time): a rebuilt file is read again. WEIGHTS is
+Cached per (file, device, modification time and size): a rebuilt file is read again. WEIGHTS is
 read at call time, so a test can point it at a folder holding a broken copy.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ def path_of(name: str) -> Path:
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _load(path: str, _loader: Callable[..., Any], loader_name: str, device: str,
-          mtime_ns: int) -> tuple[Any, str | None]:
+          mtime_ns: int, size: int) -> tuple[Any, str | None]:
     try:
         return _loader(path, device), None
     except WeightsError as e:
@@ -42,7 +42,8 @@ def shipped(name: str, loader: Callable[..., Any], device: str = "cpu"
     if not p.is_file():
         return None, None
     qual = f"{getattr(loader, '__module__', '')}.{getattr(loader, '__qualname__', loader)}"
-    return _load(str(p), loader, qual, str(device), p.stat().st_mtime_ns)
+    stat = p.stat()
+    return _load(str(p), loader, qual, str(device), stat.st_mtime_ns, stat.st_size)
 
 
 def warn(problem: str, fallback: str) -> None:
