@@ -19,6 +19,8 @@ WEIGHTS = shipped_models.WEIGHTS
 KINDS = ("rnn", "gru", "lstm")
 K = 4                                   # symbols A-D
 HIDDEN = 16
+DELAYS = (1, 60)                        # the shipped nets were trained on every delay in here
+                                        # (scripts/pretrain_lstm_gating.py); the slider offers it
 CHECK_DELAYS = (1, 2, 5, 10, 20, 30, 40, 50, 60)
 PROBE = dict(n=128, delay=40, seed=12345)   # the batch on which the storing unit is chosen
 RACE_AT = 600                           # iteration the Train claim is checked at
