@@ -1,15 +1,22 @@
-"""`python -m benchmarks classroom [--students N[,N...]]`: a class on one server.
+"""`python -m benchmarks classroom [--students N[,N...]] [--trainers inline|process|ray]
+[--pages=gan,vae,relu_regions] [--cycles]`: a class on one server. (Write --pages=... as one
+word: a bare page name would also select the benchmark module of that name.)
 
-One `streamlit run app.py` server; N students, each a headless-Chromium context on a live page
+One `streamlit run app.py` server (trainers where --trainers / DLPLAY_TRAINERS says); N
+students, each a headless-Chromium context on a live page
 (GAN, VAE, ReLU regions in turn) with Play pressed; one probe student moving the first slider
 of the gradient-descent page. For each N it prints the probe's slider latency against the same
 probe on the idle server, frames/s and it/s per student (worst and median), total it/s, the
 server process's CPU time per delivered live frame (independent of where the browsers run),
-its RSS, and the error boxes seen. The browsers run on the same machine as the server: on a
-2-core box wall times are pessimistic, the server CPU per frame is not. Only run when named.
+the CPU of its worker processes (DLPLAY_TRAINERS=process), the RSS of both, and the error
+boxes seen. The browsers run on the same machine as the server: on a 2-core box wall times are
+pessimistic, the server CPU per frame is not. With --cycles it also opens and closes a
+student's tab 30 times (Play pressed each time) and prints the RSS growth of the server and its
+workers once the closed sessions' trainers are released. Only run when named.
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -33,20 +40,60 @@ COUNT_JS = """() => { window.__frames = 0; window.__last = null; window.__iters 
                                  window.__iters.push([performance.now(), it]); } }, 40); }"""
 
 
-def _students() -> list[int]:
+CYCLES = 30
+
+
+def _arg(name: str) -> str | None:
     argv = sys.argv
     for i, a in enumerate(argv):
-        if a.startswith("--students"):
-            value = a.split("=", 1)[1] if "=" in a else argv[i + 1]
-            return [int(v) for v in value.split(",")]
-    return [int(v) for v in os.environ.get("DLPLAY_STUDENTS", "1,2,4").split(",")]
+        if a.startswith(f"--{name}"):
+            return a.split("=", 1)[1] if "=" in a else argv[i + 1]
+    return None
 
 
-def _proc_cpu_s(pid: int) -> float:
-    """utime + stime of the process and its reaped children, seconds."""
+def _students() -> list[int]:
+    value = _arg("students") or os.environ.get("DLPLAY_STUDENTS", "1,2,4")
+    return [int(v) for v in value.split(",")]
+
+
+def _live_pages() -> tuple[str, ...]:
+    """--pages gan,relu_regions (or DLPLAY_BENCH_PAGES): the live pages students play."""
+    value = _arg("pages") or os.environ.get("DLPLAY_BENCH_PAGES")
+    return tuple(value.split(",")) if value else LIVE_PAGES
+
+
+def _trainers() -> str:
+    return _arg("trainers") or os.environ.get("DLPLAY_TRAINERS", "inline")
+
+
+def _proc_cpu_s(pid: int, reaped: bool = True) -> float:
+    """utime + stime of the process (and of its reaped children), seconds."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = sum(int(v) for v in fields[11:15])
+    ticks = sum(int(v) for v in fields[11:15 if reaped else 13])
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            kids += [int(k) for k in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return kids
+
+
+def _sample(pid: int) -> dict[str, float]:
+    """CPU seconds and RSS MB of the web process and of its worker processes (children)."""
+    out = {"web_cpu": _proc_cpu_s(pid, reaped=False), "web_rss": _rss_mb(pid),
+           "worker_cpu": 0.0, "worker_rss": 0.0}
+    for kid in _children(pid):
+        try:
+            out["worker_cpu"] += _tree_cpu_s(kid)
+            out["worker_rss"] += _rss_mb(kid)
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            pass
+    return out
 
 
 def _tree_cpu_s(pid: int) -> float:
@@ -75,6 +122,8 @@ def _play(page) -> None:
 
 def run_class(n: int) -> list[tuple[str, Measurement]]:
     from playwright.sync_api import sync_playwright
+    mode, pages = _trainers(), _live_pages()
+    os.environ["DLPLAY_TRAINERS"] = mode                 # the server inherits it
     server = Server("app.py", ROOT)
     try:
         with sync_playwright() as p:
@@ -85,7 +134,7 @@ def run_class(n: int) -> list[tuple[str, Measurement]]:
             students = []
             for i in range(n):
                 page = browser.new_context(viewport={"width": 1200, "height": 800}).new_page()
-                first_paint(page, f"{server.url}/{LIVE_PAGES[i % len(LIVE_PAGES)]}")
+                first_paint(page, f"{server.url}/{pages[i % len(pages)]}")
                 page.evaluate(COUNT_JS)
                 students.append(page)
             for page in students:
@@ -93,10 +142,10 @@ def run_class(n: int) -> list[tuple[str, Measurement]]:
             time.sleep(3.0)                                   # past the first frames
             for page in students:
                 page.evaluate("() => { window.__frames = 0; window.__iters = []; }")
-            cpu0, t0 = _tree_cpu_s(server.proc.pid), time.perf_counter()
+            s0, t0 = _sample(server.proc.pid), time.perf_counter()
             busy = slider_moves(probe)
             time.sleep(max(0.0, WINDOW_S - (time.perf_counter() - t0)))
-            cpu1, wall = _tree_cpu_s(server.proc.pid), time.perf_counter() - t0
+            s1, wall = _sample(server.proc.pid), time.perf_counter() - t0
             fps, its, errors = [], [], 0
             for page in students:
                 frames, iters = page.evaluate("() => [window.__frames, window.__iters]")
@@ -104,12 +153,13 @@ def run_class(n: int) -> list[tuple[str, Measurement]]:
                 its.append((iters[-1][1] - iters[0][1]) / ((iters[-1][0] - iters[0][0]) / 1e3)
                            if len(iters) > 1 else 0.0)
                 errors += page.locator(ERRORS).count()
-            rss = _rss_mb(server.proc.pid)
             browser.close()
     finally:
         server.stop()
     frames = sum(fps) * wall
-    tag = f"classroom: {n} student{'s' if n > 1 else ''}"
+    web_cpu = s1["web_cpu"] - s0["web_cpu"]
+    worker_cpu = s1["worker_cpu"] - s0["worker_cpu"]
+    tag = f"classroom ({mode}): {n} student{'s' if n > 1 else ''}"
     return [
         (f"{tag}, probe slider", Measurement(busy / idle, "x idle",
                                              f"{busy * 1e3:.0f} ms vs {idle * 1e3:.0f} ms idle")),
@@ -118,17 +168,68 @@ def run_class(n: int) -> list[tuple[str, Measurement]]:
         (f"{tag}, it/s per student", Measurement(min(its), "min",
                                                  f"median {statistics.median(its):.0f}, total "
                                                  f"{sum(its):.0f} it/s")),
-        (f"{tag}, server CPU per live frame", Measurement(
-            (cpu1 - cpu0) / frames * 1e3 if frames else float("nan"), "ms",
-            f"{(cpu1 - cpu0) / wall:.0%} of one core over {wall:.0f} s; RSS {rss:.0f} MB; "
-            f"error boxes {errors}")),
+        (f"{tag}, web-process CPU per live frame", Measurement(
+            web_cpu / frames * 1e3 if frames else float("nan"), "ms",
+            f"web process {web_cpu / wall:.0%} of one core over {wall:.0f} s, RSS "
+            f"{s1['web_rss']:.0f} MB; workers {worker_cpu / wall:.0%} of one core, RSS "
+            f"{s1['worker_rss']:.0f} MB; error boxes {errors}")),
     ]
 
 
+def run_cycles(cycles: int = CYCLES) -> list[tuple[str, Measurement]]:
+    """Open a live page, press Play, close the tab; `cycles` times. RSS of the web process and
+    its workers before, right after, and once the janitor has released the closed sessions'
+    trainers (DLPLAY_LEASE_S shortens its lease for this run)."""
+    from playwright.sync_api import sync_playwright
+    mode, pages = _trainers(), _live_pages()
+    os.environ["DLPLAY_TRAINERS"] = mode
+    os.environ.setdefault("DLPLAY_LEASE_S", "10")
+    server = Server("app.py", ROOT)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
+
+            def one(i: int) -> None:
+                ctx = browser.new_context(viewport={"width": 1200, "height": 800})
+                page = ctx.new_page()
+                first_paint(page, f"{server.url}/{pages[i % len(pages)]}")
+                _play(page)
+                page.wait_for_timeout(2000)
+                ctx.close()
+
+            for i in range(len(pages)):                     # warm: imports, caches, workers
+                one(i)
+            time.sleep(float(os.environ["DLPLAY_LEASE_S"]) + 15)
+            before = _sample(server.proc.pid)
+            for i in range(cycles):
+                one(i)
+            after = _sample(server.proc.pid)
+            time.sleep(float(os.environ["DLPLAY_LEASE_S"]) + 15)
+            settled = _sample(server.proc.pid)
+            browser.close()
+    finally:
+        server.stop()
+
+    def total(s: dict) -> float:
+        return s["web_rss"] + s["worker_rss"]
+    return [(f"classroom ({mode}): {cycles} open/close cycles, RSS growth", Measurement(
+        total(settled) - total(before), "MB",
+        f"web {before['web_rss']:.0f} -> {after['web_rss']:.0f} -> {settled['web_rss']:.0f} MB, "
+        f"workers {before['worker_rss']:.0f} -> {after['worker_rss']:.0f} -> "
+        f"{settled['worker_rss']:.0f} MB (before, after the cycles, after the lease); "
+        f"target < 50"))]
+
+
 def _all() -> Measurement:
-    rows = [r for n in _students() for r in run_class(n)]
-    print("\n".join(f"| {name} | {m.value:,.3g} {m.unit} | {m.note} |" for name, m in rows))
-    return Measurement(len(rows), "rows", "printed above")
+    runs = [functools.partial(run_class, n) for n in _students()]
+    if "--cycles" in sys.argv:
+        runs.append(functools.partial(run_cycles, int(_arg("cycles-n") or CYCLES)))
+    rows = 0
+    for run in runs:                       # print as they come: a long run may be cut short
+        for name, m in run():
+            print(f"| {name} | {m.value:,.3g} {m.unit} | {m.note} |", flush=True)
+            rows += 1
+    return Measurement(rows, "rows", "printed above")
 
 
 BENCHMARKS = {"classroom: N students playing live pages": _all}

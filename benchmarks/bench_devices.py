@@ -11,12 +11,13 @@ import time
 from typing import Callable
 
 import numpy as np
-import torch
 
 from benchmarks import Measurement, median_time
 from engine import attention, conv, diffusion, gan, optim, recurrent, regions, vae
 from engine.datasets import DATASETS
+from engine.cuda_graph import GraphedStep, classifier_step_fn
 from engine.device import available_devices
+from engine.workload import DevicePicker, mlp_step, sync
 from engine.training import MLPClassifierTrainer
 from viz.topics import ROOT
 
@@ -24,11 +25,7 @@ TRAIN_STEPS = 60
 WEIGHTS = ROOT / "assets" / "weights"
 
 
-def _sync(device: str) -> None:
-    if device == "cuda":
-        torch.cuda.synchronize()
-    elif device == "mps":
-        torch.mps.synchronize()
+_sync = sync
 
 
 def _toy(name: str):
@@ -94,8 +91,48 @@ def _op_seconds(fn: Callable[[str], None], device: str) -> float:
     return median_time(run, repeat=3, warmup=1)
 
 
+STEP_ITERS = 300
+
+
+def _mlp_step_rate(device: str, graph: bool, depth: int = 2, width: int = 128) -> float:
+    """it/s of one full-batch Adam step (batch 256) of a depth x width MLP: eager, or replayed
+    from a CUDA graph (engine.cuda_graph.GraphedStep; no host sync inside the loop)."""
+    model, opt, x, y, eager = mlp_step(device, depth, width, capturable=graph)
+    if graph:
+        graphed = GraphedStep(classifier_step_fn(model, opt), {"x": x, "y": y}, warmup=3)
+        step = lambda: graphed()            # full batch: the static inputs never change
+    else:
+        step = eager
+    for _ in range(10):                     # warm-up (and capture, for the graph)
+        step()
+    _sync(device)
+    t0 = time.perf_counter()
+    for _ in range(STEP_ITERS):
+        step()
+    _sync(device)
+    return STEP_ITERS / (time.perf_counter() - t0)
+
+
+def _auto_pick(key: str) -> Measurement:
+    t0 = time.perf_counter()
+    pick = DevicePicker(path=None).pick(key)
+    rates = ", ".join(f"{d} {r:,.0f} it/s" for d, r in pick.rates.items()) or "nothing measured"
+    return Measurement(time.perf_counter() - t0, "s",
+                       f"auto picks {pick.device} ({pick.source}: {rates}) for {key}")
+
+
 def _entries() -> dict[str, Callable[[], Measurement]]:
     entries: dict[str, Callable[[], Measurement]] = {}
+    step_note = "2x128 tanh MLP, Adam, full batch 256 (the 2x128 GAN nets' size)"
+    for device in available_devices()[::-1]:
+        entries[f"devices: 2x128 MLP step eager on {device}"] = (
+            lambda d=device: Measurement(_mlp_step_rate(d, False), "it/s", step_note))
+        if device == "cuda":
+            entries["devices: 2x128 MLP step CUDA graph on cuda"] = (
+                lambda: Measurement(_mlp_step_rate("cuda", True), "it/s",
+                                    step_note + ", captured once, replayed"))
+    for key in ("gan:2x128", "mlp:4x1024"):
+        entries[f"devices: auto pick {key}"] = lambda k=key: _auto_pick(k)
     for device in available_devices()[::-1]:      # cpu first
         for name, (factory, what) in TRAINERS.items():
             entries[f"devices: {name} on {device}"] = (

@@ -4,7 +4,9 @@
 
 Replicas listen on 127.0.0.1:<port+1>..<port+N>; nginx on 127.0.0.1:<port> (change
 `listen` in the template to 0.0.0.0 for a real host). Each replica is one Python process
-with its own trainers; nginx keeps a browser on one replica (cookie `dlplay_route`).
+that trains in worker processes (DLPLAY_TRAINERS=process unless the environment says
+otherwise; the CPUs but one are split among the replicas' workers, DLPLAY_WORKERS);
+nginx keeps a browser on one replica (cookie `dlplay_route`).
 tests/e2e/test_replicas.py drives two browsers through the proxy.
 """
 from __future__ import annotations
@@ -41,6 +43,14 @@ def _wait_ok(url: str, timeout_s: float = 90.0) -> None:
     raise RuntimeError(f"no answer from {url}")
 
 
+def replica_env(replicas: int, cpus: int | None = None) -> dict[str, str]:
+    """Defaults for each replica: trainers in worker processes, the CPUs but one (the web
+    processes and nginx) shared among the replicas' worker pools, at least one each."""
+    cpus = cpus or os.cpu_count() or 1
+    return {"DLPLAY_TRAINERS": "process",
+            "DLPLAY_WORKERS": str(max(1, (cpus - 1) // max(1, replicas)))}
+
+
 @dataclass
 class Deployment:
     port: int
@@ -60,7 +70,7 @@ class Deployment:
         nginx = shutil.which("nginx") or "/usr/sbin/nginx"
         if not Path(nginx).exists():
             raise RuntimeError("nginx is not installed (apt-get install -y nginx)")
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env = {**replica_env(self.replicas), **os.environ, "PYTHONPATH": str(ROOT)}
         for p in self.backends:
             log = open(self.prefix / f"replica-{p}.log", "w")
             self.procs.append(subprocess.Popen(

@@ -23,6 +23,7 @@ import contextlib
 import itertools
 import math
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -30,6 +31,20 @@ from engine.training import History, Trainer, TickResult, run_for
 
 CHUNK_S = 0.025          # target seconds per chunk; the stop flag is checked between chunks
 WAIT_S = 30.0            # longest wait for the lock by a Step / a draw before giving up
+VIEW_POINTS = 500        # a view's history keeps at most this many points per metric
+
+
+def decimate_history(history: History, max_points: int = VIEW_POINTS) -> History:
+    """A copy of `history` with at most `max_points` points per metric: every k-th point,
+    k = ceil(n / max_points), counted back from the last one so the newest point is always
+    kept (a loss curve of 20,000 iterations draws as 500 points and still ends at "now")."""
+    steps, values = {}, {}
+    for name, s in history.steps.items():
+        v = history.values.get(name, [])
+        k = max(1, math.ceil(len(s) / max(1, max_points)))
+        start = (len(s) - 1) % k
+        steps[name], values[name] = s[start::k], v[start::k]
+    return History(steps, values)
 
 
 @dataclass(frozen=True)
@@ -47,6 +62,7 @@ class TrainerView:
     history: History = field(repr=False)
     data: Any = field(repr=False)
     error: str | None = None          # the worker lost this trainer (crash): say so, offer Reset
+    at: float = 0.0                   # time.time() when it was taken (ticks measure it/s)
 
     def snapshot(self) -> Any:
         return self.data
@@ -55,11 +71,24 @@ class TrainerView:
     def of(cls, trainer: Trainer) -> "TrainerView":
         history = getattr(trainer, "history", None) or History()
         return cls(int(trainer.steps), trainer.diverged_at,
-                   history.copy(), trainer.snapshot())
+                   decimate_history(history), trainer.snapshot(), at=time.time())
+
+    @classmethod
+    def failed(cls, message: str, steps: int = 0) -> "TrainerView":
+        """The view of a trainer that is gone (its worker stopped): only the message."""
+        return cls(int(steps), None, History(), None, error=message, at=time.time())
 
 
 class TrainerBusy(RuntimeError):
     """The trainer stayed locked longer than the caller was willing to wait."""
+
+
+class TrainerLost(RuntimeError):
+    """The trainer is gone: its worker process stopped, or it was released (session closed)."""
+
+
+class TrainerElsewhere(RuntimeError):
+    """The trainer lives in another process: it can be asked (`read(fn)`), not held."""
 
 
 class TrainerHandle:
@@ -94,6 +123,22 @@ class TrainerHandle:
     @property
     def busy(self) -> bool:
         return self._lock.locked()
+
+    @property
+    def steps(self) -> int:
+        return int(self.trainer.steps)
+
+    @property
+    def diverged_at(self) -> int | None:
+        return self.trainer.diverged_at
+
+    def set_pace(self, steps_per_s: float, max_total_steps: int | None = None) -> None:
+        """Only a worker-hosted trainer trains between frames and needs a pace; here the
+        frame's tick itself is the pace (steps per frame, budget)."""
+
+    def close(self) -> None:
+        """Release the trainer (a worker-hosted handle frees it in its worker)."""
+        self.cancel()
 
     def play(self) -> None:
         if not self._cancelled:

@@ -1,7 +1,8 @@
 """One meaning per import alias (issue 17): across the code a newcomer reads (app.py, engine/,
 viz/, topic_pages/), `F` may not be torch.nn.functional in one file and a figures module in
 another. A page's own figures module counts as one meaning wherever it is imported
-(`figs` = viz.<page>_figures), likewise a page's engine package and its modules.
+(`figs` = viz.<page>_figures), likewise a page's measures module (`M` =
+engine.<page>_measures), a page's engine package and its modules.
 
 KNOWN lists the double meanings found when this test was written (pages owned by the page
 helpers, reported to the lead): the test fails on any NEW one, and does not fail when a known
@@ -25,6 +26,8 @@ KNOWN = {
 def meaning(target: str) -> str:
     if re.fullmatch(r"viz\.\w+_figures", target):
         return "<a page's figures module>"
+    if re.fullmatch(r"engine\.\w+_measures", target):
+        return "<a page's measures module>"
     return target
 
 

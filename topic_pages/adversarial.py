@@ -14,6 +14,7 @@ pixel by at most two grey levels.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping
 
 import numpy as np
@@ -24,7 +25,7 @@ from engine import adversarial as adv
 from engine.adversarial_training import (SNAPSHOTS, AdvTrainConfig, AdversarialTrainer,
                                          heldout_digits, model_from_weights)
 from viz import adversarial_figures as figs
-from viz import session
+from viz import session, warm
 from viz.claims import Claim
 from viz.live import live_training
 from viz.page import View, topic_page, user_errors
@@ -190,6 +191,13 @@ def fgsm_minus_pgd(s) -> float:
     stronger attack."""
     c = curves_of(s)
     return float(min((c[(m, "FGSM")].accuracy - c[(m, "PGD")].accuracy).min() for m in MODELS))
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def gallery_digits() -> tuple[np.ndarray, np.ndarray]:
+    """The first GALLERY held-out digits and their labels (reading the split takes ~20 ms)."""
+    d = heldout_digits()
+    return d.images[:GALLERY], d.labels[:GALLERY]
 
 
 def linear_of(s: Mapping[str, Any]) -> adv.LinearEffect:
@@ -370,9 +378,8 @@ def attack_view(panel) -> None:
                 c[1].metric("Clean held-out accuracy",
                             f"{clean_accuracy(s, device=device):.1%}")
             c[2].metric("Perturbation ‖δ‖∞ / ‖δ‖₂", f"{r.linf:.3f} / {r.l2:.2f}")
-        d = heldout_digits()
-        show_figure(figs.gallery_figure(d.images[:GALLERY], d.labels[:GALLERY],
-                                        int(s["adv_digit"])),
+        images, labels = gallery_digits()
+        show_figure(figs.gallery_figure(images, labels, int(s["adv_digit"])),
                     key="adv_gallery", on_select=_on_pick_digit, selection_mode=("points",))
     with panel.notes:
         explain("**FGSM** x + ε·sign(∇ₓL(x, y)) and **PGD** (repeat: step α·sign(∇ₓL), project "
@@ -463,11 +470,32 @@ def linear_view(panel) -> None:
                 "network that is close to linear in its input (ReLU) inherits the weakness.")
 
 
+def _preset_jobs(seed: int, device: str):
+    """What the presets and tour steps draw (PGD on the 359 held-out digits: seconds, cold),
+    computed in the background once per server process (viz/warm.py); the curves last."""
+    items = [*PRESETS.values(), *STEPS]
+    for x in items:
+        s = STATE.resolve(x.settings)
+        if x.view == "attack":
+            yield functools.partial(attack_of, s, seed, device)
+            yield functools.partial(heldout_accuracy, s, seed, device)
+            yield functools.partial(clean_accuracy, s, device=device)
+            if target_of(s) is not None:
+                yield functools.partial(targeted_rate, s, seed, device)
+        elif x.view == "linear":
+            yield functools.partial(linear_of, s)
+    for x in items:
+        if x.view == "curves":
+            yield functools.partial(curves_of, STATE.resolve(x.settings), seed, device)
+
+
 VIEWS = [View("attack", "Attack one digit", attack_view),
          View("curves", "Robustness curves", curves_view, fragment=False),
          View("linear", "Why linear models break", linear_view)]
 
 if __name__ == "__main__":
+    seed, device = session.seed(), session.device()
+    warm.start("adversarial", (seed, device), lambda: _preset_jobs(seed, device))
     topic_page("adversarial", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,
                formula=r"x_{\mathrm{adv}} = \Pi_{\|\delta\|_\infty \le \varepsilon}"
                        r"\big(x + \alpha\,\mathrm{sign}\,\nabla_x L(f(x), y)\big)")

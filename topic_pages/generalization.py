@@ -1,25 +1,27 @@
 """Generalization & regularization: train and validation curves split on a noisy toy set,
 dropout / L2 / weight decay / early stopping close the gap, a network memorizes random digit
 labels, coupled L2 is not weight decay under Adam, and double descent of random features.
-Settings -> engine/generalization.py, engine/double_descent.py -> viz/generalization_figures.py.
+Settings -> engine/generalization.py, engine/double_descent.py (what the page reads from its
+live trainers: engine/generalization_measures.py) -> viz/generalization_figures.py.
 
 The page skeleton (docs/ADDING_A_PAGE.md): constants and STATE, the pure computations that
 both the views and the claims use, PRESETS and STEPS with their claims, one function per
 view, and the footer."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from engine import double_descent as dd
 from engine import generalization as G
+from engine import generalization_measures as M
 from viz import generalization_figures as figs
 from viz import session
 from viz.claims import Claim
-from viz.live import live_training
+from viz.live import live_training, read_trainer
 from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
@@ -121,29 +123,23 @@ def trained(config: G.TrainConfig, seed: int, steps: int) -> G.GeneralizationSna
     return tr.snapshot()
 
 
-def at(snap: G.GeneralizationSnapshot, name: str, step: int) -> float:
-    """Logged value of `name` at the last evaluation <= step."""
-    i = int(np.searchsorted(snap.steps, step, side="right")) - 1
-    return float(getattr(snap, name)[max(i, 0)])
-
-
 def gap_at(s, step: int = NAMED_STEP, seed: int | None = None) -> float:
     """train accuracy − validation accuracy at `step` (Overfitting tab settings)."""
     seed = CLAIM_SEED if seed is None else seed
     snap = trained(overfit_config(s), seed, step)
-    return at(snap, "train_acc", step) - at(snap, "val_acc", step)
+    return M.at(snap, "train_acc", step) - M.at(snap, "val_acc", step)
 
 
 def overfit_measure(s, name: str, step: int = NAMED_STEP, seed: int | None = None) -> float:
     seed = CLAIM_SEED if seed is None else seed
-    return at(trained(overfit_config(s), seed, step), name, step)
+    return M.at(trained(overfit_config(s), seed, step), name, step)
 
 
 def val_loss_growth(s, seed: int | None = None) -> float:
     """validation loss at NAMED_STEP / its minimum over the run."""
     seed = CLAIM_SEED if seed is None else seed
     snap = trained(overfit_config(s), seed, NAMED_STEP)
-    return at(snap, "val_loss", NAMED_STEP) / float(snap.val_loss.min())
+    return M.at(snap, "val_loss", NAMED_STEP) / float(snap.val_loss.min())
 
 
 def best_step(s, seed: int | None = None) -> float:
@@ -151,26 +147,21 @@ def best_step(s, seed: int | None = None) -> float:
     return float(trained(overfit_config(s), seed, NAMED_STEP).best_step)
 
 
-def steps_to_train_acc(snap: G.GeneralizationSnapshot, acc: float = 0.95) -> float:
-    hit = np.flatnonzero(snap.train_acc >= acc)
-    return float(snap.steps[hit[0]]) if hit.size else float("inf")
-
-
 def random_measure(s, run: str, name: str, seed: int | None = None) -> float:
     seed = CLAIM_SEED if seed is None else seed
-    return at(trained(random_configs(s)[run], seed, RANDOM_STEP), name, RANDOM_STEP)
+    return M.at(trained(random_configs(s)[run], seed, RANDOM_STEP), name, RANDOM_STEP)
 
 
 def memorization_slowdown(s, seed: int | None = None) -> float:
     """steps to 95% training accuracy: random labels / true labels."""
     seed = CLAIM_SEED if seed is None else seed
     snaps = {k: trained(c, seed, RANDOM_STEP) for k, c in random_configs(s).items()}
-    return steps_to_train_acc(snaps["random labels"]) / steps_to_train_acc(snaps["true labels"])
+    return M.steps_to_train_acc(snaps["random labels"]) / M.steps_to_train_acc(snaps["true labels"])
 
 
 def decay_measure(s, run: str, name: str, seed: int | None = None) -> float:
     seed = CLAIM_SEED if seed is None else seed
-    return at(trained(decay_configs(s)[run], seed, NAMED_STEP), name, NAMED_STEP)
+    return M.at(trained(decay_configs(s)[run], seed, NAMED_STEP), name, NAMED_STEP)
 
 
 def norm_ratio(s, seed: int | None = None) -> float:
@@ -185,7 +176,7 @@ def norm_vs_unregularized(s, seed: int | None = None) -> float:
     cfg = decay_configs(s)["AdamW"]
     plain = G.TrainConfig(**{**cfg.__dict__, "weight_decay": 0.0})
     return (decay_measure(s, "AdamW", "weight_norm", seed)
-            / at(trained(plain, seed, NAMED_STEP), "weight_norm", NAMED_STEP))
+            / M.at(trained(plain, seed, NAMED_STEP), "weight_norm", NAMED_STEP))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -337,9 +328,7 @@ STEPS = [
 # ----------------------------------------------------------------------------- views
 def _train_to(key: str, target: int) -> None:
     """Button callback: advance the live trainer to `target` iterations at once."""
-    tr = st.session_state.get(f"{key}__trainer")
-    if tr is not None and tr.steps < target and tr.diverged_at is None:
-        tr.step(target - tr.steps)
+    read_trainer(key, functools.partial(M.train_to, target=target))
 
 
 def _train_to_button(key: str, target: int, label: str) -> None:
@@ -367,21 +356,18 @@ def overfit_view(panel) -> None:
             STATE.widget("gen_lr")
             STATE.widget("gen_patience")
         _train_to_button("gen_overfit", NAMED_STEP, "Train to 1,000")
-        STATE.widget("gen_boundary")
     s = STATE.values()
     config = overfit_config(s)
     box = None
 
-    def draw(trainer, tick) -> None:
-        snap = trainer.snapshot()
-        which = STATE.value("gen_boundary")
-        model = trainer.best_model() if which == "best-validation model" else trainer.model
-        pts = np.concatenate([trainer.data.x_train, trainer.data.x_val])
-        lo, hi = pts.min(0) - 0.3, pts.max(0) + 0.3
-        grid = G.decision_grid(model, (lo[0], hi[0], lo[1], hi[1]), GRID_RES)
-        show_figure(figs.overfit_figure(grid, trainer.data, snap, config.patience, which),
+    def draw(view, tick) -> None:
+        # inside the live fragment: switching the boundary redraws this frame only
+        which = STATE.widget("gen_boundary")
+        snap = view.snapshot()
+        b = read_trainer("gen_overfit", functools.partial(M.boundary_of, which=which, res=GRID_RES))
+        show_figure(figs.overfit_figure(b.grid, b.data, snap, config.patience, which),
                     key="gen_overfit_fig")
-        last = trainer.latest()
+        last = M.latest(snap)
         cols = st.columns(4)
         cols[0].metric("Train accuracy", f"{last['train_acc']:.2f}")
         cols[1].metric("Validation accuracy", f"{last['val_acc']:.2f}")
@@ -405,6 +391,36 @@ def overfit_view(panel) -> None:
             _export(box.snapshot(), config, "generalization_overfit")
 
 
+def _pair_live(panel, key: str, configs: dict[str, G.TrainConfig], panels: tuple[str, str],
+               first: tuple[str, str, str], chance: float | None, steps_per_frame: int,
+               what: str, export: str, notes: str) -> None:
+    """Two runs trained side by side (Random labels, L2 vs AdamW): the comparison figure, per
+    run the metric `first` = (label, snapshot field, format) and validation accuracy, export."""
+    def draw(view, tick) -> None:
+        snaps = view.snapshot()
+        show_figure(figs.compare_figure(snaps, panels, chance=chance), key=f"{key}_fig")
+        cols = st.columns(4)
+        label, field, fmt = first
+        for i, name in enumerate(snaps):
+            last = M.latest(snaps[name])
+            cols[2 * i].metric(f"{name}: {label}", format(last[field], fmt))
+            cols[2 * i + 1].metric(f"{name}: validation", f"{last['val_acc']:.2f}")
+
+    pair = None
+    with panel.figure:
+        with user_errors(what):
+            pair = live_training(key, lambda: G.PairTrainer({
+                k: G.GeneralizationTrainer(c, seed=session.seed(), device=session.device())
+                for k, c in configs.items()}), draw, _live_config(configs),
+                steps_per_frame=steps_per_frame)
+    with panel.notes:
+        explain(notes)
+        if pair is not None:
+            frame = pd.concat([_frame(snap).assign(run=run) for run, snap in pair.snapshot().items()])
+            with st.expander("Export"):
+                export_buttons(frame, {"runs": {k: c.__dict__ for k, c in configs.items()}}, export)
+
+
 def random_view(panel) -> None:
     with panel.controls:
         STATE.widget("gen_rl_n")
@@ -412,31 +428,14 @@ def random_view(panel) -> None:
         st.caption("Adam, η = 0.001, full batch, two hidden ReLU layers; validation: 359 "
                    "held-out digits with their true labels.")
         _train_to_button("gen_random", RANDOM_STEP, "Train to 400")
-    configs = random_configs(STATE.values())
-
-    def draw(pair, tick) -> None:
-        snaps = pair.snapshot()
-        show_figure(figs.compare_figure(snaps, ("acc", "loss"), chance=0.1), key="gen_random_fig")
-        cols = st.columns(4)
-        for i, name in enumerate(snaps):
-            last = pair.trainers[name].latest()
-            cols[2 * i].metric(f"{name}: train", f"{last['train_acc']:.2f}")
-            cols[2 * i + 1].metric(f"{name}: validation", f"{last['val_acc']:.2f}")
-
-    pair = None
-    with panel.figure:
-        with user_errors("train on the digits"):
-            pair = live_training("gen_random", lambda: G.PairTrainer({
-                k: G.GeneralizationTrainer(c, seed=session.seed(), device=session.device())
-                for k, c in configs.items()}), draw, _live_config(configs), steps_per_frame=25)
-    with panel.notes:
-        explain("Both networks start from the same weights. With random labels there is "
-                "nothing to learn about digits, so validation accuracy (true labels) stays at "
-                "1/10; the training set is fitted anyway, by memorizing each image. Zhang et "
-                "al. (2017) showed this for CIFAR-10 networks: explicit regularizers barely "
-                "change it.")
-        if pair is not None:
-            _export_pair(pair, configs, "generalization_random_labels")
+    _pair_live(panel, "gen_random", random_configs(STATE.values()), ("acc", "loss"),
+               ("train", "train_acc", ".2f"), 0.1, 25, "train on the digits",
+               "generalization_random_labels",
+               "Both networks start from the same weights. With random labels there is "
+               "nothing to learn about digits, so validation accuracy (true labels) stays at "
+               "1/10; the training set is fitted anyway, by memorizing each image. Zhang et "
+               "al. (2017) showed this for CIFAR-10 networks: explicit regularizers barely "
+               "change it.")
 
 
 def decay_view(panel) -> None:
@@ -446,33 +445,16 @@ def decay_view(panel) -> None:
                    "20% flipped), 2×128 ReLU. Adam + L2: g ← ∇CE + λθ, then Adam. AdamW: Adam "
                    "on ∇CE, and θ ← θ(1 − ηλ).")
         _train_to_button("gen_decay", NAMED_STEP, "Train to 1,000")
-    configs = decay_configs(STATE.values())
-
-    def draw(pair, tick) -> None:
-        snaps = pair.snapshot()
-        show_figure(figs.compare_figure(snaps, ("acc", "weight_norm")), key="gen_decay_fig")
-        cols = st.columns(4)
-        for i, name in enumerate(snaps):
-            last = pair.trainers[name].latest()
-            cols[2 * i].metric(f"{name}: ‖θ‖", f"{last['weight_norm']:.1f}")
-            cols[2 * i + 1].metric(f"{name}: validation", f"{last['val_acc']:.2f}")
-
-    pair = None
-    with panel.figure:
-        with user_errors("train both runs"):
-            pair = live_training("gen_decay", lambda: G.PairTrainer({
-                k: G.GeneralizationTrainer(c, seed=session.seed(), device=session.device())
-                for k, c in configs.items()}), draw, _live_config(configs), steps_per_frame=100)
-    with panel.notes:
-        explain("For plain SGD the two are the same update (θ ← θ − η(∇CE + λθ)). Under Adam "
-                "they differ: the L2 gradient λθ is divided by √v̂ like every other gradient, "
-                "so once it dominates a weight's gradient Adam moves that weight toward 0 by "
-                "about η per step, and the run converges to the minimizer of CE + (λ/2)‖θ‖². "
-                "AdamW's decay ηλθ does not pass through Adam: it is the same relative shrink "
-                "for every weight, and it is small when ηλ is small. Loshchilov & Hutter (2019) "
-                "decoupled it so that λ can be tuned independently of η.")
-        if pair is not None:
-            _export_pair(pair, configs, "generalization_l2_vs_adamw")
+    _pair_live(panel, "gen_decay", decay_configs(STATE.values()), ("acc", "weight_norm"),
+               ("‖θ‖", "weight_norm", ".1f"), None, 100, "train both runs",
+               "generalization_l2_vs_adamw",
+               "For plain SGD the two are the same update (θ ← θ − η(∇CE + λθ)). Under Adam "
+               "they differ: the L2 gradient λθ is divided by √v̂ like every other gradient, "
+               "so once it dominates a weight's gradient Adam moves that weight toward 0 by "
+               "about η per step, and the run converges to the minimizer of CE + (λ/2)‖θ‖². "
+               "AdamW's decay ηλθ does not pass through Adam: it is the same relative shrink "
+               "for every weight, and it is small when ηλ is small. Loshchilov & Hutter (2019) "
+               "decoupled it so that λ can be tuned independently of η.")
 
 
 def double_view(panel) -> None:
@@ -515,21 +497,10 @@ def _frame(snap: G.GeneralizationSnapshot) -> pd.DataFrame:
                          "val_acc": snap.val_acc, "weight_norm": snap.weight_norm})
 
 
-def _export_pair(pair: G.PairTrainer, configs: dict[str, G.TrainConfig], name: str) -> None:
-    """CSV of both runs' curves (a `run` column) and JSON of both configurations."""
-    snaps = pair.snapshot()
-    frame = pd.concat([_frame(snap).assign(run=run) for run, snap in snaps.items()])
-    with st.expander("Export"):
-        export_buttons(frame, {"runs": {k: c.__dict__ for k, c in configs.items()}}, name)
-
-
 def _export(snap: G.GeneralizationSnapshot, config: G.TrainConfig, name: str) -> None:
-    frame = pd.DataFrame({"iteration": snap.steps, "train_loss": snap.train_loss,
-                          "val_loss": snap.val_loss, "train_acc": snap.train_acc,
-                          "val_acc": snap.val_acc, "weight_norm": snap.weight_norm})
     with st.expander("Export"):
-        export_buttons(frame, {"config": config.__dict__, "best_step": snap.best_step,
-                               "early_stop_step": snap.stop_step}, name)
+        export_buttons(_frame(snap), {"config": config.__dict__, "best_step": snap.best_step,
+                                      "early_stop_step": snap.stop_step}, name)
 
 
 VIEWS = [View("overfit", "Overfitting", overfit_view),

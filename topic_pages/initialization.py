@@ -9,6 +9,7 @@ views and the claims share, PRESETS and STEPS with their claims, one function pe
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -19,7 +20,7 @@ from engine import signal as S
 from engine import signal_training as T
 from engine.nets import INITS
 from viz import initialization_figures as figs
-from viz import session
+from viz import session, warm
 from viz.claims import Claim
 from viz.live import live_training
 from viz.page import View, topic_page, user_errors
@@ -134,14 +135,25 @@ def he_over_small(s: Mapping[str, Any], seed: int) -> float:
     return float(g[2].min() / g[0].max())
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _bn_trace(batch: int, batches: int, momentum: float, gamma: float, beta: float,
+              seed: int) -> S.BatchNormTrace:
+    return S.batchnorm_trace(batch, batches, momentum, gamma, beta, seed)
+
+
 def bn_trace_of(s: Mapping[str, Any], seed: int = 0) -> S.BatchNormTrace:
-    return S.batchnorm_trace(int(s["bn_batch"]), int(s["bn_batches"]), float(s["bn_momentum"]),
-                             float(s["bn_gamma"]), float(s["bn_beta"]), int(seed))
+    return _bn_trace(int(s["bn_batch"]), int(s["bn_batches"]), float(s["bn_momentum"]),
+                     float(s["bn_gamma"]), float(s["bn_beta"]), int(seed))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _gaps(momentum: float, seed: int) -> np.ndarray:
+    return np.array([S.train_vs_eval_gap(b, momentum=momentum, seed=seed) for b in GAP_BATCHES])
 
 
 def gaps_of(s: Mapping[str, Any], seed: int = 0) -> np.ndarray:
-    return np.array([S.train_vs_eval_gap(b, momentum=float(s["bn_momentum"]), seed=int(seed))
-                     for b in GAP_BATCHES])
+    """mean |y_train − y_eval| at every batch size of GAP_BATCHES (~20 ms: cached)."""
+    return _gaps(float(s["bn_momentum"]), int(seed))
 
 
 def gap_at(s: Mapping[str, Any], batch: int, seed: int) -> float:
@@ -492,10 +504,23 @@ def bn_view(panel) -> None:
                 "in train mode, or trained on tiny batches, behaves differently at test time.")
 
 
+def _preset_jobs(seed: int, device: str):
+    """What the Signal and Edge-of-chaos presets and tour steps draw (0.3-0.6 s each, cold):
+    computed in the background once per server process (viz/warm.py)."""
+    for x in [*PRESETS.values(), *STEPS]:
+        if x.view in ("signal", "chaos"):
+            s = STATE.resolve(x.settings)
+            yield functools.partial(propagation_of, s, seed, device)
+            if x.view == "chaos":
+                yield functools.partial(map_of, s)
+
+
 VIEWS = [View("signal", "Signal", signal_view), View("chaos", "Edge of chaos", chaos_view),
          View("train", "Train", train_view), View("bn", "Batch norm", bn_view)]
 
 if __name__ == "__main__":
+    seed, device = session.seed(), session.device()
+    warm.start("initialization", (seed, device), lambda: _preset_jobs(seed, device))
     topic_page("initialization", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,
                formula=r"\mathrm{Var}(z_l) = n\,\mathrm{Var}(W_l)\,\mathbb{E}[h_{l-1}^2]"
                        r"\qquad \chi = \sigma_w^2\,\mathbb{E}[\phi'(z)^2]")

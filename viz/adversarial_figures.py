@@ -12,9 +12,9 @@ from typing import Mapping
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from engine.adversarial import AttackResult, LinearEffect, RobustnessCurve
+from viz.fastfig import Fig
 from viz.theme import COLORWAY
 
 INK = [[0.0, "white"], [1.0, "black"]]
@@ -25,12 +25,15 @@ MODEL_COLORS = {"standard": COLORWAY[1], "robust": COLORWAY[0], "live": COLORWAY
 ATTACK_DASH = {"FGSM": "dot", "PGD": "solid"}
 
 
-def _image_axes(fig: go.Figure, row: int, col: int) -> None:
-    fig.update_xaxes(showgrid=False, showticklabels=False, ticks="", constrain="domain",
-                     row=row, col=col)
-    fig.update_yaxes(showgrid=False, showticklabels=False, ticks="", autorange="reversed",
-                     scaleanchor=f"x{'' if col == 1 else col}", scaleratio=1,
-                     constrain="domain", row=row, col=col)
+def _image_axes(fig: Fig, row: int, col: int) -> None:
+    x, _ = fig.refs(row, col)
+    fig.axes(row, col, x=dict(showgrid=False, showticklabels=False, ticks="", constrain="domain"),
+             y=dict(showgrid=False, showticklabels=False, ticks="", autorange="reversed",
+                    scaleanchor=x, scaleratio=1, constrain="domain"))
+
+
+def _f32(a) -> np.ndarray:
+    return np.asarray(a, dtype=np.float32)
 
 
 def _verdict(probs: np.ndarray) -> str:
@@ -42,38 +45,33 @@ def attack_figure(r: AttackResult, model_name: str, attack_name: str) -> go.Figu
     """Clean digit | perturbation (its own +-eps scale) | attacked digit | class probabilities
     before and after."""
     goal = "untargeted" if r.target is None else f"target {r.target}"
-    fig = make_subplots(rows=1, cols=4, column_widths=[0.2, 0.2, 0.2, 0.4],
-                        horizontal_spacing=0.06,
-                        subplot_titles=(f"digit {r.label}<br>{_verdict(r.probs_before)}",
-                                        f"perturbation<br>±{r.eps:.3g}, rescaled",
-                                        f"attacked<br>{_verdict(r.probs_after)}",
-                                        "P(class 0-9)"))
-    fig.add_trace(go.Heatmap(z=r.image, colorscale=INK, zmin=0, zmax=1, showscale=False,
-                             hovertemplate="pixel (%{y}, %{x}): %{z:.3f}<extra>clean</extra>"),
-                  1, 1)
+    fig = Fig(rows=1, cols=4, column_widths=[0.2, 0.2, 0.2, 0.4], horizontal_spacing=0.06,
+              subplot_titles=(f"digit {r.label}<br>{_verdict(r.probs_before)}",
+                              f"perturbation<br>±{r.eps:.3g}, rescaled",
+                              f"attacked<br>{_verdict(r.probs_after)}", "P(class 0-9)"))
+    fig.add("heatmap", 1, 1, z=_f32(r.image), colorscale=INK, zmin=0, zmax=1, showscale=False,
+            hovertemplate="pixel (%{y}, %{x}): %{z:.3f}<extra>clean</extra>")
     scale = max(float(np.abs(r.perturbation).max()), 1e-6)
-    fig.add_trace(go.Heatmap(z=r.perturbation, colorscale=DIVERGING, zmin=-scale, zmax=scale,
-                             showscale=False,
-                             hovertemplate="pixel (%{y}, %{x}): %{z:+.3f}<extra>δ</extra>"),
-                  1, 2)
-    fig.add_trace(go.Heatmap(z=r.adversarial, colorscale=INK, zmin=0, zmax=1, showscale=False,
-                             hovertemplate="pixel (%{y}, %{x}): %{z:.3f}<extra>attacked</extra>"),
-                  1, 3)
+    fig.add("heatmap", 1, 2, z=_f32(r.perturbation), colorscale=DIVERGING, zmin=-scale,
+            zmax=scale, showscale=False,
+            hovertemplate="pixel (%{y}, %{x}): %{z:+.3f}<extra>δ</extra>")
+    fig.add("heatmap", 1, 3, z=_f32(r.adversarial), colorscale=INK, zmin=0, zmax=1,
+            showscale=False, hovertemplate="pixel (%{y}, %{x}): %{z:.3f}<extra>attacked</extra>")
     classes = [str(c) for c in range(len(r.probs_before))]
-    fig.add_trace(go.Bar(x=classes, y=r.probs_before, name="clean", marker_color="#9e9e9e"),
-                  1, 4)
-    fig.add_trace(go.Bar(x=classes, y=r.probs_after, name="after the attack",
-                         marker_color=COLORWAY[1] if r.success else COLORWAY[0]), 1, 4)
+    fig.add("bar", 1, 4, x=classes, y=_f32(r.probs_before), name="clean",
+            marker=dict(color="#9e9e9e"))
+    fig.add("bar", 1, 4, x=classes, y=_f32(r.probs_after), name="after the attack",
+            marker=dict(color=COLORWAY[1] if r.success else COLORWAY[0]))
     for col in (1, 2, 3):
         _image_axes(fig, 1, col)
-    fig.update_yaxes(range=[0, 1.02], title_text="probability", row=1, col=4)
-    fig.update_xaxes(type="category", row=1, col=4)
-    fig.update_layout(barmode="group", height=340, showlegend=True,
-                      legend=dict(orientation="h", x=1, xanchor="right", y=-0.25, yanchor="top"),
-                      title=dict(text=f"{attack_name} on the {model_name} CNN, ε = {r.eps:.3g}, "
-                                      f"{goal}: {'fooled' if r.success else 'not fooled'}"),
-                      margin=dict(l=10, r=10, t=100, b=70))
-    return fig
+    fig.axes(1, 4, x=dict(type="category"),
+             y=dict(range=[0, 1.02], title=dict(text="probability")))
+    fig.update(barmode="group", height=340, showlegend=True,
+               legend=dict(orientation="h", x=1, xanchor="right", y=-0.25, yanchor="top"),
+               title=dict(text=f"{attack_name} on the {model_name} CNN, ε = {r.eps:.3g}, "
+                               f"{goal}: {'fooled' if r.success else 'not fooled'}"),
+               margin=dict(l=10, r=10, t=100, b=70))
+    return fig.figure()
 
 
 def gallery_figure(images: np.ndarray, labels: np.ndarray, selected: int | None,
@@ -82,30 +80,31 @@ def gallery_figure(images: np.ndarray, labels: np.ndarray, selected: int | None,
     (the invisible markers carry the index). The selected digit is framed."""
     n = len(images)
     rows = int(np.ceil(n / cols))
-    canvas = np.full((rows * CELL - 1, cols * CELL - 1), np.nan, np.float32)
+    canvas = np.zeros((rows * CELL - 1, cols * CELL - 1), np.float32)
     for i, img in enumerate(images):
         r, c = divmod(i, cols)
         canvas[r * CELL:r * CELL + 8, c * CELL:c * CELL + 8] = img
-    fig = go.Figure(go.Heatmap(z=np.nan_to_num(canvas, nan=0.0), colorscale=INK, zmin=0, zmax=1,
-                               showscale=False, hoverinfo="skip"))
-    idx = np.arange(n)
-    fig.add_trace(go.Scatter(x=(idx % cols) * CELL + 3.5, y=(idx // cols) * CELL + 3.5,
-                             mode="markers", marker=dict(size=22, opacity=0.0),
-                             customdata=idx, showlegend=False,
-                             hovertemplate="held-out digit #%{customdata}: label "
-                                           "%{text}<extra></extra>",
-                             text=[str(int(v)) for v in labels]))
+    fig = Fig()
+    fig.add("heatmap", z=canvas, colorscale=INK, zmin=0, zmax=1, showscale=False,
+            hoverinfo="skip")
+    idx = np.arange(n, dtype=np.int32)
+    fig.add("scatter", x=((idx % cols) * CELL + 3.5).astype(np.float32),
+            y=((idx // cols) * CELL + 3.5).astype(np.float32), mode="markers",
+            marker=dict(size=22, opacity=0.0), customdata=idx, showlegend=False,
+            hovertemplate="held-out digit #%{customdata}: label %{text}<extra></extra>",
+            text=[str(int(v)) for v in labels])
     if selected is not None and 0 <= selected < n:
         r, c = divmod(int(selected), cols)
-        fig.add_shape(type="rect", x0=c * CELL - 0.5, x1=c * CELL + 7.5, y0=r * CELL - 0.5,
-                      y1=r * CELL + 7.5, line=dict(color=COLORWAY[3], width=3))
-    fig.update_xaxes(showgrid=False, showticklabels=False, ticks="", range=[-0.5, cols * CELL - 1.5],
-                     constrain="domain")
-    fig.update_yaxes(showgrid=False, showticklabels=False, ticks="", autorange="reversed",
-                     scaleanchor="x", scaleratio=1, constrain="domain")
-    fig.update_layout(height=60 + 34 * rows, margin=dict(l=5, r=5, t=40, b=5),
-                      title=dict(text="Click a held-out digit to attack it"), dragmode=False)
-    return fig
+        fig.layout.setdefault("shapes", []).append(dict(
+            type="rect", x0=c * CELL - 0.5, x1=c * CELL + 7.5, y0=r * CELL - 0.5,
+            y1=r * CELL + 7.5, line=dict(color=COLORWAY[3], width=3)))
+    fig.axes(x=dict(showgrid=False, showticklabels=False, ticks="",
+                    range=[-0.5, cols * CELL - 1.5], constrain="domain"),
+             y=dict(showgrid=False, showticklabels=False, ticks="", autorange="reversed",
+                    scaleanchor="x", scaleratio=1, constrain="domain"))
+    fig.update(height=60 + 34 * rows, margin=dict(l=5, r=5, t=40, b=5),
+               title=dict(text="Click a held-out digit to attack it"), dragmode=False)
+    return fig.figure()
 
 
 def gallery_index(event, n: int, cols: int = GALLERY_COLS) -> int | None:
@@ -128,52 +127,48 @@ def gallery_index(event, n: int, cols: int = GALLERY_COLS) -> int | None:
 def curves_figure(curves: Mapping[tuple[str, str], RobustnessCurve], eps_mark: float | None = None,
                   live: RobustnessCurve | None = None, live_label: str = "trained live") -> go.Figure:
     """Accuracy vs eps on the held-out digits: one colour per CNN, dotted FGSM, solid PGD."""
-    fig = go.Figure()
+    fig = Fig()
     for (model, attack), c in curves.items():
-        fig.add_trace(go.Scatter(x=c.eps, y=c.accuracy * 100, mode="lines+markers",
-                                 name=f"{model} CNN, {c.attack}",
-                                 line=dict(color=MODEL_COLORS[model], dash=ATTACK_DASH[attack]),
-                                 hovertemplate="ε = %{x:.3g}: %{y:.1f}%<extra>%{fullData.name}"
-                                               "</extra>"))
+        fig.add("scatter", x=_f32(c.eps), y=_f32(c.accuracy * 100), mode="lines+markers",
+                name=f"{model} CNN, {c.attack}",
+                line=dict(color=MODEL_COLORS[model], dash=ATTACK_DASH[attack]),
+                hovertemplate="ε = %{x:.3g}: %{y:.1f}%<extra>%{fullData.name}</extra>")
     if live is not None:
-        fig.add_trace(go.Scatter(x=live.eps, y=live.accuracy * 100, mode="lines+markers",
-                                 name=f"{live_label}, {live.attack}",
-                                 line=dict(color=MODEL_COLORS["live"], width=4),
-                                 hovertemplate="ε = %{x:.3g}: %{y:.1f}%<extra>live</extra>"))
+        fig.add("scatter", x=_f32(live.eps), y=_f32(live.accuracy * 100), mode="lines+markers",
+                name=f"{live_label}, {live.attack}", line=dict(color=MODEL_COLORS["live"], width=4),
+                hovertemplate="ε = %{x:.3g}: %{y:.1f}%<extra>live</extra>")
     if eps_mark is not None:
-        fig.add_vline(x=eps_mark, line=dict(color="#777", dash="dash", width=1))
-    fig.update_xaxes(title_text="ε (L∞ radius, pixels in [0, 1])")
-    fig.update_yaxes(title_text="held-out accuracy (%)", range=[0, 101])
-    fig.update_layout(height=520, title=dict(text="Accuracy under attack on the 359 held-out "
-                                                  "digits"),
-                      legend=dict(orientation="h", x=0, xanchor="left", yref="container", y=0,
-                                  yanchor="bottom"), margin=dict(b=150))
-    return fig
+        fig.vline(eps_mark, line=dict(color="#777", dash="dash", width=1))
+    fig.axes(x=dict(title=dict(text="ε (L∞ radius, pixels in [0, 1])")),
+             y=dict(title=dict(text="held-out accuracy (%)"), range=[0, 101]))
+    fig.update(height=520, title=dict(text="Accuracy under attack on the 359 held-out digits"),
+               legend=dict(orientation="h", x=0, xanchor="left", yref="container", y=0,
+                           yanchor="bottom"), margin=dict(b=150))
+    return fig.figure()
 
 
 def linear_figure(e: LinearEffect, digits_dim: int = 64) -> go.Figure:
     """Score changes vs dimension d, log-log: the worst case eps ||w||_1 grows like d, a
     random perturbation of the same size like sqrt(d), and the score's own spread like sqrt(d)."""
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=e.dims, y=e.worst_change, mode="lines+markers",
-                             name="worst case ε‖w‖₁ (η = ε·sign w)", line=dict(color=COLORWAY[1])))
-    fig.add_trace(go.Scatter(x=e.dims, y=e.expected, mode="lines",
-                             name="theory ε·d·σ·√(2/π)", line=dict(color="#555", dash="dash")))
-    fig.add_trace(go.Scatter(x=e.dims, y=e.random_change, mode="lines+markers",
-                             name="random-sign η, same size", line=dict(color=COLORWAY[0])))
-    fig.add_trace(go.Scatter(x=e.dims, y=e.score_std, mode="lines",
-                             name="spread of wᵀx over inputs", line=dict(color=COLORWAY[2],
-                                                                        dash="dot")))
+    fig = Fig()
+    fig.add("scatter", x=e.dims, y=e.worst_change, mode="lines+markers",
+            name="worst case ε‖w‖₁ (η = ε·sign w)", line=dict(color=COLORWAY[1]))
+    fig.add("scatter", x=e.dims, y=e.expected, mode="lines", name="theory ε·d·σ·√(2/π)",
+            line=dict(color="#555", dash="dash"))
+    fig.add("scatter", x=e.dims, y=e.random_change, mode="lines+markers",
+            name="random-sign η, same size", line=dict(color=COLORWAY[0]))
+    fig.add("scatter", x=e.dims, y=e.score_std, mode="lines", name="spread of wᵀx over inputs",
+            line=dict(color=COLORWAY[2], dash="dot"))
     lo = float(min(e.worst_change.min(), e.random_change.min(), e.score_std.min()))
     hi = float(max(e.worst_change.max(), e.score_std.max()))
-    fig.add_trace(go.Scatter(x=[digits_dim, digits_dim], y=[lo, hi], mode="lines",
-                             name=f"8×8 digits: d = {digits_dim}", hoverinfo="skip",
-                             line=dict(color="#999", dash="dash", width=1)))
-    fig.update_xaxes(type="log", title_text="input dimension d")
-    fig.update_yaxes(type="log", title_text="change of the score wᵀx")
-    fig.update_layout(height=430, title=dict(text=f"A linear score under ‖η‖∞ ≤ ε = {e.eps:g}"),
-                      legend=dict(x=0.01, xanchor="left", y=0.99, yanchor="top"))
-    return fig
+    fig.add("scatter", x=[digits_dim, digits_dim], y=[lo, hi], mode="lines",
+            name=f"8×8 digits: d = {digits_dim}", hoverinfo="skip",
+            line=dict(color="#999", dash="dash", width=1))
+    fig.axes(x=dict(type="log", title=dict(text="input dimension d")),
+             y=dict(type="log", title=dict(text="change of the score wᵀx")))
+    fig.update(height=430, title=dict(text=f"A linear score under ‖η‖∞ ≤ ε = {e.eps:g}"),
+               legend=dict(x=0.01, xanchor="left", y=0.99, yanchor="top"))
+    return fig.figure()
 
 
 def curve_table(curves: Mapping[tuple[str, str], RobustnessCurve]) -> list[dict]:

@@ -20,6 +20,15 @@ new script run (Streamlit starts it while the old one may still be inside torch)
 older run's training. Page code that touches the trainer outside `draw` (a "Step D" button,
 an export) goes through `locked_trainer(key)` or `read_trainer(key, fn)`.
 
+Where the trainer lives is DLPLAY_TRAINERS (engine/workers.py): `inline` (default; here,
+trained inside the fragment's ticks), `process` (a pool of worker processes trains it between
+frames at the pace steps-per-frame / interval; a frame only fetches the latest view) or `ray`
+(a Ray actor). The factory must then be picklable (cloudpickle) and pure: no st.* or session
+lookups inside, plain values in (else it stays inline, with a logged warning); `handle.trainer`,
+get_trainer() and st.session_state["<key>__trainer"] are None and locked_trainer raises
+(use read_trainer). A lost trainer (its worker died, its session was released) shows its
+message and Reset builds a new one.
+
 `draw` never sees the trainer: it gets a TrainerView (steps, diverged_at, a copy of the
 history, and the trainer's own snapshot() as `view.snapshot()`), taken under the lock, and
 draws outside it. Anything else it needs is `read_trainer(key, fn)` with fn returning plain
@@ -41,8 +50,9 @@ from typing import Any, Callable, Iterator, MutableMapping
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from engine.handle import TrainerBusy, TrainerHandle, TrainerView, WAIT_S
+from engine.handle import TrainerBusy, TrainerHandle, TrainerLost, TrainerView, WAIT_S
 from engine.training import Trainer, TickResult
+from engine.workers import get_pool, open_handle, trainer_mode
 
 DEFAULT_BUDGET_S = 0.4   # docs/ARCHITECTURE.md: time-budgeted ticks keep ~0.6-0.8x plain-loop speed
 DEFAULT_INTERVAL_S = 0.5
@@ -76,10 +86,34 @@ def handle_for(state: State, key: str, make_trainer: Callable[[], Trainer],
         handle.cancel()
     adopt = current is not None and handle is not None and current is not handle.trainer \
         and state.get(k["config"]) == cid
-    handle = TrainerHandle(current if adopt else make_trainer(), cid)
+    handle = _open((lambda: current) if adopt else make_trainer, cid)
     state[k["handle"]], state[k["trainer"]], state[k["config"]] = handle, handle.trainer, cid
     state[k["playing"]] = False
     return handle
+
+
+def _session_active(session_id: str) -> bool:
+    """Whether Streamlit still has this browser session connected (the janitor's probe:
+    engine/workers.py frees the trainers of a session gone for longer than its lease).
+    Without a running server (AppTest) every session counts as active."""
+    from streamlit.runtime import Runtime
+    if not Runtime.exists():
+        return True
+    return Runtime.instance().is_active_session(session_id)
+
+
+def _open(make_trainer: Callable[[], Trainer], cid: str):
+    """A handle where DLPLAY_TRAINERS says: inline (a TrainerHandle here), process (a
+    worker of engine/workers.py's pool; handle.trainer is None) or ray."""
+    mode = trainer_mode()
+    session_id = None
+    if mode == "process":
+        ctx = get_script_run_ctx(suppress_warning=True)
+        session_id = ctx.session_id if ctx is not None else None
+        pool = get_pool()
+        if pool.session_alive is None:
+            pool.session_alive = _session_active
+    return open_handle(make_trainer, cid, session_id, mode)
 
 
 def press_play(state: State, key: str) -> None:
@@ -118,10 +152,10 @@ def advance(state: State, key: str, handle: TrainerHandle, epoch: int, steps_per
         return None, False
     limit = int(steps_per_frame)
     if max_total_steps is not None:
-        limit = max(0, min(limit, max_total_steps - handle.trainer.steps))
+        limit = max(0, min(limit, max_total_steps - handle.steps))
     if handle.playing:
         tick = handle.tick(limit, budget_s, epoch)
-        finished = handle.trainer.diverged_at is not None or limit == 0
+        finished = handle.diverged_at is not None or limit == 0
         return tick, finished
     if step_once:
         return handle.step(limit), False
@@ -155,8 +189,11 @@ def is_playing(key: str) -> bool:
 
 # ---- Streamlit -------------------------------------------------------------------------
 
-def get_trainer(key: str, make_trainer: Callable[[], Trainer], config: dict[str, Any]) -> Trainer:
-    """The session's trainer for `key`, rebuilt when `config` changed or on first use."""
+def get_trainer(key: str, make_trainer: Callable[[], Trainer],
+                config: dict[str, Any]) -> Trainer | None:
+    """The session's trainer for `key`, rebuilt when `config` changed or on first use.
+    None when trainers live in worker processes (DLPLAY_TRAINERS=process|ray): use
+    read_trainer(key, fn) there."""
     return handle_for(st.session_state, key, make_trainer, config).trainer
 
 
@@ -208,7 +245,7 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
                    on_click=_whole_page(press_play), args=(state, key),
                    icon=":material/pause:" if playing else ":material/play_arrow:",
                    type="primary", width="stretch",
-                   disabled=handle.trainer.diverged_at is not None)
+                   disabled=handle.diverged_at is not None or bool(getattr(handle, "error", None)))
     cols[1].button("Step", key=f"{key}__step", icon=":material/skip_next:", width="stretch",
                    disabled=playing, on_click=_whole_page(press_step), args=(state, key))
     cols[2].button("Reset", key=f"{key}__reset", on_click=_whole_page(press_reset), args=(state, key),
@@ -221,11 +258,14 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
     @st.fragment(run_every=interval_s if playing else None)
     def _frame() -> None:
         tick, finished = None, False
+        handle.set_pace(spf / interval_s, max_total_steps)   # a worker trains between frames
         try:
             tick, finished = advance(state, key, handle, epoch, spf, budget_s, max_total_steps)
         except TrainerBusy:
             st.warning("The trainer is still busy with an earlier step; press Step again.",
                        icon=":material/hourglass:")
+        except TrainerLost:
+            pass                                  # the view carries the message
         if finished and state.get(k["handle"]) is handle:
             state[k["playing"]] = False
             handle.pause()
@@ -237,6 +277,9 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
                     icon=":material/hourglass:")
             return
         state[k["view"]] = view
+        if view.error is not None:
+            st.error(view.error, icon=":material/error:")
+            return
         _status_line(view, tick)
         draw(view, tick)
 

@@ -1,7 +1,9 @@
 """The sidebar every page shares: compute device, global seed, classroom mode.
 
-- device: select box of the devices that exist (auto order CUDA > MPS > CPU; DLPLAY_DEVICE
-  overrides the default), bound to ?device=.
+- device: select box of "auto (per page)" (only where more than one device exists) and the
+  devices that exist, bound to ?device=. On auto each page's workload runs on the device
+  measured fastest for it (engine.workload); DLPLAY_DEVICE naming a device makes that device
+  the default choice; an explicit choice wins.
 - seed: bound to ?seed= (an invalid value in the URL is ignored by Streamlit -> default 0).
 - classroom: toggle, synced by hand with ?classroom=1 because the URL convention is "1",
   which Streamlit's bound toggles (true/false only) would reject.
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.device import available_devices, default_device, device_label
+from engine.device import DeviceChoice, available_devices, default_device, device_label
 from viz import session
 from viz.page import inject_css
 
@@ -42,20 +44,38 @@ def _sync_classroom_to_url() -> None:
         del st.query_params["classroom"]
 
 
+def device_options(devices: list[str], choice: DeviceChoice) -> tuple[list[str], int]:
+    """(options, index of the default): "auto" first when there is a choice to make; the
+    default is the device DLPLAY_DEVICE names, else "auto" (else the only device)."""
+    options = ([session.AUTO] if len(devices) > 1 else []) + list(devices)
+    if choice.reason != "auto" or session.AUTO not in options:
+        return options, options.index(choice.name)
+    return options, 0
+
+
+def _device_caption() -> str:
+    if st.session_state.get("device") == session.AUTO:
+        return ("In use: **auto**: each page's model runs where it trains fastest "
+                "(measured once per model size)")
+    return f"In use: **{device_label(session.device())}**"
+
+
 def shared_sidebar() -> None:
     if "classroom" not in st.session_state:
         st.session_state["classroom"] = _classroom_from_url()
     choice = default_device()
-    devices = available_devices()
+    options, index = device_options(available_devices(), choice)
     with st.sidebar:
         st.markdown("### Settings")
-        st.selectbox("Compute device", devices, index=devices.index(choice.name), key="device",
+        st.selectbox("Compute device", options, index=index, key="device",
                      bind="query-params",
-                     help="Where the PyTorch engine runs. Auto order: CUDA > MPS > CPU; "
-                          "the environment variable DLPLAY_DEVICE sets the default. The small "
+                     format_func=lambda d: "auto (per page)" if d == session.AUTO else d,
+                     help="Where the PyTorch engine runs. auto (per page): each page times "
+                          "its model on every device once and uses the fastest; the small "
                           "2-D models train faster on the CPU (measured on an H200: 0.2-0.9x "
-                          "on CUDA); the transformer and the CNN gradients gain 5-18x.")
-        st.caption(f"In use: **{device_label(session.device())}**")
+                          "on CUDA), the transformer and the CNN gradients gain 5-18x on "
+                          "CUDA. The environment variable DLPLAY_DEVICE sets the default.")
+        st.caption(_device_caption())
         if choice.warning:
             st.warning(choice.warning)
         st.number_input("Seed", min_value=0, max_value=session.SEED_MAX,

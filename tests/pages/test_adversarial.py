@@ -4,6 +4,9 @@ click on the digit strip, one live training step, and a missing weights file tha
 message, not a crash."""
 from __future__ import annotations
 
+import json
+
+import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -17,6 +20,14 @@ ACC = "Held-out accuracy, attacked"
 
 def _page(query: dict | None = None) -> AppTest:
     return open_page(PAGE, query)
+
+
+def _all_valid(at: AppTest) -> None:
+    """Every drawn chart passes plotly's validation (figures are built as dicts: viz/fastfig.py)."""
+    charts = at.get("plotly_chart")
+    assert charts
+    for chart in charts:
+        go.Figure(json.loads(chart.proto.spec))
 
 
 def _pct(text: str) -> float:
@@ -33,6 +44,7 @@ def test_defaults_attack_the_standard_cnn_with_pgd(page):
     titles = chart_titles(page)
     assert titles[0].startswith("PGD-10 on the standard CNN, ε = 0.125, untargeted: fooled")
     assert "Click a held-out digit" in titles[1]
+    _all_valid(page)
     assert _pct(metric(page, ACC)) < 0.20
     assert _pct(metric(page, "Clean held-out accuracy")) > 0.97
     linf, l2 = metric(page, "Perturbation").split(" / ")
@@ -106,6 +118,7 @@ def test_every_tour_step_runs_and_opens_its_view():
         show_step(at, SLUG, i)
         assert not at.error, (step.title, [e.value for e in at.error])
         assert expected[step.view] in chart_titles(at)[0], (step.title, chart_titles(at))
+        _all_valid(at)
 
 
 def test_moving_widgets_changes_what_is_shown():
@@ -148,6 +161,7 @@ def test_a_live_training_step_draws_the_green_curve():
     data = chart_figure(at, "adv_curves")["data"]
     live = [t for t in data if "trained live" in t["name"]]
     assert len(live) == 1 and "step 23" in live[0]["name"]
+    _all_valid(at)
     assert len(plotly_array(live[0]["y"])) == 6
 
 
@@ -164,3 +178,27 @@ def test_out_of_range_digit_in_the_url_falls_back_to_a_valid_one():
     assert not at.exception and not at.error
     assert 0 <= at.number_input(key="adv_digit").value <= 358
     assert 0 <= at.slider(key="adv_eps").value <= 0.3
+
+
+@pytest.mark.slow
+def test_presets_are_computed_in_the_background_before_they_are_picked(monkeypatch):
+    import threading
+
+    import streamlit as st
+
+    from engine import adversarial as adv
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = _page()
+    warm = [t for t in threading.enumerate() if t.name == "dlplay-warm-adversarial"]
+    assert warm
+    warm[0].join(600)
+    calls = []
+    for name in ("attack_one", "robust_accuracy", "targeted_success"):
+        real = getattr(adv, name)
+        monkeypatch.setattr(adv, name, lambda *a, _real=real, **k: calls.append(a) or _real(*a, **k))
+    for preset in ("The robust CNN keeps ≥ 70% at the same ε", "A targeted attack reaches its class",
+                   "FGSM is weaker than PGD"):
+        choose_preset(at, SLUG, preset)
+        assert not at.exception and not at.error
+    assert calls == []                       # drawn from the caches the warm-up filled

@@ -1,7 +1,9 @@
 """The app shell: gallery, navigation, shared sidebar, URL state; every page with defaults."""
 import pytest
 
-from engine.device import available_devices
+from engine.device import available_devices, default_device
+from viz import session
+from viz.sidebar import device_options
 from tests.apptest import run_app
 from viz.topics import SECTIONS, TOPICS
 
@@ -30,9 +32,10 @@ def test_every_page_runs_with_defaults(topic):
 def test_sidebar_device_lists_only_existing_devices():
     at = run_app()
     box = at.sidebar.selectbox(key="device")
-    assert box.options == available_devices()
-    assert box.value == available_devices()[0]
-    assert any(c.value.startswith("In use: **" + box.value) for c in at.sidebar.caption)
+    options, index = device_options(available_devices(), default_device())
+    assert box.options == options and set(options) - {session.AUTO} == set(available_devices())
+    assert box.value == options[index]
+    assert any(c.value.startswith("In use: **") for c in at.sidebar.caption)
 
 
 def test_url_seed_and_classroom_reproduce_state():

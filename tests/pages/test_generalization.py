@@ -3,6 +3,7 @@ widget changes that must change what is drawn, bad URL values, and every claim o
 seed (tests/test_claims.py checks seed 0)."""
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import pytest
 
 from tests.apptest import (chart_figure, choose_preset, metric, open_page, open_view, plotly_array,
@@ -16,6 +17,11 @@ SLUG = "generalization"
 
 def _traces(fig: dict, name: str) -> list[dict]:
     return [t for t in fig["data"] if t.get("name") == name]
+
+
+def _valid(at, key: str) -> go.Figure:
+    """The drawn chart passes plotly's validation (figures are built as dicts: viz/fastfig.py)."""
+    return go.Figure(chart_figure(at, key))
 
 
 def _heatmap(fig: dict) -> dict:
@@ -55,6 +61,7 @@ def test_train_to_1000_shows_the_gap_the_preset_names():
     assert plotly_array(val["x"]).max() == 1000
     shapes = fig["layout"]["shapes"]                     # best-val and early-stop lines
     assert len(shapes) >= 2
+    assert _valid(at, "gen_overfit_fig").layout.shapes[0].xref == "x2"
     # the best-validation boundary (early stopping) differs from the overfitted one
     z_now = plotly_array(_heatmap(fig)["z"])
     at.session_state["gen_boundary"] = "best-validation model"
@@ -78,7 +85,7 @@ def test_label_noise_slider_changes_the_ringed_points():
 def test_every_view_draws_its_figure_and_only_the_open_view_runs(title, key):
     at = open_view(open_page(PAGE), SLUG, title)
     assert not at.error
-    assert chart_figure(at, key)["data"]
+    assert chart_figure(at, key)["data"] and _valid(at, key).data
     assert len(at.get("download_button")) == 2                   # CSV + JSON export
     with pytest.raises(Exception):
         chart_figure(at, "gen_overfit_fig")

@@ -3,7 +3,10 @@ one session (as a teacher walks them), widget changes that must change the numbe
 click on the mean-field map, live training, and bad URL values."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 
 from tests.apptest import (chart_figure, chart_titles, choose_preset, click_chart, metric,
@@ -27,6 +30,14 @@ def _no_errors(at):
                                                 [e.value for e in at.error])
 
 
+def _all_valid(at) -> None:
+    """Every drawn chart passes plotly's validation (figures are built as dicts: viz/fastfig.py)."""
+    charts = at.get("plotly_chart")
+    assert charts
+    for chart in charts:
+        go.Figure(json.loads(chart.proto.spec))
+
+
 def test_defaults_draw_signal_figure_metrics_and_export(page):
     _no_errors(page)
     titles = chart_titles(page)
@@ -38,6 +49,7 @@ def test_defaults_draw_signal_figure_metrics_and_export(page):
     fig = chart_figure(page, "in_signal")
     act = plotly_array(fig["data"][0]["y"])
     assert act.shape == (51,) and act[0] == pytest.approx(1.0, rel=0.02)
+    _all_valid(page)
 
 
 def test_he_relu_changes_the_numbers():
@@ -58,6 +70,7 @@ def test_every_view_draws_its_figure(title, key):
     at = open_view(open_page(PAGE), SLUG, title)
     _no_errors(at)
     assert chart_figure(at, key)["data"]
+    _all_valid(at)
     assert not any("Variance per layer" in t for t in chart_titles(at))   # lazy tabs
 
 
@@ -82,6 +95,7 @@ def test_live_training_steps_and_draws_three_nets():
     losses = [d for d in fig["data"] if d.get("xaxis", "x") == "x" and d["mode"] == "lines"]
     assert len(losses) == 3
     assert len(plotly_array(losses[0]["y"])) == 20          # one frame: 20 steps
+    _all_valid(at)
     table = at.dataframe[0].value
     assert list(table["net"]) == ["normal σ_w=0.5", "xavier_normal", "kaiming_normal"]
 
@@ -94,6 +108,7 @@ def test_batch_size_two_gives_plus_minus_one_in_train_mode():
     train = [d for d in fig["data"] if d.get("xaxis") == "x3" and d["marker"].get("size") == 9]
     values = np.concatenate([plotly_array(d["x"]) for d in train])
     np.testing.assert_allclose(np.abs(values), 1.0, atol=1e-3)
+    _all_valid(at)
 
 
 @pytest.mark.slow
@@ -110,6 +125,7 @@ def test_every_preset_then_every_step_in_one_session():
             assert at.session_state[key] == value, (name, key)
         assert at.session_state[f"{SLUG}_view"] == TITLES[preset.view]
     assert chart_figure(at, "in_bn_sweep")["data"]
+    _all_valid(at)
     for i, _ in enumerate(STEPS):
         show_step(at, SLUG, i)
         _no_errors(at)
@@ -121,3 +137,24 @@ def test_bad_url_values_fall_back_without_a_crash(query):
     at = open_page(PAGE, query)
     _no_errors(at)
     assert chart_figure(at, "in_signal")["data"]
+
+
+def test_signal_presets_are_computed_in_the_background_before_they_are_picked(monkeypatch):
+    import threading
+
+    import streamlit as st
+
+    from engine import signal as S
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = open_page(PAGE)
+    warm = [t for t in threading.enumerate() if t.name == "dlplay-warm-initialization"]
+    assert warm
+    warm[0].join(300)
+    calls = []
+    real = S.propagate
+    monkeypatch.setattr(S, "propagate", lambda *a, **k: calls.append(a) or real(*a, **k))
+    choose_preset(at, SLUG, "ReLU + He: the variance keeps its size")
+    _no_errors(at)
+    assert at.session_state["in_init"] == "kaiming_normal"
+    assert calls == []                       # drawn from the cache the warm-up filled

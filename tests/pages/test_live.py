@@ -200,3 +200,59 @@ def test_reset_and_new_settings_cancel_the_old_handle():
     at.slider(key="h_lr").set_value(0.5).run()
     assert new.cancelled and at.session_state["h__handle"].config_id != new.config_id
     assert at.session_state["h__trainer"] is at.session_state["h__handle"].trainer
+
+
+def test_process_mode_trains_between_frames_and_a_killed_worker_offers_reset(monkeypatch):
+    """DLPLAY_TRAINERS=process: the harness page's trainer lives in a worker process; it
+    trains between script runs, Pause and Step act, and killing the worker gives a message
+    and a working Reset (never an exception, never a frozen page)."""
+    import os
+    import signal
+    import time
+
+    from engine.workers import WORKER_STOPPED, ProcessTrainerHandle
+    monkeypatch.setenv("DLPLAY_TRAINERS", "process")
+    at = _harness()
+    handle = at.session_state["h__handle"]
+    assert isinstance(handle, ProcessTrainerHandle) and at.session_state["h__trainer"] is None
+    assert _steps(at) == 0
+    at.button(key="h__step").click().run()
+    assert _steps(at) == 25 and not at.exception
+    at.button(key="h__play").click().run()
+    started = handle.read(lambda tr: tr.steps)
+    time.sleep(1.5)                                        # no script run in between
+    assert handle.read(lambda tr: tr.steps) > started      # the worker kept training
+    at.button(key="h__play").click().run()                 # Pause
+    paused_at = _steps(at)
+    time.sleep(0.5)
+    at.run()
+    assert _steps(at) == paused_at == handle.read(lambda tr: tr.steps)
+    at.button(key="h__step").click().run()
+    assert _steps(at) == paused_at + 25
+
+    os.kill(handle.read(lambda tr: os.getpid()), signal.SIGKILL)
+    t0 = time.monotonic()
+    while handle.error is None and time.monotonic() - t0 < 20:
+        time.sleep(0.05)
+    at.run()
+    assert not at.exception and [e.value for e in at.error] == [WORKER_STOPPED]
+    assert at.button(key="h__play").disabled
+    at.button(key="h__reset").click().run()                # Reset: a new trainer, a new worker
+    assert not at.exception and not at.error and _steps(at) == 0
+    at.button(key="h__step").click().run()
+    assert _steps(at) == 25 and at.session_state["h__handle"] is not handle
+
+
+def test_the_janitors_session_probe_asks_streamlits_runtime(monkeypatch):
+    """viz.live._session_active: no server (AppTest) -> active; with a server, what its
+    session manager says (Runtime.is_active_session: connected, not merely resumable)."""
+    from streamlit.runtime import Runtime
+    assert live._session_active("any")
+
+    class FakeRuntime:
+        def is_active_session(self, session_id):
+            return session_id == "connected"
+
+    monkeypatch.setattr(Runtime, "exists", classmethod(lambda cls: True))
+    monkeypatch.setattr(Runtime, "instance", classmethod(lambda cls: FakeRuntime()))
+    assert live._session_active("connected") and not live._session_active("closed tab")

@@ -1,0 +1,49 @@
+"""Fill a page's shared caches in the background, once per server process: what its presets
+and tour steps draw is then ready before anyone picks them (issue 16: a preset change should
+cost about a slider move, not a cold computation).
+
+    warm.start("initialization", (seed, device), lambda: [partial(propagation_of, s, seed), ...])
+
+Each job is a call of an st.cache_data/st.cache_resource function; its result lands in the cache
+every session shares. The jobs run one after the other in one daemon thread named
+"dlplay-warm-<name>"; an error is logged and skipped (the page computes, and reports, it again
+when asked). Streamlit's cache spinners have no page to draw on in that thread and would log
+"missing ScriptRunContext" once per call: that line is dropped for these threads only.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Callable, Hashable, Iterable
+
+import streamlit as st
+
+log = logging.getLogger("dlplay")
+PREFIX = "dlplay-warm-"
+_CTX_LOGGER = "streamlit.runtime.scriptrunner_utils.script_run_context"
+
+
+def _not_warm_thread(record: logging.LogRecord) -> bool:
+    return not record.threadName.startswith(PREFIX)
+
+
+def _run(name: str, jobs: Iterable[Callable[[], object]]) -> None:
+    for job in jobs:
+        try:
+            job()
+        except Exception:  # noqa: BLE001 - a warm-up never breaks a page
+            log.exception("warming the caches of %s", name)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def start(name: str, key: Hashable, _jobs: Callable[[], Iterable[Callable[[], object]]]
+          ) -> threading.Thread:
+    """Start the warm-up of `name` for `key` (e.g. (seed, device)) unless it already ran in
+    this process; returns its thread. `_jobs` is called in the thread and yields the calls."""
+    logger = logging.getLogger(_CTX_LOGGER)
+    if _not_warm_thread not in logger.filters:
+        logger.addFilter(_not_warm_thread)
+    thread = threading.Thread(target=lambda: _run(name, _jobs()), name=f"{PREFIX}{name}",
+                              daemon=True)
+    thread.start()
+    return thread
