@@ -12,7 +12,7 @@ import functools
 import numpy as np
 import streamlit as st
 
-from engine import lstm_measures as lm
+from engine import lstm_measures as M
 from engine import recurrent as rec
 from viz import lstm_gating_figures as figs
 from viz import session, shipped_models
@@ -245,7 +245,7 @@ def train_view(panel) -> None:
 
     def draw(view, tick) -> None:
         # the nets stay with the trainer (maybe in a worker): only the accuracies come back
-        acc = read_trainer("lg_race", functools.partial(lm.race_accuracy_by_delay,
+        acc = read_trainer("lg_race", functools.partial(M.race_accuracy_by_delay,
                                                         delays=delays, seed=seed), {})
         racers = view.snapshot().racers
         a, b = st.columns(2)

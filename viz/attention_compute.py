@@ -10,7 +10,7 @@ import numpy as np
 import streamlit as st
 
 from engine import attention as A
-from engine import attention_measures as am
+from engine import attention_measures as M
 from viz import shipped_models
 
 # ----------------------------------------------------------------------------- constants
@@ -153,11 +153,11 @@ def example_accuracy(s: Mapping[str, Any]) -> float:
 
 
 def copy_layer1_mass(s: Mapping[str, Any]) -> float:
-    return am.copy_layer1_mass(prediction_of(s))
+    return M.copy_layer1_mass(prediction_of(s))
 
 
 def lookup_heads(s: Mapping[str, Any]) -> tuple[float, float]:
-    return am.lookup_heads(prediction_of(s))
+    return M.lookup_heads(prediction_of(s))
 
 
 def allowed_of(s: Mapping[str, Any]) -> np.ndarray:
@@ -165,11 +165,11 @@ def allowed_of(s: Mapping[str, Any]) -> np.ndarray:
 
 
 def entries_per_n_sqrt_n(s: Mapping[str, Any]) -> float:
-    return am.entries_per_n_sqrt_n(allowed_of(s))
+    return M.entries_per_n_sqrt_n(allowed_of(s))
 
 
 def two_hop_coverage(s: Mapping[str, Any]) -> float:
-    return am.two_hop_coverage(allowed_of(s))
+    return M.two_hop_coverage(allowed_of(s))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
