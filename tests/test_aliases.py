@@ -17,11 +17,8 @@ SCOPE = [ROOT / "app.py", *sorted((ROOT / "engine").rglob("*.py")),
          *sorted((ROOT / "viz").glob("*.py")), *sorted((ROOT / "topic_pages").glob("*.py"))]
 
 KNOWN = {
-    ("F", "<a page's figures module>", "topic_pages/attention.py"),
     ("F", "<a page's figures module>", "topic_pages/diffusion.py"),
-    ("F", "<a page's figures module>", "topic_pages/lstm_gating.py"),
     ("F", "<a page's figures module>", "topic_pages/relu_regions.py"),
-    ("R", "engine.recurrent", "topic_pages/lstm_gating.py"),
     ("R", "engine.regions", "topic_pages/relu_regions.py"),
 }
 

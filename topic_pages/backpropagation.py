@@ -4,12 +4,13 @@ edge) and compare the result with torch.autograd; then check gradients by finite
 differences, backpropagate through a linear layer, and count what a full Jacobian costs in
 forward and reverse mode. Settings -> engine/autodiff -> viz/backpropagation_figures.py.
 
-The page skeleton (docs/ADDING_A_PAGE.md): constants and STATE, the pure computations that
-both the views and the claims use, PRESETS and STEPS with their claims, one function per
-view, and the footer."""
+The page skeleton (docs/ADDING_A_PAGE.md): constants and STATE, one function per view, and
+the footer. The pure computations that both the views and the claims use are in
+viz/backpropagation_compute.py, PRESETS and STEPS with their claims in
+viz/backpropagation_tour.py."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -19,18 +20,17 @@ from engine import autodiff
 from viz import backpropagation_figures as figs
 from viz import session
 from viz.autoplay import Autoplay
-from viz.claims import Claim
+from viz.backpropagation_compute import (
+    DEFAULT_EXPR, DEFAULT_VALUES, MISSING_VALUE, env_of, graph_of, gradcheck_of, layer_of,
+    modes_of)
+from viz.backpropagation_tour import PRESETS, STEPS
 from viz.page import View, topic_page
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
-from viz.widgets import Preset, Step, export_buttons
+from viz.widgets import export_buttons
 
 # ----------------------------------------------------------------------------- constants
-DEFAULT_EXPR = "(x + y) * z"
-DEFAULT_VALUES = "x = -2, y = 5, z = -4"
-MISSING_VALUE = 1.0              # a variable without a value gets this (with a warning)
 LOSS_LABELS = {"mse": "mean squared error", "cross_entropy": "softmax cross-entropy"}
-SWEEP_NS = (1, 2, 4, 8, 16, 32, 64, 128)
 TICK_S = 1.0                     # Play: one backward step per second
 # Play state (not widgets): the step shown while playing, auto-play on, skip one advance
 AT, PLAYING, HOLD = "bp_at", "bp_playing", "bp_hold"
@@ -58,248 +58,7 @@ STATE = StateTable([
 ])
 
 
-# ----------------------------------------------------------------------------- computation
-# Pure functions of the settings dict s (STATE.values() on the page, STATE.resolve(preset)
-# in the claims): the page draws exactly what the claims measure.
 
-def env_of(s: Mapping[str, Any]) -> tuple[dict[str, float], list[str], list[str]]:
-    """(values for every input of the expression, names given no value, names not used)."""
-    graph = autodiff.parse(s["bp_expr"])
-    given = autodiff.parse_values(s["bp_values"])
-    missing = [n for n in graph.input_names if n not in given]
-    unused = [n for n in given if n not in graph.input_names]
-    env = {n: given.get(n, MISSING_VALUE) for n in graph.input_names}
-    return env, missing, unused
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _differentiate(expr: str, env_items: tuple) -> autodiff.Differentiation:
-    return autodiff.differentiate(expr, dict(env_items))
-
-
-def graph_of(s: Mapping[str, Any]) -> autodiff.Differentiation:
-    env, _, _ = env_of(s)
-    return _differentiate(s["bp_expr"], tuple(env.items()))
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def _gradcheck(expr: str, env_items: tuple) -> autodiff.GradcheckCurve:
-    return autodiff.gradcheck_curve(autodiff.parse(expr), dict(env_items))
-
-
-def gradcheck_of(s: Mapping[str, Any]) -> autodiff.GradcheckCurve:
-    env, _, _ = env_of(s)
-    return _gradcheck(s["bp_expr"], tuple(env.items()))
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def _layer(n_in: int, n_out: int, batch: int, loss: str, seed: int) -> autodiff.LayerExample:
-    return autodiff.layer_example(n_in, n_out, batch, loss, seed)
-
-
-def layer_of(s: Mapping[str, Any], seed: int = 0) -> autodiff.LayerExample:
-    return _layer(int(s["bp_lin_in"]), int(s["bp_lin_out"]), int(s["bp_batch"]),
-                  s["bp_loss"], int(seed))
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def _modes(n: int, m: int) -> tuple[tuple[int, ...], tuple[autodiff.JacobianCost, ...],
-                                   autodiff.JacobianCost]:
-    ns = tuple(sorted({k for k in SWEEP_NS if k <= max(n, 16)} | {n}))
-    costs = tuple(autodiff.cost_forward_vs_reverse(k, m) for k in ns)
-    return ns, costs, costs[ns.index(n)]
-
-
-def modes_of(s: Mapping[str, Any]):
-    """(the n of the sweep, the JacobianCost at each, the one at the chosen n)."""
-    return _modes(int(s["bp_n"]), int(s["bp_m"]))
-
-
-# ---- measurements the claims use (also shown on the page)
-def grad(s, name: str) -> float:
-    return graph_of(s).gradients[name]
-
-
-def torch_gap(s) -> float:
-    """max |ours − torch.autograd| over the output and every input gradient."""
-    return graph_of(s).max_torch_diff
-
-
-def node_value(s, label: str) -> float:
-    d = graph_of(s)
-    return float(d.values[[n.label for n in d.nodes].index(label)])
-
-
-def contributions_into(s, name: str) -> list[float]:
-    """The gradients that flow into input `name` along its edges, in trace order."""
-    d = graph_of(s)
-    node = [n.label for n in d.nodes].index(name)
-    return [c for st_ in d.trace for i, c in zip(st_.inputs, st_.contribution) if i == node]
-
-
-def sigmoid_local(s) -> float:
-    """σ(1 − σ) at the neuron's output: the sigmoid's local gradient."""
-    out = graph_of(s).output
-    return out * (1 - out)
-
-
-def max_abs_grad(s) -> float:
-    return max(abs(v) for v in graph_of(s).gradients.values())
-
-
-# ----------------------------------------------------------------------------- presets
-COURSE = {"bp_expr": DEFAULT_EXPR, "bp_values": DEFAULT_VALUES}
-NEURON = {"bp_expr": "sigmoid(w0*x0 + w1*x1 + w2)",
-          "bp_values": "w0 = 2, x0 = -1, w1 = -3, x1 = -2, w2 = -3"}
-TWICE = {"bp_expr": "x * y + x", "bp_values": "x = 3, y = -2"}
-RELU = {"bp_expr": "relu(w * x + b) * 3", "bp_values": "w = -1, x = 2, b = 0.5"}
-ROUTER = {"bp_expr": "max(x, y) * z", "bp_values": "x = 4, y = 1, z = 2"}
-END = {"bp_step": autodiff.MAX_NODES}          # clamped to the last step of the graph
-CHECK = {**NEURON, "bp_step": 0}
-LAYER = {"bp_lin_in": 5, "bp_lin_out": 3, "bp_batch": 4, "bp_loss": "cross_entropy"}
-SCALAR_LOSS = {"bp_n": 100, "bp_m": 1}
-WIDE_OUT = {"bp_n": 2, "bp_m": 64}
-
-EXACT = 1e-12
-
-
-def _equals(what: str, fn, value: float, tol: float = EXACT) -> Claim:
-    return Claim(what, fn, lo=value - tol, hi=value + tol)
-
-
-C_TORCH = Claim("max |ours − torch.autograd|", torch_gap, hi=EXACT)
-C_COURSE = (_equals("f", lambda s: graph_of(s).output, -12.0),
-            _equals("∂f/∂x", lambda s: grad(s, "x"), -4.0),
-            _equals("∂f/∂y", lambda s: grad(s, "y"), -4.0),
-            _equals("∂f/∂z", lambda s: grad(s, "z"), 3.0), C_TORCH)
-C_NEURON = (Claim("σ(1 − σ) at the output", sigmoid_local, lo=0.1966, hi=0.1967),
-            *[Claim(f"∂f/∂{w} − σ(1 − σ)·{x}",
-                    lambda s, w=w, x=x: grad(s, w) - sigmoid_local(s) *
-                    autodiff.parse_values(s["bp_values"])[x], lo=-EXACT, hi=EXACT)
-              for w, x in (("w0", "x0"), ("w1", "x1"))],
-            _equals("∂f/∂w2 (the bias: σ(1 − σ) × 1)", lambda s: grad(s, "w2"),
-                    0.19661193324148185, 1e-15),
-            _equals("∂f/∂w0", lambda s: grad(s, "w0"), -0.19661193324148185, 1e-15), C_TORCH)
-C_TWICE = (_equals("number of gradients flowing into x", lambda s: len(contributions_into(s,
-                                                                                          "x")),
-                   2, 0),
-           _equals("their sum − ∂f/∂x", lambda s: sum(contributions_into(s, "x")) -
-                   grad(s, "x"), 0.0),
-           _equals("∂f/∂x = y + 1", lambda s: grad(s, "x"), -1.0), C_TORCH)
-C_RELU = (Claim("pre-activation w·x + b", lambda s: node_value(s, "+"), hi=-1e-9),
-          _equals("largest |gradient| of any input", max_abs_grad, 0.0, 0.0), C_TORCH)
-C_ROUTER = (_equals("∂f/∂x (the larger input)", lambda s: grad(s, "x"), 2.0),
-            _equals("∂f/∂y (the smaller input)", lambda s: grad(s, "y"), 0.0, 0.0),
-            _equals("∂f/∂z", lambda s: grad(s, "z"), 4.0), C_TORCH)
-C_CHECK = (Claim("best central h / (ε^(1/3) · scale)",
-                 lambda s: gradcheck_of(s).best_h["central"] / gradcheck_of(s).theory_h[
-                     "central"], lo=0.1, hi=10),
-           Claim("ε^(1/3) · scale", lambda s: gradcheck_of(s).theory_h["central"],
-                 lo=1.8e-5, hi=1.85e-5),
-           Claim("√ε · scale", lambda s: gradcheck_of(s).theory_h["forward"],
-                 lo=4.4e-8, hi=4.5e-8),
-           Claim("smallest central relative error", lambda s: gradcheck_of(s).best_error[
-               "central"], lo=1e-12, hi=1e-10),
-           Claim("smallest forward relative error", lambda s: gradcheck_of(s).best_error[
-               "forward"], lo=2e-9, hi=1e-8),
-           Claim("best forward h / (√ε · scale)",
-                 lambda s: gradcheck_of(s).best_h["forward"] / gradcheck_of(s).theory_h[
-                     "forward"], lo=0.1, hi=10),
-           Claim("forward slope for large h (truncation ∝ h)",
-                 lambda s: gradcheck_of(s).truncation_slope["forward"], lo=0.8, hi=1.2),
-           Claim("central slope for large h (truncation ∝ h²)",
-                 lambda s: gradcheck_of(s).truncation_slope["central"], lo=1.8, hi=2.2),
-           Claim("central slope for small h (round-off ∝ 1/h)",
-                 lambda s: gradcheck_of(s).roundoff_slope["central"], lo=-1.3, hi=-0.7))
-C_LAYER = (_equals("max |ours − torch.autograd| over dW, dx, db",
-                   lambda s: layer_of(s).max_abs_diff, 0.0, 1e-12),
-           _equals("rows of dL/dW − rows of W", lambda s: layer_of(s).grads.dW.shape[0] -
-                   layer_of(s).W.shape[0], 0, 0),
-           _equals("columns of dL/dW − columns of W", lambda s: layer_of(s).grads.dW.shape[1] -
-                   layer_of(s).W.shape[1], 0, 0))
-C_SCALAR = (_equals("reverse-mode passes", lambda s: modes_of(s)[2].reverse_passes, 1, 0),
-            _equals("forward-mode passes", lambda s: modes_of(s)[2].forward_passes, 100, 0),
-            Claim("max |J_forward − J_reverse| vs the closed form",
-                  lambda s: modes_of(s)[2].max_error, hi=1e-12))
-C_WIDE = (_equals("forward-mode passes", lambda s: modes_of(s)[2].forward_passes, 2, 0),
-          _equals("reverse-mode passes", lambda s: modes_of(s)[2].reverse_passes, 64, 0))
-
-PRESETS = {
-    "Course example: (x + y)·z": Preset(
-        {**COURSE, **END}, "x = −2, y = 5, z = −4: q = x + y = 3 and f = q·z = −12. Backward: "
-        "∂f/∂z = q = 3 and ∂f/∂q = z = −4; the + node passes −4 unchanged to both x and y. "
-        "torch.autograd gives the same −4, −4, 3.", "graph", C_COURSE),
-    "Sigmoid neuron": Preset(
-        {**NEURON, **END}, "σ(w0·x0 + w1·x1 + w2) = σ(1) = 0.731. The sigmoid's local gradient "
-        "is σ(1 − σ) = 0.197, so each weight's gradient is 0.197 × its input "
-        "(∂f/∂w0 = 0.197 × (−1) = −0.197) and the bias gets 0.197 itself.", "graph", C_NEURON),
-    "A variable used twice: gradients add": Preset(
-        {**TWICE, **END}, "x feeds both the × node and the final +: two gradients flow back "
-        "into it, y = −2 from the product and 1 from the sum. They add: ∂f/∂x = y + 1 = −1.",
-        "graph", C_TWICE),
-    "ReLU's zero-gradient region": Preset(
-        {**RELU, **END}, "w·x + b = −1.5 < 0, so the ReLU outputs 0 and its local gradient "
-        "is 0: every input gradient is exactly 0, whatever happens after it.", "graph",
-        C_RELU),
-    "max as a gradient router": Preset(
-        {**ROUTER, **END}, "max(4, 1) = 4: the local gradient is 1 for the larger input and 0 "
-        "for the other, so all of ∂f/∂max = z = 2 goes to x and none to y.", "graph",
-        C_ROUTER),
-    "Gradient check on the sigmoid neuron": Preset(
-        CHECK, "Central differences reach a relative error of about 1e-11, at an h within a "
-        "decade of ε^(1/3)·scale = 1.8e-5 (red dotted line; scale = the largest |input| = 3); "
-        "forward differences only get down to about 5e-9, near √ε·scale = 4.5e-8 (blue). Right "
-        "of each minimum the error falls as h² (central) or h (forward): truncation; left of "
-        "it, it grows as 1/h: round-off.", "gradcheck", C_CHECK),
-    "Linear layer + cross-entropy": Preset(
-        LAYER, "y = W x + b on a batch of 4: dL/dW = δᵀx has W's shape (3, 5), dL/dx = δW has "
-        "x's shape (4, 5), dL/db sums δ over the batch; autograd agrees to 1e-12.", "layers",
-        C_LAYER),
-    "Scalar loss, 100 inputs: reverse mode": Preset(
-        SCALAR_LOSS, "A loss is one number (m = 1): reverse mode gets the whole gradient in 1 "
-        "backward pass, forward mode needs 100 passes, one per input. This is why training "
-        "uses backpropagation.", "modes", C_SCALAR),
-    "Few inputs, many outputs: forward mode": Preset(
-        WIDE_OUT, "f: ℝ² → ℝ⁶⁴: forward mode needs 2 passes, reverse mode 64.", "modes",
-        C_WIDE),
-}
-
-STEPS = [
-    Step("The forward pass",
-         "Each node computes its value from its inputs, left to right: q = x + y = 3, then "
-         "f = q·z = −12 (green numbers). Nothing has been differentiated yet.",
-         {**COURSE, "bp_step": 0}, "graph",
-         (_equals("q = x + y", lambda s: node_value(s, "+"), 3.0),
-          _equals("f", lambda s: graph_of(s).output, -12.0))),
-    Step("One backward step",
-         "Backprop starts at the output with dL/df = 1. The × node's local gradients are "
-         "∂f/∂q = z = −4 and ∂f/∂z = q = 3; multiplied by the upstream 1 they go down its "
-         "edges (orange).", {**COURSE, "bp_step": 1}, "graph",
-         (_equals("first step: upstream", lambda s: graph_of(s).trace[0].upstream, 1.0),
-          _equals("first step: gradient sent to q", lambda s: graph_of(s).trace[0]
-                  .contribution[0], -4.0),
-          _equals("first step: gradient sent to z", lambda s: graph_of(s).trace[0]
-                  .contribution[1], 3.0))),
-    Step("Upstream × local = downstream",
-         "The + node has local gradient 1 for both inputs, so it copies its upstream −4 to x "
-         "and to y. The walk is over: (−4, −4, 3), the same as torch.autograd.",
-         {**COURSE, **END}, "graph", C_COURSE),
-    Step("Fan-out: gradients add",
-         "When a value is used twice, two gradients come back and are summed: in x·y + x, "
-         "x receives −2 and 1, ∂f/∂x = −1.", {**TWICE, **END}, "graph", C_TWICE),
-    Step("Check a gradient numerically",
-         "Finite differences approximate each partial derivative. Too large an h: truncation "
-         "error; too small: round-off. Central differences are best near ε^(1/3) times the "
-         "inputs' scale, forward differences near √ε times it.",
-         CHECK, "gradcheck", C_CHECK),
-    Step("Whole layers at once",
-         "For y = W x + b the same chain rule gives matrices: dL/dW = δᵀx, dL/dx = δW; each "
-         "gradient has the shape of what it differentiates.", LAYER, "layers", C_LAYER),
-    Step("Why reverse mode",
-         "A full Jacobian of f: ℝⁿ → ℝᵐ costs n forward-mode passes or m reverse-mode "
-         "passes. A loss has m = 1: one backward pass gives all n gradients.",
-         SCALAR_LOSS, "modes", C_SCALAR),
-]
 
 
 # ----------------------------------------------------------------------------- views

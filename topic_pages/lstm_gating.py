@@ -2,48 +2,37 @@
 (RNN vs GRU vs LSTM), a live RNN-vs-LSTM race on delayed recall, and a one-unit cell.
 Settings -> engine/recurrent.py -> viz/lstm_gating_figures.py.
 
-The page skeleton (docs/ADDING_A_PAGE.md): constants and STATE, the pure computations that
-both the views and the claims use, PRESETS and STEPS with their claims, one function per
-view, and the footer."""
+The page skeleton (docs/ADDING_A_PAGE.md): constants and STATE, one function per view, and
+the footer. The constants and pure computations that both the views and the claims use are in
+viz/lstm_gating_compute.py, PRESETS and STEPS with their claims in viz/lstm_gating_tour.py."""
 from __future__ import annotations
 
 import functools
-import math
-from typing import Any, Mapping
 
 import numpy as np
 import streamlit as st
 
 from engine import lstm_measures as M
-from engine import recurrent as R
-from viz import lstm_gating_figures as F
-from viz import session
-from viz.claims import Claim
+from engine import recurrent as rec
+from viz import lstm_gating_figures as figs
+from viz import session, shipped_models
 from viz.live import live_training, read_trainer
+from viz.lstm_gating_compute import (  # noqa: F401 (WEIGHTS: read as page.WEIGHTS)
+    DELAYS, WEIGHTS, KINDS, K, HIDDEN, CHECK_DELAYS, PROBE, FLOW_LAG, GATE_TITLES,
+    load_shipped, shipped_problem, lstm_net, clamps_of, input_of, trace_of, storing_units,
+    unit_of, accuracy_by_delay, flows_of, cell_trace_of)
+from viz.lstm_gating_tour import PRESETS, STEPS
 from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
-from viz.topics import ROOT
-from viz.widgets import Preset, Step, export_buttons
+from viz.widgets import export_buttons
 
 # ----------------------------------------------------------------------------- constants
 SLUG = "lstm_gating"
-WEIGHTS = ROOT / "assets" / "weights"
 INPUTS = ("task sample", "typed symbols", "pulse", "step", "noise")
 CLAMP = ("free", "0", "0.5", "1")
 CLIPS = ("off", "0.1", "1", "10")
-KINDS = ("rnn", "gru", "lstm")
-K = 4                                   # symbols A-D
-HIDDEN = 16
-DELAYS = (1, 60)                        # the shipped nets were trained on every delay in here
-                                        # (scripts/pretrain_lstm_gating.py); the slider offers it
-CHECK_DELAYS = (1, 2, 5, 10, 20, 30, 40, 50, 60)
 UNITS = ["auto", *range(HIDDEN)]
-PROBE = dict(n=128, delay=40, seed=12345)   # the batch on which the storing unit is chosen
-RACE_AT = 600                           # iteration the Train claim is checked at
-RACE_SEEDS = (0, 1)
-FLOW_LAG = 100
-GATE_TITLES = {"i": "input gate i", "f": "forget gate f", "o": "output gate o"}
 UNIT_FRAGMENT = "lg_unit_detail"        # the unit/time pickers and what they draw
 
 
@@ -59,7 +48,7 @@ STATE = StateTable([
     Control("lg_text", "B" + ".CADBAC.DBA" * 2 + "?", "Symbols (A–D, '.' blank, '?' go)",
             kind="text", extra={"max_chars": 200}),
     Control("lg_channel", "A", "Channel", kind="selectbox",
-            options=[*R.RECALL_ALPHABET[:K], "go"]),
+            options=[*rec.RECALL_ALPHABET[:K], "go"]),
     Control("lg_len", 40, "Length", lo=5, hi=100, step=1),
     *[Control(f"lg_clamp_{g}", "free", title, kind="selectbox", options=CLAMP)
       for g, title in GATE_TITLES.items()],
@@ -75,7 +64,7 @@ STATE = StateTable([
     Control("lg_T", 100, "Sequence length T", lo=10, hi=300, step=10),
     Control("lg_clip", "off", "Per-step clipping", kind="selectbox", options=CLIPS),
     Control("lg_kinds", list(KINDS), "Cells", kind="multiselect", options=list(KINDS),
-            format_func=F.KIND_NAMES.get),
+            format_func=figs.KIND_NAMES.get),
     Control("lg_tr_delay", 40, "Delay D", lo=5, hi=80, step=5),
     Control("lg_tr_curr", False, "Curriculum", kind="toggle",
             help="Grow the delay from 2 up to D: add 2 whenever the running accuracy "
@@ -84,334 +73,11 @@ STATE = StateTable([
     Control("lg_tr_lr", 0.01, "Learning rate", kind="select_slider",
             options=[0.001, 0.003, 0.01, 0.03]),
     *[Control(f"lg_s_{gate}_{name}", float(v), f"{name}_{gate}", lo=-6.0, hi=6.0, step=0.5)
-      for gate in "ifgo" for name, v in zip("wub", R.SCALAR_DEFAULTS[gate])],
+      for gate in "ifgo" for name, v in zip("wub", rec.SCALAR_DEFAULTS[gate])],
     Control("lg_s_amp", 1.0, "Pulse amplitude", lo=-2.0, hi=2.0, step=0.1),
 ])
 
 
-# ----------------------------------------------------------------------------- computation
-# Pure functions of the settings dict s (STATE.values() on the page, STATE.resolve(preset)
-# in the claims): the page draws exactly what the claims measure.
-
-@st.cache_resource(show_spinner=False)
-def load_shipped(kind: str, device: str = "cpu"):
-    path = WEIGHTS / f"lstm_gating_{kind}.pt"
-    if not path.exists():
-        return None
-    return R.load_net(path, device)
-
-
-def lstm_net() -> tuple[R.RecurrentNet, dict]:
-    shipped = load_shipped("lstm")
-    if shipped is None:
-        return R.RecurrentNet("lstm", K + 1, HIDDEN, K), {"distract": 1.0, "n_symbols": K}
-    return shipped
-
-
-def clamps_of(s: Mapping[str, Any]) -> dict[str, float]:
-    return {g: float(s[f"lg_clamp_{g}"]) for g in GATE_TITLES if s[f"lg_clamp_{g}"] != "free"}
-
-
-def input_of(s: Mapping[str, Any], seed: int = 0) -> tuple[np.ndarray, list[str], int | None]:
-    """(x (T, K+1), a label per step, the correct symbol or None)."""
-    if s["lg_input"] == "task sample":
-        b = R.make_task_batch("delayed_recall", 1, int(s["lg_delay"]), seed=seed,
-                              n_symbols=K, distract=1.0)
-        x, answer = b.x[0].cpu().numpy(), int(b.y[0])
-    elif s["lg_input"] == "typed symbols":
-        x, answer = R.encode_recall(s["lg_text"], K), None
-    else:
-        names = [*R.RECALL_ALPHABET[:K], "go"]
-        x = R.signal_input(s["lg_input"], int(s["lg_len"]), K + 1,
-                           channel=names.index(s["lg_channel"]), at=2, seed=seed)
-        answer = None
-    return x, R.recall_labels(x, K), answer
-
-
-def trace_of(s: Mapping[str, Any], seed: int = 0):
-    """(trace with the clamps, trace without them or None, labels, correct symbol)."""
-    x, labels, answer = input_of(s, seed)
-    net = lstm_net()[0]
-    clamp = clamps_of(s)
-    trace = R.lstm_trace(net.rnn, x, clamp=clamp)
-    free = R.lstm_trace(net.rnn, x) if clamp else None
-    return trace, free, labels, answer
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def storing_units() -> dict[int, tuple[int, float]]:
-    """For each symbol: (the unit whose tanh(c) at '?' best tells that symbol from the
-    others, its d′) over PROBE's sequences (engine/lstm_measures.py)."""
-    return M.storing_units(lstm_net()[0], PROBE["n"], PROBE["delay"], PROBE["seed"], K)
-
-
-def unit_of(s: Mapping[str, Any], labels) -> int:
-    """The chosen unit: 'auto' picks the unit that stores the first symbol shown."""
-    if s["lg_unit"] != "auto":
-        return int(s["lg_unit"])
-    first = next((lab for lab in labels if lab in R.RECALL_ALPHABET[:K]), None)
-    sym = R.RECALL_ALPHABET.index(first) if first else int(
-        max(storing_units(), key=lambda k: storing_units()[k][1]))
-    return storing_units()[sym][0]
-
-
-@st.cache_data(max_entries=4, show_spinner="Testing the shipped LSTM at every delay…")
-def accuracy_by_delay(kind: str = "lstm") -> np.ndarray:
-    net = load_shipped(kind)[0]
-    return R.accuracy_by_length(net, "delayed_recall", CHECK_DELAYS, n=512, distract=1.0)
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def clamped_accuracy(clamp: tuple, delay: int, n: int = 64) -> float:
-    """Accuracy of the shipped LSTM with gates clamped, on n seeded sequences."""
-    return M.clamped_accuracy(lstm_net()[0], dict(clamp), delay, n, K)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def _flows(kinds: tuple, T: int, hidden: int, seed: int, rho: float, fb: float, clip,
-           device: str):
-    return {k: R.gradient_flow(k, T=T, hidden=hidden, seed=seed, spectral_radius=rho,
-                               forget_bias=fb, clip=clip, device=device) for k in kinds}
-
-
-def flows_of(s: Mapping[str, Any], seed: int = 0, device: str = "cpu",
-             **override) -> dict[str, R.GradientFlow]:
-    s = {**s, **override}
-    clip = None if s["lg_clip"] == "off" else float(s["lg_clip"])
-    return _flows(tuple(k for k in KINDS if k in s["lg_kinds"]), int(s["lg_T"]), 32, seed,
-                  float(s["lg_rho"]), float(s["lg_fb"]), clip, device)
-
-
-def flow_at(s, kind: str, lag: int = FLOW_LAG, **override) -> float:
-    return float(flows_of(s, **override)[kind].norms[lag])
-
-
-def cell_trace_of(s: Mapping[str, Any]):
-    weights = {g: tuple(float(s[f"lg_s_{g}_{n}"]) for n in "wub") for g in "ifgo"}
-    xs = R.pulse(60, at=5, amplitude=float(s["lg_s_amp"]))
-    return xs, R.lstm_trace(R.scalar_lstm(weights), xs[:, None])
-
-
-# ---- measurements the claims use (also shown on the page)
-def min_accuracy(_s) -> float:
-    return float(accuracy_by_delay("lstm").min())
-
-
-def rnn_max_accuracy(_s) -> float:
-    return float(accuracy_by_delay("rnn").max())
-
-
-def accuracy_at(s) -> float:
-    return float(R.accuracy_by_length(lstm_net()[0], "delayed_recall", [int(s["lg_delay"])],
-                                      n=512, distract=1.0)[0])
-
-
-def unit_forget_over_delay(s) -> float:
-    """Mean forget gate of the chosen unit between the symbol and '?' (this sequence)."""
-    trace, _, labels, _ = trace_of(s)
-    return M.forget_over_delay(trace, unit_of(s, labels))
-
-
-def unit_cell_at_query(s) -> float:
-    """|c| of the chosen unit at '?' (this sequence)."""
-    trace, _, labels, _ = trace_of(s)
-    return float(abs(trace.c[-1, unit_of(s, labels)]))
-
-
-def unit_input_gate_jump(s) -> float:
-    """i at the symbol − mean i over the delay, chosen unit (this sequence)."""
-    trace, _, labels, _ = trace_of(s)
-    return M.input_gate_jump(trace, unit_of(s, labels))
-
-
-def unit_output_gate_jump(s) -> float:
-    """o at '?' − mean o over the delay, chosen unit (this sequence)."""
-    trace, _, labels, _ = trace_of(s)
-    return M.output_gate_jump(trace, unit_of(s, labels))
-
-
-def weakest_storing_unit(_s) -> float:
-    """The smallest d′ over the four symbols' storing units."""
-    return min(d for _, d in storing_units().values())
-
-
-def max_abs_cell(s) -> float:
-    return float(np.abs(trace_of(s)[0].c).max())
-
-
-def clamped_acc(s) -> float:
-    return clamped_accuracy(tuple(sorted(clamps_of(s).items())), int(s["lg_delay"]))
-
-
-def rnn_fall(s) -> float:
-    """Orders of magnitude the RNN's gradient falls from lag 0 to the longest lag."""
-    n = flows_of(s)["rnn"].norms
-    return math.log10(n[0] / n[-1])
-
-
-def orders_lstm_over_rnn(s) -> float:
-    return math.log10(flow_at(s, "lstm") / flow_at(s, "rnn"))
-
-
-def orders_fb2_over_fb0(s) -> float:
-    return math.log10(flow_at(s, "lstm", lg_fb=2) / flow_at(s, "lstm", lg_fb=0))
-
-
-def unclipped_growth(s) -> float:
-    """RNN gradient at lag 99 / at lag 1 without clipping (ρ of the setting)."""
-    fl = flows_of(s, lg_clip="off")["rnn"]
-    return float(fl.norms[99] / fl.norms[1])
-
-
-def clipped_max(s) -> float:
-    return float(np.nanmax(flows_of(s)["rnn"].norms))
-
-
-def f_at_rest(s) -> float:
-    return float(cell_trace_of(s)[1].f[-1, 0])
-
-
-def half_life(s) -> float:
-    return float(R.memory_half_life(f_at_rest(s)))
-
-
-@functools.lru_cache(maxsize=16)
-def race_accuracy(kind: str, seed: int, curriculum: bool = False, delay: int = 40,
-                  steps: int = RACE_AT) -> float:
-    """Held-out accuracy at `delay` after `steps` iterations of one racer of the Train tab
-    (its defaults: hidden 16, lr 0.01, batch 64, forget bias 2)."""
-    return M.race_accuracy(kind, seed, curriculum, delay, steps, K)
-
-
-# ----------------------------------------------------------------------------- presets
-FREE = {"lg_clamp_i": "free", "lg_clamp_f": "free", "lg_clamp_o": "free", "lg_unit": "auto"}
-SAMPLE = {**FREE, "lg_input": "task sample", "lg_delay": 40, "lg_t": 0}
-FROZEN = {**SAMPLE, "lg_clamp_i": "0", "lg_clamp_f": "1"}
-ERASED = {**SAMPLE, "lg_clamp_f": "0"}
-FLOW = {"lg_rho": 1.0, "lg_T": 150, "lg_clip": "off", "lg_kinds": list(KINDS)}
-VANISH = {**FREE, **FLOW, "lg_fb": 2}
-FB0 = {**FREE, **FLOW, "lg_fb": 0}
-EXPLODE = {**FREE, "lg_rho": 2.5, "lg_fb": 1, "lg_T": 100, "lg_clip": "1",
-           "lg_kinds": ["rnn"]}
-CELL = {f"lg_s_{g}_{n}": float(v) for g in "ifgo" for n, v in zip("wub", R.SCALAR_DEFAULTS[g])}
-SHORT = {**FREE, **CELL, "lg_s_f_b": 0.0, "lg_s_f_u": 0.0, "lg_s_i_b": -2.0, "lg_s_amp": 1.0}
-LONG = {**FREE, **CELL, "lg_s_f_b": 4.0, "lg_s_f_u": 0.0, "lg_s_i_b": -2.0, "lg_s_amp": 1.0}
-TRAIN = {**FREE, "lg_tr_delay": 40, "lg_tr_curr": False, "lg_tr_hidden": 16,
-         "lg_tr_lr": 0.01}
-
-C_ALL_DELAYS = (Claim(f"shipped LSTM: lowest accuracy over delays {CHECK_DELAYS}",
-                      min_accuracy, lo=0.95),
-                Claim("shipped RNN: highest accuracy over the same delays", rnn_max_accuracy,
-                      hi=0.4))
-C_REMEMBER = (Claim("accuracy at delay 40 (512 sequences)", accuracy_at, lo=0.95),
-              Claim("storing unit: forget gate over the delay (this sequence)",
-                    unit_forget_over_delay, lo=0.9),
-              Claim("storing unit: |c| at '?' (tanh(c) saturated)", unit_cell_at_query, lo=3),
-              Claim("storing unit: i at the symbol − i over the delay",
-                    unit_input_gate_jump, lo=-0.2, hi=0.2),
-              Claim("storing unit: o at '?' − o over the delay", unit_output_gate_jump,
-                    lo=-0.2, hi=0.2),
-              Claim("weakest d′ of the four symbols' storing units", weakest_storing_unit,
-                    lo=3))
-C_FROZEN = (Claim("largest |c| over units and steps", max_abs_cell, hi=0.0),
-            Claim("accuracy with f = 1, i = 0 (64 sequences)", clamped_acc, hi=0.4))
-C_ERASED = (Claim("accuracy with f = 0 (64 sequences; 100% unclamped)", clamped_acc,
-                  lo=0.3, hi=0.6),)
-C_VANISH = (Claim("orders of magnitude the RNN's gradient falls over 149 steps", rnn_fall,
-                  lo=9.5, hi=11.5),
-            Claim(f"log₁₀ of LSTM / RNN gradient at lag {FLOW_LAG}", orders_lstm_over_rnn,
-                  lo=5, hi=6.5))
-C_FB0 = (Claim(f"log₁₀ of LSTM / RNN gradient at lag {FLOW_LAG}, forget bias 0",
-               orders_lstm_over_rnn, lo=-10.5, hi=-8),
-         Claim(f"log₁₀ of LSTM gradient at lag {FLOW_LAG}: forget bias 2 / 0",
-               orders_fb2_over_fb0, lo=14, hi=16))
-C_EXPLODE = (Claim("unclipped RNN gradient: lag 99 / lag 1", unclipped_growth, lo=1e3),
-             Claim("largest clipped RNN gradient", clipped_max, hi=1.0 + 1e-9))
-C_SHORT = (Claim("f at rest = σ(0)", f_at_rest, lo=0.499, hi=0.501),
-           Claim("memory half-life (steps)", half_life, lo=0.99, hi=1.01))
-C_LONG = (Claim("f at rest = σ(4)", f_at_rest, lo=0.981, hi=0.983),
-          Claim("memory half-life (steps)", half_life, lo=37, hi=39))
-C_TRAIN = (Claim(f"LSTM, seed 0: accuracy at delay 40 after {RACE_AT} iterations",
-                 lambda s: race_accuracy("lstm", 0), lo=0.9, slow=True),
-           Claim(f"LSTM, seed 1: accuracy at delay 40 after {RACE_AT} iterations",
-                 lambda s: race_accuracy("lstm", 1), hi=0.4, slow=True),
-           Claim(f"best RNN accuracy at delay 40 after {RACE_AT} iterations, seeds 0 and 1",
-                 lambda s: max(race_accuracy("rnn", k) for k in RACE_SEEDS), hi=0.4,
-                 slow=True),
-           Claim(f"worst LSTM accuracy at delay 40 after {RACE_AT} iterations with the "
-                 "curriculum, seeds 0 and 1",
-                 lambda s: min(race_accuracy("lstm", k, True) for k in RACE_SEEDS), lo=0.95,
-                 slow=True))
-
-PRESETS = {
-    "Trained LSTM remembers a symbol": Preset(
-        SAMPLE, "Gates tab, unit 'auto' (the unit whose cell state at '?' best tells this "
-                "symbol from the others): its forget gate stays above 0.9 over the 40 "
-                "distractors and its cell state c keeps growing in one direction, so "
-                "h = o·tanh(c) is saturated at '?'. The input and output gates are not "
-                "on/off switches in this net: they move by less than 0.2 at the symbol and "
-                "at '?'. It answers right on over 95% of sequences.", "gates", C_REMEMBER),
-    "Freeze the memory (f = 1, i = 0)": Preset(
-        FROZEN, "Gates tab: nothing is written and nothing forgotten, so every c row stays at "
-                "its start value 0 and the answer is a guess (accuracy ≤ 40% on 64 "
-                "sequences; chance is 25%).", "gates", C_FROZEN),
-    "Erase every step (f = 0)": Preset(
-        ERASED, "Gates tab: c_t = i ⊙ g only: the symbol is overwritten by the next input. "
-                "Accuracy drops from 100% to about 47% (chance 25%): only the little that h "
-                "carries from step to step survives.", "gates", C_ERASED),
-    "Vanishing: RNN vs GRU vs LSTM": Preset(
-        VANISH, "Gradient-flow tab: over 149 steps the tanh RNN's gradient falls by about ten "
-                f"orders of magnitude (3e-11 at the longest lag); at lag {FLOW_LAG} the LSTM's, "
-                "with forget bias 2, is still about 4e-2: some 5.7 orders above the RNN's "
-                "7.5e-8.", "flow", C_VANISH),
-    "Exploding RNN, clipped": Preset(
-        EXPLODE, "Gradient-flow tab: with ρ = 2.5 the unclipped RNN's gradient grows over "
-                 "1000× from lag 1 to lag 99; clipping each step's gradient at 1 keeps it at "
-                 "or below 1 (set clipping to off to see the explosion).", "flow", C_EXPLODE),
-    "One cell: short memory (forget bias 0)": Preset(
-        SHORT, "Single-cell tab: f = σ(0) = ½, so c halves every step after the pulse "
-               "(half-life 1 step).", "cell", C_SHORT),
-    "One cell: long memory (forget bias 4)": Preset(
-        LONG, "Single-cell tab: f = σ(4) ≈ 0.982: half of the pulse is still there after "
-              "~38 steps.", "cell", C_LONG),
-}
-
-STEPS = [
-    Step("The task",
-         "The network sees a symbol (A–D), then D random distractor symbols, then '?', and "
-         "must answer the first symbol. The shipped LSTM (16 units) was trained on every "
-         f"delay from {DELAYS[0]} to {DELAYS[1]} and is right on at least 95% of sequences "
-         "at each; the same-size RNN, trained the same way, stays near chance (25%).",
-         SAMPLE, "gates", C_ALL_DELAYS),
-    Step("Read the gates",
-         "Unit 'auto' is the unit whose cell state at '?' best tells this symbol from the "
-         "others. Its forget gate stays above 0.9 through the delay and c drifts further "
-         "in the symbol's direction, while i and o change little: this net keeps the "
-         "symbol in the sign of c (h = o·tanh(c) saturates), not by switching gates on and "
-         "off. Change the delay: the answer stays right.", SAMPLE, "gates", C_REMEMBER),
-    Step("Break a gate",
-         "Clamp f = 0: the memory is erased each step and accuracy drops from 100% to "
-         "about 47% (chance 25%). (The preset *Freeze the memory* clamps f = 1, i = 0: "
-         "nothing is ever written and the answer is a guess.)",
-         ERASED, "gates", C_ERASED),
-    Step("Why gradients vanish",
-         "Through k steps a tanh RNN multiplies the gradient by diag(1−h²)W k times; the "
-         "LSTM's cell path multiplies by f only. Over 149 steps the RNN's gradient falls by "
-         "about 10 orders of magnitude; at lag 100 the LSTM (forget bias 2) keeps some 10^5.7 "
-         "times more than the RNN.", VANISH, "flow", C_VANISH),
-    Step("The forget bias sets the memory",
-         "With forget bias 0 the LSTM loses its advantage: f ≈ σ(0) = ½ multiplies the cell "
-         "path by about ½ per step, and at lag 100 its gradient (3e-17) is some 9 orders "
-         "below the RNN's (7.5e-8), and 15 orders below its own with forget bias 2. Try "
-         "biases 1, 2, 3.", FB0, "flow", C_FB0),
-    Step("Train them yourself",
-         "Train tab: press Play. From scratch at delay 40 the RNN stays near chance (25%); "
-         f"the LSTM finds the signal on seed 0 (over 90% by iteration {RACE_AT}) but not "
-         "on seed 1 (still near chance): whether the gradient through 40 steps is strong "
-         "enough to start from depends on the initialisation. Turn the curriculum on "
-         f"(delays grow from 2): the LSTM then reaches delay 40 by iteration {RACE_AT} on "
-         "both seeds. The seed is in the sidebar.", TRAIN, "train", C_TRAIN),
-]
 
 
 # ----------------------------------------------------------------------------- views
@@ -431,8 +97,13 @@ def gates_view(panel) -> None:
     net, _ = lstm_net()
     with panel.controls:
         if load_shipped("lstm") is None:
-            st.warning("The pretrained LSTM is missing (run `python -m scripts.pretrain "
-                       "lstm_gating`); showing an untrained LSTM with the same shape.")
+            problem = shipped_problem("lstm")
+            if problem:
+                shipped_models.warn(problem, "Showing an untrained LSTM with the same shape "
+                                    "(rebuild: `python -m scripts.pretrain lstm_gating`).")
+            else:
+                st.warning("The pretrained LSTM is missing (run `python -m scripts.pretrain "
+                           "lstm_gating`); showing an untrained LSTM with the same shape.")
         _input_controls()
         st.markdown("**Clamp a gate** (a constant at every step):")
         c = st.columns(3)
@@ -447,26 +118,28 @@ def gates_view(panel) -> None:
         return
     trace, free, labels, answer = traced
     T, H = trace.h.shape
-    probs = R.head_probs(net, trace.h[-1])      # the readout of the (possibly clamped) h_T
+    probs = rec.head_probs(net, trace.h[-1])      # the readout of the (possibly clamped) h_T
     with panel.controls:
-        st.metric("Network answers", R.RECALL_ALPHABET[int(probs.argmax())],
+        st.metric("Network answers", rec.RECALL_ALPHABET[int(probs.argmax())],
                   f"p = {probs.max():.2f}", delta_color="off")
         if answer is not None:
-            st.metric("Correct answer", R.RECALL_ALPHABET[answer])
+            st.metric("Correct answer", rec.RECALL_ALPHABET[answer])
         rnn = load_shipped("rnn")
+        if rnn is None and shipped_problem("rnn"):
+            shipped_models.warn(shipped_problem("rnn"), "The RNN comparison is hidden.")
         if rnn is not None:
-            rp = R.predict_probs(rnn[0], input_of(s, seed)[0])
-            st.metric("Same-size RNN answers", R.RECALL_ALPHABET[int(rp.argmax())],
+            rp = rec.predict_probs(rnn[0], input_of(s, seed)[0])
+            st.metric("Same-size RNN answers", rec.RECALL_ALPHABET[int(rp.argmax())],
                       f"p = {rp.max():.2f}", delta_color="off",
                       help="A 16-unit tanh RNN trained with the same recipe (1,500 Adam steps "
                            f"on delays {DELAYS[0]}-{DELAYS[1]}): it stays near chance (25 %).")
     with panel.figure:
-        show_figure(F.gate_heatmaps(trace, labels), key="lg_fig_heat")
+        show_figure(figs.gate_heatmaps(trace, labels), key="lg_fig_heat")
     with panel.notes:
         c = st.columns([1, 1, 2])
         with c[2]:
             st.markdown("**Answer** (softmax of the readout of h at '?')")
-            for sym, p in zip(R.RECALL_ALPHABET[:K], probs):
+            for sym, p in zip(rec.RECALL_ALPHABET[:K], probs):
                 st.progress(float(p), text=f"P({sym}) = {p:.3f}")
         unit_box = st.container()
 
@@ -482,11 +155,12 @@ def gates_view(panel) -> None:
                 "In this trained net the storing units keep f near 1 only for 'their' symbol, "
                 "so c keeps moving in that symbol's direction; tanh saturates, so h at '?' "
                 "reads ±o whatever the drift.")
-        acc = accuracy_by_delay("lstm")
-        st.caption("Shipped LSTM, accuracy by delay (512 sequences each): "
-                   + ", ".join(f"D={d}: {a:.0%}" for d, a in zip(CHECK_DELAYS, acc)) + ".")
+        if load_shipped("lstm") is not None:
+            acc = accuracy_by_delay("lstm")
+            st.caption("Shipped LSTM, accuracy by delay (512 sequences each): "
+                       + ", ".join(f"D={d}: {a:.0%}" for d, a in zip(CHECK_DELAYS, acc)) + ".")
         with st.expander("Export"):
-            export_buttons(F.trace_frame(trace, labels),
+            export_buttons(figs.trace_frame(trace, labels),
                            {"input": s["lg_input"], "clamp": clamps_of(s), "T": T, "hidden": H,
                             "weights": "assets/weights/lstm_gating_lstm.pt"},
                            "lstm_gating_trace")
@@ -502,14 +176,14 @@ def _unit_detail(unit_col, t_col, box, trace, free, labels) -> None:
     unit = unit_of(s, labels)
     t = min(int(s["lg_t"]), T - 1)
     with box:
-        first = next((lab for lab in labels if lab in R.RECALL_ALPHABET[:K]), None)
+        first = next((lab for lab in labels if lab in rec.RECALL_ALPHABET[:K]), None)
         if s["lg_unit"] == "auto" and first:
-            d = storing_units()[R.RECALL_ALPHABET.index(first)][1]
+            d = storing_units()[rec.RECALL_ALPHABET.index(first)][1]
             st.caption(f"Unit {unit} stores '{first}': over {PROBE['n']} sequences at delay "
                        f"{PROBE['delay']}, its tanh(c) at '?' separates '{first}' from the "
                        f"other symbols by d′ = {d:.1f} standard deviations.")
-        show_figure(F.unit_lines(trace, unit, labels, reference=free), key="lg_fig_unit")
-        st.latex(F.lstm_equations(trace, t, unit))
+        show_figure(figs.unit_lines(trace, unit, labels, reference=free), key="lg_fig_unit")
+        st.latex(figs.lstm_equations(trace, t, unit))
 
 
 def flow_view(panel) -> None:
@@ -532,8 +206,8 @@ def flow_view(panel) -> None:
         lag = min(FLOW_LAG, int(s["lg_T"]) - 1)
         cols = st.columns(len(res))
         for col, (k, fl) in zip(cols, res.items()):
-            col.metric(f"{F.KIND_NAMES[k]}: gradient at lag {lag}", f"{fl.norms[lag]:.2e}")
-        show_figure(F.gradient_flow_figure(res, float(s["lg_rho"])), key="lg_fig_flow")
+            col.metric(f"{figs.KIND_NAMES[k]}: gradient at lag {lag}", f"{fl.norms[lag]:.2e}")
+        show_figure(figs.gradient_flow_figure(res, float(s["lg_rho"])), key="lg_fig_flow")
     with panel.notes:
         explain("Measured with autograd on freshly initialised 32-unit cells driven by "
                 "noise: the batch holds 32 copies so one backward pass gives the whole "
@@ -542,7 +216,7 @@ def flow_view(panel) -> None:
                 "faster still (tanh′ ≤ 1). Clipping rescales the backpropagated gradient at "
                 "each step to norm ≤ the threshold: it stops explosion, not vanishing.")
         with st.expander("Export"):
-            export_buttons(F.flows_frame(res), {"rho": s["lg_rho"], "forget_bias": s["lg_fb"],
+            export_buttons(figs.flows_frame(res), {"rho": s["lg_rho"], "forget_bias": s["lg_fb"],
                                                 "T": s["lg_T"], "clip": s["lg_clip"],
                                                 "kinds": list(res)}, "lstm_gating_gradients")
 
@@ -560,7 +234,7 @@ def train_view(panel) -> None:
               "lr": s["lg_tr_lr"], "seed": seed, "device": dev}
 
     def make_race():
-        return R.RaceTrainer(("rnn", "lstm"), task="delayed_recall",
+        return rec.RaceTrainer(("rnn", "lstm"), task="delayed_recall",
                              length=2 if curr else delay, max_length=delay, curriculum=curr,
                              hidden=int(s["lg_tr_hidden"]), lr=float(s["lg_tr_lr"]),
                              batch=64, seed=seed, device=dev, forget_bias=2.0,
@@ -576,11 +250,11 @@ def train_view(panel) -> None:
         racers = view.snapshot().racers
         a, b = st.columns(2)
         with a:
-            show_figure(F.accuracy_vs_delay(np.asarray(delays), acc,
+            show_figure(figs.accuracy_vs_delay(np.asarray(delays), acc,
                                             {k: r.level for k, r in racers.items()}, 0.25),
                         key="lg_fig_acc")
         with b:
-            show_figure(F.race_history({k: view.history.as_arrays(f"{k}/accuracy")
+            show_figure(figs.race_history({k: view.history.as_arrays(f"{k}/accuracy")
                                         for k in racers}), key="lg_fig_hist")
 
     with panel.figure:
@@ -600,7 +274,7 @@ def cell_view(panel) -> None:
         st.caption("A hidden-size-1 LSTM: each gate computes act(w·x_t + u·h_{t−1} + b). "
                    "A pulse arrives at t = 5.")
         for gate in "ifgo":
-            with st.expander(F.PANELS[gate][0], expanded=gate == "f"):
+            with st.expander(figs.PANELS[gate][0], expanded=gate == "f"):
                 cols = st.columns(3)
                 for col, name in zip(cols, "wub"):
                     STATE.widget(f"lg_s_{gate}_{name}", col)
@@ -613,7 +287,7 @@ def cell_view(panel) -> None:
         m1.metric("forget gate at rest", f"{f_rest:.3f}")
         m2.metric("c right after the pulse", f"{cell_trace.c[5, 0]:.3f}")
         m3.metric("c at the end (t = 59)", f"{cell_trace.c[-1, 0]:.3g}")
-        show_figure(F.scalar_cell_figure(xs, cell_trace, R.memory_half_life(f_rest)),
+        show_figure(figs.scalar_cell_figure(xs, cell_trace, rec.memory_half_life(f_rest)),
                     key="lg_fig_cell")
     with panel.notes:
         explain("With x = 0 after the pulse, i·g = i·tanh(u_g h + b_g); for b_g = u_g = 0 "

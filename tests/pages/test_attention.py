@@ -185,3 +185,24 @@ def test_masks_view_counts_change_with_pattern():
     assert any(t.startswith("local + strided: 291 of 1296") for t in chart_titles(at))
     assert any(f"{291 / 36 ** 1.5:.2f} n√n" in c.value for c in at.caption)
     assert math.isclose(291 / 36 ** 1.5, 1.347, abs_tol=1e-3)
+
+
+def _truncated_weights(tmp_path, monkeypatch, names):
+    """Point the shipped-model loader at a folder holding truncated copies of `names`."""
+    from viz import shipped_models
+    for name in names:
+        data = (WEIGHTS / name).read_bytes()
+        (tmp_path / name).write_bytes(data[: len(data) // 3])
+    monkeypatch.setattr(shipped_models, "WEIGHTS", tmp_path)
+
+
+def test_a_corrupt_shipped_file_warns_and_trains_from_scratch(tmp_path, monkeypatch):
+    _truncated_weights(tmp_path, monkeypatch, [f"attention_{t}.pt" for t in A.TASKS])
+    at = page_at("Trained transformer", at_task="copy")
+    assert not at.exception and not at.error
+    warnings = [w.value for w in at.warning]
+    assert any("attention_copy.pt" in w and "corrupt" in w and "scripts.pretrain" in w
+               for w in warnings), warnings
+    text = all_text(at)
+    assert "shipped snapshot" not in text
+    assert "Model shown: trained live** in this session" in text

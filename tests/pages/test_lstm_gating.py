@@ -167,3 +167,20 @@ def test_show_me_clicked_inside_the_view_fragment_opens_the_steps_view():
     _ok(at)
     assert at.session_state[view_key(SLUG)] == TITLES["flow"]
     assert float(metric(at, "LSTM: gradient")) > 0
+
+
+def test_a_corrupt_shipped_file_warns_and_shows_an_untrained_net(tmp_path, monkeypatch):
+    from viz import shipped_models
+    for name in ("lstm_gating_lstm.pt", "lstm_gating_rnn.pt"):
+        data = (page.WEIGHTS / name).read_bytes()
+        (tmp_path / name).write_bytes(data[: len(data) // 3])
+    monkeypatch.setattr(shipped_models, "WEIGHTS", tmp_path)
+    at = _page()
+    assert not at.exception, [e.value for e in at.exception]
+    warnings = [w.value for w in at.warning]
+    for name in ("lstm_gating_lstm.pt", "lstm_gating_rnn.pt"):
+        assert any(name in w and "corrupt" in w and "scripts.pretrain" in w
+                   for w in warnings), (name, warnings)
+    assert "untrained LSTM" in " ".join(warnings)
+    assert not [m for m in at.metric if m.label == "Same-size RNN answers"]
+    assert not any("accuracy by delay" in c.value for c in at.caption)
