@@ -172,3 +172,21 @@ def test_arrangement_count_is_an_independent_count():
         assert partition_of(s).count == arrangement_count(s)
     s = STATE.resolve({"rr_depth": 1, "rr_width": 8})
     assert arrangement_count(s) > 9
+
+
+def test_region_hover_carries_each_regions_numbers_compactly():
+    """issue 16: the hover of a region sends its pattern as text and (area, w1, w2, b) as one
+    float32 typed array, formatted in the browser; the numbers are the partition's."""
+    import json
+    from viz import relu_regions_figures as F
+    part = R.partition(R.make_mlp((8, 8, 8), seed=0), (-2, 2, -2, 2))
+    spec = json.loads(F.regions_figure(part).to_json())
+    hover = next(t for t in spec["data"] if t.get("name") == "regions")
+    from tests.apptest import plotly_array
+    numbers = plotly_array(hover["customdata"])
+    assert hover["customdata"]["dtype"] == "f4" and numbers.shape == (part.count, 4)
+    np.testing.assert_allclose(numbers, np.column_stack([part.area, part.out_w[:, 0, 0],
+                                                         part.out_w[:, 0, 1], part.out_b[:, 0]]),
+                               rtol=1e-6, atol=1e-6)
+    assert hover["text"][0] == F.pattern_string(part.patterns[0], part.widths)
+    assert "%{customdata[3]" in hover["hovertemplate"]
