@@ -52,11 +52,14 @@ def start_from_selection(event, bounds: tuple[float, float]) -> tuple[float, flo
 
 
 def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: int,
-                start: Sequence[float], minimizer: Sequence[float], click_res: int = 25,
+                start: Sequence[float], minimizer: Sequence[float], click_res: int = 15,
                 title: str = "Paths on the contour plot of f") -> go.Figure:
     """Contours of log10(f - f* + 1e-3) with every run's path up to iteration k, the current
     points as large dots, the start and the minimizer. A faint grid of points makes the plane
-    clickable (a click selects a start point).
+    clickable (a click selects a start point): click_res² invisible markers, each an SVG node
+    that Plotly repositions on every redraw (25² = 625 of them were ~80% of the ~20,000 DOM
+    mutations of one slider move; 15² leaves a click target every ~0.4 units, and a box
+    selection or the number inputs give any start).
 
     Paths are drawn at screen resolution (viz/screen.py): iterates within PATH_RES of the
     view of the previous drawn vertex are merged (a converged tail collapses); the step
