@@ -190,3 +190,19 @@ def test_region_hover_carries_each_regions_numbers_compactly():
                                rtol=1e-6, atol=1e-6)
     assert hover["text"][0] == F.pattern_string(part.patterns[0], part.widths)
     assert "%{customdata[3]" in hover["hovertemplate"]
+
+
+def test_fills_and_edges_are_one_path_shape_each():
+    """issue 16: Plotly draws every NaN-separated piece of a scatter line as its own SVG
+    element; fills (one per colour) and edges (one per layer) are single path shapes whose
+    pieces are exactly the region polygons."""
+    from viz import relu_regions_figures as F
+    model = R.make_mlp((6, 6), seed=1)
+    part = R.partition(model, (-2, 2, -2, 2))
+    fig = F.regions_figure(part, edges=R.edge_layers(model, part))
+    assert not [t for t in fig.data if t.mode and "lines" in t.mode]
+    colours = np.unique(F.region_colors(part))
+    fills = [s for s in fig.layout.shapes if s.fillcolor]
+    assert len(fills) == len(colours) and len(fig.layout.shapes) == len(colours) + 2
+    assert sum(s.path.count("M") for s in fills) == part.count       # one closed piece each
+    assert F.svg_path([0, 1, np.nan, 2, 3], [0, 1, np.nan, 2, 3], True) == "M0,0L1,1ZM2,2L3,3Z"
