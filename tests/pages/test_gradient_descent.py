@@ -199,3 +199,15 @@ def test_paths_are_drawn_at_screen_resolution_from_start_to_end():
         drawn = pts[steps]
         gaps = np.min(np.hypot(*(pts[:, None, :] - drawn[None]).transpose(2, 0, 1)), axis=1)
         assert gaps.max() < 0.008 * 6.0 + 1e-9
+
+
+def test_a_click_inside_the_scrubber_fragment_reruns_the_race():
+    """The contour sits in the scrubber's fragment, but a new start needs a new race: the
+    click's callback turns the fragment rerun into a full one (table redrawn, paths from the
+    clicked point)."""
+    at = _page()
+    click_chart(at, "gd_contour", {"x": 1.0, "y": -0.75, "curve_number": 1, "point_number": 7,
+                                   "point_index": 7}, in_fragment=True, fragment_key="gd_scrub")
+    assert not at.exception and at.dataframe
+    gd_path = next(t for t in chart_figure(at, "gd_contour")["data"] if t.get("name") == "GD")
+    assert (plotly_array(gd_path["x"])[0], plotly_array(gd_path["y"])[0]) == (1.0, -0.75)
