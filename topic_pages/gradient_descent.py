@@ -421,9 +421,11 @@ def race_view(panel) -> None:
             """The iteration scrubber with the two figures it moves: scrubbing reruns only
             this (not the race, the controls or the table)."""
             k = min(int(st.session_state["gd_iter"]), steps)
-            show_figure(figs.path_figure(grid, problem.f_star, runs, k, (x0, y0),
-                                         problem.minimizer),
-                        key="gd_contour", on_select=_on_click_start,
+            paths = figs.path_figure(grid, problem.f_star, runs, k, (x0, y0), problem.minimizer)
+            if not session.classroom():     # short ticks fit the default margins: no automargin
+                paths.update_xaxes(automargin=False)    # redraw passes (-2k DOM mutations
+                paths.update_yaxes(automargin=False)    # per move); classroom fonts need them
+            show_figure(paths, key="gd_contour", on_select=_on_click_start,
                         selection_mode=("points", "box"))
             STATE.widget("gd_iter", hi=steps)
             show_figure(figs.loss_figure(runs, problem.f_star, theory, k), key="gd_loss")
