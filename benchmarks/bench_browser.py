@@ -4,9 +4,9 @@ and a 300-point path).
 
 Per page: (a) first paint: navigation -> the page stops changing; (b) the median of 7 moves of
 the page's first slider (key press -> the page stops changing); (c) a preset change; plus the
-Plotly JSON bytes of one full rerun (server side, AppTest). "Stops changing": no element of a
-rerun in progress (data-stale), no status widget or skeleton, and no DOM mutation for 400 ms;
-the time is that of the last mutation. Only run when asked (needs Debian's chromium).
+Plotly JSON bytes of one full rerun (server side, AppTest). "Stops changing": no script or
+fragment run in progress (the app root's data-test-script-state), no stale element, status
+widget or skeleton, and no DOM mutation for 400 ms; the time is that of the last mutation. Only run when asked (needs Debian's chromium).
 """
 from __future__ import annotations
 
@@ -31,7 +31,14 @@ MOVES = 7
 QUIET_MS = 400
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
-BUSY = '[data-stale="true"], [data-testid="stStatusWidget"], [data-testid="stSkeleton"]'
+# a script or fragment run in progress: Streamlit's own run state on the app root (what its
+# e2e tests wait on), stale elements, the status widget or skeletons. Without the run state a
+# page that computes > 400 ms between two messages (convolution's first run) read as settled
+# before its sliders existed.
+RUNNING = ('[data-testid="stApp"]:not([data-test-script-state="notRunning"])'
+           ':not([data-test-script-state="compilationError"])')
+BUSY = (f'{RUNNING}, [data-stale="true"], [data-testid="stStatusWidget"], '
+        '[data-testid="stSkeleton"]')
 
 FLOOR_PAGE = '''
 import numpy as np

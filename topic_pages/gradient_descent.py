@@ -329,6 +329,8 @@ def _on_click_start() -> None:
     point = figs.start_from_selection(st.session_state.get("gd_contour"), START_RANGE)
     if point is not None:
         st.session_state["gd_x0"], st.session_state["gd_y0"] = point
+        st.rerun(scope="app")      # the contour sits in the scrubber's fragment: a new start
+                                   # needs a new race (the whole view), not just that fragment
 
 
 def _on_landscape_change() -> None:
@@ -408,17 +410,27 @@ def race_view(panel) -> None:
         if st.session_state.get("gd_iter") in (None, st.session_state.get("gd__iter_max")):
             st.session_state["gd_iter"] = steps          # follow the end unless scrubbed
         st.session_state["gd__iter_max"] = steps
-        k = min(int(st.session_state["gd_iter"]), steps)
         x0, y0 = float(s["gd_x0"]), float(s["gd_y0"])
         view_x = (min(problem.xlim[0], x0 - 0.3), max(problem.xlim[1], x0 + 0.3))
         view_y = (min(problem.ylim[0], y0 - 0.3), max(problem.ylim[1], y0 + 0.3))
         grid = cached_grid(s["gd_land"], eig, angle, view_x, view_y)
-        show_figure(figs.path_figure(grid, problem.f_star, runs, k, (x0, y0),
-                                     problem.minimizer),
-                    key="gd_contour", on_select=_on_click_start, selection_mode=("points", "box"))
-        STATE.widget("gd_iter", hi=steps)
-        show_figure(figs.loss_figure(runs, problem.f_star, theory_of(s, runs), k),
-                    key="gd_loss")
+        theory = theory_of(s, runs)
+
+        @st.fragment(key="gd_scrub")
+        def scrubbed() -> None:
+            """The iteration scrubber with the two figures it moves: scrubbing reruns only
+            this (not the race, the controls or the table)."""
+            k = min(int(st.session_state["gd_iter"]), steps)
+            paths = figs.path_figure(grid, problem.f_star, runs, k, (x0, y0), problem.minimizer)
+            if not session.classroom():     # short ticks fit the default margins: no automargin
+                paths.update_xaxes(automargin=False)    # redraw passes (-2k DOM mutations
+                paths.update_yaxes(automargin=False)    # per move); classroom fonts need them
+            show_figure(paths, key="gd_contour", on_select=_on_click_start,
+                        selection_mode=("points", "box"))
+            STATE.widget("gd_iter", hi=steps)
+            show_figure(figs.loss_figure(runs, problem.f_star, theory, k), key="gd_loss")
+
+        scrubbed()
     with panel.notes:
         rows = []
         for m, tr in runs.items():

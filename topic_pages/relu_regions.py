@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import regions as R
+from engine import regions_measures as M
 from viz import relu_regions_figures as F
 from viz import session
 from viz.claims import Claim
@@ -95,41 +96,26 @@ def partition_of(s: Mapping[str, Any], seed: int = 0) -> R.Partition:
                              int(seed))
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def _cached_layers(widths, init, scale, seed, input_dim):
+    return R.mlp_layers(R.make_mlp(widths, input_dim=input_dim, seed=seed, init=init,
+                                   init_scale=scale))
+
+
+def layers_of(s: Mapping[str, Any], seed: int = 0, input_dim: int = 2):
+    """The untrained network's (W, b) float64 layers (plain numpy, cached by its inputs)."""
+    return _cached_layers(widths_of(s)[0], s["rr_init"], float(s["rr_scale"]), int(seed),
+                          int(input_dim))
+
+
 def arrangement_count(s: Mapping[str, Any], seed: int = 0) -> int:
-    """Regions of a line arrangement in the box, counted by Euler's formula for lines in
-    general position: 1 + (lines crossing the box) + (crossing points inside it). Only for
-    one hidden layer (each unit's zero set w·x + b = 0 is a global line)."""
-    (W, b), _ = R.mlp_layers(net_of(s, seed))[:2]
-    xmin, xmax, ymin, ymax = box_of(s)
-    corners = np.array([[xmin, ymin], [xmin, ymax], [xmax, ymin], [xmax, ymax]])
-    side = corners @ W.T + b                          # (4, n) signs at the corners
-    crossing = (side.min(0) < 0) & (side.max(0) > 0)
-    points = 0
-    for i in range(len(W)):
-        for j in range(i + 1, len(W)):
-            A = np.stack([W[i], W[j]])
-            if abs(np.linalg.det(A)) < 1e-12:
-                continue
-            p = np.linalg.solve(A, -np.array([b[i], b[j]]))
-            points += int(xmin < p[0] < xmax and ymin < p[1] < ymax)
-    return 1 + int(crossing.sum()) + points
+    """1 + lines crossing the box + crossing points inside it (one hidden layer only)."""
+    return M.arrangement_count(layers_of(s, seed), box_of(s))
 
 
 def bent_units(s: Mapping[str, Any], seed: int = 0) -> tuple[int, int]:
-    """(units of layer 1 whose edges take more than one direction, units of layers >= 2 that
-    do): layer 1 cuts along straight lines, later layers along polylines that kink."""
-    part = partition_of(s, seed)
-    edges = R.edge_layers(net_of(s, seed), part)
-    d = edges.end - edges.start
-    keep = (edges.unit >= 0) & (np.hypot(d[:, 0], d[:, 1]) > 1e-6)
-    angle = np.mod(np.arctan2(d[keep, 1], d[keep, 0]), np.pi)
-    out = [0, 0]
-    for u in np.unique(edges.unit[keep]):
-        a = angle[edges.unit[keep] == u]
-        spread = min(np.ptp(a), np.ptp(np.mod(a + np.pi / 2, np.pi)))
-        if spread > 1e-3:
-            out[int(edges.layer[keep][edges.unit[keep] == u][0] > 0)] += 1
-    return out[0], out[1]
+    """(layer-1 units whose cut bends, units of later layers whose cut bends)."""
+    return M.bent_units(layers_of(s, seed), partition_of(s, seed))
 
 
 @st.cache_data(max_entries=16, show_spinner="Counting the regions of every architecture exactly…")
@@ -308,20 +294,23 @@ def regions_view(panel) -> None:
     arch = " → ".join(["2", *map(str, widths), "1"])
     by_layer, surface = bool(s["rr_layers"]), s["rr_out"] == "3-D surface"
 
-    def draw(trainer: R.RegionTrainer, tick) -> None:
-        snap = trainer.snapshot()
+    def draw(view, tick) -> None:
+        """One live frame from plain data: the TrainerView's snapshot and history, plus the
+        model's (W, b) layers fetched next to the trainer (edge colours, the heatmap)."""
+        snap = view.snapshot()
         part = snap.partition
+        layers = read_trainer("rr_train", M.trainer_layers)
         cols = st.columns(2)
         with cols[0]:
-            edges = R.edge_layers(trainer.model, part) if by_layer else None
+            edges = R.edge_layers(layers, part) if by_layer and layers else None
             show_figure(F.regions_figure(part, snap.points, snap.targets, edges=edges,
                                          title=f"{part.count} linear regions in the box"),
                         key="rr_fig_regions")
         with cols[1]:
-            if surface:
+            if surface or not layers:
                 show_figure(F.surface_figure(part), key="rr_fig_surface")
             else:
-                xs, ys, f = R.evaluate_grid(trainer.model, box, res=80, device=trainer.device)
+                xs, ys, f = M.output_grid(layers, box, res=80)
                 show_figure(F.heatmap_figure(xs, ys, f, part), key="rr_fig_heat")
         m = st.columns(5)
         m[0].metric("Regions", f"{part.count:,}", help="Exact activation regions in the box.")
@@ -334,13 +323,13 @@ def regions_view(panel) -> None:
         m[4].metric("ReLUs", f"{sum(widths)}", help=f"Architecture {arch}.")
         st.caption(f"Architecture {arch}, {s['rr_init']} init × {s['rr_scale']:g}, "
                    f"box [{box[0]:g}, {box[1]:g}]², task {s['rr_task']}.")
-        _, near = trainer.history.as_arrays("near_bend")
+        _, near = view.history.as_arrays("near_bend")
         if len(near):
-            st.caption(f"**{near[-1]:.0%}** of the regions lie within {trainer.NEAR} of the "
-                       f"line where the target bends (at step 0: {near[0]:.0%}).")
-        cs, cv = trainer.history.as_arrays("regions")
-        ls, lv = trainer.history.as_arrays("loss")
-        if trainer.steps > 0:
+            st.caption(f"**{near[-1]:.0%}** of the regions lie within {R.RegionTrainer.NEAR} "
+                       f"of the line where the target bends (at step 0: {near[0]:.0%}).")
+        cs, cv = view.history.as_arrays("regions")
+        ls, lv = view.history.as_arrays("loss")
+        if view.steps > 0:
             show_figure(F.count_history_figure(cs, cv, ls, lv), key="rr_fig_hist")
         else:
             st.info("Press **Play** (or **Step**) to train: the exact region count is recorded "
@@ -371,8 +360,7 @@ def regions_view(panel) -> None:
             # outside the live fragment: built on a full rerun of the view (Pause, a widget),
             # never on a training tick, so a download link stays valid while playing
             with st.expander("Export the regions (state when the view was last redrawn)"):
-                step, part = read_trainer("rr_train", lambda tr: (tr.steps,
-                                                                tr.snapshot().partition))
+                step, part = trainer.steps, trainer.snapshot().partition
                 export_buttons(_region_table(part), {**_config(s, widths, seed), "step": step,
                                                      "regions": part.count}, "relu_regions")
 

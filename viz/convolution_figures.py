@@ -1,6 +1,6 @@
 """Figure builders for the convolution page: arrays / engine dataclasses in, go.Figure out.
 
-Large images are sent as PNG (go.Image with a data URI via px.imshow(binary_string=True)),
+Large images are sent as PNG (go.Image with a data URI),
 which keeps a 512x512 map to a few hundred KB instead of a JSON heatmap of 262k numbers.
 Signed maps (edge detectors, differences) use a blue-white-red scale centred at 0.
 """
@@ -10,7 +10,6 @@ import base64
 import io
 
 import numpy as np
-import plotly.express as px
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -38,20 +37,24 @@ def to_rgb8(arr: np.ndarray, signed: bool | None = None) -> np.ndarray:
     return (rgb * 255).round().astype(np.uint8)
 
 
-def png_bytes(arr: np.ndarray, signed: bool | None = None) -> bytes:
+def png_bytes(arr: np.ndarray, signed: bool | None = None, compress_level: int = 6) -> bytes:
     """The map as a PNG file (same colouring as on screen), for download."""
     from PIL import Image
     buf = io.BytesIO()
-    Image.fromarray(to_rgb8(arr, signed)).save(buf, format="PNG")
+    Image.fromarray(to_rgb8(arr, signed)).save(buf, format="PNG", compress_level=compress_level)
     return buf.getvalue()
 
 
 def image_figure(arr: np.ndarray, title: str, signed: bool | None = None,
                  height: int = 340) -> go.Figure:
-    """A map drawn as an image with pixel axes (row 0 at the top)."""
-    fig = px.imshow(to_rgb8(arr, signed), binary_string=True)
+    """A map drawn as an image with pixel axes (row 0 at the top): one go.Image whose source
+    is the PNG (built directly: px.imshow(binary_string=True) made the same trace in ~3x the
+    time, and with Plotly's own template that style_figure then had to replace)."""
     h, w = np.asarray(arr).shape[:2]
-    fig.update_layout(title=f"{title}  ({h}×{w})", height=height, margin=dict(l=10, r=10, t=40, b=10))
+    uri = "data:image/png;base64," + base64.b64encode(png_bytes(arr, signed, 4)).decode()
+    fig = go.Figure(go.Image(source=uri, hovertemplate="row %{y}, col %{x}<extra></extra>"))
+    fig.update_layout(title=f"{title}  ({h}×{w})", height=height,
+                      margin=dict(l=10, r=10, t=40, b=10))
     return _bare(fig)
 
 

@@ -1,4 +1,16 @@
-"""Drawing on the page: every figure goes through show_figure(), long text through explain()."""
+"""Drawing on the page: every figure goes through show_figure(), long text through explain().
+
+Cheap figures (issue 16). What a slider move costs in the browser is mostly Plotly drawing
+SVG: every *marker* is its own SVG node, while a line of any length is one path. Measured in
+headless Chromium on the 2-core machine (the gradient-descent contour with four 201-step
+paths drawn "lines+markers", then "lines" only): 3.8 s -> 1.1 s per slider move under load,
+while the JSON size barely mattered. So:
+  - draw long paths as lines, markers only where there are few (viz/screen.py
+    `path_points`: the vertices of a 2-D path at screen resolution);
+  - send long curves at screen resolution (viz/screen.py `screen_series`: per pixel column
+    the min and the max of its points, so spikes and oscillations keep their extent);
+  - numpy arrays go to Plotly as typed arrays (base64) by themselves: pass arrays, not lists.
+"""
 from __future__ import annotations
 
 import plotly.graph_objects as go
@@ -29,3 +41,4 @@ def explain(markdown: str, title: str = "Explanation") -> None:
             st.markdown(markdown)
     else:
         st.markdown(markdown)
+

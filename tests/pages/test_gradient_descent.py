@@ -160,3 +160,54 @@ def test_click_on_the_contour_plot_moves_the_start_and_the_paths():
     assert (start["x"], start["y"]) == ([1.0], [-0.75])
     gd_path = next(t for t in spec["data"] if t.get("name") == "GD")
     assert (plotly_array(gd_path["x"])[0], plotly_array(gd_path["y"])[0]) == (1.0, -0.75)
+
+
+def test_scrubbing_reruns_only_the_scrubber_and_its_two_figures():
+    """issue 16: the iteration slider, the contour and the loss figure share a fragment: a
+    scrub redraws those three (at the new k) and nothing else (no table, no ruler)."""
+    from tests.apptest import rerun_fragment
+    at = _page()
+    at.slider(key="gd_iter").set_value(5)
+    rerun_fragment(at, "gd_scrub")
+    assert [t for t in chart_titles(at) if "iteration" in t] == \
+        ["Paths on the contour plot of f (iteration 5)"]
+    keys = [c.proto.id for c in at.get("plotly_chart")]
+    assert any(k.endswith("gd_contour") for k in keys) and any(k.endswith("gd_loss") for k in keys)
+    assert not any(k.endswith("gd_ruler") for k in keys)
+    assert not at.dataframe                      # the table was not rebuilt
+    gd = next(t for t in chart_figure(at, "gd_contour")["data"] if t.get("name") == "GD")
+    assert list(plotly_array(gd["customdata"]))[-1] == 5      # drawn up to step 5
+
+
+def test_paths_are_drawn_at_screen_resolution_from_start_to_end():
+    """The contour figure merges iterates closer than ~4 px (a converged tail) but keeps the
+    first and the last, and hovers the true step numbers; step markers are a separate
+    markers-only trace (no "lines+markers" trace: they made a slider move 2-3x slower)."""
+    import numpy as np
+    from topic_pages import gradient_descent as P
+    at = _page()
+    spec = chart_figure(at, "gd_contour")
+    runs = P.race_of(P.STATE.resolve({}))
+    assert not any(t.get("mode") == "lines+markers" for t in spec["data"])
+    for name, method in (("GD", "gd"), ("Adam", "adam")):
+        path = next(t for t in spec["data"] if t.get("name") == name)
+        steps = plotly_array(path["customdata"]).astype(int)
+        pts = runs[method].points
+        assert steps[0] == 0 and steps[-1] == len(pts) - 1 and len(steps) < len(pts) / 3
+        assert np.allclose(plotly_array(path["x"]), pts[steps, 0])
+        # every dropped iterate lies within the merge radius of a drawn vertex
+        drawn = pts[steps]
+        gaps = np.min(np.hypot(*(pts[:, None, :] - drawn[None]).transpose(2, 0, 1)), axis=1)
+        assert gaps.max() < 0.008 * 6.0 + 1e-9
+
+
+def test_a_click_inside_the_scrubber_fragment_reruns_the_race():
+    """The contour sits in the scrubber's fragment, but a new start needs a new race: the
+    click's callback turns the fragment rerun into a full one (table redrawn, paths from the
+    clicked point)."""
+    at = _page()
+    click_chart(at, "gd_contour", {"x": 1.0, "y": -0.75, "curve_number": 1, "point_number": 7,
+                                   "point_index": 7}, in_fragment=True, fragment_key="gd_scrub")
+    assert not at.exception and at.dataframe
+    gd_path = next(t for t in chart_figure(at, "gd_contour")["data"] if t.get("name") == "GD")
+    assert (plotly_array(gd_path["x"])[0], plotly_array(gd_path["y"])[0]) == (1.0, -0.75)

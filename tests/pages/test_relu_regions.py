@@ -172,3 +172,37 @@ def test_arrangement_count_is_an_independent_count():
         assert partition_of(s).count == arrangement_count(s)
     s = STATE.resolve({"rr_depth": 1, "rr_width": 8})
     assert arrangement_count(s) > 9
+
+
+def test_region_hover_carries_each_regions_numbers_compactly():
+    """issue 16: the hover of a region sends its pattern as text and (area, w1, w2, b) as one
+    float32 typed array, formatted in the browser; the numbers are the partition's."""
+    import json
+    from viz import relu_regions_figures as F
+    part = R.partition(R.make_mlp((8, 8, 8), seed=0), (-2, 2, -2, 2))
+    spec = json.loads(F.regions_figure(part).to_json())
+    hover = next(t for t in spec["data"] if t.get("name") == "regions")
+    from tests.apptest import plotly_array
+    numbers = plotly_array(hover["customdata"])
+    assert hover["customdata"]["dtype"] == "f4" and numbers.shape == (part.count, 4)
+    np.testing.assert_allclose(numbers, np.column_stack([part.area, part.out_w[:, 0, 0],
+                                                         part.out_w[:, 0, 1], part.out_b[:, 0]]),
+                               rtol=1e-6, atol=1e-6)
+    assert hover["text"][0] == F.pattern_string(part.patterns[0], part.widths)
+    assert "%{customdata[3]" in hover["hovertemplate"]
+
+
+def test_fills_and_edges_are_one_path_shape_each():
+    """issue 16: Plotly draws every NaN-separated piece of a scatter line as its own SVG
+    element; fills (one per colour) and edges (one per layer) are single path shapes whose
+    pieces are exactly the region polygons."""
+    from viz import relu_regions_figures as F
+    model = R.make_mlp((6, 6), seed=1)
+    part = R.partition(model, (-2, 2, -2, 2))
+    fig = F.regions_figure(part, edges=R.edge_layers(model, part))
+    assert not [t for t in fig.data if t.mode and "lines" in t.mode]
+    colours = np.unique(F.region_colors(part))
+    fills = [s for s in fig.layout.shapes if s.fillcolor]
+    assert len(fills) == len(colours) and len(fig.layout.shapes) == len(colours) + 2
+    assert sum(s.path.count("M") for s in fills) == part.count       # one closed piece each
+    assert F.svg_path([0, 1, np.nan, 2, 3], [0, 1, np.nan, 2, 3], True) == "M0,0L1,1ZM2,2L3,3Z"

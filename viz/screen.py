@@ -1,0 +1,45 @@
+"""Screen resolution for figure data (pure numpy, no Streamlit: figure builders use it). See
+viz/render.py's docstring for why: in the browser every Plotly marker is an SVG node, so a
+figure should carry no more vertices and markers than the screen can show."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def path_points(xy: np.ndarray, min_step: float) -> np.ndarray:
+    """Indices of the points of a 2-D path (n, 2) to draw: the first, then each point at
+    least `min_step` away from the last one kept, and the last. Points closer than that lie
+    within min_step of a drawn vertex, i.e. within a few pixels when min_step is ~1% of the
+    view: a converged tail of 900 iterates collapses to a handful of vertices."""
+    xy = np.asarray(xy, dtype=np.float64)
+    n = len(xy)
+    if n <= 2 or not min_step > 0:
+        return np.arange(n)
+    keep, last = [0], xy[0]
+    finite = np.isfinite(xy).all(1)
+    for i in range(1, n - 1):
+        if finite[i] and (xy[i, 0] - last[0]) ** 2 + (xy[i, 1] - last[1]) ** 2 >= min_step ** 2:
+            keep.append(i)
+            last = xy[i]
+    keep.append(n - 1)
+    return np.asarray(keep)
+
+
+def screen_series(y: np.ndarray, width_px: int = 800) -> np.ndarray:
+    """Indices of y (1-D) to draw on ~width_px pixel columns: every point when len(y) <=
+    2 * width_px, else per bucket of consecutive points the index of its min and of its
+    max (so an oscillation or a spike keeps its extent on screen), plus the last point."""
+    y = np.asarray(y, dtype=np.float64)
+    n = len(y)
+    if n <= 2 * width_px:
+        return np.arange(n)
+    edges = np.linspace(0, n, width_px + 1).astype(int)
+    keep = [n - 1]
+    with np.errstate(invalid="ignore"):
+        for a, b in zip(edges[:-1], edges[1:]):
+            seg = y[a:b]
+            if not len(seg) or not np.isfinite(seg).any():
+                keep.append(a)
+                continue
+            keep += [a + int(np.nanargmin(seg)), a + int(np.nanargmax(seg))]
+    return np.unique(keep)
