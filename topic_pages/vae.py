@@ -28,9 +28,9 @@ from viz.state import Control, StateTable
 from viz.vae_compute import (
     MODELS, BETAS, LATENT_DIMS, STARTS, SPAN_CHOICES, Z_LIMIT, REPLAY_SPEEDS, digits,
     deterministic_of, dims_of, shipped_file, make_trainer, trainer_config, span_of,
-    posterior_modes, autoencoders)
+    posterior_modes, autoencoders, _replay_extent, delivered_rate)
 from viz.vae_figures import (digit_figure, grid_figure, grid_png, latent_scatter, loss_curves,
-                             manifold_figure, replay_extent, strip_figure, toy_bars_figure,
+                             manifold_figure, strip_figure, toy_bars_figure,
                              toy_marginal_figure, toy_posterior_figure)
 from viz.vae_tour import PRESETS, STEPS
 from viz.widgets import export_buttons
@@ -239,19 +239,6 @@ def _scrub() -> None:
     """The slider moved: show that snapshot (only while paused: see Autoplay)."""
     if not st.session_state.get(SNAP_PLAYING, False):
         st.session_state[SNAP_AT] = st.session_state["vae_snap"]
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _replay_extent(key: tuple, _frames: list[np.ndarray]) -> float:
-    return replay_extent(_frames)
-
-
-def delivered_rate(times: list[float]) -> float | None:
-    """Snapshots per second actually shown: ticks over the last few seconds."""
-    if len(times) < 3:
-        return None
-    span = times[-1] - times[0]
-    return (len(times) - 1) / span if span > 0 else None
 
 
 def replay_view(panel) -> None:

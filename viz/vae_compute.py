@@ -15,6 +15,7 @@ from engine.vae import (VAETrainer, curved_manifold, fit_autoencoder_2d, fit_q,
                         toy_z_grid, true_posterior)
 from engine.weights import WeightsError
 from viz.topics import ROOT
+from viz.vae_figures import replay_extent
 
 # ----------------------------------------------------------------------------- constants
 WEIGHTS = ROOT / "assets" / "weights"
@@ -208,3 +209,17 @@ def ae_over_pca(s: Mapping[str, Any], seed: int, which: str) -> float:
     pca = pca_reconstruct(curved_manifold(300, seed, float(s["vae_mnoise"])), 1)
     fits = autoencoders(float(s["vae_mnoise"]), int(s["vae_mhidden"]), seed)
     return fits[which].mse / pca.mse
+
+
+# ---- the replay
+@st.cache_data(show_spinner=False, max_entries=8)
+def _replay_extent(key: tuple, _frames: list[np.ndarray]) -> float:
+    return replay_extent(_frames)
+
+
+def delivered_rate(times: list[float]) -> float | None:
+    """Snapshots per second actually shown: ticks over the last few seconds."""
+    if len(times) < 3:
+        return None
+    span = times[-1] - times[0]
+    return (len(times) - 1) / span if span > 0 else None
