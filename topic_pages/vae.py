@@ -2,51 +2,40 @@
 decoded grid; a replay of how the latent space formed; the 1-D toy of why the ELBO is a bound;
 autoencoder vs PCA on a curve. Settings -> engine/vae.py -> viz/vae_figures.py.
 
-The page skeleton (docs/ADDING_A_PAGE.md): constants and STATE, the pure computations that
-both the views and the claims use, PRESETS and STEPS with their claims, one function per
-view, and the footer."""
+The page skeleton (docs/ADDING_A_PAGE.md): constants and STATE, one function per view, and
+the footer. The constants and pure computations that both the views and the claims use are in
+viz/vae_compute.py, PRESETS and STEPS with their claims in viz/vae_tour.py."""
 from __future__ import annotations
 
 import functools
 import math
 import time
-from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
 import streamlit as st
-import torch
 
 from engine import vae_measures as VM
-from engine.vae import (LIKELIHOODS, VAETrainer, curved_manifold, fit_autoencoder_2d, fit_q,
-                        kl_q_posterior, load_digit_data, load_shipped, pca_reconstruct,
-                        shipped_name, toy_elbo, toy_z_grid, true_posterior)
-from engine.weights import WeightsError
+from engine.vae import (LIKELIHOODS, curved_manifold, fit_q, kl_q_posterior, pca_reconstruct,
+                        toy_elbo)
 from viz import session
 from viz.autoplay import Autoplay
-from viz.claims import Claim
 from viz.live import get_trainer, live_training, read_trainer
 from viz.on_demand import on_demand
 from viz.page import View, topic_page, user_errors
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
-from viz.topics import ROOT
+from viz.vae_compute import (
+    MODELS, BETAS, LATENT_DIMS, STARTS, SPAN_CHOICES, Z_LIMIT, REPLAY_SPEEDS, digits,
+    deterministic_of, dims_of, shipped_file, make_trainer, trainer_config, span_of,
+    posterior_modes, autoencoders, _replay_extent, delivered_rate)
 from viz.vae_figures import (digit_figure, grid_figure, grid_png, latent_scatter, loss_curves,
-                             manifold_figure, replay_extent, strip_figure, toy_bars_figure,
+                             manifold_figure, strip_figure, toy_bars_figure,
                              toy_marginal_figure, toy_posterior_figure)
-from viz.widgets import Preset, Step, export_buttons
+from viz.vae_tour import PRESETS, STEPS
+from viz.widgets import export_buttons
 
 # ----------------------------------------------------------------------------- constants
-WEIGHTS = ROOT / "assets" / "weights"
-MODELS = {"VAE": False, "autoencoder": True}          # label -> deterministic
-BETAS = [0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
-LATENT_DIMS = [2, 4, 8]
-STARTS = ["shipped model", "from scratch"]
-SPAN_CHOICES = ["quantiles", "linear", "fit to codes"]
-Z_LIMIT = 16.0                # decode sliders: the declared range (drawn over the codes' range)
-REPLAY_SPEEDS = [1, 2, 4, 8]  # snapshots per second asked for while playing
-CLAIM_SEEDS = (0, 1)
-CLAIM_EPOCHS = 30
 
 STATE = StateTable([
     Control("vae_model", "VAE", "Model", kind="selectbox", options=list(MODELS),
@@ -89,313 +78,6 @@ STATE = StateTable([
                  "(cached per setting)."),
 ])
 
-
-# ----------------------------------------------------------------------------- computation
-# Pure functions of the settings dict s (STATE.values() on the page, STATE.resolve(preset)
-# in the claims): the page draws exactly what the claims measure.
-
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _shipped_state(name: str) -> dict | None:
-    try:
-        return load_shipped(WEIGHTS / name)
-    except WeightsError:     # missing, stale or corrupt: train from scratch
-        return None
-
-
-@st.cache_data(show_spinner=False, max_entries=1)
-def digits():
-    return load_digit_data()
-
-
-def deterministic_of(s: Mapping[str, Any]) -> bool:
-    return MODELS[s["vae_model"]]
-
-
-def dims_of(s: Mapping[str, Any]) -> tuple[tuple[int, int], str | None]:
-    """(the two latent dims shown, why the chosen ones were replaced or None)."""
-    dim = int(s["vae_dim"])
-    if dim == 2:
-        return (0, 1), None
-    dx, dy = int(s["vae_dx"]), int(s["vae_dy"])
-    if dx >= dim or dy >= dim:
-        return (0, 1), f"the latent has only {dim} dims"
-    if dx == dy:
-        return (0, 1), "pick two different latent dimensions"
-    return (dx, dy), None
-
-
-def shipped_file(s: Mapping[str, Any]) -> str | None:
-    """The shipped weights used for these settings (None: train from scratch)."""
-    if s["vae_start"] != STARTS[0]:
-        return None
-    name = shipped_name(int(s["vae_dim"]), s["vae_lik"], deterministic_of(s))
-    return name if name is not None and _shipped_state(name) is not None else None
-
-
-def make_trainer(s: Mapping[str, Any], seed: int = 0, device: str | None = "cpu") -> VAETrainer:
-    tr = VAETrainer(latent_dim=int(s["vae_dim"]), beta=float(s["vae_beta"]),
-                    likelihood=s["vae_lik"], deterministic=deterministic_of(s),
-                    reparam=bool(s["vae_reparam"]), seed=seed, device=device, data=digits())
-    name = shipped_file(s)
-    if name is not None:
-        tr.load_state_dict(_shipped_state(name))
-    return tr
-
-
-def trainer_config(s: Mapping[str, Any], seed: int, device: str) -> dict:
-    return {"model": s["vae_model"], "beta": float(s["vae_beta"]), "latent_dim": int(s["vae_dim"]),
-            "likelihood": s["vae_lik"], "reparam": bool(s["vae_reparam"]),
-            "start": "shipped" if shipped_file(s) else "scratch", "seed": seed, "device": device}
-
-
-def span_of(s: Mapping[str, Any]) -> str:
-    """The grid spacing used: an autoencoder has no prior, so its 'quantiles' of N(0, 1)
-    (±1.64) would cover a sliver of its codes: its grid follows the codes instead."""
-    if deterministic_of(s) and s["vae_span"] == "quantiles":
-        return "fit to codes"
-    return s["vae_span"]
-
-
-def grid_args(s: Mapping[str, Any]) -> tuple[tuple[int, int], int, str]:
-    """(dims, n, span) of the grid the settings draw (engine/vae_measures.py grid_of)."""
-    return dims_of(s)[0], int(s["vae_gridn"]), span_of(s)
-
-
-def grid_of(model, means: np.ndarray, s: Mapping[str, Any]):
-    """The decoded grid the page draws, for the codes `means` (n, latent_dim)."""
-    return VM.grid_of(model, means, *grid_args(s))
-
-
-@st.cache_resource(show_spinner=False, max_entries=24)
-def _trained(settings: tuple, seed: int, epochs: float) -> VAETrainer:
-    s = dict(settings)
-    tr = make_trainer(s, seed)
-    if epochs > 0:
-        tr.step(int(round(epochs * tr.steps_per_epoch)))
-    return tr
-
-
-def trained(s: Mapping[str, Any], seed: int = 0, epochs: float | None = None) -> VAETrainer:
-    """The model of these settings: the shipped one as loaded (epochs None), or trained from
-    scratch for `epochs` epochs (what Play shows at that epoch)."""
-    key = tuple(sorted((k, s[k]) for k in ("vae_model", "vae_beta", "vae_dim", "vae_lik",
-                                           "vae_reparam", "vae_start")))
-    return _trained(key, int(seed), 0.0 if epochs is None else float(epochs))
-
-
-@st.cache_data(show_spinner=False, max_entries=1)
-def _digit_distance_floor() -> float:
-    """90th percentile over the test digits of the pixel MSE to the nearest training digit:
-    how far a real, unseen digit is from the training set."""
-    d = digits()
-    return float(np.percentile(_nearest_mse(d.x_test, d.x_train), 90))
-
-
-def _nearest_mse(images: np.ndarray, train: np.ndarray) -> np.ndarray:
-    a = torch.as_tensor(images.reshape(len(images), -1), dtype=torch.float32)
-    b = torch.as_tensor(train, dtype=torch.float32)
-    return (torch.cdist(a, b).pow(2) / a.shape[1]).min(1).values.numpy()
-
-
-def off_digit_share(s: Mapping[str, Any], seed: int = 0, epochs: float | None = None) -> float:
-    """Share of the grid's cells whose decoded image is farther (pixel MSE) from every
-    training digit than 90% of the real test digits are: cells that decode to no digit (the
-    latent's holes)."""
-    tr = trained(s, seed, epochs)
-    means = tr.snapshot().codes.means
-    grid = grid_of(tr.model, means, s)
-    d = _nearest_mse(grid.images.reshape(-1, 64), digits().x_train)
-    return float(np.mean(d > _digit_distance_floor()))
-
-
-def code_reach(s: Mapping[str, Any], seed: int = 0, epochs: float | None = None) -> float:
-    """99th percentile of |μ| over the test digits and the two dims shown."""
-    return VM.code_reach(trained(s, seed, epochs).snapshot().codes.means, dims_of(s)[0])
-
-
-def code_centre(s: Mapping[str, Any]) -> float:
-    """Largest |mean of μ| over the two dims shown (0: the cloud is centred)."""
-    means = trained(s).snapshot().codes.means[:, list(dims_of(s)[0])]
-    return float(np.abs(means.mean(0)).max())
-
-
-def grid_spread(s: Mapping[str, Any], seed: int, epochs: float) -> float:
-    """Mean over pixels of the std across grid cells: 0 when every cell decodes the same."""
-    tr = trained(s, seed, epochs)
-    grid = grid_of(tr.model, tr.snapshot().codes.means, s)
-    return float(grid.images.reshape(-1, 64).std(0).mean())
-
-
-def test_metric(s: Mapping[str, Any], name: str, seed: int, epochs: float) -> float:
-    return float(trained(s, seed, epochs).history.last(name))
-
-
-def worst(f, agg=max):
-    """A measure of (s, seed) reduced over the claim seeds (worst case)."""
-    return lambda s: agg(f(s, seed) for seed in CLAIM_SEEDS)
-
-
-# ---- the 1-D ELBO toy
-def fitted_q(s: Mapping[str, Any]) -> tuple[float, float]:
-    return fit_q(float(s["vae_x"]), float(s["vae_qm"]), float(s["vae_qs"]))
-
-
-def posterior_modes(x: float) -> np.ndarray:
-    """Local maxima of the exact posterior p(z|x) on the quadrature grid."""
-    z = toy_z_grid()
-    p = true_posterior(x, z)
-    i = np.flatnonzero((p[1:-1] > p[:-2]) & (p[1:-1] >= p[2:])) + 1
-    return z[i]
-
-
-def nearest_mode_gap(s: Mapping[str, Any]) -> float:
-    """|fitted m − the posterior mode nearest the start m|."""
-    modes = posterior_modes(float(s["vae_x"]))
-    near = modes[np.argmin(np.abs(modes - float(s["vae_qm"])))]
-    return abs(fitted_q(s)[0] - near)
-
-
-# ---- autoencoder vs PCA
-@st.cache_data(show_spinner="Training the autoencoders…", max_entries=16)
-def autoencoders(noise: float, hidden: int, seed: int):
-    pts = curved_manifold(300, seed, noise)
-    return {"linear autoencoder": fit_autoencoder_2d(pts, linear=True, steps=300, lr=0.05,
-                                                     seed=seed, device="cpu"),
-            "nonlinear autoencoder": fit_autoencoder_2d(pts, hidden, steps=500, lr=0.02,
-                                                        seed=seed, device="cpu")}
-
-
-def ae_over_pca(s: Mapping[str, Any], seed: int, which: str) -> float:
-    """Reconstruction error of the `which` autoencoder / PCA's, on the same points."""
-    pca = pca_reconstruct(curved_manifold(300, seed, float(s["vae_mnoise"])), 1)
-    fits = autoencoders(float(s["vae_mnoise"]), int(s["vae_mhidden"]), seed)
-    return fits[which].mse / pca.mse
-
-
-# ----------------------------------------------------------------------------- presets
-BASE = {"vae_model": "VAE", "vae_beta": 1.0, "vae_dim": 2, "vae_lik": "bernoulli",
-        "vae_reparam": True, "vae_start": STARTS[0], "vae_span": "quantiles", "vae_dx": 0,
-        "vae_dy": 1, "vae_z1": 0.0, "vae_z2": 0.0}
-SCRATCH = {**BASE, "vae_start": STARTS[1]}
-AE = {**BASE, "vae_model": "autoencoder", "vae_span": "fit to codes"}
-ELBO = {"vae_x": 0.0, "vae_qm": 1.5, "vae_qs": 0.5}
-PCA = {"vae_mnoise": 0.05, "vae_mhidden": 16, "vae_mfit": True}
-E = CLAIM_EPOCHS
-
-C_SHIPPED = (Claim("largest |mean of μ| over z1, z2 (centred cloud)", code_centre, hi=0.3),
-             Claim("99th percentile of |μ|", lambda s: code_reach(s), hi=3.0),
-             Claim("share of grid cells decoding to no digit", lambda s: off_digit_share(s),
-                   hi=0.1))
-C_AE = (Claim("99th percentile of |μ| (N(0,1) quantile grid: ±1.64)",
-              lambda s: code_reach(s), lo=8.0),
-        Claim("share of grid cells (spanning the codes) decoding to no digit",
-              lambda s: off_digit_share(s), lo=0.2))
-C_SCRATCH = (Claim(f"test KL at epoch 10, worst of seeds {CLAIM_SEEDS}",
-                   worst(lambda s, k: test_metric(s, "test_kl", k, 10)), hi=0.05, slow=True),
-             Claim(f"test KL at epoch {E}, worst of seeds {CLAIM_SEEDS}",
-                   worst(lambda s, k: test_metric(s, "test_kl", k, E), min), lo=1.0, slow=True),
-             Claim(f"99th percentile of |μ| at epoch {E}, worst of seeds",
-                   worst(lambda s, k: code_reach(s, k, E), min), lo=1.5, slow=True))
-C_BETA0 = (Claim(f"99th percentile of |μ| at epoch {E}, worst of seeds {CLAIM_SEEDS}",
-                 worst(lambda s, k: code_reach(s, k, E), min), lo=5.0, slow=True),)
-C_BETA8 = (Claim(f"test KL at epoch {E}, worst of seeds {CLAIM_SEEDS} (nats)",
-                 worst(lambda s, k: test_metric(s, "test_kl", k, E)), hi=0.01, slow=True),
-           Claim(f"99th percentile of |μ| at epoch {E}, worst of seeds",
-                 worst(lambda s, k: code_reach(s, k, E)), hi=0.1, slow=True),
-           Claim("pixel std across the grid's cells, worst of seeds (0: one image)",
-                 worst(lambda s, k: grid_spread(s, k, E)), hi=0.02, slow=True))
-C_REPARAM = (Claim(f"‖∂recon/∂encoder‖ at epoch {E}, worst of seeds {CLAIM_SEEDS}",
-                   worst(lambda s, k: test_metric(s, "enc_grad_recon", k, E)), lo=0, hi=0,
-                   slow=True),
-             Claim(f"99th percentile of |μ| at epoch {E}, worst of seeds",
-                   worst(lambda s, k: code_reach(s, k, E)), hi=0.05, slow=True))
-C_ELBO = (Claim("gap log p(x) − ELBO at the start (m = 1.5, s = 0.5)",
-                lambda s: toy_elbo(s["vae_x"], s["vae_qm"], s["vae_qs"]).gap, lo=1.0),
-          Claim("fitted m (lands on the tallest mode, 0)", lambda s: fitted_q(s)[0],
-                lo=-0.05, hi=0.05),
-          Claim("|fitted m − the posterior mode nearest the start (1.72)|", nearest_mode_gap,
-                lo=1.5),
-          Claim("gap after Fit q (a Gaussian cannot cover 3 modes)",
-                lambda s: toy_elbo(s["vae_x"], *fitted_q(s)).gap, lo=0.1, hi=0.4))
-C_PCA = (Claim("nonlinear autoencoder error / PCA's, worst of seeds",
-               worst(lambda s, k: ae_over_pca(s, k, "nonlinear autoencoder")), hi=0.5,
-               slow=True),
-         Claim("linear autoencoder error / PCA's, worst of seeds (same line)",
-               worst(lambda s, k: ae_over_pca(s, k, "linear autoencoder")), lo=0.99, hi=1.05,
-               slow=True))
-
-PRESETS = {
-    "Shipped VAE (β = 1)": Preset(
-        BASE, "A VAE trained for 120 epochs: the test digits fill a centred, roughly round "
-              "cloud (99% within |z| < 3) and the N(0, 1) quantile grid decodes to digits "
-              "(under 10% of its cells are farther from every training digit than a real "
-              "unseen digit is). Press Play to keep training.", "latent", C_SHIPPED),
-    "Autoencoder: holes in the latent": Preset(
-        AE, "No KL term and no prior: the codes spread to |z| ≈ 12, off-centre, in clusters "
-            "with empty space between and around them. The grid spans the same square as the "
-            "scatter (±12): over 20% of its cells fall where no code lies and decode to smudges "
-            "that are no digit (farther from every training digit than 90% of real test "
-            "digits are), against under 10% for the VAE's grid.", "latent", C_AE),
-    "Train a VAE from scratch": Preset(
-        SCRATCH, "Press Play. For the first ~10 epochs the KL stays near 0 (≤ 0.05 nats on "
-                 "seeds 0 and 1): every code sits on the prior and the grid is one average "
-                 "blob. Then the codes split by digit and the grid turns into digits (by epoch "
-                 "30: KL ≥ 1 nat, codes out to |z| ≈ 2). Then open the *Replay* tab.",
-        "latent", C_SCRATCH),
-    "β = 0: no pull to the prior": Preset(
-        {**SCRATCH, "vae_beta": 0.0},
-        "Press Play: with β = 0 only reconstruction counts; by epoch 30 the cloud spreads to "
-        "|z| > 5 (99th percentile), far beyond the N(0, 1) quantile grid (±1.64), like an "
-        "autoencoder.", "latent", C_BETA0),
-    "β = 8: posterior collapse": Preset(
-        {**SCRATCH, "vae_beta": 8.0},
-        "Press Play: the KL weight wins. By epoch 30 the test KL is below 0.01 nats, every "
-        "code sits at 0 (|μ| < 0.1) and every grid cell decodes to the same average blob: "
-        "z carries no information about the digit.", "latent", C_BETA8),
-    "Reparameterization off": Preset(
-        {**SCRATCH, "vae_reparam": False},
-        "z is sampled off the autograd graph: the encoder's gradient from the reconstruction "
-        "term is exactly 0 (see the metric), so only KL trains the encoder and the codes "
-        "collapse to 0.", "latent", C_REPARAM),
-    "8-D latent: traverse two dims": Preset(
-        {**SCRATCH, "vae_dim": 8},
-        "Press Play: the scatter shows two chosen coordinates of an 8-D code, the grid varies "
-        "those two with the other six at 0.", "latent"),
-    "ELBO: Fit q finds a local optimum": Preset(
-        ELBO, "At x = 0 the posterior has three modes (−1.72, 0, 1.72). Press *Fit q*: from "
-              "m = 1.5 it lands at m = 0.00, the tallest mode, not the nearest one (1.72); "
-              "the gap shrinks from 15 to about 0.2 nats but stays positive.", "elbo", C_ELBO),
-}
-
-STEPS = [
-    Step("The classic picture", "Each grid cell decodes the latent point at its N(0, 1) "
-         "quantile coordinates: since the prior is N(0, I), equal-probability cells tile the "
-         "space the decoder was trained to use, and they decode to digits.", BASE, "latent",
-         C_SHIPPED),
-    Step("Train it yourself", "From scratch, press Play. Watch the left panel: codes start "
-         "on the prior (KL ≈ 0 for ~10 epochs), then spread into a centred cloud with one "
-         "region per digit; the grid follows.", SCRATCH, "latent", C_SCRATCH),
-    Step("Watch it form again", "The *Replay* tab plays the stored snapshots of the test "
-         "digits' codes on fixed axes (the shipped model: 80 snapshots over 120 epochs).",
-         BASE, "replay"),
-    Step("Take the KL away", "A plain autoencoder has no prior: its codes spread to |z| ≈ 12 "
-         "and its grid, spanning them, falls into the empty space between and around the "
-         "clusters (over 20% of the cells decode to no digit). It has no ELBO either: only a "
-         "reconstruction error.", AE, "latent", C_AE),
-    Step("Turn β up", "β weights the KL term. At β = 8 it wins completely: KL → 0, every "
-         "q(z|x) is the prior and all cells decode to one average blob (posterior "
-         "collapse).", {**SCRATCH, "vae_beta": 8.0}, "latent", C_BETA8),
-    Step("Why reparameterize", "Sampling z = μ + σ·ε keeps z a differentiable function of "
-         "the encoder outputs. Switch it off and the reconstruction gradient to the encoder "
-         "is exactly 0.", {**SCRATCH, "vae_reparam": False}, "latent", C_REPARAM),
-    Step("Why the ELBO is a bound", "log p(x) = ELBO + KL(q ‖ p(z|x)) and KL ≥ 0. With a "
-         "three-mode posterior a Gaussian q cannot close the gap: Fit q lands on one mode (at "
-         "these settings the tallest, m = 0, not the nearest) and the gap stays ≈ 0.2 nats.",
-         ELBO, "elbo", C_ELBO),
-    Step("Autoencoder vs PCA", "Through a 1-D code, a linear autoencoder finds PCA's line "
-         "(same error); a nonlinear one bends along the arc and its error is less than half "
-         "of PCA's.", PCA, "pca", C_PCA),
-]
 
 
 # ----------------------------------------------------------------------------- latent view
@@ -557,19 +239,6 @@ def _scrub() -> None:
     """The slider moved: show that snapshot (only while paused: see Autoplay)."""
     if not st.session_state.get(SNAP_PLAYING, False):
         st.session_state[SNAP_AT] = st.session_state["vae_snap"]
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _replay_extent(key: tuple, _frames: list[np.ndarray]) -> float:
-    return replay_extent(_frames)
-
-
-def delivered_rate(times: list[float]) -> float | None:
-    """Snapshots per second actually shown: ticks over the last few seconds."""
-    if len(times) < 3:
-        return None
-    span = times[-1] - times[0]
-    return (len(times) - 1) / span if span > 0 else None
 
 
 def replay_view(panel) -> None:
