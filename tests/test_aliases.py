@@ -18,8 +18,6 @@ SCOPE = [ROOT / "app.py", *sorted((ROOT / "engine").rglob("*.py")),
 
 KNOWN = {
     ("F", "<a page's figures module>", "topic_pages/diffusion.py"),
-    ("F", "<a page's figures module>", "topic_pages/relu_regions.py"),
-    ("R", "engine.regions", "topic_pages/relu_regions.py"),
 }
 
 

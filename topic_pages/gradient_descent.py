@@ -2,64 +2,32 @@
 landscape, with the theory (rates, step factors, the heavy-ball phase diagram) drawn next to
 the measured curves. Settings -> engine/optim.py -> viz/gradient_descent_figures.py.
 
-The page skeleton (docs/ADDING_A_PAGE.md): constants and STATE, the pure computations that
-both the views and the claims use, PRESETS and STEPS with their claims, one function per
-view, and the footer."""
+The page skeleton (docs/ADDING_A_PAGE.md): STATE, one function per view, and the footer. The
+constants and pure computations that both the views and the claims use are in
+viz/gradient_descent_compute.py, PRESETS and STEPS with their claims in
+viz/gradient_descent_tour.py."""
 from __future__ import annotations
 
-import math
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from engine import optim
-from engine import race_measures as M
 from viz import gradient_descent_figures as figs
 from viz import session
-from viz.claims import Claim
 from viz.page import View, topic_page, user_errors
+from viz.gradient_descent_compute import (
+    HYPER, KAPPAS, LANDSCAPE_LABELS, LANDSCAPE_NAMES, LOGLR_RANGE, RATE_MAP_STEPS, START_RANGE,
+    TOL, cached_grid, cached_rate_map, curvature_of, entries_of, hkey, log10, problem_of,
+    race_of, tail_rate, theory_of)
+from viz.gradient_descent_tour import PRESETS, STEPS
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
-from viz.widgets import Preset, Step, export_buttons
+from viz.widgets import export_buttons
 
-# ----------------------------------------------------------------------------- constants
-LANDSCAPE_NAMES = ["quadratic", *optim.LANDSCAPES]
-LANDSCAPE_LABELS = {"quadratic": "Quadratic", "rosenbrock": "Rosenbrock", "saddle": "Saddle",
-                    "two_minima": "Two minima"}
-KAPPAS = [1, 1.5, 2, 3, 5, 7, 10, 15, 20, 25, 30, 50, 70, 100, 200, 500, 1000]
-LOGLR_RANGE = (-4.0, 1.0)
-START_RANGE = (-3.0, 3.0)
-SHARED_LR = ("gd", "momentum", "nesterov")    # methods that use the main η
-TOL = 1e-8
-RATE_MAP_STEPS = 300
-
-# per-method hyperparameters: (name, label, min, max, page default)
-HYPER = {
-    "gd": [],
-    "momentum": [("beta", "β (momentum)", 0.0, 0.999, 0.5)],
-    "nesterov": [("beta", "β (momentum)", 0.0, 0.999, 0.5)],
-    "adagrad": [("lr", "η", 1e-4, 10.0, 0.5)],
-    "rmsprop": [("lr", "η", 1e-4, 10.0, 0.05), ("alpha", "α (decay)", 0.0, 0.9999, 0.9)],
-    "adam": [("lr", "η", 1e-4, 10.0, 0.1), ("beta1", "β₁", 0.0, 0.999, 0.9),
-             ("beta2", "β₂", 0.0, 0.99999, 0.999)],
-    "amsgrad": [("lr", "η", 1e-4, 10.0, 0.1), ("beta1", "β₁", 0.0, 0.999, 0.9),
-                ("beta2", "β₂", 0.0, 0.99999, 0.999)],
-    "newton": [("lr", "step size η", 1e-3, 2.0, 1.0)],
-    "rprop": [("lr", "initial step Δ₀", 1e-4, 5.0, 0.1)],
-}
-assert set(HYPER) == set(optim.OPTIMIZERS)
-
-
-def hkey(method: str, name: str) -> str:
-    return f"gd_hp_{method}_{name}"
-
-
-def log10(x: float) -> float:
-    return round(math.log10(x), 4)
-
-
+# ----------------------------------------------------------------------------- state
 STATE = StateTable([
     Control("gd_land", "quadratic", "Landscape", kind="selectbox", options=LANDSCAPE_NAMES,
             format_func=LANDSCAPE_LABELS.get,
@@ -90,237 +58,6 @@ STATE = StateTable([
     *[Control(hkey(m, name), default, text, kind="number", lo=lo, hi=hi, fmt="%.4g")
       for m, specs in HYPER.items() for name, text, lo, hi, default in specs],
 ])
-
-
-# ----------------------------------------------------------------------------- computation
-# Pure functions of the settings dict s (STATE.values() on the page, STATE.resolve(preset)
-# in the claims): the page draws exactly what the claims measure.
-
-def problem_of(s: Mapping[str, Any]) -> tuple[optim.Landscape, tuple[float, float], float]:
-    """(landscape, eigenvalues used for a quadratic, rotation angle)."""
-    if s["gd_land"] == "quadratic":
-        eig = (s["gd_lmax"] / float(s["gd_kappa"]), float(s["gd_lmax"]))
-        angle = float(s["gd_angle"])
-    else:
-        eig, angle = (0.05, 1.0), 0.0
-    return optim.make_landscape(s["gd_land"], eig, angle), eig, angle
-
-
-def curvature_of(s: Mapping[str, Any]) -> np.ndarray:
-    return problem_of(s)[0].curvature()[0]
-
-
-def entries_of(s: Mapping[str, Any]) -> list[optim.RaceEntry]:
-    """One RaceEntry per chosen method, with its hyperparameters from the settings."""
-    curv = curvature_of(s)
-    lr = 10.0 ** s["gd_loglr"]
-    entries = []
-    for method in s["gd_methods"]:
-        hp = {name: float(s[hkey(method, name)]) for name, *_ in HYPER[method]}
-        step_size = hp.pop("lr", lr if method in SHARED_LR else None)
-        if method == "momentum" and s["gd_hb_opt"] and curv.min() > 0:
-            step_size, hp["beta"] = optim.optimal_momentum(curv)
-        entries.append(optim.RaceEntry(method, step_size, hp))
-    return entries
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _cached_race(land, eig, angle, entries, x0, steps, seed, noise):
-    problem = optim.make_landscape(land, eig, angle)
-    return optim.race(problem, [optim.RaceEntry(m, lr, dict(hp)) for m, lr, hp in entries],
-                      x0, steps, seed=seed, grad_noise=noise)
-
-
-def race_of(s: Mapping[str, Any], seed: int = 0) -> dict[str, optim.Trajectory]:
-    """Every chosen method from the same start (cached across sessions by its inputs)."""
-    _, eig, angle = problem_of(s)
-    entries = tuple((e.method, e.lr, tuple(sorted(e.hyper.items()))) for e in entries_of(s))
-    return _cached_race(s["gd_land"], eig, angle, entries, (float(s["gd_x0"]),
-                        float(s["gd_y0"])), int(s["gd_steps"]), int(seed), float(s["gd_noise"]))
-
-
-def theory_of(s: Mapping[str, Any], runs) -> dict[str, tuple[float, str]]:
-    """Theoretical per-step rates of GD and the heavy ball on a quadratic."""
-    problem, eig, _ = problem_of(s)
-    out = {}
-    if not problem.is_quadratic:
-        return out
-    if "gd" in runs:
-        rho = optim.gd_rate(runs["gd"].hyper["lr"], eig)
-        out["gd"] = (rho, f"theory GD: ρ = {rho:.3g}")
-    if "momentum" in runs:
-        hp = runs["momentum"].hyper
-        rho = optim.heavy_ball_rate(hp["lr"], hp["beta"], eig)
-        out["momentum"] = (rho, f"theory heavy ball: ρ = {rho:.3g}")
-    return out
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def cached_rate_map(eigenvalues: tuple, angle: float, steps: int, device: str | None):
-    q = optim.Quadratic.from_spectrum(eigenvalues, angle)
-    lmax = max(eigenvalues)
-    lrs = np.geomspace(0.05 / lmax, 4.2 / lmax, 60)
-    betas = np.linspace(0.0, 0.99, 60)
-    return optim.rate_map(q, lrs, betas, steps=steps, device=device)
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def cached_grid(land: str, eigenvalues: tuple, angle: float, xlim: tuple, ylim: tuple):
-    return optim.landscape_grid(optim.make_landscape(land, eigenvalues, angle), xlim, ylim, 90)
-
-
-# ---- measurements the claims use (engine/race_measures.py), on the race the page draws
-def gap(s, method: str, k: int | None = None) -> float:
-    return M.gap(problem_of(s)[0], race_of(s)[method], k)
-
-
-def steps_to(s, method: str, tol: float = TOL) -> float:
-    return M.steps_to(problem_of(s)[0], race_of(s)[method], tol)
-
-
-def eigen_flip_share(s, method: str, which: int) -> float:
-    return M.eigen_flip_share(problem_of(s)[0], race_of(s)[method], which)
-
-
-def tail_rate(s, method: str) -> float:
-    return M.tail_rate(problem_of(s)[0], race_of(s)[method])
-
-
-def mean_late_step(s, method: str, last: int = 100) -> float:
-    return M.mean_late_step(race_of(s)[method].points, last)
-
-
-def diverged_at(s, method: str) -> float:
-    return M.diverged_at(race_of(s)[method])
-
-
-# ----------------------------------------------------------------------------- presets
-START = {"gd_x0": -2.5, "gd_y0": 1.5}
-QUAD = {"gd_land": "quadratic", "gd_lmax": 1.0, "gd_noise": 0.0, "gd_hb_opt": False, **START}
-ONE_STEP = {**QUAD, "gd_kappa": 1, "gd_angle": 0, "gd_loglr": 0.0, "gd_methods": ["gd"],
-            "gd_steps": 20}
-ZIGZAG = {**QUAD, "gd_kappa": 50, "gd_angle": 0, "gd_loglr": log10(1.9), "gd_methods": ["gd"],
-          "gd_steps": 300}
-DIVERGE = {**QUAD, "gd_kappa": 10, "gd_angle": 20, "gd_loglr": log10(2.05),
-           "gd_methods": ["gd"], "gd_steps": 300}
-MOMENTUM = {**QUAD, "gd_kappa": 50, "gd_angle": 0, "gd_loglr": log10(2 / 1.02),
-            "gd_methods": ["gd", "momentum"], "gd_hb_opt": True, "gd_steps": 300}
-ADAPTIVE = {**QUAD, "gd_kappa": 100, "gd_angle": 45, "gd_loglr": log10(1.9),
-            "gd_methods": ["gd", "adam", "rmsprop"], "gd_steps": 1000,
-            hkey("adam", "lr"): 0.1, hkey("rmsprop", "lr"): 0.05}
-SADDLE = {"gd_land": "saddle", "gd_loglr": -1.0, "gd_methods": ["gd", "newton"],
-          "gd_noise": 0.0, "gd_steps": 300, "gd_x0": 2.0, "gd_y0": 0.0}
-SADDLE_NOISE = {**SADDLE, "gd_noise": 0.05}
-ROSENBROCK = {"gd_land": "rosenbrock", "gd_loglr": -3.0, "gd_noise": 0.0, "gd_steps": 1000,
-              "gd_methods": ["gd", "momentum", "adam", "newton"], "gd_x0": -1.5, "gd_y0": 2.0,
-              hkey("momentum", "beta"): 0.9, hkey("adam", "lr"): 0.05,
-              hkey("newton", "lr"): 1.0}
-
-C_ONE_STEP = (Claim("GD's f − f* after one step", lambda s: gap(s, "gd", 1), hi=1e-20),)
-C_ZIGZAG = (Claim("share of GD steps flipping the steep direction's sign",
-                  lambda s: eigen_flip_share(s, "gd", 1), lo=0.95),
-            Claim("GD's measured rate (flat-direction factor 1 − 1.9/50 = 0.962)",
-                  lambda s: tail_rate(s, "gd"), lo=0.955, hi=0.97))
-C_DIVERGE = (Claim("step where GD diverges", lambda s: diverged_at(s, "gd"), lo=100, hi=300),)
-C_MOMENTUM = (Claim("steps to f − f* ≤ 1e-8: heavy ball / GD",
-                    lambda s: steps_to(s, "momentum") / steps_to(s, "gd"), hi=0.3),
-              Claim("heavy ball's measured tail rate (theory (√κ−1)/(√κ+1) = 0.752)",
-                    lambda s: tail_rate(s, "momentum"), lo=0.74, hi=0.80),
-              Claim("share of heavy-ball steps flipping the steep direction's sign",
-                    lambda s: eigen_flip_share(s, "momentum", 1), lo=0.3))
-C_ADAPTIVE = (Claim("RMSProp's mean step over the last 100 steps (it keeps hopping)",
-                    lambda s: mean_late_step(s, "rmsprop"), lo=0.05),
-              Claim("Adam's mean step over the last 100 steps (its step anneals)",
-                    lambda s: mean_late_step(s, "adam"), hi=1e-3),
-              Claim("final f − f*: Adam / RMSProp", lambda s: gap(s, "adam") / gap(s, "rmsprop"),
-                    hi=0.01),
-              Claim("final f − f*: GD / Adam", lambda s: gap(s, "gd") / gap(s, "adam"), hi=0.01))
-C_SADDLE = (Claim("GD's f − f* at the end (stuck at the saddle)", lambda s: gap(s, "gd"),
-                  lo=0.24, hi=0.26),)
-C_SADDLE_NOISE = (Claim("GD's f − f* at the end (escaped into a minimum)",
-                        lambda s: gap(s, "gd"), hi=0.01),
-                  Claim("Newton's f − f* at the end (still at the saddle)",
-                        lambda s: gap(s, "newton"), lo=0.2))
-C_ROSENBROCK = (Claim("final f − f*: momentum / GD", lambda s: gap(s, "momentum") / gap(s, "gd"),
-                      hi=0.5),
-                Claim("Newton's final f − f*", lambda s: gap(s, "newton"), hi=1e-10))
-
-PRESETS = {
-    "κ = 1, η = 1/λ: one step": Preset(
-        ONE_STEP, "Both eigenvalues equal 1 and η = 1/λ: the first step lands exactly on x* "
-                  "(the error curve drops to the floor at k = 1).", "race", C_ONE_STEP),
-    "κ = 50: the zigzag": Preset(
-        ZIGZAG, "η = 1.9 is near 2/λmax: the steep direction flips sign on every step "
-                "(factor −0.9) while the flat one creeps (factor 0.962, the measured rate). "
-                "The slow direction sets the rate.", "race", C_ZIGZAG),
-    "η just above 2/λmax: divergence": Preset(
-        DIVERGE, "η = 2.05 > 2/λmax = 2: the steep direction grows by |1 − 2.05| = 1.05 per "
-                 "step. The page reports the step where |x| passed 10⁶ and stops drawing "
-                 "there.", "race", C_DIVERGE),
-    "Optimal momentum: faster, not smoother": Preset(
-        MOMENTUM, "GD at its best η has rate (κ−1)/(κ+1) = 0.96; the heavy ball at its optimal "
-                  "(η, β) has (√κ−1)/(√κ+1) = 0.75 and reaches 1e-8 in under a third of GD's "
-                  "steps. It does not remove the oscillation: its path still swings across the "
-                  "valley, but each swing is smaller.", "race", C_MOMENTUM),
-    "Adam vs RMSProp, ill-conditioned and rotated": Preset(
-        ADAPTIVE, "RMSProp divides by a running RMS of the gradient, so its step stays near η "
-                  "and it keeps hopping around x* (mean step over the last 100 of 1,000 steps "
-                  "≈ 0.07). Adam's momentum averages the hops away and its step anneals (below "
-                  "1e-3): it ends over 100× closer in f. Neither rescaling undoes the 45° "
-                  "rotation, and plain GD at a tuned η ends closer than both.", "race",
-        C_ADAPTIVE),
-    "Saddle: GD stalls": Preset(
-        SADDLE, "Started on the line x₂ = 0 the gradient has no x₂ part: GD slides into the "
-                "saddle point (0, 0) and stays (f − f* stuck at 0.25). Newton jumps straight to "
-                "the saddle.", "race", C_SADDLE),
-    "Saddle + gradient noise: escapes": Preset(
-        SADDLE_NOISE, "A little gradient noise (σ = 0.05) pushes GD off the ridge; the negative "
-                      "curvature then amplifies it and GD falls into a minimum (f − f* < 0.01). "
-                      "Newton stays attracted to the saddle.", "race", C_SADDLE_NOISE),
-    "Rosenbrock valley": Preset(
-        ROSENBROCK, "A curved, narrow valley: GD (η = 0.001, near its stability limit across "
-                    "the valley) crawls; momentum builds speed along the floor and ends at less "
-                    "than half GD's error; Newton follows the curvature to the minimum.",
-        "race", C_ROSENBROCK),
-}
-
-STEPS = [
-    Step("One step is enough when κ = 1",
-         "On a round bowl the gradient points straight at x*. With η = 1/λ the step "
-         "x − η λ (x − x*) lands on x* exactly: the error drops to the float64 floor at k = 1.",
-         ONE_STEP, "race", C_ONE_STEP),
-    Step("Ill-conditioning makes GD zigzag",
-         "With κ = λmax/λmin = 50 the error along each eigenvector is multiplied by 1 − ηλ per "
-         "step. η must keep |1 − ηλmax| < 1, so the steep direction oscillates and the flat "
-         "direction shrinks by only 1 − ηλmin ≈ 0.96: that factor is the rate. The tab "
-         "*Step factor* shows both factors.", ZIGZAG, "factor", C_ZIGZAG),
-    Step("Too large a step diverges",
-         "Past η = 2/λmax the factor |1 − ηλmax| exceeds 1 and the steep component grows "
-         "geometrically. The run stops where |x| passes 10⁶ and the page says at which step.",
-         DIVERGE, "race", C_DIVERGE),
-    Step("Momentum: faster, not smoother",
-         "The heavy ball v ← βv + g, x ← x − ηv remembers past gradients. At η = 4/(√L+√μ)², "
-         "β = ((√κ−1)/(√κ+1))² its rate improves from (κ−1)/(κ+1) = 0.96 to "
-         "(√κ−1)/(√κ+1) = 0.75: it reaches 1e-8 in under a third of GD's steps. The path still "
-         "oscillates (the two roots are complex), so 'momentum removes the zigzag' is not what "
-         "happens: it shrinks every swing faster. The tab *Momentum phase diagram* maps the "
-         "rate over (η, β).", MOMENTUM, "race", C_MOMENTUM),
-    Step("Adaptive methods rescale coordinates, not directions",
-         "RMSProp divides each coordinate of the step by a running RMS of its gradient: its "
-         "step stays near η, so it hops around x* forever. Adam adds momentum and bias "
-         "correction; its hops average out and the step anneals. Rotated by 45°, the curvature "
-         "mixes both coordinates and neither rescaling undoes it.",
-         ADAPTIVE, "race", C_ADAPTIVE),
-    Step("Saddles: GD stalls, noise escapes",
-         "At a saddle the Hessian has a negative eigenvalue. Exactly on the stable line GD "
-         "converges to the saddle; SGD's gradient noise puts a little mass on the unstable "
-         "direction, which then grows by |1 − ηλ| = 1.1 per step. Choose the preset "
-         "*Saddle + gradient noise* next to add the noise.", SADDLE, "race", C_SADDLE),
-    Step("Rosenbrock: a curved valley",
-         "Curvature changes along the path: across the valley it is ~1000, along it ~1. "
-         "GD's η is capped by the steep direction and crawls along the floor.",
-         ROSENBROCK, "race", C_ROSENBROCK),
-]
 
 
 # ----------------------------------------------------------------------------- callbacks
