@@ -6,16 +6,20 @@ A click is sent to the pixel of one data point, chosen far from every other clic
 so the test knows which point the selection must report."""
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
 from tests.e2e.conftest import wait_idle
+from viz import gradient_descent_figures as gd_figs
 
 pytestmark = pytest.mark.e2e
 
 EXCEPTION = '[data-testid="stException"]'
 TRACES = """(gd) => gd._fullData.map((t, i) => ({
     i, name: t.name || "", x: Array.from(t.x || []), y: Array.from(t.y || []),
+    hoverable: t.hoverinfo !== "skip" && t.type === "scatter",
     clickable: t.hoverinfo !== "skip" && (t.mode || "").includes("markers")}))"""
 TO_PIXEL = """(gd, [x, y]) => { const L = gd._fullLayout, r = gd.getBoundingClientRect();
     return [r.left + L.xaxis._offset + L.xaxis.l2p(x), r.top + L.yaxis._offset + L.yaxis.l2p(y)]; }"""
@@ -40,6 +44,9 @@ def _isolated(candidates: np.ndarray, others: np.ndarray, lo: float, hi: float) 
     return inside[np.argmin(-gaps.min(axis=1))]
 
 
+CLICK_RES = inspect.signature(gd_figs.path_figure).parameters["click_res"].default
+
+
 def _click(page, plot, point: np.ndarray) -> None:
     x, y = plot.evaluate(TO_PIXEL, [float(point[0]), float(point[1])])
     page.mouse.move(x, y)
@@ -47,8 +54,8 @@ def _click(page, plot, point: np.ndarray) -> None:
     page.mouse.click(x, y)
 
 
-def _points(traces: list[dict], keep) -> np.ndarray:
-    rows = [np.c_[t["x"], t["y"]] for t in traces if t["clickable"] and keep(t) and t["x"]]
+def _points(traces: list[dict], keep, field: str = "clickable") -> np.ndarray:
+    rows = [np.c_[t["x"], t["y"]] for t in traces if t[field] and keep(t) and t["x"]]
     return np.concatenate(rows) if rows else np.zeros((0, 2))
 
 
@@ -60,8 +67,9 @@ def test_click_on_the_contour_plot_sets_the_start_point(page, server_url):
     plot = _plot(page, "gd_contour")
     traces = _traces(plot)
     grid = _points(traces, lambda t: t["name"].startswith("click"))
-    paths = _points(traces, lambda t: not t["name"].startswith("click"))
-    assert len(grid) == 625 and len(paths) > 0
+    # every point a click could land on instead (path vertices with hover, lines or markers)
+    paths = _points(traces, lambda t: not t["name"].startswith("click"), "hoverable")
+    assert len(grid) == CLICK_RES ** 2 and len(paths) > 0
     target = np.round(_isolated(grid, paths, -2.5, 2.5), 2)
     _click(page, plot, target)
     page.wait_for_function(
