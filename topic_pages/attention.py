@@ -1,5 +1,5 @@
 """Attention maps: one softmax step by step, positions, a trained transformer's heads, masks.
-Settings -> engine/attention.py -> viz/attention_figures.py.
+Settings -> engine/attention/ -> viz/attention_figures.py.
 
 The page skeleton (docs/ADDING_A_PAGE.md): STATE, one function per view, and the footer. The
 constants and pure computations that both the views and the claims use are in

@@ -1,7 +1,7 @@
 """Convolution & receptive fields: a kernel sliding over an image, the output-size arithmetic,
 receptive fields of conv/pool stacks (the theoretical box and the effective field), learned
 feature maps of a small digits CNN, and translation equivariance.
-Settings -> engine/conv.py -> viz/convolution_figures.py.
+Settings -> engine/conv/ -> viz/convolution_figures.py.
 
 The page skeleton (docs/ADDING_A_PAGE.md): one function per view and the footer. The
 constants and pure computations that both the views and the claims use are in

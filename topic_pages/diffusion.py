@@ -1,6 +1,6 @@
 """Diffusion sampling: forward noising, reverse sampling (DDPM, DDIM, Langevin), classifier-free
 guidance, steps vs quality, live training, and why annealing fixes Langevin's mode weights.
-Settings -> engine/diffusion.py -> viz/diffusion_figures.py.
+Settings -> engine/diffusion/ -> viz/diffusion_figures.py.
 
 The page skeleton (docs/ADDING_A_PAGE.md): STATE, one function per view, the footer. The
 constants and pure computations that both the views and the claims use (cached: a rerun never

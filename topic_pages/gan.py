@@ -1,6 +1,6 @@
 """GAN training and mode collapse, made measurable (issue 8).
 
-Settings -> engine/gan.py -> viz/gan_figures.py. A GAN trains live (viz.live) on a 2-D mixture,
+Settings -> engine/gan/ -> viz/gan_figures.py. A GAN trains live (viz.live) on a 2-D mixture,
 the page counts the modes it covers (smoothed over recent checks), and two small models explain
 why plain GAN training cycles (the Dirac-GAN) and why a Wasserstein critic helps (parallel
 lines).

@@ -1,6 +1,6 @@
 """Gradient descent & the optimizer race: every method from the same start on the same
 landscape, with the theory (rates, step factors, the heavy-ball phase diagram) drawn next to
-the measured curves. Settings -> engine/optim.py -> viz/gradient_descent_figures.py.
+the measured curves. Settings -> engine/optim/ -> viz/gradient_descent_figures.py.
 
 The page skeleton (docs/ADDING_A_PAGE.md): STATE, one function per view, and the footer. The
 constants and pure computations that both the views and the claims use are in

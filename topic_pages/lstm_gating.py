@@ -1,6 +1,6 @@
 """LSTM gating: the gates of a trained LSTM on real sequences, gradient flow through time
 (RNN vs GRU vs LSTM), a live RNN-vs-LSTM race on delayed recall, and a one-unit cell.
-Settings -> engine/recurrent.py -> viz/lstm_gating_figures.py.
+Settings -> engine/recurrent/ -> viz/lstm_gating_figures.py.
 
 The page skeleton (docs/ADDING_A_PAGE.md): constants and STATE, one function per view, and
 the footer. The constants and pure computations that both the views and the claims use are in

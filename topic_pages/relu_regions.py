@@ -1,6 +1,6 @@
 """ReLU linear regions: the exact polygons on which a small ReLU MLP is affine, live while it
 trains; depth vs width at a fixed neuron budget against the bounds; the 1-D sawtooth.
-Settings -> engine/regions.py -> viz/relu_regions_figures.py.
+Settings -> engine/regions/ -> viz/relu_regions_figures.py.
 
 The page skeleton (docs/ADDING_A_PAGE.md): STATE, one function per view, and the footer. The
 constants and pure computations that both the views and the claims use are in

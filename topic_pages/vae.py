@@ -1,6 +1,6 @@
 """VAE latent grids: train a VAE on the 8x8 digits live, watch the latent scatter and the
 decoded grid; a replay of how the latent space formed; the 1-D toy of why the ELBO is a bound;
-autoencoder vs PCA on a curve. Settings -> engine/vae.py -> viz/vae_figures.py.
+autoencoder vs PCA on a curve. Settings -> engine/vae/ -> viz/vae_figures.py.
 
 The page skeleton (docs/ADDING_A_PAGE.md): constants and STATE, one function per view, and
 the footer. The constants and pure computations that both the views and the claims use are in

@@ -1,5 +1,5 @@
 """Figures of the gradient-descent page: data in, go.Figure out (no Streamlit, no math beyond
-arranging what engine/optim.py computed)."""
+arranging what engine/optim/ computed)."""
 from __future__ import annotations
 
 from typing import Mapping, Sequence

@@ -413,7 +413,7 @@ def test_load_pretrained_rejects_truncated_random_legacy_and_stale_files(tmp_pat
 
 # ---------------------------------------------------------------- the package split
 
-# Every name engine/attention.py defined or re-exported before it became a package
+# Every name engine/attention/ defined or re-exported before it became a package
 # (engine/attention/), including the helpers pages and scripts reach through it.
 OLD_NAMES = """
     Block MASKS MAX_SEQ_LEN MODEL_CONFIG_KEYS Mechanics ModelConfig NEG_INF N_DIGITS

@@ -410,7 +410,7 @@ def test_shipped_digits_cnn_is_in_the_weights_format():
 
 # ---------------------------------------------------------------- the package split
 
-# Every name engine/conv.py defined or re-exported before it became a package
+# Every name engine/conv/ defined or re-exported before it became a package
 # (engine/conv/), including the helpers pages and scripts reach through it.
 OLD_NAMES = """
     ConvFrames DIGITS_LAYERS DIGITS_MODEL_CONFIG DIGITS_WEIGHTS ERF Equivariance

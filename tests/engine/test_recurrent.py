@@ -332,7 +332,7 @@ def test_shipped_nets_are_in_the_weights_format():
 
 # ---------------------------------------------------------------- the package split
 
-# Every name engine/recurrent.py defined or re-exported before it became a package
+# Every name engine/recurrent/ defined or re-exported before it became a package
 # (engine/recurrent/), including the helpers pages and scripts reach through it.
 OLD_NAMES = """
     CellParams GATES GATE_RANGES GRUTrace GradientFlow LSTMTrace MODULES NET_CONFIG_KEYS
