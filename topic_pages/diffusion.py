@@ -16,7 +16,7 @@ import streamlit as st
 
 from engine import diffusion as D
 from engine.diffusion_measures import model_of, net_of
-from viz import diffusion_figures as F
+from viz import diffusion_figures as figs
 from viz import session
 from viz.diffusion_compute import (
     LIM, UPLOAD, EXACT, PRETRAINED, TRAINED, DENOISERS, CLASSES, SHOWN, FWD_SHOWN, REVERSE_KEYS,
@@ -98,10 +98,10 @@ def forward_view(panel) -> None:
         left, right = st.columns([1, 1.3])
         with left:
             every = max(1, -(-len(xt) // FWD_SHOWN))     # a stride: ordered data stays whole
-            show_figure(F.forward_scatter(data.points[::every], xt[::every], t, ab, LIM),
+            show_figure(figs.forward_scatter(data.points[::every], xt[::every], t, ab, LIM),
                         key="df_fig_fwd")
         with right:
-            show_figure(F.schedule_curves(schedule_table(), t), key="df_fig_sched")
+            show_figure(figs.schedule_curves(schedule_table(), t), key="df_fig_sched")
     with panel.notes:
         explain("Each forward step is q(x_t|x_{t−1}) = N(√(1−β_t) x_{t−1}, β_t I); composed, "
                 "q(x_t|x₀) = N(√ᾱ_t x₀, (1−ᾱ_t) I) with ᾱ_t = Π_{s≤t}(1−β_s). The linear DDPM "
@@ -187,7 +187,7 @@ def reverse_view(panel) -> None:
         left, right = st.columns([1.5, 1])
         with left:
             st.caption("Drag the slider under the plot or press ▶ (noise → data).")
-            show_figure(F.reverse_animation(res.frames[:, :shown], res.times, hl, run.grid,
+            show_figure(figs.reverse_animation(res.frames[:, :shown], res.times, hl, run.grid,
                                             run.field, LIM, run.time_label), key="df_fig_anim")
         with right:
             st.caption("Compared with " + ("the data" if c is None else
@@ -207,11 +207,11 @@ def reverse_view(panel) -> None:
             if data.centers is not None:
                 truth = exact.weights if c is None else np.eye(len(exact.weights))[c]
                 mw = D.mode_weights(res.samples, data.centers)
-                show_figure(F.weight_bars({"samples": mw, "truth": truth}),
+                show_figure(figs.weight_bars({"samples": mw, "truth": truth}),
                             key="df_fig_bars")
             else:
                 gx, gy, dens = _density(data, s["df_sched"], seed, c)
-                show_figure(F.samples_over_density(res.samples, gx, gy, dens, LIM),
+                show_figure(figs.samples_over_density(res.samples, gx, gy, dens, LIM),
                             key="df_fig_final")
     with panel.notes:
         if run is not None:
@@ -288,7 +288,7 @@ def quality_view(panel) -> None:
                 st.caption("Settings changed since this table was computed: press Compute "
                            "again.")
             sq = stored[1]
-        show_figure(F.steps_quality(sq.steps, sq.etas, sq.distance, sq.metric),
+        show_figure(figs.steps_quality(sq.steps, sq.etas, sq.distance, sq.metric),
                     key="df_fig_sq")
     with panel.notes:
         table = pd.DataFrame(sq.distance, index=[f"η = {e:g}" for e in sq.etas],
@@ -322,11 +322,11 @@ def train_view(panel) -> None:
         snap = view.snapshot()
         a, b = st.columns(2)
         with a:
-            show_figure(F.samples_vs_data(snap.samples, points, LIM,
+            show_figure(figs.samples_vs_data(snap.samples, points, LIM,
                                           "Current net's samples (DDIM, 25 steps)"),
                         key="df_fig_train_samples")
         with b:
-            show_figure(F.loss_curve(*view.history.as_arrays("loss")), key="df_fig_loss")
+            show_figure(figs.loss_curve(*view.history.as_arrays("loss")), key="df_fig_loss")
 
     with panel.figure:
         live_training("df_train", _make, _draw,
@@ -358,10 +358,10 @@ def langevin_view(panel) -> None:
             st.warning("Some particles diverged (non-finite); they are left out of the plots.")
         left, right = st.columns([1.6, 1])
         with left:
-            show_figure(F.langevin_compare({"plain Langevin": plain, "annealed Langevin": ann},
+            show_figure(figs.langevin_compare({"plain Langevin": plain, "annealed Langevin": ann},
                                            gx, marg, float(s["df_lgap"])), key="df_fig_lang")
         with right:
-            show_figure(F.weight_bars({"plain": D.mode_weights(plain, centers),
+            show_figure(figs.weight_bars({"plain": D.mode_weights(plain, centers),
                                        "annealed": D.mode_weights(ann, centers),
                                        "truth": truth},
                                       ["left mode", "right mode"], "Mode weights"),
