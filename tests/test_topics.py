@@ -43,11 +43,14 @@ def test_engine_imports_reads_every_import_form():
 @pytest.mark.parametrize("topic", READY, ids=lambda t: t.slug)
 def test_engine_modules_import_and_the_page_uses_them(topic):
     assert topic.engine, f"{topic.slug}: name its engine module(s) in viz/topics.py"
-    page = engine_imports((ROOT / topic.page_file).read_text(encoding="utf-8"))
+    # the page and the modules it is split into (viz/<slug>_compute.py, _tour.py, _controls.py)
+    files = [ROOT / topic.page_file, *sorted((ROOT / "viz").glob(f"{topic.slug}_*.py"))]
+    page = set().union(*(engine_imports(f.read_text(encoding="utf-8")) for f in files))
     for module in topic.engine:
         assert module.startswith("engine.") and module not in SHARED
         importlib.import_module(module)
-        assert imports_module(page, module), f"{topic.page_file} does not import {module}"
+        assert imports_module(page, module), \
+            f"neither {topic.page_file} nor viz/{topic.slug}_*.py imports {module}"
     for path in topic.engine_files:
         assert (ROOT / path).exists(), path
 

@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import adversarial as adv  # noqa: F401 (the page's engine, viz/topics.py)
 from engine.adversarial_training import AdvTrainConfig, AdversarialTrainer
 from viz import adversarial_figures as figs
 from viz import session, warm
