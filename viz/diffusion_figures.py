@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.plain_figure import LEGEND_BELOW, f32, plain_figure, thin
+from viz.fastfig import LEGEND_BELOW, f32, plain_figure, thin
 from viz.theme import COLORWAY
 
 PARTICLE = "#1f77b4"
@@ -29,7 +29,7 @@ def _square(fig: go.Figure, lim: float, height: int = 480) -> go.Figure:
 
 def forward_scatter(x0: np.ndarray, xt: np.ndarray, t: int, alpha_bar: float,
                     lim: float = 3.5) -> go.Figure:
-    """The data x_0 (grey) and its noised version x_t (blue). A plain figure (viz/plain_figure:
+    """The data x_0 (grey) and its noised version x_t (blue). A plain figure (viz/fastfig:
     the t slider redraws it)."""
     return plain_figure([
         dict(type="scatter", x=f32(x0[:, 0]), y=f32(x0[:, 1]), mode="markers",

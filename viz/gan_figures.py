@@ -10,7 +10,7 @@ from plotly.subplots import make_subplots
 from engine.gan import DiracTrajectory, GANSnapshot, ParallelLines
 from engine.gan_measures import GANFrame
 from engine.training import History
-from viz.plain_figure import LEGEND_BELOW, colorscale, f32, plain_figure, thin
+from viz.fastfig import LEGEND_BELOW, colorscale, f32, plain_figure, thin
 
 REAL_SHOWN = 300     # real points drawn (each is an SVG node: the browser's redraw time)
 REAL = "#7f7f7f"
@@ -57,7 +57,7 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
     """Real points (grey) and generated points over the discriminator heatmap, arrows of
     −∇_x L_G on a subset of fakes, and circles of radius n_sigma·std around the mixture's
     modes (green: covered, red dotted: missed). Built in one call from plain dicts
-    (viz/plain_figure.py: redrawn every live frame; add_trace/add_shape one by one cost ~10x
+    (viz/fastfig.py: redrawn every live frame; add_trace/add_shape one by one cost ~10x
     more, validation ~7x more)."""
     traces: list = []
     c = snap.critic

@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.vae import LatentGrid, Reconstruction, ToyELBO, tile
-from viz.plain_figure import LEGEND_BELOW, f32, plain_figure
+from viz.fastfig import LEGEND_BELOW, f32, plain_figure
 from viz.theme import COLORWAY
 
 INK = [[0.0, "white"], [1.0, "black"]]

@@ -1,5 +1,5 @@
 """The figures that live frames redraw are built without Plotly's validation
-(viz/plain_figure.py). Each one, built from real engine output, must be a valid figure:
+(viz/fastfig.py). Each one, built from real engine output, must be a valid figure:
 rebuilt WITH validation it gives the same JSON (a misspelt or invalid property would raise or
 be dropped), its colour scales are explicit, and its numeric arrays go out as float32."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ from engine.gan_measures import frame_of
 from engine.vae import VAETrainer
 from viz import gan_figures as G
 from viz import vae_figures as V
-from viz.plain_figure import colorscale, validated
+from viz.fastfig import colorscale, validated
 
 
 def _gan_figures():
