@@ -4,6 +4,7 @@ import streamlit as st
 from engine.device import configure_threads
 from viz.gallery import gallery
 from viz.sidebar import classroom_requested, shared_sidebar
+from viz import server_gc
 from viz.topics import ROOT, SECTIONS, TOPICS
 
 ICON = ROOT / "assets" / "favicon.png"
@@ -26,3 +27,4 @@ navigation = st.navigation({"Start": [HOME],
                                for s in SECTIONS}})
 shared_sidebar()
 navigation.run()
+server_gc.after_run()   # freeze what the imports made: reruns stop walking it (viz/server_gc.py)
