@@ -53,6 +53,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from engine.handle import TrainerBusy, TrainerHandle, TrainerLost, TrainerView, WAIT_S
 from engine.training import Trainer, TickResult
 from engine.workers import get_pool, open_handle, trainer_mode
+from viz.render import live_frame
 
 DEFAULT_BUDGET_S = 0.4   # docs/ARCHITECTURE.md: time-budgeted ticks keep ~0.6-0.8x plain-loop speed
 DEFAULT_INTERVAL_S = 0.5
@@ -281,7 +282,8 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
             st.error(view.error, icon=":material/error:")
             return
         _status_line(view, tick)
-        draw(view, tick)
+        with live_frame(playing and handle.playing):
+            draw(view, tick)
 
     _frame()
     return state.get(k["view"])

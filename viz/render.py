@@ -13,6 +13,10 @@ while the JSON size barely mattered. So:
 """
 from __future__ import annotations
 
+import contextlib
+import threading
+from typing import Iterator
+
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -20,6 +24,24 @@ from viz import session
 from viz.theme import style_figure
 
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+
+_frame = threading.local()       # per script thread: is a playing live frame drawing now?
+
+
+@contextlib.contextmanager
+def live_frame(playing: bool) -> Iterator[None]:
+    """viz/live.py wraps a frame's `draw` in this: figures drawn while Play is on are
+    animation frames (in_playing_frame() is True), the paused picture is the full one."""
+    before = getattr(_frame, "playing", False)
+    _frame.playing = playing
+    try:
+        yield
+    finally:
+        _frame.playing = before
+
+
+def in_playing_frame() -> bool:
+    return getattr(_frame, "playing", False)
 
 
 def show_figure(fig: go.Figure, *, key: str | None = None, on_select="ignore",
