@@ -213,9 +213,11 @@ def regions_figure(part: Partition, points: np.ndarray | None = None,
     # w2, b) formatted by the browser: ~3x fewer bytes than a preformatted string per region
     numbers = np.column_stack([part.area[:n], part.out_w[:n, 0, 0], part.out_w[:n, 0, 1],
                                part.out_b[:n, 0]]).astype(np.float32)
+    # drawn as an invisible line, not markers: Plotly hovers the nearest data point of a
+    # lines trace all the same, and one path replaces one SVG element per region
     hover = {"type": "scatter", "x": part.centroid[:n, 0].astype(np.float32),
-             "y": part.centroid[:n, 1].astype(np.float32), "mode": "markers",
-             "marker": {"size": 5, "color": "rgba(0,0,0,0.25)"},
+             "y": part.centroid[:n, 1].astype(np.float32), "mode": "lines",
+             "line": {"width": 0, "color": "rgba(0,0,0,0)"},
              "text": pattern_strings(part.patterns[:n], part.widths),
              "customdata": numbers,
              "hovertemplate": "region %{pointNumber}<br>pattern %{text}<br>"
@@ -223,7 +225,8 @@ def regions_figure(part: Partition, points: np.ndarray | None = None,
                               "%{customdata[2]:+.3f}·x₂ %{customdata[3]:+.3f}<extra></extra>",
              "showlegend": False, "name": "regions"}
     xmin, xmax, ymin, ymax = part.box
-    layout = {"title": {"text": title or f"{part.count} linear regions"},
+    layout = {"title": {"text": title or f"{part.count} linear regions", "automargin": False},
+              "hovermode": "closest", "hoverdistance": 40,
               "xaxis": {"range": [xmin, xmax], "title": {"text": "x₁"}, "constrain": "domain",
                         "automargin": False},
               "yaxis": {"range": [ymin, ymax], "title": {"text": "x₂"}, "scaleanchor": "x",
@@ -270,7 +273,7 @@ def heatmap_figure(xs: np.ndarray, ys: np.ndarray, f: np.ndarray, part: Partitio
             "hovertemplate": "x₁ %{x:.2f}, x₂ %{y:.2f}<br>f %{z:.3f}<extra></extra>"}
     outline = path_shape(svg_path(*_nan_joined(part)), line={"color": "white", "width": 0.8},
                          layer="above")                 # over the heatmap
-    layout = {"title": {"text": title}, "height": 520, "shapes": [outline],
+    layout = {"title": {"text": title, "automargin": False}, "height": 520, "shapes": [outline],
               "xaxis": {"range": [float(xs[0]), float(xs[-1])], "title": {"text": "x₁"},
                         "constrain": "domain", "automargin": False},
               "yaxis": {"range": [float(ys[0]), float(ys[-1])], "title": {"text": "x₂"},

@@ -200,7 +200,9 @@ def test_fills_and_edges_are_one_path_shape_each():
     model = R.make_mlp((6, 6), seed=1)
     part = R.partition(model, (-2, 2, -2, 2))
     fig = F.regions_figure(part, edges=R.edge_layers(model, part))
-    assert not [t for t in fig.data if t.mode and "lines" in t.mode]
+    # the only trace is the hover trace: one unbroken invisible line through the centroids
+    assert [t.name for t in fig.data] == ["regions"] and fig.data[0].line.width == 0
+    assert np.isfinite(np.asarray(fig.data[0].x, float)).all()
     colours = np.unique(F.region_colors(part))
     fills = [s for s in fig.layout.shapes if s.fillcolor]
     assert len(fills) == len(colours) and len(fig.layout.shapes) == len(colours) + 2
