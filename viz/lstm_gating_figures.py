@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.recurrent import GradientFlow, LSTMTrace
+from viz.fastfig import colorscale, f32, plain_figure
 
 KIND_COLORS = {"rnn": "#d62728", "gru": "#ff7f0e", "lstm": "#1f77b4", "linear": "#7f7f7f"}
 KIND_NAMES = {"rnn": "RNN (tanh)", "gru": "GRU", "lstm": "LSTM", "linear": "linear RNN"}
@@ -64,7 +65,9 @@ def gate_heatmaps(trace: LSTMTrace, labels: Sequence[str],
     """One heatmap per gate/state: unit (rows) × time step (columns); hover shows the value.
     (Axes are laid out by hand: make_subplots costs ~0.3 s for six rows. The six y axes have
     a fixed left margin instead of automargin, and the input of each step is on the time
-    axis, not repeated in every cell's hover data: a lighter redraw per slider move.)"""
+    axis, not repeated in every cell's hover data: a lighter redraw per slider move. No grid
+    lines or tick marks: the heatmaps cover the grid, and the shared time axis would draw its
+    grid in all six panels, ~150 hidden SVG elements. Built as plain dicts, fastfig.)"""
     T, H = trace.h.shape
     x = np.arange(T)
     domains = _stacked_axes(len(panels))
@@ -74,54 +77,59 @@ def gate_heatmaps(trace: LSTMTrace, labels: Sequence[str],
         lo, hi = _range(z, PANELS[name][2])
         ax = "" if r == 0 else str(r + 1)
         d0, d1 = domains[r]
-        data.append(go.Heatmap(
-            z=z.astype(np.float32), x=x, y=np.arange(H), zmin=lo, zmax=hi,
-            colorscale=PANELS[name][1], xaxis="x", yaxis=f"y{ax}",
-            hovertemplate=f"{name}: %{{z:.3f}}<br>unit %{{y}}, t=%{{x}}<extra></extra>",
-            showscale=False))
-        layout[f"yaxis{ax}"] = dict(domain=[d0, d1], title=dict(text="unit"), showgrid=False,
-                                    anchor="x", automargin=False)
-    annotations = [dict(text=f"{PANELS[name][0]} · {_scale_text(getattr(trace, name), name)}",
-                        x=0, xref="paper", xanchor="left",
-                        y=domains[r][1], yref="paper", yanchor="bottom", showarrow=False)
+        data.append({"type": "heatmap", "z": f32(z), "x": x, "y": np.arange(H), "zmin": lo,
+                     "zmax": hi, "colorscale": colorscale(PANELS[name][1]), "xaxis": "x",
+                     "yaxis": f"y{ax}", "showscale": False,
+                     "hovertemplate": f"{name}: %{{z:.3f}}<br>unit %{{y}}, t=%{{x}}"
+                                      "<extra></extra>"})
+        layout[f"yaxis{ax}"] = {"domain": [d0, d1], "title": {"text": "unit"},
+                                "showgrid": False, "ticks": "", "anchor": "x",
+                                "range": [-0.5, H - 0.5], "automargin": False}
+    annotations = [{"text": f"{PANELS[name][0]} · {_scale_text(getattr(trace, name), name)}",
+                    "x": 0, "xref": "paper", "xanchor": "left", "y": domains[r][1],
+                    "yref": "paper", "yanchor": "bottom", "showarrow": False}
                    for r, name in enumerate(panels)]
     tickvals, ticktext = time_ticks(labels)
-    layout["xaxis"] = dict(anchor=f"y{len(panels)}", tickmode="array", tickvals=tickvals,
-                           ticktext=ticktext, tickangle=0,
-                           title=dict(text="time step t / input"))
-    return go.Figure(data=data, layout=dict(height=150 * len(panels) + 80,
-                                            margin=dict(t=40, l=64), annotations=annotations,
-                                            **layout))
+    layout["xaxis"] = {"anchor": f"y{len(panels)}", "tickmode": "array", "tickvals": tickvals,
+                       "ticktext": ticktext, "tickangle": 0, "showgrid": False,
+                       "range": [-0.5, T - 0.5], "automargin": False,
+                       "title": {"text": "time step t / input"}}
+    return plain_figure(data, {"height": 150 * len(panels) + 80,
+                               "margin": {"t": 40, "l": 64, "b": 80},
+                               "annotations": annotations, **layout})
 
 
 def unit_lines(trace: LSTMTrace, unit: int, labels: Sequence[str],
                reference: LSTMTrace | None = None) -> go.Figure:
     """One unit over time: gates i, f, o, g (top panel, fixed range) and the states c, h
-    (bottom panel, own scale); `reference` (the unclamped run) dotted."""
+    (bottom panel, own scale); `reference` (the unclamped run) dotted. The input of each
+    step rides on the first line's hover only (the unified hover lists all lines at once)."""
     t = np.arange(trace.h.shape[0])
-    custom = np.asarray(labels, dtype=object)
     data = []
     for name in ("i", "f", "o", "g", "c", "h"):
-        data.append(go.Scatter(
-            x=t, y=getattr(trace, name)[:, unit], name=name, mode="lines",
-            yaxis="y" if name in "ifog" else "y2",
-            line=dict(color=LINE_COLORS[name], width=3 if name in "ch" else 1.5),
-            customdata=custom,
-            hovertemplate=f"{name} = %{{y:.3f}} (input %{{customdata}})<extra></extra>"))
+        line = {"type": "scatter", "x": t, "y": f32(getattr(trace, name)[:, unit]),
+                "name": name, "mode": "lines", "yaxis": "y" if name in "ifog" else "y2",
+                "line": {"color": LINE_COLORS[name], "width": 3 if name in "ch" else 1.5},
+                "hovertemplate": f"{name} = %{{y:.3f}}<extra></extra>"}
+        if name == "i":
+            line["customdata"] = list(labels)
+            line["hovertemplate"] = "input %{customdata}<br>i = %{y:.3f}<extra></extra>"
+        data.append(line)
     if reference is not None:
         for name in ("c", "h"):
-            data.append(go.Scatter(x=t, y=getattr(reference, name)[:, unit], yaxis="y2",
-                                   name=f"{name} without clamps", mode="lines",
-                                   line=dict(color=LINE_COLORS[name], dash="dot", width=2)))
-    return go.Figure(data=data, layout=dict(
-        title=dict(text=f"Unit {unit} over time", automargin=False), height=460,
-        hovermode="x unified", margin=dict(l=80, t=50),
-        xaxis=dict(title=dict(text="time step t / input"), anchor="y2", tickmode="array",
-                   tickvals=time_ticks(labels)[0], ticktext=time_ticks(labels)[1],
-                   tickangle=0),
-        yaxis=dict(domain=[0.55, 1.0], range=[-1.05, 1.05], title=dict(text="gates"),
-                   automargin=False),
-        yaxis2=dict(domain=[0.0, 0.45], title=dict(text="c and h"), automargin=False)))
+            data.append({"type": "scatter", "x": t, "y": f32(getattr(reference, name)[:, unit]),
+                         "yaxis": "y2", "name": f"{name} without clamps", "mode": "lines",
+                         "line": {"color": LINE_COLORS[name], "dash": "dot", "width": 2}})
+    tickvals, ticktext = time_ticks(labels)
+    return plain_figure(data, dict(
+        title={"text": f"Unit {unit} over time", "automargin": False}, height=460,
+        hovermode="x unified", margin={"l": 80, "t": 50, "b": 80},
+        xaxis={"title": {"text": "time step t / input"}, "anchor": "y2", "tickmode": "array",
+               "tickvals": tickvals, "ticktext": ticktext, "tickangle": 0, "showgrid": False,
+               "range": [0, max(len(t) - 1, 1)], "automargin": False},
+        yaxis={"domain": [0.55, 1.0], "range": [-1.05, 1.05], "title": {"text": "gates"},
+               "automargin": False},
+        yaxis2={"domain": [0.0, 0.45], "title": {"text": "c and h"}, "automargin": False}))
 
 
 def _num(v: float) -> str:
