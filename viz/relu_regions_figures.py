@@ -302,24 +302,25 @@ def count_history_figure(steps: np.ndarray, counts: np.ndarray, loss_steps: np.n
 
 
 def budget_figure(rows: Sequence[BudgetRow], total: int) -> go.Figure:
-    """Exact counts (one dot per seed, mean as a bar) against the bounds, log scale."""
+    """Exact counts (one dot per seed, mean as a bar) against the bounds, log scale (plain
+    dicts, fastfig)."""
     names = [" × ".join([str(len(r.widths)), str(r.widths[0])]) for r in rows]
-    fig = go.Figure()
-    means = [float(r.counts.mean()) for r in rows]
-    fig.add_trace(go.Bar(x=names, y=means, name="exact count (mean over seeds)",
-                         marker_color="#1f77b4", opacity=0.8,
-                         hovertemplate="%{x}: mean %{y:.0f} regions<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[n for n, r in zip(names, rows) for _ in r.counts],
-                             y=np.concatenate([r.counts for r in rows]), mode="markers",
-                             name="exact count, each seed", marker=dict(color="#222", size=7)))
-    dashes = ["dot", "dash", "solid"]
-    for (bname, dash) in zip(rows[0].bounds, dashes):
-        fig.add_trace(go.Scatter(x=names, y=[r.bounds[bname] for r in rows], mode="lines+markers",
-                                 name=bname, line=dict(dash=dash)))
-    fig.update_layout(title=f"{total} ReLUs as depth × width: regions in the box vs bounds",
-                      xaxis_title="depth × width", yaxis=dict(type="log", title="regions"),
-                      height=440, legend=dict(orientation="h", y=-0.25))
-    return fig
+    data = [{"type": "bar", "x": names, "y": [float(r.counts.mean()) for r in rows],
+             "name": "exact count (mean over seeds)", "marker": {"color": "#1f77b4"},
+             "opacity": 0.8, "hovertemplate": "%{x}: mean %{y:.0f} regions<extra></extra>"},
+            {"type": "scatter", "x": [n for n, r in zip(names, rows) for _ in r.counts],
+             "y": np.concatenate([r.counts for r in rows]).astype(np.float64),
+             "mode": "markers", "name": "exact count, each seed",
+             "marker": {"color": "#222", "size": 7}}]
+    for bname, dash in zip(rows[0].bounds, ["dot", "dash", "solid"]):
+        data.append({"type": "scatter", "x": names, "y": [r.bounds[bname] for r in rows],
+                     "mode": "lines+markers", "name": bname, "line": {"dash": dash}})
+    layout = {"title": {"text": f"{total} ReLUs as depth × width: regions in the box vs bounds",
+                        "automargin": False},
+              "xaxis": {"title": {"text": "depth × width"}},
+              "yaxis": {"type": "log", "title": {"text": "regions"}},
+              "height": 440, "legend": {"orientation": "h", "y": -0.25}}
+    return plain_figure(data, layout)
 
 
 def pieces_figure(pieces: Pieces1D, title: str, show_breaks: bool = True) -> go.Figure:

@@ -111,11 +111,11 @@ def test_every_preset_then_every_step_then_every_view():
         choose_preset(at, SLUG, name)
         assert not at.error, (name, [e.value for e in at.error])
         assert at.info, name            # the preset's explanation is shown: it still matches
-        seen[name] = (list(at.metric), at.dataframe)
+        seen[name] = (list(at.metric), at.table)
         if name == "Training concentrates regions where the target bends":
             assert any("of the regions lie within 0.3" in c.value for c in at.caption)
         if name.startswith("Same 24 neurons"):
-            df = at.dataframe[0].value
+            df = at.table[0].value.reset_index()
             assert list(df["architecture"]) == ["24", "12x12", "8x8x8", "6x6x6x6", "4x4x4x4x4x4"]
             assert list(df["product bound (Raghu/Serra)"])[:2] == [301, 79 * 2 ** 12]
             first = R.count_regions(R.make_mlp((24,), seed=0), (-2, 2, -2, 2))
