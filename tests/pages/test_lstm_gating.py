@@ -184,3 +184,30 @@ def test_a_corrupt_shipped_file_warns_and_shows_an_untrained_net(tmp_path, monke
     assert "untrained LSTM" in " ".join(warnings)
     assert not [m for m in at.metric if m.label == "Same-size RNN answers"]
     assert not any("accuracy by delay" in c.value for c in at.caption)
+
+
+def test_gate_figures_are_valid_light_plain_figures():
+    """issue 16: the gates view's figures are built as plain dicts (viz.fastfig): rebuilt with
+    Plotly's validation they give the same JSON; no hidden grid under the heatmaps and no
+    automargin pass; each panel shows its own gate's values; the input of each step rides
+    on the unit figure's first line."""
+    import json
+    import numpy as np
+    from tests.apptest import plotly_array
+    from viz import lstm_gating_figures as F
+    from viz.fastfig import validated
+    s = page.STATE.resolve({"lg_delay": 12})
+    trace, free, labels, _ = page.trace_of(s, 0)
+    heat, lines = F.gate_heatmaps(trace, labels), F.unit_lines(trace, 3, labels, reference=free)
+    for fig in (heat, lines):
+        spec = json.loads(fig.to_json())
+        assert json.loads(validated(fig).to_json()) == spec
+        axes = [v for k, v in spec["layout"].items() if k.startswith(("xaxis", "yaxis"))]
+        assert axes and all(ax.get("automargin") is False for ax in axes)
+    spec = json.loads(heat.to_json())
+    assert spec["layout"]["xaxis"]["showgrid"] is False
+    for name, panel in zip("ifogch", spec["data"]):
+        np.testing.assert_allclose(plotly_array(panel["z"]), getattr(trace, name).T, atol=1e-6)
+    first = json.loads(lines.to_json())["data"][0]
+    assert first["customdata"] == list(labels) and "%{customdata}" in first["hovertemplate"]
+    np.testing.assert_allclose(plotly_array(first["y"]), trace.i[:, 3], atol=1e-6)

@@ -208,3 +208,37 @@ def test_fills_and_edges_are_one_path_shape_each():
     assert len(fills) == len(colours) and len(fig.layout.shapes) == len(colours) + 2
     assert sum(s.path.count("M") for s in fills) == part.count       # one closed piece each
     assert F.svg_path([0, 1, np.nan, 2, 3], [0, 1, np.nan, 2, 3], True) == "M0,0L1,1ZM2,2L3,3Z"
+
+
+def test_training_points_are_squares_coloured_by_their_target():
+    """issue 16: the training points are small squares in one path shape per colour level
+    (not one marker element each): every point is drawn once, centred on the point, in the
+    colour of its target's level (low blue, high red), and the plain-dict figures equal
+    Plotly's validated build."""
+    import json
+    import re
+    from viz import relu_regions_figures as F
+    from viz.fastfig import validated
+    model = R.make_mlp((6, 6), seed=1)
+    part = R.partition(model, (-2, 2, -2, 2))
+    rng = np.random.default_rng(0)
+    pts = rng.uniform(-2, 2, (300, 2))
+    y = pts[:, 0]                                     # the target grows to the right
+    fig = F.regions_figure(part, pts, y, edges=R.edge_layers(model, part))
+    squares = [s for s in fig.layout.shapes if s.layer == "above"]
+    assert sum(s.path.count("M") for s in squares) == len(pts)
+    centres = []
+    for s in squares:
+        for x0, y0, x1, y1 in re.findall(r"M([-\d.e]+),([-\d.e]+)H([-\d.e]+)V([-\d.e]+)H", s.path):
+            centres.append(((float(x0) + float(x1)) / 2, (float(y0) + float(y1)) / 2))
+    dist = np.hypot(*(np.array(centres)[:, None, :] - pts[None, :, :]).transpose(2, 0, 1))
+    assert dist.min(0).max() < 2e-3 and dist.min(1).max() < 2e-3      # each point, once
+    left = min(squares, key=lambda s: float(s.path[1:].split(",")[0]))
+    right = max(squares, key=lambda s: float(s.path[1:].split(",")[0]))
+    red = lambda c: [int(v) for v in re.findall(r"\d+", c)][0]          # noqa: E731
+    assert red(right.fillcolor) > red(left.fillcolor)
+    from engine import regions_measures as M
+    heat = F.heatmap_figure(*M.output_grid(R.mlp_layers(model), (-2, 2, -2, 2), 20), part)
+    for f in [fig, heat, F.budget_figure(R.budget_study(6, seeds=(0,), box=(-2, 2, -2, 2)), 6),
+              F.count_history_figure(np.arange(3), np.ones(3), np.arange(3), np.ones(3))]:
+        assert json.loads(validated(f).to_json()) == json.loads(f.to_json())
