@@ -139,6 +139,7 @@ def _colour_weights(units: int) -> np.ndarray:
     return np.random.default_rng(0).integers(1, 2**31, units)
 
 
+TOP = 72                  # top margin of the two 2-D figures: a title and a subtitle
 POINT_BINS = 9            # colour levels of the training points (RdBu, low blue -> high red)
 POINT_HALF = 0.009        # half-side of a point's square, as a share of the box width
 
@@ -231,7 +232,7 @@ def regions_figure(part: Partition, points: np.ndarray | None = None,
                         "automargin": False},
               "yaxis": {"range": [ymin, ymax], "title": {"text": "x₂"}, "scaleanchor": "x",
                         "scaleratio": 1, "constrain": "domain", "automargin": False},
-              "height": 520, "margin": {"l": 50, "r": 10, "t": 50, "b": 40},
+              "height": 520, "margin": {"l": 50, "r": 10, "t": TOP, "b": 40},
               "shapes": shapes}
     if edges is not None:
         # below the x axis (the plot area is square and narrow: a legend beside it or at the
@@ -267,13 +268,19 @@ def surface_figure(part: Partition,
 
 def heatmap_figure(xs: np.ndarray, ys: np.ndarray, f: np.ndarray, part: Partition,
                    title: str = "Output f(x) and region edges") -> go.Figure:
-    """The output on a grid (float32: a screen needs no more) under the region outlines."""
+    """The output on a grid (float32: a screen needs no more) under the region outlines. The
+    colour range is written under the title instead of a colour bar (the bar's ticks and
+    gradient were ~1/5 of a slider move's DOM work); hover reads f at any point."""
+    lo, hi = float(np.nanmin(f)), float(np.nanmax(f))
     heat = {"type": "heatmap", "x": f32(xs), "y": f32(ys), "z": f32(f),
-            "colorscale": colorscale("Viridis"), "colorbar": {"title": {"text": "f(x)"}},
+            "colorscale": colorscale("Viridis"), "showscale": False,
             "hovertemplate": "x₁ %{x:.2f}, x₂ %{y:.2f}<br>f %{z:.3f}<extra></extra>"}
     outline = path_shape(svg_path(*_nan_joined(part)), line={"color": "white", "width": 0.8},
                          layer="above")                 # over the heatmap
-    layout = {"title": {"text": title, "automargin": False}, "height": 520, "shapes": [outline],
+    layout = {"title": {"text": title, "automargin": False,
+                        "subtitle": {"text": f"colour: f from {lo:.3g} (dark purple) to "
+                                             f"{hi:.3g} (yellow)"}},
+              "height": 520, "shapes": [outline], "margin": {"t": TOP},
               "xaxis": {"range": [float(xs[0]), float(xs[-1])], "title": {"text": "x₁"},
                         "constrain": "domain", "automargin": False},
               "yaxis": {"range": [float(ys[0]), float(ys[-1])], "title": {"text": "x₂"},

@@ -239,6 +239,9 @@ def test_training_points_are_squares_coloured_by_their_target():
     assert red(right.fillcolor) > red(left.fillcolor)
     from engine import regions_measures as M
     heat = F.heatmap_figure(*M.output_grid(R.mlp_layers(model), (-2, 2, -2, 2), 20), part)
+    sub = heat.layout.title.subtitle.text            # the colour range, in words
+    assert not heat.data[0].showscale and f"{heat.data[0].z.min():.3g}" in sub \
+        and f"{heat.data[0].z.max():.3g}" in sub
     for f in [fig, heat, F.budget_figure(R.budget_study(6, seeds=(0,), box=(-2, 2, -2, 2)), 6),
               F.count_history_figure(np.arange(3), np.ones(3), np.arange(3), np.ones(3))]:
         assert json.loads(validated(f).to_json()) == json.loads(f.to_json())
