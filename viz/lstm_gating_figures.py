@@ -48,7 +48,7 @@ def _stacked_axes(n: int, gap: float = 0.04) -> list[tuple[float, float]]:
             for r in range(n)]
 
 
-def time_ticks(labels: Sequence[str], most: int = 24) -> tuple[list[int], list[str]]:
+def time_ticks(labels: Sequence[str], most: int = 16) -> tuple[list[int], list[str]]:
     """Tick positions and texts "t<br>input" for a time axis: every k-th step, always the
     first step (the symbol) and every '?' (the query), dropping a regular tick that would
     crowd one of those."""
@@ -84,6 +84,7 @@ def gate_heatmaps(trace: LSTMTrace, labels: Sequence[str],
                                       "<extra></extra>"})
         layout[f"yaxis{ax}"] = {"domain": [d0, d1], "title": {"text": "unit"},
                                 "showgrid": False, "ticks": "", "anchor": "x",
+                                "tickmode": "array", "tickvals": [0, H // 2, H - 1],
                                 "range": [-0.5, H - 0.5], "automargin": False}
     annotations = [{"text": f"{PANELS[name][0]} · {_scale_text(getattr(trace, name), name)}",
                     "x": 0, "xref": "paper", "xanchor": "left", "y": domains[r][1],
