@@ -9,7 +9,7 @@ import plotly.colors
 import plotly.graph_objects as go
 
 from engine.regions import BudgetRow, Edges, Partition, Pieces1D
-from viz.fastfig import colorscale, f32, plain_figure
+from viz.fastfig import LEGEND_BELOW, colorscale, f32, plain_figure
 
 # pastel fills: neighbouring regions get different colours often enough; edges are drawn
 PALETTE = ["#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
@@ -236,9 +236,8 @@ def regions_figure(part: Partition, points: np.ndarray | None = None,
               "shapes": shapes}
     if edges is not None:
         # below the x axis (the plot area is square and narrow: a legend beside it or at the
-        # top would sit on the title)
-        layout["legend"] = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.22,
-                            "yanchor": "top"}
+        # top would sit on the title), anchored as viz.theme would move it
+        layout["legend"] = {"x": 0, "xanchor": "left", **LEGEND_BELOW}
     return plain_figure([hover], layout)
 
 
