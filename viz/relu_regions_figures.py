@@ -173,22 +173,38 @@ def point_shapes(points: np.ndarray, labels: np.ndarray, box, opacity: float = 0
     return shapes
 
 
+def _sides(part: Partition) -> tuple[np.ndarray, np.ndarray]:
+    """(start, end) of every side of every region polygon, (V, 2) each."""
+    counts = np.diff(part.offsets)
+    idx = np.arange(len(part.vertices))
+    last = np.repeat(part.offsets[1:] - 1, counts)
+    first = np.repeat(part.offsets[:-1], counts)
+    return part.vertices, part.vertices[np.where(idx == last, first, idx + 1)]
+
+
+def segments_path(start: np.ndarray, end: np.ndarray) -> str:
+    """Segments as one SVG path ("M a L b" each), each drawn once: a side shared by two
+    neighbouring regions (listed once from each side) or repeated is kept one time."""
+    if len(start) == 0:
+        return ""
+    swap = (start[:, 0] > end[:, 0]) | ((start[:, 0] == end[:, 0]) & (start[:, 1] > end[:, 1]))
+    seg = np.where(swap[:, None], np.hstack([end, start]), np.hstack([start, end]))
+    seg = np.unique(np.round(seg, 9), axis=0)
+    return ("M%.4g,%.4gL%.4g,%.4g" * len(seg)) % tuple(seg.ravel().tolist())
+
+
 def _edge_shapes(part: Partition, edges: Edges | None) -> list[dict]:
     """Region edges: one path shape for all (dark), or one per hidden layer (coloured,
-    in the legend), each interior edge once (a partition lists it from both sides)."""
+    in the legend), each edge once."""
     if edges is None:
-        return [path_shape(svg_path(*_nan_joined(part)), line={"color": EDGE, "width": 1},
+        return [path_shape(segments_path(*_sides(part)), line={"color": EDGE, "width": 1},
                            name="edges")]
     shapes = []
     for layer in np.unique(edges.layer[edges.layer >= 0]):
         sel = edges.layer == layer
-        a, b = edges.start[sel], edges.end[sel]
-        swap = (a[:, 0] > b[:, 0]) | ((a[:, 0] == b[:, 0]) & (a[:, 1] > b[:, 1]))
-        seg = np.where(swap[:, None], np.hstack([b, a]), np.hstack([a, b]))
-        seg = np.unique(np.round(seg, 9), axis=0)
-        path = ("M%.4g,%.4gL%.4g,%.4g" * len(seg)) % tuple(seg.ravel().tolist())
-        shapes.append(path_shape(path, line={"color": LAYER_COLORS[layer % len(LAYER_COLORS)],
-                                             "width": 1.5 if layer == 0 else 1.2},
+        shapes.append(path_shape(segments_path(edges.start[sel], edges.end[sel]),
+                                 line={"color": LAYER_COLORS[layer % len(LAYER_COLORS)],
+                                       "width": 1.5 if layer == 0 else 1.2},
                                  name=f"cut by layer {layer + 1}", showlegend=True))
     return shapes
 
@@ -274,7 +290,7 @@ def heatmap_figure(xs: np.ndarray, ys: np.ndarray, f: np.ndarray, part: Partitio
     heat = {"type": "heatmap", "x": f32(xs), "y": f32(ys), "z": f32(f),
             "colorscale": colorscale("Viridis"), "showscale": False,
             "hovertemplate": "x₁ %{x:.2f}, x₂ %{y:.2f}<br>f %{z:.3f}<extra></extra>"}
-    outline = path_shape(svg_path(*_nan_joined(part)), line={"color": "white", "width": 0.8},
+    outline = path_shape(segments_path(*_sides(part)), line={"color": "white", "width": 0.8},
                          layer="above")                 # over the heatmap
     layout = {"title": {"text": title, "automargin": False,
                         "subtitle": {"text": f"colour: f from {lo:.3g} (dark purple) to "
