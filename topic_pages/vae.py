@@ -27,7 +27,7 @@ from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.vae_compute import (
     MODELS, BETAS, LATENT_DIMS, STARTS, SPAN_CHOICES, Z_LIMIT, REPLAY_SPEEDS, digits,
-    deterministic_of, dims_of, shipped_file, make_trainer, trainer_config, span_of,
+    deterministic_of, dims_of, shipped_file, trainer_factory, trainer_config, span_of,
     posterior_modes, autoencoders, _replay_extent, delivered_rate)
 from viz.vae_figures import (digit_figure, grid_figure, grid_png, latent_scatter, loss_curves,
                              manifold_figure, strip_figure, toy_bars_figure,
@@ -186,7 +186,7 @@ def latent_view(panel) -> None:
             _metrics(view, ae)
 
     with panel.figure, user_errors("train the VAE"):
-        live_training("vae_live", lambda: make_trainer(s, seed, device), draw,
+        live_training("vae_live", trainer_factory(s, seed, device), draw,
                       trainer_config(s, seed, device), steps_per_frame=60,
                       max_steps_per_frame=400)
     with panel.notes:
@@ -245,7 +245,7 @@ def replay_view(panel) -> None:
     s = STATE.values()
     seed, device = session.seed(), session.device()
     dims, _ = dims_of(s)
-    get_trainer("vae_live", lambda: make_trainer(s, seed, device),      # the handle exists
+    get_trainer("vae_live", trainer_factory(s, seed, device),      # the handle exists
                 trainer_config(s, seed, device))
     rep = read_trainer("vae_live", VM.replay_of)
     labels = digits().y_test
