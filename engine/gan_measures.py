@@ -13,6 +13,7 @@ Measures of a trainer (the page's claims, the badge) live here too:
 """
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from dataclasses import dataclass
@@ -93,6 +94,14 @@ def blob_share(trainer, radius: float = 1.0) -> float:
 
 
 # ---- the trainer factory ----------------------------------------------------------------
+@functools.lru_cache(maxsize=2)
+def _read_snapshot(snapshot: bytes):
+    """engine.weights.load of a snapshot's bytes, once per process (~50 ms of unpickling;
+    load_trainer only copies from it, so every session's trainer starts from the same read)."""
+    from engine import weights
+    return weights.load(snapshot, "cpu")
+
+
 def build_trainer(target: str | ToyData, std: float, seed: int, device: str | None,
                   kwargs: dict, snapshot: bytes | None = None):
     """A fresh GANTrainer on `target` (a TARGETS name at this std, or the uploaded points),
@@ -106,7 +115,7 @@ def build_trainer(target: str | ToyData, std: float, seed: int, device: str | No
     from engine.gan import GANTrainer, load_trainer, make_target, trainer_config
     if snapshot is not None and isinstance(target, str):
         try:
-            trainer, stored = load_trainer(snapshot, device)
+            trainer, stored = load_trainer(_read_snapshot(snapshot), device)
             if stored == trainer_config(target, std, seed, kwargs):
                 return trainer
             log.warning("the pretrained GAN snapshot has other settings: training from scratch")

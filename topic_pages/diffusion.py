@@ -18,12 +18,12 @@ import streamlit as st
 from engine import diffusion as D
 from engine.diffusion_measures import build_trainer, model_of, net_of
 from viz import diffusion_figures as figs
-from viz import session
+from viz import session, warm
 from viz.diffusion_compute import (
     LIM, UPLOAD, EXACT, PRETRAINED, TRAINED, DENOISERS, CLASSES, SHOWN, FWD_SHOWN, REVERSE_KEYS,
     COARSE_STEPS, COARSE_N, data_of, exact_of, pretrained_of, class_of, eps_of, reference_of,
     _run_and_measure, reverse_of, langevin_of, schedule_of, schedule_table, noised_of, _density,
-    _coarse_quality)
+    _coarse_quality, warm_jobs)
 from viz.diffusion_tour import PRESETS, STEPS
 from viz.live import live_training, read_trainer
 from viz.on_demand import on_demand
@@ -385,6 +385,10 @@ VIEWS = views(("forward", "Forward", forward_view),
               ("langevin", "Langevin", langevin_view))
 
 if __name__ == "__main__":
+    _seed = session.seed()
+    warm.start("diffusion", (_seed,), lambda: warm_jobs(
+        [STATE.resolve(x.settings) for x in [*PRESETS.values(), *STEPS]
+         if x.view in ("reverse", "langevin")], _seed))
     topic_page("diffusion", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,
                formula=r"x_t=\sqrt{\bar\alpha_t}\,x_0+\sqrt{1-\bar\alpha_t}\,\varepsilon,\qquad "
                        r"\varepsilon^*(x_t,t)=-\sqrt{1-\bar\alpha_t}\,\nabla_x\log q_t(x_t)")

@@ -18,7 +18,7 @@ import streamlit as st
 from engine import vae_measures as VM
 from engine.vae import (LIKELIHOODS, curved_manifold, fit_q, kl_q_posterior, pca_reconstruct,
                         toy_elbo)
-from viz import session
+from viz import session, warm
 from viz.autoplay import Autoplay
 from viz.live import get_trainer, live_training, read_trainer
 from viz.on_demand import on_demand
@@ -28,7 +28,7 @@ from viz.state import Control, StateTable
 from viz.vae_compute import (
     MODELS, BETAS, LATENT_DIMS, STARTS, SPAN_CHOICES, Z_LIMIT, REPLAY_SPEEDS, digits,
     deterministic_of, dims_of, shipped_file, trainer_factory, trainer_config, span_of,
-    posterior_modes, autoencoders, _replay_extent, delivered_rate)
+    posterior_modes, autoencoders, _replay_extent, delivered_rate, shipped_jobs)
 from viz.vae_figures import (digit_figure, grid_figure, grid_png, latent_scatter, loss_curves,
                              manifold_figure, strip_figure, toy_bars_figure,
                              toy_marginal_figure, toy_posterior_figure)
@@ -402,6 +402,7 @@ VIEWS = [View("latent", "Latent space", latent_view),
          View("pca", "Autoencoder vs PCA", pca_view)]
 
 if __name__ == "__main__":
+    warm.start("vae", (), shipped_jobs)       # the presets' shipped models, read in advance
     topic_page("vae", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,
                formula=r"\log p(x) \ge \mathbb{E}_{q}[\log p(x|z)] - \mathrm{KL}(q\,\|\,p)"
                        r";\;\; \text{loss} = \text{recon} + \beta\,\mathrm{KL}")

@@ -13,6 +13,7 @@ import torch
 from engine import vae_measures as VM
 from engine.vae import (VAETrainer, curved_manifold, fit_autoencoder_2d, fit_q,
                         pca_reconstruct, shipped_name, toy_z_grid, true_posterior)
+from engine.vae.shipped import SHIPPED
 from engine.weights import WeightsError
 from viz.topics import ROOT
 from viz.vae_figures import replay_extent
@@ -62,6 +63,12 @@ def dims_of(s: Mapping[str, Any]) -> tuple[tuple[int, int], str | None]:
     if dx == dy:
         return (0, 1), "pick two different latent dimensions"
     return (dx, dy), None
+
+
+def shipped_jobs():
+    """viz/warm.py's jobs: read every shipped file once per server process (a preset that
+    switches to another shipped model then finds it read)."""
+    return [functools.partial(_shipped_state, name) for name in SHIPPED]
 
 
 def shipped_file(s: Mapping[str, Any]) -> str | None:
