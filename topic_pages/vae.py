@@ -29,7 +29,7 @@ from viz.vae_compute import (
     MODELS, BETAS, LATENT_DIMS, STARTS, SPAN_CHOICES, Z_LIMIT, REPLAY_SPEEDS, digits,
     deterministic_of, dims_of, shipped_file, trainer_factory, trainer_config, span_of,
     posterior_modes, autoencoders, _replay_extent, delivered_rate, shipped_jobs)
-from viz.vae_figures import (digit_figure, grid_figure, grid_png, latent_scatter, loss_curves,
+from viz.vae_figures import (digit_png, grid_figure, grid_png, latent_scatter, loss_curves,
                              manifold_figure, strip_figure, toy_bars_figure,
                              toy_marginal_figure, toy_posterior_figure)
 from viz.vae_tour import PRESETS, STEPS
@@ -169,9 +169,8 @@ def latent_view(panel) -> None:
         with right:
             show_figure(grid_figure(frame.grid), key="vae_gridfig")
         with digit:
-            show_figure(digit_figure(frame.decoded,
-                                     f"z = ({z[dims[0]]:.2f}, {z[dims[1]]:.2f})"),
-                        key="vae_decoded")
+            st.image(digit_png(frame.decoded), width="stretch", output_format="PNG",
+                     caption=f"Decoded at z = ({z[dims[0]]:.2f}, {z[dims[1]]:.2f})")
         with b:
             h = view.history
             show_figure(loss_curves({k: h.as_arrays(k) for k in h.values

@@ -192,14 +192,27 @@ def loss_curves(arrays: dict[str, tuple[np.ndarray, np.ndarray]], steps_per_epoc
                      for t, x in zip(CURVES, (0.225, 0.775))]))
 
 
-def grid_png(grid: LatentGrid, scale: int = 4) -> bytes:
-    """The decoded grid as a PNG (ink dark on white), each pixel scale x scale."""
+def _png(img: np.ndarray, scale: int) -> bytes:
+    """A 2-D image with ink in [0, 1] as a PNG, dark on white, each pixel scale x scale."""
     from PIL import Image
-    img = tile(grid.images, PAD, flip_rows=True, fill=0.15)   # light grey gutters
     img = np.repeat(np.repeat(img, scale, 0), scale, 1)
     buf = io.BytesIO()
     Image.fromarray(np.uint8(np.round(255 * (1 - np.clip(img, 0, 1))))).save(buf, format="PNG")
     return buf.getvalue()
+
+
+def grid_png(grid: LatentGrid, scale: int = 4) -> bytes:
+    """The decoded grid as a PNG (ink dark on white), each pixel scale x scale."""
+    return _png(tile(grid.images, PAD, flip_rows=True, fill=0.15), scale)  # light grey gutters
+
+
+def digit_png(image: np.ndarray, scale: int = 32) -> bytes:
+    """One decoded 8x8 digit as a PNG, each pixel scale x scale (256 px: sharp when the page
+    shows it a column wide), framed by a 2 px light-grey border (blank edge pixels are
+    white, like the page). An image, not a Plotly chart: the live frame redraws it, and a
+    chart costs the browser a plot of its own on every first paint, preset and frame."""
+    img = np.asarray(image, dtype=float).reshape(8, 8)
+    return _png(np.pad(np.repeat(np.repeat(img, scale, 0), scale, 1), 2, constant_values=0.15), 1)
 
 
 # ----------------------------------------------------------------------------- ELBO toy
