@@ -199,13 +199,22 @@ function formatter(ax, dtick, values) {
       e: (v) => v.toExponential(d), d: (v) => Math.round(v).toLocaleString('en-US')}[m[3]];
     return (v) => pre + fn(v) + post;
   }
-  const big = Math.max(...values.map(Math.abs), 0), e3 = big >= 1000 ? 3 * Math.floor(Math.log10(big) / 3) : 0;
+  const big = Math.max(...values.map(Math.abs), 0), e3 = big >= 10000 ? 3 * Math.floor(Math.log10(big) / 3) : 0;
   const unit = 10 ** e3, dec = Math.max(0, Math.ceil(-Math.log10(dtick / unit) - 1e-9));
   const si = {0: '', 3: 'k', 6: 'M', 9: 'G', 12: 'T'}[e3] ?? `e${e3}`;
   const trim = (s) => (s.includes('.') ? s.replace(/\.?0+$/, '') : s);   // Plotly: 1, 0.8
   return (v) => pre + (v === 0 ? '0' : trim((v / unit).toFixed(Math.min(dec, 10))).replace('-', '\u2212') + si) + post;
 }
-function ticks(ax) {
+function ticks(ax, measure) {                 // [[value, label]]; auto ticks thin out until
+  let out = autoTicks(ax, 1);                   // their labels no longer overlap
+  for (let k = 2; measure && ax.letter === 'x' && !ax.cfg.tickvals && k <= 16 && out.length > 2; k *= 2) {
+    const widest = Math.max(...out.map(([, s]) => measure(s))), gap = Math.abs(ax.t(out[1][0]) - ax.t(out[0][0]));
+    if (!(widest + 6 > gap)) break;
+    out = autoTicks(ax, k);
+  }
+  return out;
+}
+function autoTicks(ax, thin) {
   const c = ax.cfg, log = ax.log;
   if (Array.isArray(c.tickvals)) {
     const text = c.ticktext ?? c.tickvals.map(formatter(c, 1, c.tickvals));
@@ -227,7 +236,7 @@ function ticks(ax) {
     for (let v = t0 + Math.ceil((ax.r0 - t0) / dtick - 1e-9) * dtick; v <= ax.r1 + 1e-9; v += dtick) values.push(+v.toPrecision(12));
   } else {
     const target = c.nticks || Math.min(9, Math.max(4, ax.len / (ax.letter === 'y' ? 40 : 80))) + 1;
-    ({values, dtick} = niceTicks(ax.r0, ax.r1, target));
+    ({values, dtick} = niceTicks(ax.r0, ax.r1, target / thin));
   }
   const fmt = formatter(c, dtick, values);
   return values.map((v) => [v, fmt(v)]);
@@ -333,7 +342,7 @@ function draw(chart) {
   for (const ax of Object.values(axes)) {
     if (!ax.visible) continue;
     ax.len = ax.letter === 'x' ? W / 2 : H / 2;
-    const labels = ax.labels ? ticks(ax).map(([, s]) => s) : [];
+    const labels = ax.labels ? autoTicks(ax, 1).map(([, s]) => s) : [];
     const title = titleText(ax.cfg.title), tsize = ax.cfg.title?.font?.size ?? fsize;
     if (ax.letter === 'y') {
       const need = widthOf(ctx, labels, tick, style) + 8 + (title ? tsize * 1.25 + 8 : 0);
@@ -346,15 +355,15 @@ function draw(chart) {
   if (bars.length) {
     const b = bars[0].p, th = b.colorbar.thickness ?? 30, ttl = titleText(b.colorbar.title);
     const labels = niceTicks(b.zmin, b.zmax, 6).values.map(formatter(b.colorbar, niceTicks(b.zmin, b.zmax, 6).dtick, [b.zmax]));
-    b.barW = th + 6 + widthOf(ctx, labels, tick, style) + (ttl ? fsize * 1.25 + 4 : 0);
+    b.barW = th + 6 + widthOf(ctx, labels, fsize, style) + (ttl ? fsize * 1.25 + 4 : 0);
     m.r += b.barW + 10;
   }
   ctx.font = font(style, fsize);
   const items = legend.map((it) => ({...it, w: 40 + ctx.measureText(it.name).width + 12}));
-  if (items.length && horizontal) {
-    let rows = 1, x = 0;
-    for (const it of items) { if (x + it.w > W - m.l && x > 0) { rows++; x = 0; } it.row = rows - 1; it.x = x; x += it.w; }
-    m.b += rows * fsize * 1.6 + 6;
+  if (items.length && horizontal) {              // a grid: columns as wide as the widest entry
+    const col = Math.max(...items.map((it) => it.w)), per = Math.max(1, Math.floor((W - m.l - m.r) / col));
+    items.forEach((it, k) => { it.row = Math.floor(k / per); it.x = (k % per) * col; });
+    m.b += Math.ceil(items.length / per) * fsize * 1.6 + 6;
   } else if (items.length) m.r += Math.max(...items.map((it) => it.w)) + 10;
   const plot = {l: m.l, t: m.t, w: Math.max(10, W - m.l - m.r), h: Math.max(10, H - m.t - m.b)};
   place(axes, plot);
@@ -364,7 +373,9 @@ function draw(chart) {
     return o ? (a.side === 'right' ? o.start + o.len : o.start) : plot.l;
   };
   const cross = (a) => axes[a.anchor] ?? {start: a.letter === 'x' ? plot.t : plot.l, len: a.letter === 'x' ? plot.h : plot.w};
-  const tickCache = new Map(ax.map((a) => [a, a.visible ? ticks(a) : []]));
+  ctx.font = font(style, tick);
+  const measure = (s) => ctx.measureText(s).width;
+  const tickCache = new Map(ax.map((a) => [a, a.visible ? ticks(a, measure) : []]));
   // grid
   ctx.lineWidth = 1;
   for (const a of ax) {
@@ -483,13 +494,14 @@ function drawColorbar(ctx, b, plot, style, ya) {
     ctx.fillStyle = `rgb(${b.lut[i * 4]},${b.lut[i * 4 + 1]},${b.lut[i * 4 + 2]})`;
     ctx.fillRect(x, top + len * (1 - (i + 1) / 256), th, len / 256 + 0.5);
   }
+  ctx.strokeStyle = style.axis; ctx.lineWidth = 1; ctx.strokeRect(x, top, th, len);
   const {values, dtick} = niceTicks(b.zmin, b.zmax, Math.max(3, len / 40)), fmt = formatter(c, dtick, values);
   let wmax = 0;
   for (const v of values) {
     if (v < Math.min(b.zmin, b.zmax) || v > Math.max(b.zmin, b.zmax)) continue;
     const y = top + len * (1 - (v - b.zmin) / ((b.zmax - b.zmin) || 1));
-    text(ctx, [fmt(v)], x + th + 4, y, {size: style.tick, style, xanchor: 'left', yanchor: 'middle'});
-    wmax = Math.max(wmax, widthOf(ctx, [fmt(v)], style.tick, style));
+    text(ctx, [fmt(v)], x + th + 4, y, {size: style.font, style, xanchor: 'left', yanchor: 'middle'});
+    wmax = Math.max(wmax, widthOf(ctx, [fmt(v)], style.font, style));
   }
   const t = titleText(c.title);
   if (t) text(ctx, plain(t), x + th + 8 + wmax + style.font * 0.6, top + len / 2, {size: c.title?.font?.size ?? style.font, style, xanchor: 'center', yanchor: 'middle', angle: -90});
