@@ -221,14 +221,17 @@ function autoTicks(ax, thin) {
     return c.tickvals.map((v, i) => [log ? Math.log10(v) : v, String(text[i] ?? '')]);
   }
   let values, dtick;
-  if (log) {
-    values = []; dtick = 1;
-    for (let k = Math.ceil(ax.r0 - 1e-9); k <= ax.r1 + 1e-9; k++) values.push(k);
-    if (values.length < 3) for (let k = Math.floor(ax.r0); k <= ax.r1; k++) for (const s of [2, 5]) {
-      const v = k + Math.log10(s); if (v >= ax.r0 && v <= ax.r1) values.push(v);
+  if (log) {                                    // powers of ten, or linear ticks in a decade
+    const lo = Math.min(ax.r0, ax.r1), hi = Math.max(ax.r0, ax.r1);
+    if (hi - lo >= 2) {
+      values = [];
+      for (let k = Math.ceil(lo - 1e-9); k <= hi + 1e-9; k++) values.push(k);
+      const fmt = formatter(c, 1, values.map((v) => 10 ** v));
+      return values.map((v) => [v, fmt(+(10 ** v).toPrecision(6))]);
     }
-    const fmt = formatter(c, 0.1, values.map((v) => 10 ** v));
-    return values.sort((a, b) => a - b).map((v) => [v, fmt(+(10 ** v).toPrecision(6))]);
+    ({values, dtick} = niceTicks(10 ** lo, 10 ** hi, Math.max(3, ax.len / 50) / thin));
+    const fmt = formatter(c, dtick, values);
+    return values.filter((v) => v > 0).map((v) => [Math.log10(v), fmt(v)]);
   }
   if (c.dtick && typeof c.dtick === 'number') {
     dtick = c.dtick; values = [];
@@ -359,9 +362,9 @@ function draw(chart) {
     m.r += b.barW + 10;
   }
   ctx.font = font(style, fsize);
-  const items = legend.map((it) => ({...it, w: 40 + ctx.measureText(it.name).width + 12}));
+  const items = legend.map((it) => ({...it, w: 40 + ctx.measureText(it.name).width + 8}));
   if (items.length && horizontal) {              // a grid: columns as wide as the widest entry
-    const col = Math.max(...items.map((it) => it.w)), per = Math.max(1, Math.floor((W - m.l - m.r) / col));
+    const col = Math.max(...items.map((it) => it.w)), per = Math.max(1, Math.floor((W - m.l) / col));
     items.forEach((it, k) => { it.row = Math.floor(k / per); it.x = (k % per) * col; });
     m.b += Math.ceil(items.length / per) * fsize * 1.6 + 6;
   } else if (items.length) m.r += Math.max(...items.map((it) => it.w)) + 10;
