@@ -28,7 +28,10 @@ def test_play_paints_canvases_and_pause_shows_plotly(page, server_url):
             and "404" not in m.text else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
     start = _open_gan(page, server_url)
-    assert page.locator('[data-testid="stPlotlyChart"]').count() >= 3
+    page.wait_for_function(                   # paused: the interactive Plotly charts
+        "() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= 3",
+        timeout=60_000)
+    assert page.locator(CANVAS).count() == 0
     page.locator(PLAY).click()
     _wait_label(page, "Pause")
     page.wait_for_function(f"() => document.querySelectorAll('{CANVAS}').length >= 3"
