@@ -145,3 +145,50 @@ def test_the_js_has_a_drawer_for_every_whitelisted_trace_kind():
     for kind in lc.TRACE_CHECKS:
         assert f"TRACES.{kind} =" in js or f"\n  {kind}: {{" in js, kind
     assert "fetch(" not in js and "http" not in js          # no network, no CDN
+
+
+def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
+    """live_canvas.js run in Node (when installed) with a recording 2-D context on figures
+    covering each drawer: markers, lines, heatmap + colour bar, shapes, annotations, log and
+    overlaying axes, scaleanchor, a vertical and a horizontal legend."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    sub = Fig(rows=1, cols=2, subplot_titles=("a", "b"))
+    sub.add("scatter", row=1, col=1, x=np.arange(5), y=np.arange(5.0), mode="lines", name="l")
+    sub.add("scatter", row=1, col=2, x=np.arange(5), y=np.ones(5), mode="lines+markers",
+            line={"shape": "hv", "dash": "dot"}, name="m")
+    sub.vline(2.0, row=1, col=2, text="here")
+    sub.update(legend=dict(orientation="h", yref="container", y=0.0, yanchor="bottom"),
+               yaxis3={"overlaying": "y2", "side": "right", "type": "log", "anchor": "x2"})
+    sub.add("scatter", row=1, col=2, x=np.arange(5), y=10.0 ** np.arange(5), mode="lines")
+    sub.data[-1]["yaxis"] = "y3"
+    figs = [
+        go.Figure([go.Heatmap(z=np.arange(12.0).reshape(3, 4), colorscale=RDBU),
+                   go.Scatter(x=[0, 1, None, 2], y=[0, 1, None, 2], mode="markers",
+                              marker=dict(color=[0.1, 0.5, 0.2, 0.9], colorscale=RDBU),
+                              name="pts"),
+                   go.Scatter(x=[0, 3], y=[0, 2], mode="markers", name="sq",
+                              marker=dict(symbol="square", color=["red", "blue"]))],
+                  dict(title="t", yaxis=dict(scaleanchor="x", constrain="domain"),
+                       shapes=[dict(type="path", path="M0,0L1,1L1,0Z", fillcolor="#abc"),
+                               dict(type="rect", x0=0, x1=1, y0=0, y1=1, xref="paper",
+                                    yref="paper", line=dict(dash="dash"))],
+                       annotations=[dict(text="<b>a</b><br>b", x=1, y=1),
+                                    dict(text="p", x=0.5, y=1, xref="paper", yref="paper",
+                                         showarrow=False)])),
+        sub.figure(),
+    ]
+    specs = [_spec(f) for f in figs]
+    data = tmp_path / "specs.json"
+    data.write_text(json.dumps(specs))
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run([node, str(root / "tests" / "js" / "run_live_canvas.mjs"), str(data),
+                          str(lc._JS)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    heat, grid = json.loads(run.stdout)
+    assert heat["drawImage"] == 2 and heat["arc"] >= 2 * 3 and heat["rect"] >= 2 * 2
+    assert heat["fillText"] > 10 and grid["lineTo"] > 20 and grid["fillText"] > 10

@@ -433,7 +433,7 @@ function draw(chart) {
   }
   for (const b of bars) drawColorbar(ctx, b.p, plot, style, axes[b.t.yaxis ?? 'y']);
   for (const n of L.annotations ?? []) drawAnnotation(ctx, n, axes, plot, style);
-  drawLegend(ctx, items, horizontal, plot, W, H, style);
+  drawLegend(ctx, items, horizontal, plot, H, style, bars.length ? bars[0].p.barW + 10 : 0);
   if (title) {
     const T = typeof L.title === 'object' ? L.title : {};
     text(ctx, plain(title), (T.x ?? 0.02) * W, (1 - (T.y ?? 0.98)) * H, {size: T.font?.size ?? style.title, style,
@@ -509,10 +509,10 @@ function drawColorbar(ctx, b, plot, style, ya) {
   const t = titleText(c.title);
   if (t) text(ctx, plain(t), x + th + 8 + wmax + style.font * 0.6, top + len / 2, {size: c.title?.font?.size ?? style.font, style, xanchor: 'center', yanchor: 'middle', angle: -90});
 }
-function drawLegend(ctx, items, horizontal, plot, W, H, style) {
+function drawLegend(ctx, items, horizontal, plot, H, style, barW) {
   const size = style.font, lh = size * 1.6;
   items.forEach((it, k) => {
-    const x = horizontal ? plot.l + it.x : plot.l + plot.w + 10 + (plot._bar ?? 0);
+    const x = horizontal ? plot.l + it.x : plot.l + plot.w + 10 + barW;
     const rows = horizontal ? Math.max(...items.map((i) => i.row)) + 1 : 0;
     const y = horizontal ? H - 6 - (rows - it.row - 0.5) * lh : plot.t + (k + 0.5) * lh;
     const p = it.p;
