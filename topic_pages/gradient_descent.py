@@ -82,6 +82,16 @@ def _on_landscape_change() -> None:
 
 
 # ----------------------------------------------------------------------------- views
+def _fixed_margins(fig):
+    """No axis automargin outside classroom mode: the short ticks fit the template's margins,
+    and automargin costs Plotly extra measuring and redraw passes on every redraw (-2k DOM
+    mutations per slider move on the contour alone). Classroom fonts need the margins to grow."""
+    if not session.classroom():
+        fig.update_xaxes(automargin=False)
+        fig.update_yaxes(automargin=False)
+    return fig
+
+
 def landscape_controls() -> dict[str, Any]:
     """Landscape, its spectrum and the step size: the controls every view shares."""
     land = STATE.widget("gd_land", on_change=_on_landscape_change)
@@ -95,8 +105,9 @@ def landscape_controls() -> dict[str, Any]:
     curv = curvature_of(s)
     lr, edge = 10.0 ** s["gd_loglr"], 2.0 / float(curv.max())
     best = optim.optimal_gd_lr(curv) if curv.min() > 0 else None
-    show_figure(figs.lr_ruler_figure(lr, 10 ** LOGLR_RANGE[0], 10 ** LOGLR_RANGE[1], edge,
-                                     best), key="gd_ruler")
+    show_figure(_fixed_margins(figs.lr_ruler_figure(lr, 10 ** LOGLR_RANGE[0],
+                                                    10 ** LOGLR_RANGE[1], edge, best)),
+                key="gd_ruler")
     where = "at the minimum " if land != "quadratic" else ""
     st.caption(f"η = **{lr:.4g}** · 2/λmax {where}= {edge:.4g} (red: diverges)"
                + (f" · optimal η* = {best:.4g} (green)" if best else ""))
@@ -159,13 +170,11 @@ def race_view(panel) -> None:
             this (not the race, the controls or the table)."""
             k = min(int(st.session_state["gd_iter"]), steps)
             paths = figs.path_figure(grid, problem.f_star, runs, k, (x0, y0), problem.minimizer)
-            if not session.classroom():     # short ticks fit the default margins: no automargin
-                paths.update_xaxes(automargin=False)    # redraw passes (-2k DOM mutations
-                paths.update_yaxes(automargin=False)    # per move); classroom fonts need them
-            show_figure(paths, key="gd_contour", on_select=_on_click_start,
+            show_figure(_fixed_margins(paths), key="gd_contour", on_select=_on_click_start,
                         selection_mode=("points", "box"))
             STATE.widget("gd_iter", hi=steps)
-            show_figure(figs.loss_figure(runs, problem.f_star, theory, k), key="gd_loss")
+            show_figure(_fixed_margins(figs.loss_figure(runs, problem.f_star, theory, k)),
+                        key="gd_loss")
 
         scrubbed()
     with panel.notes:

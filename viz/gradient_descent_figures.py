@@ -17,6 +17,9 @@ DASHES = {"gd": "dash", "momentum": "dot"}
 LOSS_FLOOR = 1e-32    # f - f* below this is drawn at the floor (log axis)
 PATH_RES = 0.008      # path vertices closer than this share of the view are merged (~4 px)
 MAX_MARKERS = 60      # a path with more vertices than this is drawn as a line only
+CLICK_RES = 11        # click_res² invisible click targets on the path figure (see path_figure)
+LEVELS = 22           # level lines of the landscape
+DOT_RADIUS = 0.004    # step dots on the path figure: ring radius, share of the view
 
 
 def label(method: str) -> str:
@@ -51,28 +54,47 @@ def start_from_selection(event, bounds: tuple[float, float]) -> tuple[float, flo
     return round(float(np.clip(x, lo, hi)), 2), round(float(np.clip(y, lo, hi)), 2)
 
 
+def step_dots(points: np.ndarray, radius: float, sides: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """x, y of ONE gapless polyline that draws a small ring (`sides` corners, radius `radius`
+    in data units) around every point: v0 -> its ring -> v0 -> v1 -> its ring -> v1 ... The
+    connectors run exactly along the path between consecutive points (drawn under the path's
+    own line), and a ring stroked with the path's width reads as a dot. Plotly draws a line
+    trace without gaps as one SVG path, so n dots cost one node instead of n marker nodes
+    (each rebuilt with ~12 DOM mutations on every redraw; NaN gaps would make one path per
+    piece). Round on an equal-aspect plot (the path figure locks x to y)."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    t = np.linspace(0.0, 2.0 * np.pi, sides + 1)
+    ring = np.c_[np.cos(t), np.sin(t)] * radius                     # closed: last = first
+    pieces = np.concatenate([pts[:, None, :], pts[:, None, :] + ring[None], pts[:, None, :]],
+                            axis=1)                                    # (n, sides + 3, 2)
+    flat = pieces.reshape(-1, 2)
+    return flat[:, 0].astype(np.float32), flat[:, 1].astype(np.float32)
+
+
 def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: int,
-                start: Sequence[float], minimizer: Sequence[float], click_res: int = 15,
+                start: Sequence[float], minimizer: Sequence[float], click_res: int = CLICK_RES,
                 title: str = "Paths on the contour plot of f") -> go.Figure:
     """Contours of log10(f - f* + 1e-3) with every run's path up to iteration k, the current
     points as large dots, the start and the minimizer. A faint grid of points makes the plane
     clickable (a click selects a start point): click_res² invisible markers, each an SVG node
-    that Plotly repositions on every redraw (25² = 625 of them were ~80% of the ~20,000 DOM
-    mutations of one slider move; 15² leaves a click target every ~0.4 units, and a box
-    selection or the number inputs give any start).
+    that Plotly rebuilds on every redraw (~12 DOM mutations each: 25² = 625 of them were ~80%
+    of the ~20,000 DOM mutations of one slider move, 15² still ~2,700 of ~11,900). 11² leaves
+    a click target every ~0.6 units; hoverdistance lets a click anywhere reach the nearest
+    one, and a box selection or the number inputs give any start. The landscape is a
+    contour coloured as a heatmap (one image) with its level lines, not filled bands.
 
     Paths are drawn at screen resolution (viz/screen.py): iterates within PATH_RES of the
     view of the previous drawn vertex are merged (a converged tail collapses); the step
-    markers are a separate markers-only trace, drawn while a path has at most MAX_MARKERS
-    vertices. (Measured in Streamlit, headless Chromium: the same four paths drawn as
+    dots are a separate trace of small rings (step_dots: one SVG path, not one marker node
+    per step), drawn while a path has at most MAX_MARKERS vertices. (Measured in Streamlit, headless Chromium: the same four paths drawn as
     "lines+markers" traces made a slider move ~2-3x slower than lines plus a markers trace.)
     Hover on a path shows the step (customdata)."""
-    z = np.log10(np.maximum(grid.values - f_star, 0) + 1e-3)
+    z = np.log10(np.maximum(grid.values - f_star, 0) + 1e-3).astype(np.float32)
     fig = go.Figure()
     fig.add_trace(go.Contour(x=grid.gx, y=grid.gy, z=z, colorscale="Blues", reversescale=True,
-                             ncontours=22, showscale=False, opacity=0.75, hoverinfo="skip",
-                             contours=dict(coloring="fill", showlines=True),
-                             line=dict(color="rgba(40,40,40,0.35)", width=0.6),
+                             ncontours=LEVELS, showscale=False, opacity=0.75, hoverinfo="skip",
+                             contours=dict(coloring="heatmap", showlines=True),
+                             line=dict(color="rgba(30,30,30,0.45)", width=0.8),
                              name="log10(f - f* + 1e-3)"))
     gx = np.linspace(grid.gx[0], grid.gx[-1], click_res)
     gy = np.linspace(grid.gy[0], grid.gy[-1], click_res)
@@ -91,10 +113,12 @@ def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: in
                                  line=dict(color=color, width=2),
                                  hovertemplate=f"{label(method)}<br>step %{{customdata}}"
                                                "<br>(%{x:.3g}, %{y:.3g})<extra></extra>"))
-        if len(keep) <= MAX_MARKERS:         # the steps, as their own markers-only trace
-            fig.add_trace(go.Scatter(x=pts[keep, 0], y=pts[keep, 1], mode="markers",
-                                     marker=dict(size=4, color=color), showlegend=False,
-                                     legendgroup=method, hoverinfo="skip"))
+        if len(keep) <= MAX_MARKERS:         # the steps: filled dots, one path per method
+            dx, dy = step_dots(pts[keep], DOT_RADIUS * span)
+            fig.add_trace(go.Scatter(x=dx, y=dy, mode="lines", showlegend=False,
+                                     line=dict(color=color, width=2, simplify=False),
+                                     legendgroup=method, hoverinfo="skip",
+                                     name=f"{label(method)} steps"))
         symbol = "x" if tr.diverged_at is not None and n == len(tr.points) - 1 else "circle"
         fig.add_trace(go.Scatter(x=pts[-1:, 0], y=pts[-1:, 1], mode="markers", showlegend=False,
                                  legendgroup=method, hoverinfo="skip",
@@ -114,7 +138,7 @@ def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: in
                       legend=dict(orientation="v", x=1.02, y=1),
                       # not dragmode="select": Streamlit then sets clickmode="event", and a
                       # click selects nothing (box select stays in the toolbar)
-                      dragmode="pan", clickmode="event+select")
+                      dragmode="pan", clickmode="event+select", hoverdistance=36)
     return fig
 
 
