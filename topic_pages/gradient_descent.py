@@ -23,8 +23,9 @@ from viz.gradient_descent_compute import (
     TOL, cached_grid, cached_rate_map, curvature_of, entries_of, hkey, log10, problem_of,
     race_of, tail_rate, theory_of)
 from viz.gradient_descent_tour import PRESETS, STEPS
-from viz.render import explain, show_figure
+from viz.render import PLOTLY_CONFIG, explain, show_figure
 from viz.state import Control, StateTable
+from viz.theme import style_figure
 from viz.widgets import export_buttons
 
 # ----------------------------------------------------------------------------- state
@@ -105,9 +106,11 @@ def landscape_controls() -> dict[str, Any]:
     curv = curvature_of(s)
     lr, edge = 10.0 ** s["gd_loglr"], 2.0 / float(curv.max())
     best = optim.optimal_gd_lr(curv) if curv.min() > 0 else None
-    show_figure(_fixed_margins(figs.lr_ruler_figure(lr, 10 ** LOGLR_RANGE[0],
-                                                    10 ** LOGLR_RANGE[1], edge, best)),
-                key="gd_ruler")
+    ruler = style_figure(_fixed_margins(figs.lr_ruler_figure(
+        lr, 10 ** LOGLR_RANGE[0], 10 ** LOGLR_RANGE[1], edge, best)), session.classroom())
+    # a picture, not a tool: static (no drag layer, modebar or hover to rebuild on a redraw)
+    st.plotly_chart(ruler, key="gd_ruler", theme=None, config={**PLOTLY_CONFIG,
+                                                               "staticPlot": True})
     where = "at the minimum " if land != "quadratic" else ""
     st.caption(f"η = **{lr:.4g}** · 2/λmax {where}= {edge:.4g} (red: diverges)"
                + (f" · optimal η* = {best:.4g} (green)" if best else ""))

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.optim import OPTIMIZERS, Grid, RateMap, Trajectory
+from viz.fastfig import colorscale, f32, plain_figure
 from viz.screen import path_points, screen_series
 from viz.theme import COLORWAY
 
@@ -86,60 +87,66 @@ def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: in
     Paths are drawn at screen resolution (viz/screen.py): iterates within PATH_RES of the
     view of the previous drawn vertex are merged (a converged tail collapses); the step
     dots are a separate trace of small rings (step_dots: one SVG path, not one marker node
-    per step), drawn while a path has at most MAX_MARKERS vertices. (Measured in Streamlit, headless Chromium: the same four paths drawn as
-    "lines+markers" traces made a slider move ~2-3x slower than lines plus a markers trace.)
-    Hover on a path shows the step (customdata)."""
-    z = np.log10(np.maximum(grid.values - f_star, 0) + 1e-3).astype(np.float32)
-    fig = go.Figure()
-    fig.add_trace(go.Contour(x=grid.gx, y=grid.gy, z=z, colorscale="Blues", reversescale=True,
+    per step), drawn while a path has at most MAX_MARKERS vertices. (Measured in Streamlit,
+    headless Chromium: the same four paths drawn as "lines+markers" traces made a slider move
+    ~2-3x slower than lines plus a markers trace.) Hover on a path shows the step (customdata).
+    Built from plain dicts (viz/fastfig.plain_figure, not validated: the page test validates
+    it): Plotly's graph-object validation took ~170 ms of server CPU per rerun here."""
+    z = np.log10(np.maximum(grid.values - f_star, 0) + 1e-3)
+    data: list[dict] = [dict(type="contour", x=f32(grid.gx), y=f32(grid.gy), z=f32(z),
+                             colorscale=colorscale("Blues"), reversescale=True,
                              ncontours=LEVELS, showscale=False, opacity=0.75, hoverinfo="skip",
                              contours=dict(coloring="heatmap", showlines=True),
                              line=dict(color="rgba(30,30,30,0.45)", width=0.8),
-                             name="log10(f - f* + 1e-3)"))
+                             name="log10(f - f* + 1e-3)")]
     gx = np.linspace(grid.gx[0], grid.gx[-1], click_res)
     gy = np.linspace(grid.gy[0], grid.gy[-1], click_res)
     cx, cy = np.meshgrid(gx, gy)
-    fig.add_trace(go.Scatter(x=cx.ravel(), y=cy.ravel(), mode="markers", name="click: start here",
-                             marker=dict(size=14, color="rgba(0,0,0,0.01)"), showlegend=False,
-                             hovertemplate="click: start at (%{x:.2f}, %{y:.2f})<extra></extra>"))
+    data.append(dict(type="scatter", x=f32(cx.ravel()), y=f32(cy.ravel()), mode="markers",
+                     name="click: start here", showlegend=False,
+                     marker=dict(size=14, color="rgba(0,0,0,0.01)"),
+                     hovertemplate="click: start at (%{x:.2f}, %{y:.2f})<extra></extra>"))
     span = max(grid.gx[-1] - grid.gx[0], grid.gy[-1] - grid.gy[0])
     for method, tr in runs.items():
         n = min(k, len(tr.points) - 1)
         pts = tr.points[: n + 1]
         keep = path_points(pts, PATH_RES * span)
         color = METHOD_COLORS[method]
-        fig.add_trace(go.Scatter(x=pts[keep, 0], y=pts[keep, 1], customdata=keep.astype(np.int32),
-                                 mode="lines", name=_run_name(tr), legendgroup=method,
-                                 line=dict(color=color, width=2),
-                                 hovertemplate=f"{label(method)}<br>step %{{customdata}}"
-                                               "<br>(%{x:.3g}, %{y:.3g})<extra></extra>"))
-        if len(keep) <= MAX_MARKERS:         # the steps: filled dots, one path per method
+        data.append(dict(type="scatter", x=pts[keep, 0], y=pts[keep, 1],
+                         customdata=keep.astype(np.int32), mode="lines", name=_run_name(tr),
+                         legendgroup=method, line=dict(color=color, width=2),
+                         hovertemplate=f"{label(method)}<br>step %{{customdata}}"
+                                       "<br>(%{x:.3g}, %{y:.3g})<extra></extra>"))
+        if len(keep) <= MAX_MARKERS:         # the steps: small rings, one path per method
             dx, dy = step_dots(pts[keep], DOT_RADIUS * span)
-            fig.add_trace(go.Scatter(x=dx, y=dy, mode="lines", showlegend=False,
-                                     line=dict(color=color, width=2, simplify=False),
-                                     legendgroup=method, hoverinfo="skip",
-                                     name=f"{label(method)} steps"))
+            data.append(dict(type="scatter", x=dx, y=dy, mode="lines", showlegend=False,
+                             line=dict(color=color, width=2, simplify=False),
+                             legendgroup=method, hoverinfo="skip",
+                             name=f"{label(method)} steps"))
         symbol = "x" if tr.diverged_at is not None and n == len(tr.points) - 1 else "circle"
-        fig.add_trace(go.Scatter(x=pts[-1:, 0], y=pts[-1:, 1], mode="markers", showlegend=False,
-                                 legendgroup=method, hoverinfo="skip",
-                                 marker=dict(size=13, color=color, symbol=symbol,
-                                             line=dict(color="white", width=1.5))))
-    fig.add_trace(go.Scatter(x=[start[0]], y=[start[1]], mode="markers", name="start",
-                             marker=dict(size=12, color="black", symbol="square-open",
-                                         line=dict(width=2)), hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=[minimizer[0]], y=[minimizer[1]], mode="markers",
-                             name="minimum x*", hoverinfo="skip",
-                             marker=dict(size=15, color="gold", symbol="star",
-                                         line=dict(color="black", width=1))))
-    fig.update_layout(title=f"{title} (iteration {k})", height=520,
-                      xaxis=dict(range=[grid.gx[0], grid.gx[-1]], title="x₁", constrain="domain"),
-                      yaxis=dict(range=[grid.gy[0], grid.gy[-1]], title="x₂",
-                                 scaleanchor="x", scaleratio=1, constrain="domain"),
-                      legend=dict(orientation="v", x=1.02, y=1),
-                      # not dragmode="select": Streamlit then sets clickmode="event", and a
-                      # click selects nothing (box select stays in the toolbar)
-                      dragmode="pan", clickmode="event+select", hoverdistance=36)
-    return fig
+        data.append(dict(type="scatter", x=pts[-1:, 0], y=pts[-1:, 1], mode="markers",
+                         showlegend=False, legendgroup=method, hoverinfo="skip",
+                         marker=dict(size=13, color=color, symbol=symbol,
+                                     line=dict(color="white", width=1.5))))
+    data.append(dict(type="scatter", x=[float(start[0])], y=[float(start[1])], mode="markers",
+                     name="start", hoverinfo="skip",
+                     marker=dict(size=12, color="black", symbol="square-open",
+                                 line=dict(width=2))))
+    data.append(dict(type="scatter", x=[float(minimizer[0])], y=[float(minimizer[1])],
+                     mode="markers", name="minimum x*", hoverinfo="skip",
+                     marker=dict(size=15, color="gold", symbol="star",
+                                 line=dict(color="black", width=1))))
+    x_range = [float(grid.gx[0]), float(grid.gx[-1])]
+    y_range = [float(grid.gy[0]), float(grid.gy[-1])]
+    return plain_figure(data, dict(
+        title=dict(text=f"{title} (iteration {k})"), height=520,
+        xaxis=dict(range=x_range, title=dict(text="x₁"), constrain="domain"),
+        yaxis=dict(range=y_range, title=dict(text="x₂"), scaleanchor="x", scaleratio=1,
+                   constrain="domain"),
+        legend=dict(orientation="v", x=1.02, y=1),
+        # not dragmode="select": Streamlit then sets clickmode="event", and a click selects
+        # nothing (box select stays in the toolbar)
+        dragmode="pan", clickmode="event+select", hoverdistance=36))
 
 
 def loss_figure(runs: Mapping[str, Trajectory], f_star: float,
@@ -149,7 +156,7 @@ def loss_figure(runs: Mapping[str, Trajectory], f_star: float,
     slope rho^(2k) (f - f* is quadratic in the error, so it decays at rho^2 per step), through
     the last point of run `name` above the float floor: the slopes compare on the tail, past
     the transient (the heavy ball's double root at its optimum decays like k rho^k)."""
-    fig = go.Figure()
+    data: list[dict] = []
     longest = 1
     gaps = {}
     for method, tr in runs.items():
@@ -157,10 +164,10 @@ def loss_figure(runs: Mapping[str, Trajectory], f_star: float,
         gaps[method] = gap
         longest = max(longest, tr.steps)
         shown = screen_series(np.log10(gap))            # long runs at screen resolution
-        fig.add_trace(go.Scatter(x=shown, y=gap[shown], mode="lines", name=_run_name(tr),
-                                 line=dict(color=METHOD_COLORS[method], width=2),
-                                 hovertemplate=f"{label(method)}<br>step %{{x}}<br>"
-                                               "f - f* = %{y:.3g}<extra></extra>"))
+        data.append(dict(type="scatter", x=shown, y=gap[shown], mode="lines",
+                         name=_run_name(tr), line=dict(color=METHOD_COLORS[method], width=2),
+                         hovertemplate=f"{label(method)}<br>step %{{x}}<br>"
+                                       "f - f* = %{y:.3g}<extra></extra>"))
     for name, (rate, text) in (theory or {}).items():
         gap = gaps.get(name)
         if gap is None or not np.isfinite(rate) or rate <= 0:
@@ -173,16 +180,20 @@ def loss_figure(runs: Mapping[str, Trajectory], f_star: float,
         with np.errstate(all="ignore"):
             y = gap[k_end] * rate ** (2.0 * (kk - k_end))
         keep = (y > LOSS_FLOOR) & (y < 1e3 * float(np.nanmax(gap)))
-        fig.add_trace(go.Scatter(x=kk[keep], y=y[keep], mode="lines", name=text,
-                                 line=dict(color=METHOD_COLORS.get(name, "#444"), width=1.5,
-                                           dash=DASHES.get(name, "dash")), hoverinfo="skip"))
-    if k is not None:
-        fig.add_vline(x=k, line=dict(color="#888", width=1, dash="dot"))
-    fig.update_layout(title="Error f(x_k) − f* (log scale)", height=380,
-                      xaxis_title="iteration k", yaxis=dict(type="log", title="f − f*",
-                                                            exponentformat="power"),
-                      legend=dict(orientation="v", x=1.02, y=1))
-    return fig
+        data.append(dict(type="scatter", x=kk[keep], y=y[keep], mode="lines", name=text,
+                         line=dict(color=METHOD_COLORS.get(name, "#444"), width=1.5,
+                                   dash=DASHES.get(name, "dash")), hoverinfo="skip"))
+    shapes = [] if k is None else [_vline(k, dict(color="#888", width=1, dash="dot"))]
+    return plain_figure(data, dict(
+        title=dict(text="Error f(x_k) − f* (log scale)"), height=380, shapes=shapes,
+        xaxis=dict(title=dict(text="iteration k")),
+        yaxis=dict(type="log", title=dict(text="f − f*"), exponentformat="power"),
+        legend=dict(orientation="v", x=1.02, y=1)))
+
+
+def _vline(x: float, line: dict) -> dict:
+    """What go.Figure.add_vline adds (a line across the plot's height at data x)."""
+    return dict(type="line", xref="x", yref="y domain", x0=x, x1=x, y0=0, y1=1, line=line)
 
 
 def step_factor_figure(lr: float, eigenvalues: Sequence[float], beta: float | None = None,
@@ -281,23 +292,25 @@ def rate_map_figure(rm: RateMap, lr: float | None = None, beta: float | None = N
 def lr_ruler_figure(lr: float, lo: float, hi: float, edge: float | None = None,
                     optimal: float | None = None) -> go.Figure:
     """A thin log axis under the learning-rate slider: the current η, 2/λ_max (diverges
-    beyond) and the optimal η."""
-    fig = go.Figure()
+    beyond) and the optimal η. Plain dicts (viz/fastfig): built on every move of a landscape
+    control, and the graph-object version cost ~85 ms of server CPU."""
+    data: list[dict] = []
+    shapes: list[dict] = []
     if edge is not None and edge < hi:
-        fig.add_vrect(x0=edge, x1=hi, fillcolor="#d62728", opacity=0.12, line_width=0)
-        fig.add_trace(go.Scatter(x=[edge, edge], y=[0, 1], mode="lines+text",
-                                 text=["", "2/λmax"], textposition="top center",
-                                 line=dict(color="#d62728", width=2), name="2/λmax",
-                                 hoverinfo="skip"))
+        shapes.append(dict(type="rect", xref="x", yref="y domain", x0=edge, x1=hi, y0=0, y1=1,
+                           fillcolor="#d62728", opacity=0.12, line=dict(width=0)))
+        data.append(dict(type="scatter", x=[edge, edge], y=[0, 1], mode="lines+text",
+                         text=["", "2/λmax"], textposition="top center",
+                         line=dict(color="#d62728", width=2), name="2/λmax", hoverinfo="skip"))
     if optimal is not None:
-        fig.add_trace(go.Scatter(x=[optimal, optimal], y=[0, 1], mode="lines+text",
-                                 text=["η*", ""], textposition="bottom center",
-                                 line=dict(color="#2ca02c", width=2), name="optimal η*",
-                                 hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=[lr], y=[0.5], mode="markers", name="η",
-                             marker=dict(size=14, color="black"), hoverinfo="skip"))
-    fig.update_layout(height=110, showlegend=False, margin=dict(l=10, r=10, t=18, b=25),
-                      xaxis=dict(type="log", range=[np.log10(lo), np.log10(hi)],
-                                 showgrid=False),
-                      yaxis=dict(visible=False, range=[-0.45, 1.3]))
-    return fig
+        data.append(dict(type="scatter", x=[optimal, optimal], y=[0, 1], mode="lines+text",
+                         text=["η*", ""], textposition="bottom center",
+                         line=dict(color="#2ca02c", width=2), name="optimal η*",
+                         hoverinfo="skip"))
+    data.append(dict(type="scatter", x=[lr], y=[0.5], mode="markers", name="η",
+                     marker=dict(size=14, color="black"), hoverinfo="skip"))
+    return plain_figure(data, dict(
+        height=110, showlegend=False, margin=dict(l=10, r=10, t=18, b=25), shapes=shapes,
+        xaxis=dict(type="log", range=[float(np.log10(lo)), float(np.log10(hi))],
+                   showgrid=False),
+        yaxis=dict(visible=False, range=[-0.45, 1.3])))

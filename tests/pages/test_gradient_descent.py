@@ -211,3 +211,30 @@ def test_a_click_inside_the_scrubber_fragment_reruns_the_race():
     assert not at.exception and at.dataframe
     gd_path = next(t for t in chart_figure(at, "gd_contour")["data"] if t.get("name") == "GD")
     assert (plotly_array(gd_path["x"])[0], plotly_array(gd_path["y"])[0]) == (1.0, -0.75)
+
+
+def test_race_figures_are_valid_plotly_and_the_step_dots_sit_on_the_steps(page):
+    """The race view's figures are built from plain dicts (not validated when built): as drawn
+    they pass Plotly's validation. The step dots are one line trace per method (rings, not
+    one marker node per step) and every ring lies on a drawn vertex of its path."""
+    import numpy as np
+    import plotly.graph_objects as go
+    from viz import gradient_descent_figures as F
+    for key in ("gd_contour", "gd_loss", "gd_ruler"):
+        go.Figure(chart_figure(page, key))                  # raises on an invalid property
+    spec = chart_figure(page, "gd_contour")
+    span = 6.0
+    for name in ("GD", "Adam"):
+        path = next(t for t in spec["data"] if t.get("name") == name)
+        dots = next(t for t in spec["data"] if t.get("name") == f"{name} steps")
+        assert dots["mode"] == "lines" and dots["hoverinfo"] == "skip"
+        vertices = np.c_[plotly_array(path["x"]), plotly_array(path["y"])]
+        ring = np.c_[plotly_array(dots["x"]), plotly_array(dots["y"])]
+        assert len(ring) == len(vertices) * 11          # centre, 9 ring points, centre
+        near = np.min(np.hypot(*(ring[:, None, :] - vertices[None]).transpose(2, 0, 1)), axis=1)
+        assert near.max() <= F.DOT_RADIUS * span * 1.001
+    # the landscape: one heatmap-coloured contour with its level lines
+    contour = spec["data"][0]
+    assert contour["type"] == "contour" and contour["contours"]["coloring"] == "heatmap"
+    assert sum(1 for t in spec["data"] if "markers" in t.get("mode", "")) == len(spec["data"]) - \
+        1 - 4 * 2                                        # click grid + 4 current dots + start, x*
