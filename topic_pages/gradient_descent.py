@@ -108,6 +108,8 @@ def landscape_controls() -> dict[str, Any]:
     best = optim.optimal_gd_lr(curv) if curv.min() > 0 else None
     ruler = style_figure(_fixed_margins(figs.lr_ruler_figure(
         lr, 10 ** LOGLR_RANGE[0], 10 ** LOGLR_RANGE[1], edge, best)), session.classroom())
+    if session.classroom():          # room for the large tick labels and the η dot
+        ruler.update_layout(height=170, margin=dict(t=34, b=52))
     # a picture, not a tool: static (no drag layer, modebar or hover to rebuild on a redraw)
     st.plotly_chart(ruler, key="gd_ruler", theme=None, config={**PLOTLY_CONFIG,
                                                                "staticPlot": True})

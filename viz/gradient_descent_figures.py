@@ -301,12 +301,13 @@ def lr_ruler_figure(lr: float, lo: float, hi: float, edge: float | None = None,
                            fillcolor="#d62728", opacity=0.12, line=dict(width=0)))
         data.append(dict(type="scatter", x=[edge, edge], y=[0, 1], mode="lines+text",
                          text=["", "2/λmax"], textposition="top center",
-                         line=dict(color="#d62728", width=2), name="2/λmax", hoverinfo="skip"))
+                         line=dict(color="#d62728", width=2), name="2/λmax", hoverinfo="skip",
+                         cliponaxis=False))
     if optimal is not None:
         data.append(dict(type="scatter", x=[optimal, optimal], y=[0, 1], mode="lines+text",
                          text=["η*", ""], textposition="bottom center",
                          line=dict(color="#2ca02c", width=2), name="optimal η*",
-                         hoverinfo="skip"))
+                         hoverinfo="skip", cliponaxis=False))
     data.append(dict(type="scatter", x=[lr], y=[0.5], mode="markers", name="η",
                      marker=dict(size=14, color="black"), hoverinfo="skip"))
     return plain_figure(data, dict(
