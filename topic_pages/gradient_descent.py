@@ -122,23 +122,31 @@ def landscape_controls() -> dict[str, Any]:
 def race_controls() -> None:
     STATE.widget("gd_methods")
     STATE.widget("gd_steps")
-    with st.expander("Start, noise and per-method hyperparameters"):
+    with st.expander("Start, noise and per-method hyperparameters", key="gd_more",
+                     on_change="rerun") as more:
         c0, c1 = st.columns(2)
         STATE.widget("gd_x0", c0)
         STATE.widget("gd_y0", c1)
         st.caption("Or click the contour plot to start there.")
-        STATE.widget("gd_noise")
-        curv = curvature_of(STATE.values())
-        STATE.widget("gd_hb_opt", disabled=not curv.min() > 0)
-        for method in STATE.value("gd_methods"):
-            specs = HYPER.get(method, [])
-            if specs:
-                st.markdown(f"**{figs.label(method)}**")
-                cols = st.columns(len(specs))
-                for i, (name, *_) in enumerate(specs):
-                    STATE.widget(hkey(method, name), cols[i])
-        st.caption("RMSProp uses α = 0.9 (Hinton's lecture; PyTorch's default is 0.99). "
-                   "ε = 1e-8 (AdaGrad 1e-10), added after the square root as in PyTorch.")
+        if more.open:       # lazy: ~10 widgets a first paint and every rerun would redraw
+            _more_controls()
+
+
+def _more_controls() -> None:
+    """Noise and per-method hyperparameters: drawn only while their expander is open (their
+    values live in the URL and the session meanwhile, like the widgets of a closed tab)."""
+    STATE.widget("gd_noise")
+    curv = curvature_of(STATE.values())
+    STATE.widget("gd_hb_opt", disabled=not curv.min() > 0)
+    for method in STATE.value("gd_methods"):
+        specs = HYPER.get(method, [])
+        if specs:
+            st.markdown(f"**{figs.label(method)}**")
+            cols = st.columns(len(specs))
+            for i, (name, *_) in enumerate(specs):
+                STATE.widget(hkey(method, name), cols[i])
+    st.caption("RMSProp uses α = 0.9 (Hinton's lecture; PyTorch's default is 0.99). "
+               "ε = 1e-8 (AdaGrad 1e-10), added after the square root as in PyTorch.")
 
 
 def race_view(panel) -> None:

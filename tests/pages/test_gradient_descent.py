@@ -238,3 +238,22 @@ def test_race_figures_are_valid_plotly_and_the_step_dots_sit_on_the_steps(page):
     assert contour["type"] == "contour" and contour["contours"]["coloring"] == "heatmap"
     assert sum(1 for t in spec["data"] if "markers" in t.get("mode", "")) == len(spec["data"]) - \
         1 - 4 * 2                                        # click grid + 4 current dots + start, x*
+
+
+def test_hyperparameters_are_drawn_only_while_their_expander_is_open_and_kept_when_closed():
+    """The noise and per-method hyperparameter widgets are lazy (not drawn, not redrawn on a
+    slider move, while their expander is closed); a value set while it was open still drives
+    the race after it is closed and after another control moves."""
+    at = _page()
+    keys = {w.key for w in at.number_input}
+    assert "gd_hp_adam_lr" not in keys and "gd_x0" in keys     # start inputs always drawn
+    at.session_state["gd_more"] = True
+    at.run()
+    at.number_input(key="gd_hp_adam_lr").set_value(0.3).run()
+    assert _table(at).loc["Adam", "step size"] == pytest.approx(0.3)
+    at.session_state["gd_more"] = False
+    at.run()
+    assert "gd_hp_adam_lr" not in {w.key for w in at.number_input}
+    at.select_slider(key="gd_kappa").set_value(50).run()
+    assert not at.exception
+    assert _table(at).loc["Adam", "step size"] == pytest.approx(0.3)
