@@ -81,8 +81,11 @@ def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: in
     that Plotly rebuilds on every redraw (~12 DOM mutations each: 25² = 625 of them were ~80%
     of the ~20,000 DOM mutations of one slider move, 15² still ~2,700 of ~11,900). 11² leaves
     a click target every ~0.6 units; hoverdistance lets a click anywhere reach the nearest
-    one, and a box selection or the number inputs give any start. The landscape is a
-    contour coloured as a heatmap (one image) with its level lines, not filled bands.
+    one, and a box selection or the number inputs give any start. The landscape stays a
+    filled contour: coloured as a heatmap (one image, but Plotly interpolates it per pixel
+    in JS) it redrew slower, ~180 vs ~150 ms median per Plotly.react in the same headless
+    Chromium page (Plotly.react of this figure alone, variants alternating; 2-core machine
+    under load).
 
     Paths are drawn at screen resolution (viz/screen.py): iterates within PATH_RES of the
     view of the previous drawn vertex are merged (a converged tail collapses); the step
@@ -96,8 +99,8 @@ def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: in
     data: list[dict] = [dict(type="contour", x=f32(grid.gx), y=f32(grid.gy), z=f32(z),
                              colorscale=colorscale("Blues"), reversescale=True,
                              ncontours=LEVELS, showscale=False, opacity=0.75, hoverinfo="skip",
-                             contours=dict(coloring="heatmap", showlines=True),
-                             line=dict(color="rgba(30,30,30,0.45)", width=0.8),
+                             contours=dict(coloring="fill", showlines=True),
+                             line=dict(color="rgba(40,40,40,0.35)", width=0.6),
                              name="log10(f - f* + 1e-3)")]
     gx = np.linspace(grid.gx[0], grid.gx[-1], click_res)
     gy = np.linspace(grid.gy[0], grid.gy[-1], click_res)

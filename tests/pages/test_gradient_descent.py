@@ -233,9 +233,9 @@ def test_race_figures_are_valid_plotly_and_the_step_dots_sit_on_the_steps(page):
         assert len(ring) == len(vertices) * 11          # centre, 9 ring points, centre
         near = np.min(np.hypot(*(ring[:, None, :] - vertices[None]).transpose(2, 0, 1)), axis=1)
         assert near.max() <= F.DOT_RADIUS * span * 1.001
-    # the landscape: one heatmap-coloured contour with its level lines
+    # the landscape: one filled contour with its level lines
     contour = spec["data"][0]
-    assert contour["type"] == "contour" and contour["contours"]["coloring"] == "heatmap"
+    assert contour["type"] == "contour" and contour["contours"]["coloring"] == "fill"
     assert sum(1 for t in spec["data"] if "markers" in t.get("mode", "")) == len(spec["data"]) - \
         1 - 4 * 2                                        # click grid + 4 current dots + start, x*
 
