@@ -1,6 +1,7 @@
 """viz/live_canvas.py: which figures a playing live frame paints on the canvas (the whitelist),
 what reaches the browser (the figure's own numbers), and show_figure's choice under AppTest:
-canvas while playing, the interactive Plotly chart when paused or clickable."""
+canvas while playing (a clickable chart too, saying clicks work when paused), the interactive
+Plotly chart when paused."""
 from __future__ import annotations
 
 import json
@@ -111,7 +112,7 @@ def _app():
     with live_frame(playing):
         show_figure(fig, key="frame")                                  # canvas while playing
         show_figure(go.Figure(go.Bar(x=[1, 2], y=[3, 4])), key="bars")  # unsupported: Plotly
-        show_figure(fig, key="clickable", on_select=lambda: None)       # clickable: Plotly
+        show_figure(fig, key="clickable", on_select=lambda: None)       # clickable: canvas too
         show_figure(fig)                                                # no key: a stable one
     show_figure(fig, key="outside")                                     # outside the frame
 
@@ -120,18 +121,21 @@ def test_show_figure_paints_playing_frames_on_the_canvas_and_pauses_to_plotly():
     at = AppTest.from_function(_app, default_timeout=60).run()
     assert not at.exception
     canvases = at.get("bidi_component")
-    assert [c.proto.component_name for c in canvases] == ["dlplay_live_canvas"] * 2
+    assert [c.proto.component_name for c in canvases] == ["dlplay_live_canvas"] * 3
     assert canvases[0].proto.id.endswith("live-canvas-frame")
+    assert canvases[1].proto.id.endswith("live-canvas-clickable")
+    assert [c.value for c in at.caption] == ["Press **Pause** to click on this chart."]
     sent = json.loads(canvases[0].proto.json)
     np.testing.assert_allclose(plotly_array(sent["data"][0]["y"]), np.sin(np.arange(50.0)))
     assert sent["layout"]["meta"] == {"dlplay_classroom": False}
-    assert len(at.get("plotly_chart")) == 3                 # bars, clickable, outside
+    assert len(at.get("plotly_chart")) == 2                 # bars (unsupported), outside
     ids = [c.proto.id for c in canvases]
     at.run()                                                # the next frame: the same elements
     assert [c.proto.id for c in at.get("bidi_component")] == ids
     at.session_state["playing"] = False                     # Pause: Plotly everywhere
     at.run()
     assert not at.get("bidi_component") and len(at.get("plotly_chart")) == 5
+    assert not at.caption                                   # paused: clicks work, no note
 
 
 def test_the_canvas_can_be_switched_off(monkeypatch):
