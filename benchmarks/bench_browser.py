@@ -54,10 +54,17 @@ fig = go.Figure([go.Contour(x=x, y=x, z=z), go.Scatter(x=3 * np.cos(9 * t) * (1 
 st.plotly_chart(fig)
 '''
 
-WATCH_JS = """() => { window.__lastMut = performance.now();
-  new MutationObserver(() => { window.__lastMut = performance.now(); })
+# __lastRun: the last time a mutation saw the app running a script or fragment. A key press
+# whose rerun has not started yet 400 ms later (a busy server) must not read as settled: the
+# slider's own thumb moved at once and nothing else did yet (the classroom probe read 0.22x
+# idle that way at N = 4).
+WATCH_JS = """() => { window.__lastMut = performance.now(); window.__lastRun = 0;
+  new MutationObserver(() => { const t = performance.now(); window.__lastMut = t;
+      const app = document.querySelector('[data-testid="stApp"]');
+      if (app && app.getAttribute('data-test-script-state') === 'running') window.__lastRun = t; })
     .observe(document.body, {subtree: true, childList: true, attributes: true,
                              characterData: true}); }"""
+RUN_START_TIMEOUT_S = 15.0
 
 
 def _free_port() -> int:
@@ -95,11 +102,16 @@ class Server:
             self.proc.kill()
 
 
-def _settled_at(page, t0: float, timeout_s: float = 120.0) -> float:
+def _settled_at(page, t0: float, timeout_s: float = 120.0, rerun: bool = False) -> float:
     """Seconds from t0 (performance.now() ms) to the last DOM change before the page went
-    quiet."""
+    quiet. rerun=True (after an input that reruns the script): first wait until a run has
+    started after t0 (up to RUN_START_TIMEOUT_S), so a late rerun is not missed."""
     deadline = time.time() + timeout_s
     page.wait_for_timeout(100)
+    if rerun:
+        start_by = time.time() + RUN_START_TIMEOUT_S
+        while time.time() < start_by and page.evaluate("(t0) => window.__lastRun < t0", t0):
+            page.wait_for_timeout(20)
     while time.time() < deadline:
         state = page.evaluate(
             "(sel) => [document.querySelectorAll(sel).length, performance.now() - "
@@ -155,7 +167,7 @@ def slider_moves(page, selector: str = SLIDER) -> float:
         thumb.focus()
         t0 = _now(page)
         page.keyboard.press("ArrowLeft" if i % 2 == 0 else "ArrowRight")
-        took = _settled_at(page, t0)
+        took = _settled_at(page, t0, rerun=True)
         times.append(took if took > 0 else float("nan"))
     return statistics.median(times)
 
@@ -171,7 +183,7 @@ def preset_change(page, slug: str) -> float:
         return float("nan")
     t0 = _now(page)
     options.nth(1).click()
-    return _settled_at(page, t0)
+    return _settled_at(page, t0, rerun=True)
 
 
 def figure_bytes(slug: str) -> int:

@@ -1,5 +1,5 @@
 """`python -m benchmarks classroom [--students N[,N...]] [--trainers inline|process|ray]
-[--pages=gan,vae,relu_regions] [--cycles]`: a class on one server. (Write --pages=... as one
+[--pages=gan,vae,relu_regions] [--cycles] [--soak=MINUTES]`: a class on one server. (Write --pages=... as one
 word: a bare page name would also select the benchmark module of that name.)
 
 One `streamlit run app.py` server (trainers where --trainers / DLPLAY_TRAINERS says); N
@@ -12,7 +12,8 @@ the CPU of its worker processes (DLPLAY_TRAINERS=process), the RSS of both, and 
 boxes seen. The browsers run on the same machine as the server: on a 2-core box wall times are
 pessimistic, the server CPU per frame is not. With --cycles it also opens and closes a
 student's tab 30 times (Play pressed each time) and prints the RSS growth of the server and its
-workers once the closed sessions' trainers are released. Only run when named.
+workers once the closed sessions' trainers are released. With --soak=MINUTES only one student
+plays for that long (RSS and it/s every minute). Only run when named.
 """
 from __future__ import annotations
 
@@ -220,8 +221,55 @@ def run_cycles(cycles: int = CYCLES) -> list[tuple[str, Measurement]]:
         f"target < 50"))]
 
 
+def run_soak(minutes: float) -> list[tuple[str, Measurement]]:
+    """One student plays the first live page for `minutes`: every minute the RSS of the web
+    process and its workers and the it/s of that minute (from the page's Iteration counter).
+    Targets (issue 22): RSS growth < 50 MB, it/s stable within 20%."""
+    from playwright.sync_api import sync_playwright
+    mode, pages = _trainers(), _live_pages()
+    os.environ["DLPLAY_TRAINERS"] = mode
+    server = Server("app.py", ROOT)
+    samples = []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
+            page = browser.new_context(viewport={"width": 1200, "height": 800}).new_page()
+            first_paint(page, f"{server.url}/{pages[0]}")
+            page.evaluate(COUNT_JS)
+            _play(page)
+            time.sleep(60.0)                                    # past start-up
+            end = time.perf_counter() + minutes * 60.0
+            while time.perf_counter() < end:
+                page.evaluate("() => { window.__iters = []; window.__frames = 0; }")
+                t0 = time.perf_counter()
+                time.sleep(60.0)
+                frames, iters = page.evaluate("() => [window.__frames, window.__iters]")
+                s = _sample(server.proc.pid)
+                rate = ((iters[-1][1] - iters[0][1]) / ((iters[-1][0] - iters[0][0]) / 1e3)
+                        if len(iters) > 1 else 0.0)
+                samples.append((s["web_rss"] + s["worker_rss"], rate,
+                                frames / (time.perf_counter() - t0)))
+                print(f"soak minute {len(samples)}: RSS {samples[-1][0]:.0f} MB, "
+                      f"{rate:.0f} it/s, {samples[-1][2]:.2f} frames/s", flush=True)
+            errors = page.locator(ERRORS).count()
+            browser.close()
+    finally:
+        server.stop()
+    rss = [r for r, _, _ in samples]
+    rates = [r for _, r, _ in samples]
+    spread = (max(rates) - min(rates)) / statistics.median(rates) if rates else float("nan")
+    return [(f"classroom ({mode}): soak of one student on {pages[0]}, {len(samples)} min",
+             Measurement(rss[-1] - rss[0], "MB RSS growth",
+                         f"RSS {rss[0]:.0f} -> {rss[-1]:.0f} MB (web + workers, target growth "
+                         f"< 50); it/s per minute median {statistics.median(rates):.0f}, min "
+                         f"{min(rates):.0f}, max {max(rates):.0f} (spread {spread:.0%}, target "
+                         f"within 20%); error boxes {errors}"))]
+
+
 def _all() -> Measurement:
     runs = [functools.partial(run_class, n) for n in _students()]
+    if _arg("soak"):
+        runs = [functools.partial(run_soak, float(_arg("soak")))]
     if "--cycles" in sys.argv:
         runs.append(functools.partial(run_cycles, int(_arg("cycles-n") or CYCLES)))
     rows = 0

@@ -10,8 +10,10 @@ receiver threads), not the workers'. Breakdown per frame (CPU of the script thre
   view   handle.view(): wait + unpickle of the worker's TrainerView (inline: the snapshot)
   draw   the page's draw(view, tick): figure building + Streamlit calls, of which
   chart  st.plotly_chart calls (serialization + protobuf), of which
-  json   plotly.io.to_json (the figure's JSON); figures = draw - chart (building go.Figure
-         objects, their validation, the page's numpy)
+  json   plotly.io.to_json (the figure's JSON); figures = draw - chart - canvas (building
+         go.Figure objects, their validation, the page's numpy)
+  canvas a playing frame's figures painted by viz/live_canvas.py instead of st.plotly_chart:
+         to_spec (to_dict + whitelist) and the component call (JSON + protobuf)
   rest   frame - view - draw: live.py's controls and status line, Streamlit's marshalling,
          and AppTest's own element-tree parsing (not paid by a real server)
 
@@ -114,7 +116,8 @@ def measure(page: str, mode: str, frames: int = FRAMES,
     os.environ["DLPLAY_TRAINERS"] = mode
     import streamlit
     from streamlit.elements.plotly_chart import PlotlyMixin
-    clocks = {name: Clock() for name in ("view", "draw", "chart", "json")}
+    from viz import live_canvas
+    clocks = {name: Clock() for name in ("view", "draw", "chart", "json", "canvas")}
     original_live = live.live_training
 
     def live_training(key, make, draw, config, **kw):
@@ -127,9 +130,11 @@ def measure(page: str, mode: str, frames: int = FRAMES,
                mock.patch.object(PlotlyMixin, "plotly_chart",
                                  clocks["chart"].wrap(PlotlyMixin.plotly_chart)),
                mock.patch.object(Link, "view", clocks["view"].wrap(Link.view)),
+               mock.patch.object(live_canvas, "to_spec", clocks["canvas"].wrap(live_canvas.to_spec)),
+               mock.patch.object(live_canvas, "show", clocks["canvas"].wrap(live_canvas.show)),
                mock.patch.object(TrainerHandle, "view", clocks["view"].wrap(TrainerHandle.view))]
     out: dict[str, list[float]] = {k: [] for k in ("frame", "view", "draw", "chart", "json",
-                                                    "rest")}
+                                                    "canvas", "rest")}
     with contextlib.ExitStack() as stack:
         for p in patches:
             stack.enter_context(p)
@@ -148,7 +153,7 @@ def measure(page: str, mode: str, frames: int = FRAMES,
             frame = (time.process_time() - c0) * 1e3
             part = {k: (c.total - before[k]) * 1e3 for k, c in clocks.items()}
             out["frame"].append(frame)
-            for k in ("view", "draw", "chart", "json"):
+            for k in ("view", "draw", "chart", "json", "canvas"):
                 out[k].append(part[k])
             out["rest"].append(frame - part["view"] - part["draw"])
         handle = at.session_state[f"{key}__handle"]
@@ -187,8 +192,9 @@ def _row(page: str, mode: str, profile: cProfile.Profile | None = None) -> Measu
     return Measurement(med["frame"], "ms CPU",
                        f"{mode}{' playing' if mode == 'process' else ' paused'}: view "
                        f"{med['view']:.1f}, draw {med['draw']:.1f} (figures "
-                       f"{med['draw'] - med['chart']:.1f}, st.plotly_chart {med['chart']:.1f} "
-                       f"of which to_json {med['json']:.1f}), "
+                       f"{med['draw'] - med['chart'] - med['canvas']:.1f}, st.plotly_chart "
+                       f"{med['chart']:.1f} of which to_json {med['json']:.1f}, canvas "
+                       f"{med['canvas']:.1f}), "
                        f"rest {med['rest']:.1f} (live.py + Streamlit + AppTest); "
                        f"{size}{FRAMES} frames; iteration {int(med['steps'])} "
                        f"at the end; target <= 40")

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from engine.diffusion import EpsMLP, Schedule
+from engine.diffusion import SCHEDULES, DiffusionTrainer, EpsMLP, Schedule
 
 
 @dataclass(frozen=True)
@@ -42,3 +42,17 @@ def model_of(net: TrainedNet) -> tuple[EpsMLP, Schedule]:
     model.load_state_dict({k: torch.as_tensor(v) for k, v in net.weights.items()})
     model.eval()
     return model, Schedule.from_betas(net.schedule, torch.as_tensor(net.betas))
+
+
+def build_trainer(points: np.ndarray, labels: np.ndarray | None, schedule: str, hidden: int,
+                  lr: float, seed: int, device: str | None, data_id: Any = None
+                  ) -> DiffusionTrainer:
+    """A DiffusionTrainer on `points` (labels: their classes) with SCHEDULES[schedule](),
+    tagged with `data_id` (the Reverse tab samples with it only on the same data). Plain
+    values in, nothing read from a Streamlit session: the page binds it with
+    functools.partial, and with DLPLAY_TRAINERS=process it is pickled and run in a worker
+    process (engine/workers.py)."""
+    trainer = DiffusionTrainer(points, labels, SCHEDULES[schedule](), hidden=int(hidden),
+                               lr=float(lr), seed=int(seed), device=device)
+    trainer.data_id = data_id
+    return trainer

@@ -13,12 +13,17 @@ Measures of a trainer (the page's claims, the badge) live here too:
 """
 from __future__ import annotations
 
+import functools
+import logging
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from engine.datasets import ToyData
 from engine.training import History
+
+log = logging.getLogger(__name__)
 
 SMOOTH_CHECKS = 5       # the coverage badge: mean over the last 5 checks (250 iterations)
 EXPORT_SAMPLES = 2000
@@ -86,3 +91,35 @@ def blob_share(trainer, radius: float = 1.0) -> float:
     x = trainer.sample(EXPORT_SAMPLES, seed=trainer.seed + 7)
     return float((np.linalg.norm(x - np.median(x, 0), axis=1) <= radius).mean())
 
+
+
+# ---- the trainer factory ----------------------------------------------------------------
+@functools.lru_cache(maxsize=2)
+def _read_snapshot(snapshot: bytes):
+    """engine.weights.load of a snapshot's bytes, once per process (~50 ms of unpickling;
+    load_trainer only copies from it, so every session's trainer starts from the same read)."""
+    from engine import weights
+    return weights.load(snapshot, "cpu")
+
+
+def build_trainer(target: str | ToyData, std: float, seed: int, device: str | None,
+                  kwargs: dict, snapshot: bytes | None = None):
+    """A fresh GANTrainer on `target` (a TARGETS name at this std, or the uploaded points),
+    or, when `snapshot` (the bytes of a file written by engine.gan.save_trainer) stores a
+    trainer of exactly these settings (engine.gan.trainer_config), that trained snapshot. A
+    stale or damaged snapshot is logged and a fresh trainer built instead.
+
+    Plain values in, nothing read from a Streamlit session: the page binds it with
+    functools.partial, and with DLPLAY_TRAINERS=process it is pickled (cloudpickle) and run
+    in a worker process (engine/workers.py)."""
+    from engine.gan import GANTrainer, load_trainer, make_target, trainer_config
+    if snapshot is not None and isinstance(target, str):
+        try:
+            trainer, stored = load_trainer(_read_snapshot(snapshot), device)
+            if stored == trainer_config(target, std, seed, kwargs):
+                return trainer
+            log.warning("the pretrained GAN snapshot has other settings: training from scratch")
+        except Exception:  # noqa: BLE001 - a stale or damaged file: train from scratch
+            log.exception("could not load the pretrained GAN snapshot")
+    data = make_target(target, std, seed) if isinstance(target, str) else target
+    return GANTrainer(data, seed=seed, device=device, **kwargs)

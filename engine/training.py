@@ -27,7 +27,7 @@ import copy
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -49,14 +49,27 @@ class Trainer(Protocol):
 
 @dataclass
 class History:
-    """Metric name -> parallel lists of steps and values (for loss curves)."""
+    """Metric name -> parallel lists of steps and values (for loss curves).
+
+    Bounded: a metric holds at most MAX_POINTS points. When a log would pass it, the older
+    half is thinned to every second point (its first point kept), so the recent MAX_POINTS/2
+    points keep full resolution and older ones halve again at each later thinning. A live
+    page trains for as long as a student leaves Play on (a worker logs ~40 times a second);
+    unbounded lists grew a playing GAN's process by ~1 MB a minute."""
     steps: dict[str, list[int]] = field(default_factory=dict)
     values: dict[str, list[float]] = field(default_factory=dict)
+    MAX_POINTS: ClassVar[int] = 10_000
 
     def log(self, step: int, metrics: dict[str, float]) -> None:
         for name, value in metrics.items():
-            self.steps.setdefault(name, []).append(int(step))
-            self.values.setdefault(name, []).append(float(value))
+            steps = self.steps.setdefault(name, [])
+            values = self.values.setdefault(name, [])
+            steps.append(int(step))
+            values.append(float(value))
+            if len(steps) > self.MAX_POINTS:
+                half = len(steps) // 2
+                steps[:half] = steps[:half:2]
+                values[:half] = values[:half:2]
 
     def last(self, name: str, default: float = math.nan) -> float:
         vals = self.values.get(name)

@@ -15,12 +15,15 @@ The grid the page draws, for codes μ (n, latent_dim), two shown dims (a, b), si
 """
 from __future__ import annotations
 
+import functools
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
-from engine.vae import (LatentCodes, LatentGrid, decode_point, encode_dataset, interpolate,
-                        latent_grid, reconstruction_mse)
+from engine.vae import (DigitData, LatentCodes, LatentGrid, VAETrainer, decode_point,
+                        encode_dataset, interpolate, latent_grid, load_digit_data, load_shipped,
+                        reconstruction_mse)
 
 CODE_REACH = 99.0          # "fit to codes": the grid spans ± this percentile of |μ|
 FIT = "fit to codes"
@@ -87,3 +90,42 @@ def export_of(trainer, dims: tuple[int, int], n: int, span: str) -> VAEExport:
     codes = encode_dataset(trainer.model, d.x_test, d.y_test)
     return VAEExport(int(trainer.steps), codes, reconstruction_mse(trainer.model, d.x_test),
                      grid_of(trainer.model, codes.means, dims, n, span))
+
+
+# ---- the trainer factory ----------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def digit_data() -> DigitData:
+    """engine.vae.load_digit_data(), read once per process (the trainers only read it)."""
+    return load_digit_data()
+
+
+@functools.lru_cache(maxsize=4)
+def _shipped(path: str, mtime_ns: int, size: int) -> dict:
+    return load_shipped(path)
+
+
+def shipped_state(path: str) -> dict:
+    """load_shipped(path), cached per process by the file's path, modification time and size
+    (a rebuilt file is read again). Raises engine.weights.WeightsError when it is missing,
+    stale or corrupt."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return load_shipped(path)          # raises MissingWeightsError with its message
+    return _shipped(str(path), st.st_mtime_ns, st.st_size)
+
+
+def build_trainer(latent_dim: int, beta: float, likelihood: str, deterministic: bool,
+                  reparam: bool, seed: int, device: str | None, shipped: str | None = None
+                  ) -> VAETrainer:
+    """A VAETrainer on the 8x8 digits with these settings, loaded from the shipped weights
+    file at path `shipped` when given (a file that cannot be used raises WeightsError: the
+    page checks it first). Plain values in, nothing read from a Streamlit session: the page
+    binds it with functools.partial, and with DLPLAY_TRAINERS=process it is pickled and run
+    in a worker process (engine/workers.py), which reads the digits and the file itself."""
+    tr = VAETrainer(latent_dim=int(latent_dim), beta=float(beta), likelihood=likelihood,
+                    deterministic=bool(deterministic), reparam=bool(reparam), seed=int(seed),
+                    device=device, data=digit_data())
+    if shipped is not None:
+        tr.load_state_dict(shipped_state(shipped))
+    return tr

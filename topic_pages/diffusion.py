@@ -8,6 +8,7 @@ samples twice) are in viz/diffusion_compute.py, PRESETS and STEPS with their cla
 viz/diffusion_tour.py."""
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -15,14 +16,14 @@ import pandas as pd
 import streamlit as st
 
 from engine import diffusion as D
-from engine.diffusion_measures import model_of, net_of
+from engine.diffusion_measures import build_trainer, model_of, net_of
 from viz import diffusion_figures as figs
-from viz import session
+from viz import session, warm
 from viz.diffusion_compute import (
     LIM, UPLOAD, EXACT, PRETRAINED, TRAINED, DENOISERS, CLASSES, SHOWN, FWD_SHOWN, REVERSE_KEYS,
     COARSE_STEPS, COARSE_N, data_of, exact_of, pretrained_of, class_of, eps_of, reference_of,
     _run_and_measure, reverse_of, langevin_of, schedule_of, schedule_table, noised_of, _density,
-    _coarse_quality)
+    _coarse_quality, warm_jobs)
 from viz.diffusion_tour import PRESETS, STEPS
 from viz.live import live_training, read_trainer
 from viz.on_demand import on_demand
@@ -309,14 +310,11 @@ def train_view(panel) -> None:
         s = STATE.values()
     seed, device = session.seed(), session.device()
     data_id = hash(data.points.tobytes())
-    schedule = D.SCHEDULES[s["df_sched"]]()
     points, labels = data.points, data.labels
-
-    def _make():
-        trainer = D.DiffusionTrainer(points, labels, schedule, hidden=int(s["df_hidden"]),
-                                     lr=float(s["df_lr"]), seed=seed, device=device)
-        trainer.data_id = data_id          # the Reverse tab samples with it only on this data
-        return trainer
+    # a pure factory over plain values (it may run in a worker process); data_id: the
+    # Reverse tab samples with the trained net only on this data
+    make = functools.partial(build_trainer, points, labels, s["df_sched"], int(s["df_hidden"]),
+                             float(s["df_lr"]), seed, device, data_id)
 
     def _draw(view, tick):
         snap = view.snapshot()
@@ -329,7 +327,7 @@ def train_view(panel) -> None:
             show_figure(figs.loss_curve(*view.history.as_arrays("loss")), key="df_fig_loss")
 
     with panel.figure:
-        live_training("df_train", _make, _draw,
+        live_training("df_train", make, _draw,
                       config={"data": s["df_data"], "w0": s["df_weight"], "n": len(points),
                               "sched": s["df_sched"], "lr": s["df_lr"],
                               "hidden": s["df_hidden"], "seed": seed, "device": device,
@@ -387,6 +385,10 @@ VIEWS = views(("forward", "Forward", forward_view),
               ("langevin", "Langevin", langevin_view))
 
 if __name__ == "__main__":
+    _seed = session.seed()
+    warm.start("diffusion", (_seed,), lambda: warm_jobs(
+        [STATE.resolve(x.settings) for x in [*PRESETS.values(), *STEPS]
+         if x.view in ("reverse", "langevin")], _seed))
     topic_page("diffusion", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,
                formula=r"x_t=\sqrt{\bar\alpha_t}\,x_0+\sqrt{1-\bar\alpha_t}\,\varepsilon,\qquad "
                        r"\varepsilon^*(x_t,t)=-\sqrt{1-\bar\alpha_t}\,\nabla_x\log q_t(x_t)")

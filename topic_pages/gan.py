@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import logging
 import math
 from typing import Any, Mapping
 
@@ -22,10 +21,9 @@ import pandas as pd
 import streamlit as st
 
 from engine.datasets import parse_points_csv
-from engine.gan import (LOSSES, PRETRAINED, GANTrainer, dirac_gan_field, load_trainer,
-                        make_target, parallel_lines, trainer_config)
-from engine.gan_measures import (SMOOTH_CHECKS, export_of, frame_of, smoothed_modes,
-                                 step_part)
+from engine.gan import LOSSES, PRETRAINED, dirac_gan_field, parallel_lines, trainer_config
+from engine.gan_measures import (SMOOTH_CHECKS, build_trainer, export_of, frame_of,
+                                 smoothed_modes, step_part)
 from viz import session
 from viz.gan_compute import (  # noqa: F401 (settings_of: read as page.settings_of)
     UPLOAD, STEPS_PER_FRAME, FRAME_INTERVAL_S, DIRAC_LOSSES, STATE, settings_of, trainer_kwargs,
@@ -39,13 +37,13 @@ from viz.render import explain, show_figure
 from viz.topics import ROOT
 from viz.widgets import export_buttons
 
-log = logging.getLogger(__name__)
 
 # ----------------------------------------------------------------------------- train view
 def _target(s: Mapping[str, Any], seed: int):
-    """The ToyData to train on, and a fingerprint of uploaded points (None otherwise)."""
+    """What to train on (a TARGETS name, or the uploaded points as ToyData), and a
+    fingerprint of uploaded points (None otherwise)."""
     if s["gan_target"] != UPLOAD:
-        return make_target(s["gan_target"], s["gan_std"], seed), None
+        return s["gan_target"], None
     up = st.file_uploader("CSV with two numeric columns (x1, x2)", type=["csv", "txt"],
                           key="gan_upload")
     text = st.text_area("... or paste points, one 'x1,x2' per line", key="gan_points",
@@ -53,13 +51,13 @@ def _target(s: Mapping[str, Any], seed: int):
     raw = up.getvalue() if up is not None else (text or "").encode()
     if not raw.strip():
         st.info("Upload or paste at least 10 points; showing the ring of 8 until then.")
-        return make_target("ring of 8", s["gan_std"], seed), None
+        return "ring of 8", None
     try:
         data = parse_points_csv(raw)
     except ValueError as exc:
         st.error(f"Could not use these points: {exc}. Showing the ring of 8 instead.",
                  icon=":material/error:")
-        return make_target("ring of 8", s["gan_std"], seed), None
+        return "ring of 8", None
     st.caption(f"Using your {len(data.points):,} points.")
     return data, hashlib.sha1(raw).hexdigest()[:12]
 
@@ -122,24 +120,22 @@ def _pretrained_bytes(name: str) -> bytes | None:
     return path.read_bytes() if path.exists() else None
 
 
-def _make_trainer(target, seed: int, kwargs: dict, s: Mapping[str, Any],
-                  upload_id) -> GANTrainer:
-    """A fresh GANTrainer; the first time a session builds the default GAN (no upload), the
-    shipped pretrained snapshot of exactly these settings instead. Reset then builds fresh."""
+PRETRAINED_USED = "gan__pretrained_used"
+
+
+def _factory(target, s: Mapping[str, Any], seed: int, kwargs: dict, upload_id):
+    """(the trainer factory, whether it starts from the pretrained snapshot). Session state
+    and the snapshot's bytes are read here, in the page: the factory is a pure
+    functools.partial of engine.gan_measures.build_trainer over plain values (it may run in a
+    worker process). The first time a session builds the default GAN (no upload) it is the
+    shipped snapshot of exactly these settings; after that (Reset) a fresh one."""
     spec = PRETRAINED["default"]
     wanted = trainer_config(spec.target, spec.std, spec.seed, spec.kwargs)
     mine = trainer_config(s["gan_target"], s["gan_std"], seed, kwargs)
-    if upload_id is None and mine == wanted and not st.session_state.get("gan__pretrained_used"):
-        st.session_state["gan__pretrained_used"] = True
-        blob = _pretrained_bytes("default")
-        if blob is not None:
-            try:
-                trainer, stored = load_trainer(blob, session.device())
-                if stored == wanted:
-                    return trainer
-            except Exception:  # noqa: BLE001 - a stale or damaged file: train from scratch
-                log.exception("could not load the pretrained GAN snapshot")
-    return GANTrainer(target, seed=seed, device=session.device(), **kwargs)
+    use = upload_id is None and mine == wanted and not st.session_state.get(PRETRAINED_USED)
+    return functools.partial(build_trainer, target, float(s["gan_std"]), int(seed),
+                             session.device(), kwargs,
+                             _pretrained_bytes("default") if use else None), use
 
 
 def _step_part(part: str) -> None:
@@ -206,11 +202,13 @@ def train_view(panel) -> None:
     config = {**kwargs, "target": s["gan_target"], "std": s["gan_std"],
               "upload": upload_id, "seed": seed, "device": session.device()}
     view = None
+    factory, pretrained = _factory(target, s, seed, kwargs, upload_id)
     with panel.figure:
         view = live_training(
-            "gan", lambda: _make_trainer(target, seed, kwargs, s, upload_id),
-            _draw, config=config, steps_per_frame=STEPS_PER_FRAME, max_steps_per_frame=500,
-            interval_s=FRAME_INTERVAL_S)
+            "gan", factory, _draw, config=config, steps_per_frame=STEPS_PER_FRAME,
+            max_steps_per_frame=500, interval_s=FRAME_INTERVAL_S)
+    if pretrained:       # built now from the snapshot (or kept): later builds start fresh
+        st.session_state[PRETRAINED_USED] = True
     with panel.notes:
         st.latex(LOSSES[s["gan_loss"]].formula)
         explain("**Reading the picture.** Grey: real samples; purple: generated samples; the "

@@ -23,8 +23,9 @@ from viz.gradient_descent_compute import (
     TOL, cached_grid, cached_rate_map, curvature_of, entries_of, hkey, log10, problem_of,
     race_of, tail_rate, theory_of)
 from viz.gradient_descent_tour import PRESETS, STEPS
-from viz.render import explain, show_figure
+from viz.render import PLOTLY_CONFIG, explain, show_figure
 from viz.state import Control, StateTable
+from viz.theme import style_figure
 from viz.widgets import export_buttons
 
 # ----------------------------------------------------------------------------- state
@@ -82,6 +83,16 @@ def _on_landscape_change() -> None:
 
 
 # ----------------------------------------------------------------------------- views
+def _fixed_margins(fig):
+    """No axis automargin outside classroom mode: the short ticks fit the template's margins,
+    and automargin costs Plotly extra measuring and redraw passes on every redraw (-2k DOM
+    mutations per slider move on the contour alone). Classroom fonts need the margins to grow."""
+    if not session.classroom():
+        fig.update_xaxes(automargin=False)
+        fig.update_yaxes(automargin=False)
+    return fig
+
+
 def landscape_controls() -> dict[str, Any]:
     """Landscape, its spectrum and the step size: the controls every view shares."""
     land = STATE.widget("gd_land", on_change=_on_landscape_change)
@@ -95,8 +106,13 @@ def landscape_controls() -> dict[str, Any]:
     curv = curvature_of(s)
     lr, edge = 10.0 ** s["gd_loglr"], 2.0 / float(curv.max())
     best = optim.optimal_gd_lr(curv) if curv.min() > 0 else None
-    show_figure(figs.lr_ruler_figure(lr, 10 ** LOGLR_RANGE[0], 10 ** LOGLR_RANGE[1], edge,
-                                     best), key="gd_ruler")
+    ruler = style_figure(_fixed_margins(figs.lr_ruler_figure(
+        lr, 10 ** LOGLR_RANGE[0], 10 ** LOGLR_RANGE[1], edge, best)), session.classroom())
+    if session.classroom():          # room for the large tick labels and the η dot
+        ruler.update_layout(height=170, margin=dict(t=34, b=52))
+    # a picture, not a tool: static (no drag layer, modebar or hover to rebuild on a redraw)
+    st.plotly_chart(ruler, key="gd_ruler", theme=None, config={**PLOTLY_CONFIG,
+                                                               "staticPlot": True})
     where = "at the minimum " if land != "quadratic" else ""
     st.caption(f"η = **{lr:.4g}** · 2/λmax {where}= {edge:.4g} (red: diverges)"
                + (f" · optimal η* = {best:.4g} (green)" if best else ""))
@@ -106,23 +122,31 @@ def landscape_controls() -> dict[str, Any]:
 def race_controls() -> None:
     STATE.widget("gd_methods")
     STATE.widget("gd_steps")
-    with st.expander("Start, noise and per-method hyperparameters"):
+    with st.expander("Start, noise and per-method hyperparameters", key="gd_more",
+                     on_change="rerun") as more:
         c0, c1 = st.columns(2)
         STATE.widget("gd_x0", c0)
         STATE.widget("gd_y0", c1)
         st.caption("Or click the contour plot to start there.")
-        STATE.widget("gd_noise")
-        curv = curvature_of(STATE.values())
-        STATE.widget("gd_hb_opt", disabled=not curv.min() > 0)
-        for method in STATE.value("gd_methods"):
-            specs = HYPER.get(method, [])
-            if specs:
-                st.markdown(f"**{figs.label(method)}**")
-                cols = st.columns(len(specs))
-                for i, (name, *_) in enumerate(specs):
-                    STATE.widget(hkey(method, name), cols[i])
-        st.caption("RMSProp uses α = 0.9 (Hinton's lecture; PyTorch's default is 0.99). "
-                   "ε = 1e-8 (AdaGrad 1e-10), added after the square root as in PyTorch.")
+        if more.open:       # lazy: ~10 widgets a first paint and every rerun would redraw
+            _more_controls()
+
+
+def _more_controls() -> None:
+    """Noise and per-method hyperparameters: drawn only while their expander is open (their
+    values live in the URL and the session meanwhile, like the widgets of a closed tab)."""
+    STATE.widget("gd_noise")
+    curv = curvature_of(STATE.values())
+    STATE.widget("gd_hb_opt", disabled=not curv.min() > 0)
+    for method in STATE.value("gd_methods"):
+        specs = HYPER.get(method, [])
+        if specs:
+            st.markdown(f"**{figs.label(method)}**")
+            cols = st.columns(len(specs))
+            for i, (name, *_) in enumerate(specs):
+                STATE.widget(hkey(method, name), cols[i])
+    st.caption("RMSProp uses α = 0.9 (Hinton's lecture; PyTorch's default is 0.99). "
+               "ε = 1e-8 (AdaGrad 1e-10), added after the square root as in PyTorch.")
 
 
 def race_view(panel) -> None:
@@ -159,13 +183,11 @@ def race_view(panel) -> None:
             this (not the race, the controls or the table)."""
             k = min(int(st.session_state["gd_iter"]), steps)
             paths = figs.path_figure(grid, problem.f_star, runs, k, (x0, y0), problem.minimizer)
-            if not session.classroom():     # short ticks fit the default margins: no automargin
-                paths.update_xaxes(automargin=False)    # redraw passes (-2k DOM mutations
-                paths.update_yaxes(automargin=False)    # per move); classroom fonts need them
-            show_figure(paths, key="gd_contour", on_select=_on_click_start,
+            show_figure(_fixed_margins(paths), key="gd_contour", on_select=_on_click_start,
                         selection_mode=("points", "box"))
             STATE.widget("gd_iter", hi=steps)
-            show_figure(figs.loss_figure(runs, problem.f_star, theory, k), key="gd_loss")
+            show_figure(_fixed_margins(figs.loss_figure(runs, problem.f_star, theory, k)),
+                        key="gd_loss")
 
         scrubbed()
     with panel.notes:

@@ -18,7 +18,7 @@ import streamlit as st
 from engine import vae_measures as VM
 from engine.vae import (LIKELIHOODS, curved_manifold, fit_q, kl_q_posterior, pca_reconstruct,
                         toy_elbo)
-from viz import session
+from viz import session, warm
 from viz.autoplay import Autoplay
 from viz.live import get_trainer, live_training, read_trainer
 from viz.on_demand import on_demand
@@ -27,9 +27,9 @@ from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.vae_compute import (
     MODELS, BETAS, LATENT_DIMS, STARTS, SPAN_CHOICES, Z_LIMIT, REPLAY_SPEEDS, digits,
-    deterministic_of, dims_of, shipped_file, make_trainer, trainer_config, span_of,
-    posterior_modes, autoencoders, _replay_extent, delivered_rate)
-from viz.vae_figures import (digit_figure, grid_figure, grid_png, latent_scatter, loss_curves,
+    deterministic_of, dims_of, shipped_file, trainer_factory, trainer_config, span_of,
+    posterior_modes, autoencoders, _replay_extent, delivered_rate, shipped_jobs)
+from viz.vae_figures import (digit_png, grid_figure, grid_png, latent_scatter, loss_curves,
                              manifold_figure, strip_figure, toy_bars_figure,
                              toy_marginal_figure, toy_posterior_figure)
 from viz.vae_tour import PRESETS, STEPS
@@ -169,9 +169,8 @@ def latent_view(panel) -> None:
         with right:
             show_figure(grid_figure(frame.grid), key="vae_gridfig")
         with digit:
-            show_figure(digit_figure(frame.decoded,
-                                     f"z = ({z[dims[0]]:.2f}, {z[dims[1]]:.2f})"),
-                        key="vae_decoded")
+            st.image(digit_png(frame.decoded), width="stretch", output_format="PNG",
+                     caption=f"Decoded at z = ({z[dims[0]]:.2f}, {z[dims[1]]:.2f})")
         with b:
             h = view.history
             show_figure(loss_curves({k: h.as_arrays(k) for k in h.values
@@ -186,7 +185,7 @@ def latent_view(panel) -> None:
             _metrics(view, ae)
 
     with panel.figure, user_errors("train the VAE"):
-        live_training("vae_live", lambda: make_trainer(s, seed, device), draw,
+        live_training("vae_live", trainer_factory(s, seed, device), draw,
                       trainer_config(s, seed, device), steps_per_frame=60,
                       max_steps_per_frame=400)
     with panel.notes:
@@ -245,7 +244,7 @@ def replay_view(panel) -> None:
     s = STATE.values()
     seed, device = session.seed(), session.device()
     dims, _ = dims_of(s)
-    get_trainer("vae_live", lambda: make_trainer(s, seed, device),      # the handle exists
+    get_trainer("vae_live", trainer_factory(s, seed, device),      # the handle exists
                 trainer_config(s, seed, device))
     rep = read_trainer("vae_live", VM.replay_of)
     labels = digits().y_test
@@ -402,6 +401,7 @@ VIEWS = [View("latent", "Latent space", latent_view),
          View("pca", "Autoencoder vs PCA", pca_view)]
 
 if __name__ == "__main__":
+    warm.start("vae", (), shipped_jobs)       # the presets' shipped models, read in advance
     topic_page("vae", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,
                formula=r"\log p(x) \ge \mathbb{E}_{q}[\log p(x|z)] - \mathrm{KL}(q\,\|\,p)"
                        r";\;\; \text{loss} = \text{recon} + \beta\,\mathrm{KL}")

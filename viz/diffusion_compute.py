@@ -4,6 +4,7 @@ forward noising, and the measurements the claims read (each also shown on the pa
 across sessions by their inputs. Shared by the views and the claims."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping
 
 import numpy as np
@@ -223,3 +224,23 @@ def noised_of(points: np.ndarray, t: int, schedule: D.Schedule, seed: int) -> np
     (the Forward tab)."""
     noise = torch.randn(len(points), 2, generator=torch.Generator().manual_seed(seed))
     return D.q_sample(torch.as_tensor(points), t, noise, schedule).numpy()
+
+
+def warm_jobs(settings: list[Mapping[str, Any]], seed: int = 0):
+    """The cached computations the Reverse and Langevin views draw for each of `settings`
+    (the presets' and tour steps' full settings), for viz/warm.py to fill in the background
+    once per server process: a preset then costs its drawing, not a cold sampler run
+    (0.3-0.6 s each)."""
+    for s in settings:
+        if "df_lgap" in s:
+            yield functools.partial(langevin_of, float(s["df_lgap"]), float(s["df_lw"]),
+                                    int(s["df_lnsteps"]), int(s["df_levels"]), seed)
+        if s.get("df_data", UPLOAD) != UPLOAD:
+            yield functools.partial(reverse_of, s, seed)
+            yield functools.partial(_warm_density, s, seed)
+
+
+def _warm_density(s: Mapping[str, Any], seed: int) -> None:
+    data = data_of(s, seed)
+    if data.centers is None:          # the Reverse view draws the density beside the samples
+        _density(data, s["df_sched"], seed, class_of(s, exact_of(data, s["df_sched"], seed)))

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.optim import OPTIMIZERS, Grid, RateMap, Trajectory
+from viz.fastfig import colorscale, f32, plain_figure
 from viz.screen import path_points, screen_series
 from viz.theme import COLORWAY
 
@@ -17,6 +18,9 @@ DASHES = {"gd": "dash", "momentum": "dot"}
 LOSS_FLOOR = 1e-32    # f - f* below this is drawn at the floor (log axis)
 PATH_RES = 0.008      # path vertices closer than this share of the view are merged (~4 px)
 MAX_MARKERS = 60      # a path with more vertices than this is drawn as a line only
+CLICK_RES = 11        # click_res² invisible click targets on the path figure (see path_figure)
+LEVELS = 22           # level lines of the landscape
+DOT_RADIUS = 0.004    # step dots on the path figure: ring radius, share of the view
 
 
 def label(method: str) -> str:
@@ -51,71 +55,101 @@ def start_from_selection(event, bounds: tuple[float, float]) -> tuple[float, flo
     return round(float(np.clip(x, lo, hi)), 2), round(float(np.clip(y, lo, hi)), 2)
 
 
+def step_dots(points: np.ndarray, radius: float, sides: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """x, y of ONE gapless polyline that draws a small ring (`sides` corners, radius `radius`
+    in data units) around every point: v0 -> its ring -> v0 -> v1 -> its ring -> v1 ... The
+    connectors run exactly along the path between consecutive points (drawn under the path's
+    own line), and a ring stroked with the path's width reads as a dot. Plotly draws a line
+    trace without gaps as one SVG path, so n dots cost one node instead of n marker nodes
+    (each rebuilt with ~12 DOM mutations on every redraw; NaN gaps would make one path per
+    piece). Round on an equal-aspect plot (the path figure locks x to y)."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    t = np.linspace(0.0, 2.0 * np.pi, sides + 1)
+    ring = np.c_[np.cos(t), np.sin(t)] * radius                     # closed: last = first
+    pieces = np.concatenate([pts[:, None, :], pts[:, None, :] + ring[None], pts[:, None, :]],
+                            axis=1)                                    # (n, sides + 3, 2)
+    flat = pieces.reshape(-1, 2)
+    return flat[:, 0].astype(np.float32), flat[:, 1].astype(np.float32)
+
+
 def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: int,
-                start: Sequence[float], minimizer: Sequence[float], click_res: int = 15,
+                start: Sequence[float], minimizer: Sequence[float], click_res: int = CLICK_RES,
                 title: str = "Paths on the contour plot of f") -> go.Figure:
     """Contours of log10(f - f* + 1e-3) with every run's path up to iteration k, the current
     points as large dots, the start and the minimizer. A faint grid of points makes the plane
     clickable (a click selects a start point): click_res² invisible markers, each an SVG node
-    that Plotly repositions on every redraw (25² = 625 of them were ~80% of the ~20,000 DOM
-    mutations of one slider move; 15² leaves a click target every ~0.4 units, and a box
-    selection or the number inputs give any start).
+    that Plotly rebuilds on every redraw (~12 DOM mutations each: 25² = 625 of them were ~80%
+    of the ~20,000 DOM mutations of one slider move, 15² still ~2,700 of ~11,900). 11² leaves
+    a click target every ~0.6 units; hoverdistance lets a click anywhere reach the nearest
+    one, and a box selection or the number inputs give any start. The landscape stays a
+    filled contour: coloured as a heatmap (one image, but Plotly interpolates it per pixel
+    in JS) it redrew slower, ~180 vs ~150 ms median per Plotly.react in the same headless
+    Chromium page (Plotly.react of this figure alone, variants alternating; 2-core machine
+    under load).
 
     Paths are drawn at screen resolution (viz/screen.py): iterates within PATH_RES of the
     view of the previous drawn vertex are merged (a converged tail collapses); the step
-    markers are a separate markers-only trace, drawn while a path has at most MAX_MARKERS
-    vertices. (Measured in Streamlit, headless Chromium: the same four paths drawn as
-    "lines+markers" traces made a slider move ~2-3x slower than lines plus a markers trace.)
-    Hover on a path shows the step (customdata)."""
+    dots are a separate trace of small rings (step_dots: one SVG path, not one marker node
+    per step), drawn while a path has at most MAX_MARKERS vertices. (Measured in Streamlit,
+    headless Chromium: the same four paths drawn as "lines+markers" traces made a slider move
+    ~2-3x slower than lines plus a markers trace.) Hover on a path shows the step (customdata).
+    Built from plain dicts (viz/fastfig.plain_figure, not validated: the page test validates
+    it): Plotly's graph-object validation took ~170 ms of server CPU per rerun here."""
     z = np.log10(np.maximum(grid.values - f_star, 0) + 1e-3)
-    fig = go.Figure()
-    fig.add_trace(go.Contour(x=grid.gx, y=grid.gy, z=z, colorscale="Blues", reversescale=True,
-                             ncontours=22, showscale=False, opacity=0.75, hoverinfo="skip",
+    data: list[dict] = [dict(type="contour", x=f32(grid.gx), y=f32(grid.gy), z=f32(z),
+                             colorscale=colorscale("Blues"), reversescale=True,
+                             ncontours=LEVELS, showscale=False, opacity=0.75, hoverinfo="skip",
                              contours=dict(coloring="fill", showlines=True),
                              line=dict(color="rgba(40,40,40,0.35)", width=0.6),
-                             name="log10(f - f* + 1e-3)"))
+                             name="log10(f - f* + 1e-3)")]
     gx = np.linspace(grid.gx[0], grid.gx[-1], click_res)
     gy = np.linspace(grid.gy[0], grid.gy[-1], click_res)
     cx, cy = np.meshgrid(gx, gy)
-    fig.add_trace(go.Scatter(x=cx.ravel(), y=cy.ravel(), mode="markers", name="click: start here",
-                             marker=dict(size=14, color="rgba(0,0,0,0.01)"), showlegend=False,
-                             hovertemplate="click: start at (%{x:.2f}, %{y:.2f})<extra></extra>"))
+    data.append(dict(type="scatter", x=f32(cx.ravel()), y=f32(cy.ravel()), mode="markers",
+                     name="click: start here", showlegend=False,
+                     marker=dict(size=14, color="rgba(0,0,0,0.01)"),
+                     hovertemplate="click: start at (%{x:.2f}, %{y:.2f})<extra></extra>"))
     span = max(grid.gx[-1] - grid.gx[0], grid.gy[-1] - grid.gy[0])
     for method, tr in runs.items():
         n = min(k, len(tr.points) - 1)
         pts = tr.points[: n + 1]
         keep = path_points(pts, PATH_RES * span)
         color = METHOD_COLORS[method]
-        fig.add_trace(go.Scatter(x=pts[keep, 0], y=pts[keep, 1], customdata=keep.astype(np.int32),
-                                 mode="lines", name=_run_name(tr), legendgroup=method,
-                                 line=dict(color=color, width=2),
-                                 hovertemplate=f"{label(method)}<br>step %{{customdata}}"
-                                               "<br>(%{x:.3g}, %{y:.3g})<extra></extra>"))
-        if len(keep) <= MAX_MARKERS:         # the steps, as their own markers-only trace
-            fig.add_trace(go.Scatter(x=pts[keep, 0], y=pts[keep, 1], mode="markers",
-                                     marker=dict(size=4, color=color), showlegend=False,
-                                     legendgroup=method, hoverinfo="skip"))
+        data.append(dict(type="scatter", x=pts[keep, 0], y=pts[keep, 1],
+                         customdata=keep.astype(np.int32), mode="lines", name=_run_name(tr),
+                         legendgroup=method, line=dict(color=color, width=2),
+                         hovertemplate=f"{label(method)}<br>step %{{customdata}}"
+                                       "<br>(%{x:.3g}, %{y:.3g})<extra></extra>"))
+        if len(keep) <= MAX_MARKERS:         # the steps: small rings, one path per method
+            dx, dy = step_dots(pts[keep], DOT_RADIUS * span)
+            data.append(dict(type="scatter", x=dx, y=dy, mode="lines", showlegend=False,
+                             line=dict(color=color, width=2, simplify=False),
+                             legendgroup=method, hoverinfo="skip",
+                             name=f"{label(method)} steps"))
         symbol = "x" if tr.diverged_at is not None and n == len(tr.points) - 1 else "circle"
-        fig.add_trace(go.Scatter(x=pts[-1:, 0], y=pts[-1:, 1], mode="markers", showlegend=False,
-                                 legendgroup=method, hoverinfo="skip",
-                                 marker=dict(size=13, color=color, symbol=symbol,
-                                             line=dict(color="white", width=1.5))))
-    fig.add_trace(go.Scatter(x=[start[0]], y=[start[1]], mode="markers", name="start",
-                             marker=dict(size=12, color="black", symbol="square-open",
-                                         line=dict(width=2)), hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=[minimizer[0]], y=[minimizer[1]], mode="markers",
-                             name="minimum x*", hoverinfo="skip",
-                             marker=dict(size=15, color="gold", symbol="star",
-                                         line=dict(color="black", width=1))))
-    fig.update_layout(title=f"{title} (iteration {k})", height=520,
-                      xaxis=dict(range=[grid.gx[0], grid.gx[-1]], title="x₁", constrain="domain"),
-                      yaxis=dict(range=[grid.gy[0], grid.gy[-1]], title="x₂",
-                                 scaleanchor="x", scaleratio=1, constrain="domain"),
-                      legend=dict(orientation="v", x=1.02, y=1),
-                      # not dragmode="select": Streamlit then sets clickmode="event", and a
-                      # click selects nothing (box select stays in the toolbar)
-                      dragmode="pan", clickmode="event+select")
-    return fig
+        data.append(dict(type="scatter", x=pts[-1:, 0], y=pts[-1:, 1], mode="markers",
+                         showlegend=False, legendgroup=method, hoverinfo="skip",
+                         marker=dict(size=13, color=color, symbol=symbol,
+                                     line=dict(color="white", width=1.5))))
+    data.append(dict(type="scatter", x=[float(start[0])], y=[float(start[1])], mode="markers",
+                     name="start", hoverinfo="skip",
+                     marker=dict(size=12, color="black", symbol="square-open",
+                                 line=dict(width=2))))
+    data.append(dict(type="scatter", x=[float(minimizer[0])], y=[float(minimizer[1])],
+                     mode="markers", name="minimum x*", hoverinfo="skip",
+                     marker=dict(size=15, color="gold", symbol="star",
+                                 line=dict(color="black", width=1))))
+    x_range = [float(grid.gx[0]), float(grid.gx[-1])]
+    y_range = [float(grid.gy[0]), float(grid.gy[-1])]
+    return plain_figure(data, dict(
+        title=dict(text=f"{title} (iteration {k})"), height=520,
+        xaxis=dict(range=x_range, title=dict(text="x₁"), constrain="domain"),
+        yaxis=dict(range=y_range, title=dict(text="x₂"), scaleanchor="x", scaleratio=1,
+                   constrain="domain"),
+        legend=dict(orientation="v", x=1.02, y=1),
+        # not dragmode="select": Streamlit then sets clickmode="event", and a click selects
+        # nothing (box select stays in the toolbar)
+        dragmode="pan", clickmode="event+select", hoverdistance=36))
 
 
 def loss_figure(runs: Mapping[str, Trajectory], f_star: float,
@@ -125,7 +159,7 @@ def loss_figure(runs: Mapping[str, Trajectory], f_star: float,
     slope rho^(2k) (f - f* is quadratic in the error, so it decays at rho^2 per step), through
     the last point of run `name` above the float floor: the slopes compare on the tail, past
     the transient (the heavy ball's double root at its optimum decays like k rho^k)."""
-    fig = go.Figure()
+    data: list[dict] = []
     longest = 1
     gaps = {}
     for method, tr in runs.items():
@@ -133,10 +167,10 @@ def loss_figure(runs: Mapping[str, Trajectory], f_star: float,
         gaps[method] = gap
         longest = max(longest, tr.steps)
         shown = screen_series(np.log10(gap))            # long runs at screen resolution
-        fig.add_trace(go.Scatter(x=shown, y=gap[shown], mode="lines", name=_run_name(tr),
-                                 line=dict(color=METHOD_COLORS[method], width=2),
-                                 hovertemplate=f"{label(method)}<br>step %{{x}}<br>"
-                                               "f - f* = %{y:.3g}<extra></extra>"))
+        data.append(dict(type="scatter", x=shown, y=gap[shown], mode="lines",
+                         name=_run_name(tr), line=dict(color=METHOD_COLORS[method], width=2),
+                         hovertemplate=f"{label(method)}<br>step %{{x}}<br>"
+                                       "f - f* = %{y:.3g}<extra></extra>"))
     for name, (rate, text) in (theory or {}).items():
         gap = gaps.get(name)
         if gap is None or not np.isfinite(rate) or rate <= 0:
@@ -149,16 +183,20 @@ def loss_figure(runs: Mapping[str, Trajectory], f_star: float,
         with np.errstate(all="ignore"):
             y = gap[k_end] * rate ** (2.0 * (kk - k_end))
         keep = (y > LOSS_FLOOR) & (y < 1e3 * float(np.nanmax(gap)))
-        fig.add_trace(go.Scatter(x=kk[keep], y=y[keep], mode="lines", name=text,
-                                 line=dict(color=METHOD_COLORS.get(name, "#444"), width=1.5,
-                                           dash=DASHES.get(name, "dash")), hoverinfo="skip"))
-    if k is not None:
-        fig.add_vline(x=k, line=dict(color="#888", width=1, dash="dot"))
-    fig.update_layout(title="Error f(x_k) − f* (log scale)", height=380,
-                      xaxis_title="iteration k", yaxis=dict(type="log", title="f − f*",
-                                                            exponentformat="power"),
-                      legend=dict(orientation="v", x=1.02, y=1))
-    return fig
+        data.append(dict(type="scatter", x=kk[keep], y=y[keep], mode="lines", name=text,
+                         line=dict(color=METHOD_COLORS.get(name, "#444"), width=1.5,
+                                   dash=DASHES.get(name, "dash")), hoverinfo="skip"))
+    shapes = [] if k is None else [_vline(k, dict(color="#888", width=1, dash="dot"))]
+    return plain_figure(data, dict(
+        title=dict(text="Error f(x_k) − f* (log scale)"), height=380, shapes=shapes,
+        xaxis=dict(title=dict(text="iteration k")),
+        yaxis=dict(type="log", title=dict(text="f − f*"), exponentformat="power"),
+        legend=dict(orientation="v", x=1.02, y=1)))
+
+
+def _vline(x: float, line: dict) -> dict:
+    """What go.Figure.add_vline adds (a line across the plot's height at data x)."""
+    return dict(type="line", xref="x", yref="y domain", x0=x, x1=x, y0=0, y1=1, line=line)
 
 
 def step_factor_figure(lr: float, eigenvalues: Sequence[float], beta: float | None = None,
@@ -257,23 +295,26 @@ def rate_map_figure(rm: RateMap, lr: float | None = None, beta: float | None = N
 def lr_ruler_figure(lr: float, lo: float, hi: float, edge: float | None = None,
                     optimal: float | None = None) -> go.Figure:
     """A thin log axis under the learning-rate slider: the current η, 2/λ_max (diverges
-    beyond) and the optimal η."""
-    fig = go.Figure()
+    beyond) and the optimal η. Plain dicts (viz/fastfig): built on every move of a landscape
+    control, and the graph-object version cost ~85 ms of server CPU."""
+    data: list[dict] = []
+    shapes: list[dict] = []
     if edge is not None and edge < hi:
-        fig.add_vrect(x0=edge, x1=hi, fillcolor="#d62728", opacity=0.12, line_width=0)
-        fig.add_trace(go.Scatter(x=[edge, edge], y=[0, 1], mode="lines+text",
-                                 text=["", "2/λmax"], textposition="top center",
-                                 line=dict(color="#d62728", width=2), name="2/λmax",
-                                 hoverinfo="skip"))
+        shapes.append(dict(type="rect", xref="x", yref="y domain", x0=edge, x1=hi, y0=0, y1=1,
+                           fillcolor="#d62728", opacity=0.12, line=dict(width=0)))
+        data.append(dict(type="scatter", x=[edge, edge], y=[0, 1], mode="lines+text",
+                         text=["", "2/λmax"], textposition="top center",
+                         line=dict(color="#d62728", width=2), name="2/λmax", hoverinfo="skip",
+                         cliponaxis=False))
     if optimal is not None:
-        fig.add_trace(go.Scatter(x=[optimal, optimal], y=[0, 1], mode="lines+text",
-                                 text=["η*", ""], textposition="bottom center",
-                                 line=dict(color="#2ca02c", width=2), name="optimal η*",
-                                 hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=[lr], y=[0.5], mode="markers", name="η",
-                             marker=dict(size=14, color="black"), hoverinfo="skip"))
-    fig.update_layout(height=110, showlegend=False, margin=dict(l=10, r=10, t=18, b=25),
-                      xaxis=dict(type="log", range=[np.log10(lo), np.log10(hi)],
-                                 showgrid=False),
-                      yaxis=dict(visible=False, range=[-0.45, 1.3]))
-    return fig
+        data.append(dict(type="scatter", x=[optimal, optimal], y=[0, 1], mode="lines+text",
+                         text=["η*", ""], textposition="bottom center",
+                         line=dict(color="#2ca02c", width=2), name="optimal η*",
+                         hoverinfo="skip", cliponaxis=False))
+    data.append(dict(type="scatter", x=[lr], y=[0.5], mode="markers", name="η",
+                     marker=dict(size=14, color="black"), hoverinfo="skip"))
+    return plain_figure(data, dict(
+        height=110, showlegend=False, margin=dict(l=10, r=10, t=18, b=25), shapes=shapes,
+        xaxis=dict(type="log", range=[float(np.log10(lo)), float(np.log10(hi))],
+                   showgrid=False),
+        yaxis=dict(visible=False, range=[-0.45, 1.3])))

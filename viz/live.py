@@ -57,6 +57,15 @@ from viz.render import live_frame
 
 DEFAULT_BUDGET_S = 0.4   # docs/ARCHITECTURE.md: time-budgeted ticks keep ~0.6-0.8x plain-loop speed
 DEFAULT_INTERVAL_S = 0.5
+HOSTED_INTERVAL_S = 0.3  # frames when a worker trains: a frame only fetches a view (~30 ms CPU)
+
+
+def frame_interval(interval_s: float, mode: str) -> float:
+    """Seconds between redraws while playing. Inline, a frame also trains (up to budget_s), so
+    the page's interval stands. Where a worker trains between frames (process, ray) a frame
+    only draws the latest view, so it may come more often: at most HOSTED_INTERVAL_S, i.e.
+    >= 3 redraws/s asked for. The training pace stays steps-per-frame / the page's interval."""
+    return interval_s if mode == "inline" else min(interval_s, HOSTED_INTERVAL_S)
 
 State = MutableMapping[str, Any]   # st.session_state, or a dict in tests
 
@@ -256,10 +265,10 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
                          help=f"Iterations per redraw (each frame also stops after "
                               f"{budget_s:.1f} s of training).")
 
-    @st.fragment(run_every=interval_s if playing else None)
+    @st.fragment(run_every=frame_interval(interval_s, trainer_mode()) if playing else None)
     def _frame() -> None:
         tick, finished = None, False
-        handle.set_pace(spf / interval_s, max_total_steps)   # a worker trains between frames
+        handle.set_pace(spf / interval_s, max_total_steps)   # the page's interval, not the redraw one
         try:
             tick, finished = advance(state, key, handle, epoch, spf, budget_s, max_total_steps)
         except TrainerBusy:

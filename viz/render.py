@@ -20,7 +20,7 @@ from typing import Iterator
 import plotly.graph_objects as go
 import streamlit as st
 
-from viz import session
+from viz import live_canvas, session
 from viz.theme import style_figure
 
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -32,25 +32,53 @@ _frame = threading.local()       # per script thread: is a playing live frame dr
 def live_frame(playing: bool) -> Iterator[None]:
     """viz/live.py wraps a frame's `draw` in this: figures drawn while Play is on are
     animation frames (in_playing_frame() is True), the paused picture is the full one."""
-    before = getattr(_frame, "playing", False)
-    _frame.playing = playing
+    before = getattr(_frame, "playing", False), getattr(_frame, "count", 0)
+    _frame.playing, _frame.count = playing, 0
     try:
         yield
     finally:
-        _frame.playing = before
+        _frame.playing, _frame.count = before
 
 
 def in_playing_frame() -> bool:
     return getattr(_frame, "playing", False)
 
 
+def _canvas_key(key: str | None) -> str:
+    """A key that stays the same from frame to frame (the browser keeps the same element and
+    only repaints its canvas): the figure's own key, else its place in this live frame."""
+    if key is not None:                     # (a component's key must not contain "__")
+        return "live-canvas-" + key.replace("__", "-")
+    _frame.count = getattr(_frame, "count", 0) + 1
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
+        fragment = ThreadState.get().fragment_id or ""
+    except Exception:                                   # noqa: BLE001 - an internal API
+        fragment = ""
+    return f"live-canvas-{fragment.replace('__', '-')}-{_frame.count}"
+
+
 def show_figure(fig: go.Figure, *, key: str | None = None, on_select="ignore",
                 selection_mode=("points", "box", "lasso"), height: int | None = None):
     """Style `fig` with the shared template (classroom-aware) and draw it.
-    Returns what st.plotly_chart returns (the selection state when on_select is set)."""
+    Returns what st.plotly_chart returns (the selection state when on_select is set).
+
+    A figure of a playing live frame (in_playing_frame()) is painted on a canvas by
+    viz/live_canvas.py when it only uses what the canvas draws: ~4x less browser CPU per frame
+    than Plotly's SVG (GAN: 835 -> 185 ms). Pause shows the interactive Plotly figure again;
+    a clickable chart (on_select set, e.g. the VAE's latent scatter) says that clicks work
+    when paused - a click on a picture that changes four times a second would pick a point
+    that has moved anyway."""
     style_figure(fig, session.classroom())
     if height is not None:
         fig.update_layout(height=height)
+    if in_playing_frame() and live_canvas.enabled():
+        spec = live_canvas.to_spec(fig)
+        if spec is not None:
+            live_canvas.show(spec, _canvas_key(key))
+            if on_select != "ignore":
+                st.caption("Press **Pause** to click on this chart.")
+            return None
     return st.plotly_chart(fig, key=key, on_select=on_select, selection_mode=selection_mode,
                            theme=None, config=PLOTLY_CONFIG)
 

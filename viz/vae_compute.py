@@ -3,6 +3,7 @@ trained models, the decoded grid, the 1-D ELBO toy, autoencoder vs PCA, and the 
 the claims read (each also shown on the page). Shared by the views and the claims."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping
 
 import numpy as np
@@ -11,8 +12,8 @@ import torch
 
 from engine import vae_measures as VM
 from engine.vae import (VAETrainer, curved_manifold, fit_autoencoder_2d, fit_q,
-                        load_digit_data, load_shipped, pca_reconstruct, shipped_name,
-                        toy_z_grid, true_posterior)
+                        pca_reconstruct, shipped_name, toy_z_grid, true_posterior)
+from engine.vae.shipped import SHIPPED
 from engine.weights import WeightsError
 from viz.topics import ROOT
 from viz.vae_figures import replay_extent
@@ -33,17 +34,18 @@ CLAIM_EPOCHS = 30
 # Pure functions of the settings dict s (STATE.values() on the page, STATE.resolve(preset)
 # in the claims): the page draws exactly what the claims measure.
 
-@st.cache_resource(show_spinner=False, max_entries=4)
 def _shipped_state(name: str) -> dict | None:
+    """The shipped file's trainer state (cached per process by engine/vae_measures.py), or
+    None when it is missing, stale or corrupt (then the page trains from scratch)."""
     try:
-        return load_shipped(WEIGHTS / name)
-    except WeightsError:     # missing, stale or corrupt: train from scratch
+        return VM.shipped_state(str(WEIGHTS / name))
+    except WeightsError:
         return None
 
 
-@st.cache_data(show_spinner=False, max_entries=1)
 def digits():
-    return load_digit_data()
+    """The 8x8 digits (read once per process; shared, read-only)."""
+    return VM.digit_data()
 
 
 def deterministic_of(s: Mapping[str, Any]) -> bool:
@@ -63,6 +65,12 @@ def dims_of(s: Mapping[str, Any]) -> tuple[tuple[int, int], str | None]:
     return (dx, dy), None
 
 
+def shipped_jobs():
+    """viz/warm.py's jobs: read every shipped file once per server process (a preset that
+    switches to another shipped model then finds it read)."""
+    return [functools.partial(_shipped_state, name) for name in SHIPPED]
+
+
 def shipped_file(s: Mapping[str, Any]) -> str | None:
     """The shipped weights used for these settings (None: train from scratch)."""
     if s["vae_start"] != STARTS[0]:
@@ -71,14 +79,19 @@ def shipped_file(s: Mapping[str, Any]) -> str | None:
     return name if name is not None and _shipped_state(name) is not None else None
 
 
-def make_trainer(s: Mapping[str, Any], seed: int = 0, device: str | None = "cpu") -> VAETrainer:
-    tr = VAETrainer(latent_dim=int(s["vae_dim"]), beta=float(s["vae_beta"]),
-                    likelihood=s["vae_lik"], deterministic=deterministic_of(s),
-                    reparam=bool(s["vae_reparam"]), seed=seed, device=device, data=digits())
+def trainer_factory(s: Mapping[str, Any], seed: int = 0, device: str | None = "cpu"
+                    ) -> functools.partial:
+    """The trainer factory of these settings: engine.vae_measures.build_trainer bound to
+    plain values (the settings, seed, device and the shipped file's path, checked here), so
+    it pickles and runs in a worker process without any Streamlit session."""
     name = shipped_file(s)
-    if name is not None:
-        tr.load_state_dict(_shipped_state(name))
-    return tr
+    return functools.partial(VM.build_trainer, int(s["vae_dim"]), float(s["vae_beta"]),
+                             s["vae_lik"], deterministic_of(s), bool(s["vae_reparam"]),
+                             int(seed), device, None if name is None else str(WEIGHTS / name))
+
+
+def make_trainer(s: Mapping[str, Any], seed: int = 0, device: str | None = "cpu") -> VAETrainer:
+    return trainer_factory(s, seed, device)()
 
 
 def trainer_config(s: Mapping[str, Any], seed: int, device: str) -> dict:

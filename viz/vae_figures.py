@@ -62,19 +62,38 @@ def replay_extent(frames: list[np.ndarray]) -> float:
     return max((latent_extent(f) for f in frames), default=latent_extent(np.zeros((0, 2))))
 
 
+def lattice(xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One unbroken polyline drawing the lattice of the lines x = xs[i] and y = ys[j] inside
+    [xs[0], xs[-1]] x [ys[0], ys[-1]]: the rows left-right-left (boustrophedon), then the
+    columns up-down-up; the connecting moves run along the border, itself a lattice line.
+    A line with gaps is one SVG path per piece in Plotly, an unbroken one is a single path."""
+    xs, ys = np.asarray(xs, np.float32), np.asarray(ys, np.float32)
+    if xs.size == 0 or ys.size == 0:
+        return np.zeros(0, np.float32), np.zeros(0, np.float32)
+    ends = np.array([xs[0], xs[-1]], np.float32)
+    row_x = np.stack([ends if j % 2 == 0 else ends[::-1] for j in range(len(ys))]).ravel()
+    row_y = np.repeat(ys, 2)
+    ends = np.array([ys[0], ys[-1]], np.float32) if len(ys) % 2 == 0 else \
+        np.array([ys[-1], ys[0]], np.float32)
+    # the rows end at x = xs[-1] (odd count) or xs[0] (even): the columns start from there
+    cols = xs[::-1] if len(ys) % 2 == 1 else xs
+    col_y = np.stack([ends if i % 2 == 0 else ends[::-1] for i in range(len(cols))]).ravel()
+    col_x = np.repeat(cols, 2)
+    return np.r_[row_x, col_x], np.r_[row_y, col_y]
+
+
 def latent_scatter(means2: np.ndarray, labels: np.ndarray, *, grid: LatentGrid | None = None,
                    picked: tuple[float, float] | None = None, dims: tuple[int, int] = (0, 1),
                    title: str = "Latent means of the test digits", extent: float | None = None) -> go.Figure:
-    """means2 (n, 2): encoder means on two latent dims, one trace per digit class; the grid's
-    decode positions as faint crosses; `picked` as a star. A plain figure (live frames and
+    """means2 (n, 2): encoder means on two latent dims, one trace per digit class; the grid as
+    a faint lattice whose crossings are its decode positions (one SVG path: 225 cross markers
+    were 225 nodes, half the browser's time on this figure); `picked` as a star. A plain figure (live frames and
     the replay redraw it)."""
     traces = []
     if grid is not None and grid.zx.size:
-        gx, gy = np.meshgrid(grid.zx, grid.zy)
-        traces.append(dict(type="scatter", x=f32(gx.ravel()), y=f32(gy.ravel()),
-                           mode="markers", name="grid", hoverinfo="skip",
-                           marker=dict(symbol="cross-thin", size=6, color="#bbbbbb",
-                                       line=dict(width=1, color="#bbbbbb"))))
+        gx, gy = lattice(grid.zx, grid.zy)
+        traces.append(dict(type="scatter", x=gx, y=gy, mode="lines", name="grid",
+                           hoverinfo="skip", line=dict(color="#c8c8c8", width=1)))
     for c in range(10):
         sel = labels == c
         if not sel.any():
@@ -173,14 +192,27 @@ def loss_curves(arrays: dict[str, tuple[np.ndarray, np.ndarray]], steps_per_epoc
                      for t, x in zip(CURVES, (0.225, 0.775))]))
 
 
-def grid_png(grid: LatentGrid, scale: int = 4) -> bytes:
-    """The decoded grid as a PNG (ink dark on white), each pixel scale x scale."""
+def _png(img: np.ndarray, scale: int) -> bytes:
+    """A 2-D image with ink in [0, 1] as a PNG, dark on white, each pixel scale x scale."""
     from PIL import Image
-    img = tile(grid.images, PAD, flip_rows=True, fill=0.15)   # light grey gutters
     img = np.repeat(np.repeat(img, scale, 0), scale, 1)
     buf = io.BytesIO()
     Image.fromarray(np.uint8(np.round(255 * (1 - np.clip(img, 0, 1))))).save(buf, format="PNG")
     return buf.getvalue()
+
+
+def grid_png(grid: LatentGrid, scale: int = 4) -> bytes:
+    """The decoded grid as a PNG (ink dark on white), each pixel scale x scale."""
+    return _png(tile(grid.images, PAD, flip_rows=True, fill=0.15), scale)  # light grey gutters
+
+
+def digit_png(image: np.ndarray, scale: int = 32) -> bytes:
+    """One decoded 8x8 digit as a PNG, each pixel scale x scale (256 px: sharp when the page
+    shows it a column wide), framed by a 2 px light-grey border (blank edge pixels are
+    white, like the page). An image, not a Plotly chart: the live frame redraws it, and a
+    chart costs the browser a plot of its own on every first paint, preset and frame."""
+    img = np.asarray(image, dtype=float).reshape(8, 8)
+    return _png(np.pad(np.repeat(np.repeat(img, scale, 0), scale, 1), 2, constant_values=0.15), 1)
 
 
 # ----------------------------------------------------------------------------- ELBO toy

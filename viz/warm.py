@@ -6,13 +6,15 @@ cost about a slider move, not a cold computation).
 
 Each job is a call of an st.cache_data/st.cache_resource function; its result lands in the cache
 every session shares. The jobs run one after the other in one daemon thread named
-"dlplay-warm-<name>"; an error is logged and skipped (the page computes, and reports, it again
+"dlplay-warm-<name>" at a lower CPU priority (nice NICE on Linux: it yields to page runs);
+an error is logged and skipped (the page computes, and reports, it again
 when asked). Streamlit's cache spinners have no page to draw on in that thread and would log
 "missing ScriptRunContext" once per call: that line is dropped for these threads only.
 """
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from typing import Callable, Hashable, Iterable
 
@@ -20,6 +22,7 @@ import streamlit as st
 
 log = logging.getLogger("dlplay")
 PREFIX = "dlplay-warm-"
+NICE = 10          # the warm-up threads' nice value (Linux), below the server's own threads
 _CTX_LOGGER = "streamlit.runtime.scriptrunner_utils.script_run_context"
 
 
@@ -27,7 +30,18 @@ def _not_warm_thread(record: logging.LogRecord) -> bool:
     return not record.threadName.startswith(PREFIX)
 
 
+def _lower_priority() -> None:
+    """Lower this thread's CPU priority (Linux: a thread is a task with its own nice value):
+    a warm-up runs beside first paints and slider moves and should yield the CPU to them.
+    Best effort: elsewhere it keeps the process's priority."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
+    except (AttributeError, OSError):
+        pass
+
+
 def _run(name: str, jobs: Iterable[Callable[[], object]]) -> None:
+    _lower_priority()
     for job in jobs:
         try:
             job()

@@ -71,12 +71,14 @@ def save_trainer(trainer: GANTrainer, path, config: dict, meta: dict | None = No
 
 def load_trainer(path_or_bytes, device: str | torch.device | None = None
                  ) -> tuple[GANTrainer, dict]:
-    """(trainer, config) from a file written by save_trainer (a path or its bytes; read by
+    """(trainer, config) from a file written by save_trainer (a path, its bytes or the
+    engine.weights.Weights read from it: only read, so one read can build many; read by
     engine.weights.load, so a missing, stale or corrupt file raises a WeightsError): the
     trainer is rebuilt from the stored config and continues exactly where the snapshot stopped
     (on another device than the CPU it keeps its own sampling RNG). trainer.pretrained holds
     the stored meta."""
-    stored = weights_file.load(path_or_bytes, "cpu")
+    stored = path_or_bytes if isinstance(path_or_bytes, weights_file.Weights) else \
+        weights_file.load(path_or_bytes, "cpu")
     cfg = stored.model_config
     kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in cfg["kwargs"].items()}
     trainer = GANTrainer(make_target(cfg["target"], cfg["std"], cfg["seed"]), seed=cfg["seed"],

@@ -315,3 +315,21 @@ def test_cached_is_computed_once_per_trainer_state():
     ws = [p.step(1)["w"] for _ in range(3)]
     q = Peek()
     assert q.step(3)["w"] == ws[-1] and len(set(ws)) == 3
+
+
+def test_history_is_bounded_and_keeps_recent_points_at_full_resolution():
+    """A trainer left playing for an hour logs ~150k times per metric: the history stays at
+    most MAX_POINTS long, its first and last points kept, steps increasing, and the most
+    recent MAX_POINTS/2 points contiguous."""
+    from engine.training import History
+    h = History()
+    for k in range(150_000):
+        h.log(k, {"loss": 1.0 / (k + 1), "acc": 0.5})
+    steps, values = h.as_arrays("loss")
+    cap = History.MAX_POINTS
+    assert cap // 2 <= len(steps) <= cap
+    assert steps[0] == 0 and steps[-1] == 149_999
+    assert np.all(np.diff(steps) > 0)
+    assert np.array_equal(np.diff(steps[-cap // 2:]), np.ones(cap // 2 - 1))
+    assert np.allclose(values, 1.0 / (steps + 1))                 # values stay with their steps
+    assert len(h.steps["acc"]) == len(steps)

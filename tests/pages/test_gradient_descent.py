@@ -211,3 +211,49 @@ def test_a_click_inside_the_scrubber_fragment_reruns_the_race():
     assert not at.exception and at.dataframe
     gd_path = next(t for t in chart_figure(at, "gd_contour")["data"] if t.get("name") == "GD")
     assert (plotly_array(gd_path["x"])[0], plotly_array(gd_path["y"])[0]) == (1.0, -0.75)
+
+
+def test_race_figures_are_valid_plotly_and_the_step_dots_sit_on_the_steps(page):
+    """The race view's figures are built from plain dicts (not validated when built): as drawn
+    they pass Plotly's validation. The step dots are one line trace per method (rings, not
+    one marker node per step) and every ring lies on a drawn vertex of its path."""
+    import numpy as np
+    import plotly.graph_objects as go
+    from viz import gradient_descent_figures as F
+    for key in ("gd_contour", "gd_loss", "gd_ruler"):
+        go.Figure(chart_figure(page, key))                  # raises on an invalid property
+    spec = chart_figure(page, "gd_contour")
+    span = 6.0
+    for name in ("GD", "Adam"):
+        path = next(t for t in spec["data"] if t.get("name") == name)
+        dots = next(t for t in spec["data"] if t.get("name") == f"{name} steps")
+        assert dots["mode"] == "lines" and dots["hoverinfo"] == "skip"
+        vertices = np.c_[plotly_array(path["x"]), plotly_array(path["y"])]
+        ring = np.c_[plotly_array(dots["x"]), plotly_array(dots["y"])]
+        assert len(ring) == len(vertices) * 11          # centre, 9 ring points, centre
+        near = np.min(np.hypot(*(ring[:, None, :] - vertices[None]).transpose(2, 0, 1)), axis=1)
+        assert near.max() <= F.DOT_RADIUS * span * 1.001
+    # the landscape: one filled contour with its level lines
+    contour = spec["data"][0]
+    assert contour["type"] == "contour" and contour["contours"]["coloring"] == "fill"
+    assert sum(1 for t in spec["data"] if "markers" in t.get("mode", "")) == len(spec["data"]) - \
+        1 - 4 * 2                                        # click grid + 4 current dots + start, x*
+
+
+def test_hyperparameters_are_drawn_only_while_their_expander_is_open_and_kept_when_closed():
+    """The noise and per-method hyperparameter widgets are lazy (not drawn, not redrawn on a
+    slider move, while their expander is closed); a value set while it was open still drives
+    the race after it is closed and after another control moves."""
+    at = _page()
+    keys = {w.key for w in at.number_input}
+    assert "gd_hp_adam_lr" not in keys and "gd_x0" in keys     # start inputs always drawn
+    at.session_state["gd_more"] = True
+    at.run()
+    at.number_input(key="gd_hp_adam_lr").set_value(0.3).run()
+    assert _table(at).loc["Adam", "step size"] == pytest.approx(0.3)
+    at.session_state["gd_more"] = False
+    at.run()
+    assert "gd_hp_adam_lr" not in {w.key for w in at.number_input}
+    at.select_slider(key="gd_kappa").set_value(50).run()
+    assert not at.exception
+    assert _table(at).loc["Adam", "step size"] == pytest.approx(0.3)

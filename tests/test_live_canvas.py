@@ -1,0 +1,198 @@
+"""viz/live_canvas.py: which figures a playing live frame paints on the canvas (the whitelist),
+what reaches the browser (the figure's own numbers), and show_figure's choice under AppTest:
+canvas while playing (a clickable chart too, saying clicks work when paused), the interactive
+Plotly chart when paused."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.apptest import plotly_array
+from viz import live_canvas as lc
+from viz.fastfig import Fig, plain_figure
+from viz.theme import SIZES, style_figure
+
+RDBU = [[0.0, "rgb(5,48,97)"], [0.5, "rgb(247,247,247)"], [1.0, "rgb(103,0,31)"]]
+
+
+def _spec(fig) -> dict:
+    style_figure(fig)
+    spec = lc.to_spec(fig)
+    assert spec is not None
+    json.dumps(spec)                                    # what the component sends: plain JSON
+    return spec
+
+
+def test_scatter_markers_lines_and_gaps_send_the_figures_numbers():
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=300).astype(np.float32), rng.normal(size=300).astype(np.float32)
+    fig = go.Figure([go.Scatter(x=x, y=y, mode="markers", marker=dict(color="#9467bd", size=4,
+                                                                      opacity=0.8)),
+                     go.Scatter(x=[0, 1, None, 2, 3], y=[1, 2, None, 0, 1], mode="lines",
+                                line=dict(color="black", width=1.2, dash="dot")),
+                     go.Scatter(x=np.arange(4.0), y=np.arange(4.0), mode="lines+markers",
+                                marker=dict(color=["red", "green", "blue", "black"]))])
+    spec = _spec(fig)
+    markers, gaps, both = spec["data"]
+    np.testing.assert_array_equal(plotly_array(markers["x"]), x)
+    np.testing.assert_array_equal(plotly_array(markers["y"]), y)
+    assert markers["marker"] == {"color": "#9467bd", "size": 4, "opacity": 0.8}
+    assert np.isnan(plotly_array(gaps["x"])).sum() == 1 and gaps["line"]["dash"] == "dot"
+    assert both["mode"] == "lines+markers" and both["marker"]["color"][2] == "blue"
+    assert spec["style"]["marker"] == SIZES[False]["marker"] and spec["style"]["line"] == 2.0
+
+
+def test_heatmap_grid_and_colour_scale_are_sent_as_built():
+    z = np.arange(12, dtype=np.float32).reshape(3, 4)
+    fig = plain_figure([{"type": "heatmap", "z": z, "x": np.linspace(0, 1, 4),
+                         "y": np.linspace(0, 2, 3), "colorscale": RDBU, "zmin": 0, "zmax": 11,
+                         "opacity": 0.5, "colorbar": {"title": {"text": "D"}}}],
+                       {"height": 300, "title": {"text": "heat"}})
+    (heat,) = _spec(fig)["data"]
+    np.testing.assert_array_equal(plotly_array(heat["z"]).reshape(3, 4), z)
+    assert heat["colorscale"] == RDBU and (heat["zmin"], heat["zmax"], heat["opacity"]) == (0, 11, 0.5)
+
+
+def test_subplots_shapes_and_annotations_are_kept():
+    fig = Fig(rows=1, cols=2, subplot_titles=("Losses", "Coverage"))
+    fig.add("scatter", row=1, col=1, x=np.arange(5), y=np.arange(5.0), mode="lines")
+    fig.add("scatter", row=1, col=2, x=np.arange(5), y=np.ones(5), mode="lines",
+            line={"shape": "hv"})
+    fig.vline(2.0, row=1, col=2, line={"dash": "dot"}, text="here")
+    fig.layout["shapes"].append({"type": "path", "path": "M0,0L1,1L1,0Z", "xref": "x",
+                                 "yref": "y", "fillcolor": "#aec7e8", "line": {"width": 0}})
+    spec = _spec(fig.figure())
+    layout = spec["layout"]
+    assert spec["data"][1]["xaxis"] == "x2" and layout["xaxis2"]["domain"][0] > 0.5
+    assert [s["type"] for s in layout["shapes"]] == ["line", "path"]
+    assert {a["text"] for a in layout["annotations"]} == {"Losses", "Coverage", "here"}
+    assert "template" not in layout                  # the resolved style travels instead
+
+
+@pytest.mark.parametrize("trace, layout", [
+    (go.Bar(x=[1, 2], y=[3, 4]), {}),                                     # a trace kind
+    (go.Contour(z=[[1, 2], [3, 4]]), {}),
+    (go.Scatter(x=[1, 2], y=[3, 4], fill="tozeroy"), {}),                 # a scatter property
+    (go.Scatter(x=["a", "b"], y=[3, 4]), {}),                             # category axis data
+    (go.Scatter(x=[1, 2], y=[3, 4], mode="markers+text", text=["a", "b"]), {}),
+    (go.Scatter(x=[1, 2], y=[3, 4], marker=dict(symbol="star")), {}),
+    (go.Heatmap(z=[[1, 2], [3, 4]], zsmooth="best"), {}),
+    (go.Scatter(x=[1, 2], y=[3, 4]), {"xaxis": {"type": "date"}}),       # layout properties
+    (go.Scatter(x=[1, 2], y=[3, 4]), {"updatemenus": [{"buttons": []}]}),
+    (go.Scatter(x=[1, 2], y=[3, 4]), {"images": [{"source": "x.png"}]}),
+    (go.Scatter(x=[1, 2], y=[3, 4]), {"shapes": [{"type": "path", "path": "M0,0 C1,1 2,2 3,3"}]}),
+])
+def test_anything_outside_the_whitelist_keeps_plotly(trace, layout):
+    fig = go.Figure(trace, layout)
+    style_figure(fig)
+    assert lc.to_spec(fig) is None
+    fig.data = ()                                     # the rest of that figure is drawable
+    if not layout:
+        assert lc.to_spec(fig) is not None
+
+
+def test_a_named_colour_scale_left_to_plotly_js_keeps_plotly():
+    """plotly.js and plotly.py disagree on some names (viz/fastfig.py); only explicit pairs."""
+    fig = plain_figure([{"type": "heatmap", "z": [[1, 2], [3, 4]], "colorscale": "RdBu"}], {})
+    assert lc.to_spec(fig) is None
+
+
+def _app():
+    import numpy as np
+    import plotly.graph_objects as go
+    import streamlit as st
+
+    from viz.render import live_frame, show_figure
+    playing = st.session_state.get("playing", True)
+    fig = go.Figure(go.Scatter(x=np.arange(50.0), y=np.sin(np.arange(50.0)), mode="markers"))
+    with live_frame(playing):
+        show_figure(fig, key="frame")                                  # canvas while playing
+        show_figure(go.Figure(go.Bar(x=[1, 2], y=[3, 4])), key="bars")  # unsupported: Plotly
+        show_figure(fig, key="clickable", on_select=lambda: None)       # clickable: canvas too
+        show_figure(fig)                                                # no key: a stable one
+    show_figure(fig, key="outside")                                     # outside the frame
+
+
+def test_show_figure_paints_playing_frames_on_the_canvas_and_pauses_to_plotly():
+    at = AppTest.from_function(_app, default_timeout=60).run()
+    assert not at.exception
+    canvases = at.get("bidi_component")
+    assert [c.proto.component_name for c in canvases] == ["dlplay_live_canvas"] * 3
+    assert canvases[0].proto.id.endswith("live-canvas-frame")
+    assert canvases[1].proto.id.endswith("live-canvas-clickable")
+    assert [c.value for c in at.caption] == ["Press **Pause** to click on this chart."]
+    sent = json.loads(canvases[0].proto.json)
+    np.testing.assert_allclose(plotly_array(sent["data"][0]["y"]), np.sin(np.arange(50.0)))
+    assert sent["layout"]["meta"] == {"dlplay_classroom": False}
+    assert len(at.get("plotly_chart")) == 2                 # bars (unsupported), outside
+    ids = [c.proto.id for c in canvases]
+    at.run()                                                # the next frame: the same elements
+    assert [c.proto.id for c in at.get("bidi_component")] == ids
+    at.session_state["playing"] = False                     # Pause: Plotly everywhere
+    at.run()
+    assert not at.get("bidi_component") and len(at.get("plotly_chart")) == 5
+    assert not at.caption                                   # paused: clicks work, no note
+
+
+def test_the_canvas_can_be_switched_off(monkeypatch):
+    monkeypatch.setenv("DLPLAY_LIVE_CANVAS", "0")
+    at = AppTest.from_function(_app, default_timeout=60).run()
+    assert not at.get("bidi_component") and len(at.get("plotly_chart")) == 5
+
+
+def test_the_js_has_a_drawer_for_every_whitelisted_trace_kind():
+    js = lc._JS.read_text()
+    for kind in lc.TRACE_CHECKS:
+        assert f"TRACES.{kind} =" in js or f"\n  {kind}: {{" in js, kind
+    assert "fetch(" not in js and "http" not in js          # no network, no CDN
+
+
+def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
+    """live_canvas.js run in Node (when installed) with a recording 2-D context on figures
+    covering each drawer: markers, lines, heatmap + colour bar, shapes, annotations, log and
+    overlaying axes, scaleanchor, a vertical and a horizontal legend."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    sub = Fig(rows=1, cols=2, subplot_titles=("a", "b"))
+    sub.add("scatter", row=1, col=1, x=np.arange(5), y=np.arange(5.0), mode="lines", name="l")
+    sub.add("scatter", row=1, col=2, x=np.arange(5), y=np.ones(5), mode="lines+markers",
+            line={"shape": "hv", "dash": "dot"}, name="m")
+    sub.vline(2.0, row=1, col=2, text="here")
+    sub.update(legend=dict(orientation="h", yref="container", y=0.0, yanchor="bottom"),
+               yaxis3={"overlaying": "y2", "side": "right", "type": "log", "anchor": "x2"})
+    sub.add("scatter", row=1, col=2, x=np.arange(5), y=10.0 ** np.arange(5), mode="lines")
+    sub.data[-1]["yaxis"] = "y3"
+    figs = [
+        go.Figure([go.Heatmap(z=np.arange(12.0).reshape(3, 4), colorscale=RDBU),
+                   go.Scatter(x=[0, 1, None, 2], y=[0, 1, None, 2], mode="markers",
+                              marker=dict(color=[0.1, 0.5, 0.2, 0.9], colorscale=RDBU),
+                              name="pts"),
+                   go.Scatter(x=[0, 3], y=[0, 2], mode="markers", name="sq",
+                              marker=dict(symbol="square", color=["red", "blue"]))],
+                  dict(title="t", yaxis=dict(scaleanchor="x", constrain="domain"),
+                       shapes=[dict(type="path", path="M0,0L1,1L1,0Z", fillcolor="#abc"),
+                               dict(type="rect", x0=0, x1=1, y0=0, y1=1, xref="paper",
+                                    yref="paper", line=dict(dash="dash"))],
+                       annotations=[dict(text="<b>a</b><br>b", x=1, y=1),
+                                    dict(text="p", x=0.5, y=1, xref="paper", yref="paper",
+                                         showarrow=False)])),
+        sub.figure(),
+    ]
+    specs = [_spec(f) for f in figs]
+    data = tmp_path / "specs.json"
+    data.write_text(json.dumps(specs))
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run([node, str(root / "tests" / "js" / "run_live_canvas.mjs"), str(data),
+                          str(lc._JS)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    heat, grid = json.loads(run.stdout)
+    assert heat["drawImage"] == 2 and heat["arc"] >= 2 * 3 and heat["rect"] >= 2 * 2
+    assert heat["fillText"] > 10 and grid["lineTo"] > 20 and grid["fillText"] > 10

@@ -1,0 +1,557 @@
+// A Plotly figure (the subset viz/live_canvas.py lets through) painted on one <canvas>:
+// a playing live frame costs a few ms of browser CPU instead of Plotly's SVG relayout.
+// Called by Streamlit with new `data` on each rerun; the same element keeps its canvas.
+const CHARTS = new WeakMap();   // parentElement -> {canvas, spec, width, gen, observer}
+const TYPED = {f4: Float32Array, f8: Float64Array, i1: Int8Array, u1: Uint8Array,
+  i2: Int16Array, u2: Uint16Array, i4: Int32Array, u4: Uint32Array};
+const DASH = {dot: [1, 1], dash: [3, 3], longdash: [5, 5], dashdot: [3, 1, 1, 1],
+  longdashdot: [5, 2, 1, 2]};
+
+// ---- data ------------------------------------------------------------------------------
+function numbers(v) {                         // typed array / list (null -> NaN) -> array
+  if (v == null) return null;
+  if (v.bdata !== undefined) {
+    const bin = atob(v.bdata), bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    return new TYPED[v.dtype.replace(/[<>|=]/g, '')](bytes.buffer);
+  }
+  if (Array.isArray(v)) return Float64Array.from(v.flat(), (x) => (x == null ? NaN : +x));
+  return null;
+}
+function grid(z) {                            // z -> {a, rows, cols}
+  const a = numbers(z);
+  if (z.bdata !== undefined) {
+    const s = String(z.shape || a.length).split(',').map(Number);
+    return {a, rows: s.length > 1 ? s[0] : 1, cols: s.length > 1 ? s[1] : s[0]};
+  }
+  return {a, rows: z.length, cols: a.length / Math.max(z.length, 1)};
+}
+function plain(text) {                        // Plotly's HTML-ish text -> lines
+  return String(text ?? '').replace(/<br\s*\/?>/gi, '\n').replace(/<[^>]+>/g, '')
+    .replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').split('\n');
+}
+const titleText = (t) => (t == null ? '' : typeof t === 'string' ? t : t.text ?? '');
+
+let probe = null;
+const RGB_CACHE = new Map();
+function rgb(color) {                          // any CSS colour -> [r, g, b, a]
+  if (RGB_CACHE.has(color)) return RGB_CACHE.get(color);
+  probe = probe || document.createElement('canvas').getContext('2d');
+  probe.fillStyle = '#000'; probe.fillStyle = color;
+  const s = probe.fillStyle;                   // "#rrggbb" or "rgba(r, g, b, a)"
+  const out = s[0] === '#' ? [1, 3, 5].map((i) => parseInt(s.slice(i, i + 2), 16)).concat(1)
+    : s.match(/[\d.]+/g).map(Number).concat(1).slice(0, 4);
+  RGB_CACHE.set(color, out);
+  return out;
+}
+function lut(scale, reverse) {                // colour scale -> 256 x rgba
+  const stops = scale.map(([p, c]) => [+p, rgb(c)]);
+  if (reverse) stops.reverse().forEach((s) => { s[0] = 1 - s[0]; });
+  const out = new Uint8ClampedArray(256 * 4);
+  for (let i = 0, k = 0; i < 256; i++) {
+    const t = i / 255;
+    while (k < stops.length - 2 && t > stops[k + 1][0]) k++;
+    const [p0, c0] = stops[k], [p1, c1] = stops[Math.min(k + 1, stops.length - 1)];
+    const f = p1 > p0 ? Math.min(1, Math.max(0, (t - p0) / (p1 - p0))) : 0;
+    for (let j = 0; j < 3; j++) out[i * 4 + j] = c0[j] + f * (c1[j] - c0[j]);
+    out[i * 4 + 3] = 255 * (c0[3] + f * (c1[3] - c0[3]));
+  }
+  return out;
+}
+function extent(a, lo = Infinity, hi = -Infinity) {
+  for (let i = 0; i < a.length; i++) { const v = a[i]; if (v < lo) lo = v; if (v > hi) hi = v; }
+  return [lo, hi];
+}
+function edges(v, n) {                        // cell centres (n) or edges (n+1) -> n+1 edges
+  const a = numbers(v);
+  if (!a || !a.length) return Float64Array.from({length: n + 1}, (_, i) => i - 0.5);
+  if (a.length === n + 1) return a;
+  const e = new Float64Array(n + 1);
+  for (let i = 1; i < n; i++) e[i] = (a[i - 1] + a[i]) / 2;
+  e[0] = n > 1 ? a[0] - (a[1] - a[0]) / 2 : a[0] - 0.5;
+  e[n] = n > 1 ? a[n - 1] + (a[n - 1] - a[n - 2]) / 2 : a[0] + 0.5;
+  return e;
+}
+
+// ---- trace kinds: prepare (decode, extent) and draw -----------------------------------
+const TRACES = {
+  scatter: {
+    prepare(t, i, style) {
+      const mode = t.mode ?? 'lines+markers', m = t.marker ?? {}, l = t.line ?? {};
+      const color = l.color ?? (typeof m.color === 'string' ? m.color : null)
+        ?? style.colorway[i % style.colorway.length];
+      return {x: numbers(t.x) ?? new Float64Array(0), y: numbers(t.y) ?? new Float64Array(0),
+        lines: mode.includes('lines'), markers: mode.includes('markers'), color, pad: true,
+        width: l.width ?? style.line, dash: l.dash, shape: l.shape ?? 'linear',
+        mcolor: typeof m.color === 'string' ? m.color : color, msize: m.size ?? style.marker,
+        mcolors: Array.isArray(m.color) || m.color?.bdata ? m.color : null, m,
+        mopacity: (m.opacity ?? 1), opacity: t.opacity ?? 1};
+    },
+    extent(p, letter) { return extent(p[letter]); },
+    draw(ctx, p, xa, ya) {
+      ctx.globalAlpha = p.opacity;
+      if (p.lines && p.width > 0) strokePath(ctx, p, xa, ya);
+      if (p.markers) drawMarkers(ctx, p, xa, ya);
+      ctx.globalAlpha = 1;
+    },
+  },
+  heatmap: {
+    prepare(t, i, style) {
+      const g = grid(t.z), [lo, hi] = extent(g.a);
+      return {...g, xe: edges(t.x, g.cols), ye: edges(t.y, g.rows), opacity: t.opacity ?? 1,
+        zmin: t.zmin ?? lo, zmax: t.zmax ?? hi, scale: t.colorscale,
+        lut: lut(t.colorscale, t.reversescale), bar: t.showscale !== false && t.colorbar !== null,
+        colorbar: t.colorbar ?? {}, pad: false};
+    },
+    extent(p, letter) { return extent(letter === 'x' ? p.xe : p.ye); },
+    draw(ctx, p, xa, ya) {
+      const img = new ImageData(p.cols, p.rows), span = (p.zmax - p.zmin) || 1;
+      for (let k = 0; k < p.a.length; k++) {
+        const v = p.a[k];
+        if (!Number.isFinite(v)) continue;
+        const c = Math.round(255 * Math.min(1, Math.max(0, (v - p.zmin) / span))) * 4;
+        img.data.set(p.lut.subarray(c, c + 4), k * 4);
+      }
+      const off = new OffscreenCanvas(p.cols, p.rows);
+      off.getContext('2d').putImageData(img, 0, 0);
+      const X0 = xa.p(p.xe[0]), X1 = xa.p(p.xe[p.cols]), Y0 = ya.p(p.ye[0]), Y1 = ya.p(p.ye[p.rows]);
+      ctx.save();
+      ctx.globalAlpha = p.opacity;
+      ctx.imageSmoothingEnabled = false;
+      ctx.translate(X0, Y0);
+      ctx.scale((X1 - X0) / p.cols, (Y1 - Y0) / p.rows);  // row 0 is y[0]: drawn upwards
+      ctx.drawImage(off, 0, 0);
+      ctx.restore();
+    },
+  },
+};
+TRACES.scattergl = TRACES.scatter;
+
+function strokePath(ctx, p, xa, ya) {
+  ctx.beginPath();
+  let pen = false, px = 0, py = 0;
+  for (let i = 0; i < p.x.length; i++) {
+    const X = xa.p(p.x[i]), Y = ya.p(p.y[i]);
+    if (!Number.isFinite(X) || !Number.isFinite(Y)) { pen = false; continue; }
+    if (!pen) ctx.moveTo(X, Y);
+    else if (p.shape === 'hv') { ctx.lineTo(X, py); ctx.lineTo(X, Y); }
+    else if (p.shape === 'vh') { ctx.lineTo(px, Y); ctx.lineTo(X, Y); }
+    else ctx.lineTo(X, Y);
+    pen = true; px = X; py = Y;
+  }
+  const d = Math.max(p.width, 3);
+  ctx.setLineDash((DASH[p.dash] ?? []).map((k) => k * d));
+  ctx.strokeStyle = p.color; ctx.lineWidth = p.width; ctx.lineJoin = 'round';
+  ctx.stroke();
+  ctx.setLineDash([]);
+}
+function drawMarkers(ctx, p, xa, ya) {
+  const m = p.m, n = p.x.length, sizes = typeof p.msize === 'number' ? null : numbers(p.msize);
+  let colors = null;
+  if (p.mcolors && typeof (p.mcolors[0]) === 'string') colors = p.mcolors;
+  else if (p.mcolors) {
+    const v = numbers(p.mcolors), [lo, hi] = extent(v), table = lut(m.colorscale, m.reversescale);
+    const c0 = m.cmin ?? lo, span = ((m.cmax ?? hi) - c0) || 1;
+    colors = Array.from(v, (z) => { const k = Math.round(255 * Math.min(1, Math.max(0, (z - c0) / span))) * 4;
+      return `rgb(${table[k]},${table[k + 1]},${table[k + 2]})`; });
+  }
+  const symbol = String(m.symbol ?? 'circle'), open = symbol.endsWith('-open');
+  const outline = m.line?.width ? [m.line.color ?? '#444', m.line.width] : null;
+  ctx.globalAlpha = p.opacity * p.mopacity;
+  const shape = (X, Y, r) => {
+    if (symbol.startsWith('square') || symbol === '1') ctx.rect(X - r, Y - r, 2 * r, 2 * r);
+    else if (symbol.startsWith('diamond') || symbol === '2') {
+      ctx.moveTo(X, Y - r * 1.3); ctx.lineTo(X + r * 1.3, Y); ctx.lineTo(X, Y + r * 1.3); ctx.lineTo(X - r * 1.3, Y); ctx.closePath();
+    } else if (symbol === 'x' || symbol === 'cross') {
+      const s = symbol === 'x' ? 0.8 * r : r;
+      ctx.rect(X - s, Y - s / 3, 2 * s, 2 * s / 3); ctx.rect(X - s / 3, Y - s, 2 * s / 3, 2 * s);
+    } else { ctx.moveTo(X + r, Y); ctx.arc(X, Y, r, 0, 2 * Math.PI); }
+  };
+  const paint = (fill) => {
+    if (open) { ctx.strokeStyle = fill; ctx.lineWidth = outline?.[1] ?? 1; ctx.stroke(); return; }
+    ctx.fillStyle = fill; ctx.fill();
+    if (outline) { ctx.strokeStyle = outline[0]; ctx.lineWidth = outline[1]; ctx.stroke(); }
+  };
+  ctx.beginPath();
+  for (let i = 0; i < n; i++) {
+    const X = xa.p(p.x[i]), Y = ya.p(p.y[i]), r = (sizes ? sizes[i] : p.msize) / 2;
+    if (!Number.isFinite(X) || !Number.isFinite(Y)) continue;
+    if (colors) { ctx.beginPath(); shape(X, Y, r); paint(colors[i]); } else shape(X, Y, r);
+  }
+  if (!colors) paint(p.mcolor);
+  ctx.globalAlpha = 1;
+}
+
+// ---- axes --------------------------------------------------------------------------------
+function niceTicks(lo, hi, target) {           // Plotly's auto ticks: dtick 1/2/5 x 10^k
+  const rough = Math.abs(hi - lo) / target, base = 10 ** Math.floor(Math.log10(rough || 1));
+  const dtick = base * ([1, 2, 5, 10].find((s) => s * base >= rough) ?? 10);
+  const a = Math.min(lo, hi), b = Math.max(lo, hi), out = [];
+  for (let v = Math.ceil(a / dtick - 1e-9) * dtick; v <= b + dtick * 1e-9; v += dtick) out.push(+v.toPrecision(12));
+  return {values: out, dtick};
+}
+function formatter(ax, dtick, values) {
+  const f = (ax.tickformat ?? '').replace('~', ''), m = f.match(/^(,)?(?:\.(\d+))?([f%ed])$/);
+  const pre = ax.tickprefix ?? '', post = ax.ticksuffix ?? '';
+  if (m) {
+    const d = +(m[2] ?? (m[3] === 'd' ? 0 : 6));
+    const fn = {f: (v) => v.toFixed(d), '%': (v) => `${(100 * v).toFixed(d)}%`,
+      e: (v) => v.toExponential(d), d: (v) => Math.round(v).toLocaleString('en-US')}[m[3]];
+    return (v) => pre + fn(v) + post;
+  }
+  const big = Math.max(...values.map(Math.abs), 0), e3 = big >= 10000 ? 3 * Math.floor(Math.log10(big) / 3) : 0;
+  const unit = 10 ** e3, dec = Math.max(0, Math.ceil(-Math.log10(dtick / unit) - 1e-9));
+  const si = {0: '', 3: 'k', 6: 'M', 9: 'G', 12: 'T'}[e3] ?? `e${e3}`;
+  const trim = (s) => (s.includes('.') ? s.replace(/\.?0+$/, '') : s);   // Plotly: 1, 0.8
+  return (v) => pre + (v === 0 ? '0' : trim((v / unit).toFixed(Math.min(dec, 10))).replace('-', '\u2212') + si) + post;
+}
+function ticks(ax, measure) {                 // [[value, label]]; auto ticks thin out until
+  let out = autoTicks(ax, 1);                   // their labels no longer overlap
+  for (let k = 2; measure && ax.letter === 'x' && !ax.cfg.tickvals && k <= 16 && out.length > 2; k *= 2) {
+    const widest = Math.max(...out.map(([, s]) => measure(s))), gap = Math.abs(ax.t(out[1][0]) - ax.t(out[0][0]));
+    if (!(widest + 6 > gap)) break;
+    out = autoTicks(ax, k);
+  }
+  return out;
+}
+function autoTicks(ax, thin) {
+  const c = ax.cfg, log = ax.log;
+  if (Array.isArray(c.tickvals)) {
+    const text = c.ticktext ?? c.tickvals.map(formatter(c, 1, c.tickvals));
+    return c.tickvals.map((v, i) => [log ? Math.log10(v) : v, String(text[i] ?? '')]);
+  }
+  let values, dtick;
+  if (log) {                                    // powers of ten, or linear ticks in a decade
+    const lo = Math.min(ax.r0, ax.r1), hi = Math.max(ax.r0, ax.r1);
+    if (hi - lo >= 2) {
+      values = [];
+      for (let k = Math.ceil(lo - 1e-9); k <= hi + 1e-9; k++) values.push(k);
+      const fmt = formatter(c, 1, values.map((v) => 10 ** v));
+      return values.map((v) => [v, fmt(+(10 ** v).toPrecision(6))]);
+    }
+    ({values, dtick} = niceTicks(10 ** lo, 10 ** hi, Math.max(3, ax.len / 50) / thin));
+    const fmt = formatter(c, dtick, values);
+    return values.filter((v) => v > 0).map((v) => [Math.log10(v), fmt(v)]);
+  }
+  if (c.dtick && typeof c.dtick === 'number') {
+    dtick = c.dtick; values = [];
+    const t0 = c.tick0 ?? 0;
+    for (let v = t0 + Math.ceil((ax.r0 - t0) / dtick - 1e-9) * dtick; v <= ax.r1 + 1e-9; v += dtick) values.push(+v.toPrecision(12));
+  } else {
+    const target = c.nticks || Math.min(9, Math.max(4, ax.len / (ax.letter === 'y' ? 40 : 80))) + 1;
+    ({values, dtick} = niceTicks(ax.r0, ax.r1, target / thin));
+  }
+  const fmt = formatter(c, dtick, values);
+  return values.map((v) => [v, fmt(v)]);
+}
+
+function buildAxes(spec, prepared) {
+  const L = spec.layout, axes = {};
+  const add = (id) => {
+    if (axes[id]) return axes[id];
+    const name = `${id[0]}axis${id.slice(1)}`, cfg = L[name] ?? {};
+    return (axes[id] = {id, letter: id[0], cfg, log: cfg.type === 'log', lo: Infinity, hi: -Infinity, pad: false});
+  };
+  for (const k of Object.keys(L)) if (/^[xy]axis\d*$/.test(k)) add(k[0] + k.slice(5));
+  add('x'); add('y');
+  prepared.forEach(({t, p, kind}) => {
+    for (const letter of ['x', 'y']) {
+      const ax = add(t[`${letter}axis`] ?? letter);
+      let [lo, hi] = kind.extent(p, letter);
+      if (ax.log) [lo, hi] = [Math.log10(Math.max(lo, 1e-300)), Math.log10(hi)];
+      if (Number.isFinite(lo)) { ax.lo = Math.min(ax.lo, lo); ax.hi = Math.max(ax.hi, hi); ax.pad ||= p.pad; }
+    }
+  });
+  for (const ax of Object.values(axes)) {
+    const c = ax.cfg, base = c.overlaying ? add(c.overlaying).cfg : c;
+    ax.domain = base.domain ?? [0, 1];
+    ax.side = c.side ?? (ax.letter === 'x' ? 'bottom' : 'left');
+    ax.anchor = c.anchor ?? (ax.letter === 'x' ? 'y' : 'x');
+    if (Array.isArray(c.range) && c.range.length === 2 && c.range.every((v) => v != null)) [ax.r0, ax.r1] = c.range;
+    else {
+      let lo = ax.lo, hi = ax.hi;
+      if (!Number.isFinite(lo)) [lo, hi] = ax.letter === 'x' ? [-1, 6] : [-1, 4];
+      if (hi === lo) { lo -= 1; hi += 1; }
+      const pad = ax.pad ? 0.05 * (hi - lo) : 0;
+      [ax.r0, ax.r1] = c.autorange === 'reversed' ? [hi + pad, lo - pad] : [lo - pad, hi + pad];
+    }
+    ax.visible = c.visible !== false;
+    ax.labels = ax.visible && c.showticklabels !== false;
+  }
+  return axes;
+}
+function place(axes, plot) {                   // pixel extent of each axis, its mapping
+  for (const ax of Object.values(axes)) {
+    const [d0, d1] = ax.domain;
+    if (ax.letter === 'x') { ax.start = plot.l + d0 * plot.w; ax.len = (d1 - d0) * plot.w; }
+    else { ax.start = plot.t + (1 - d1) * plot.h; ax.len = (d1 - d0) * plot.h; }
+  }
+  for (const ax of Object.values(axes)) {       // scaleanchor: equal units (constrain "range")
+    const other = axes[ax.cfg.scaleanchor];
+    if (!other) continue;
+    const ratio = ax.cfg.scaleratio ?? 1, k = ax.len / Math.abs(ax.r1 - ax.r0), ko = other.len / Math.abs(other.r1 - other.r0);
+    const fit = (a, kk) => {                   // a gets kk px per unit: a wider range or,
+      if (a.cfg.constrain === 'domain') {        // constrain "domain", a shorter axis
+        const len = a.len * kk / (a.len / Math.abs(a.r1 - a.r0)); a.start += (a.len - len) / 2; a.len = len;
+      } else { const c = (a.r0 + a.r1) / 2, h = (a.r1 - a.r0) / 2 * (a.len / Math.abs(a.r1 - a.r0)) / kk; a.r0 = c - h; a.r1 = c + h; }
+    };
+    if (k > ratio * ko) fit(ax, ratio * ko); else fit(other, k / ratio);
+  }
+  for (const ax of Object.values(axes)) {
+    const {r0, r1, start, len} = ax, log = ax.log;
+    ax.p = ax.letter === 'x'
+      ? (v) => start + ((log ? Math.log10(v) : v) - r0) / (r1 - r0) * len
+      : (v) => start + len - ((log ? Math.log10(v) : v) - r0) / (r1 - r0) * len;
+    ax.t = ax.letter === 'x' ? (v) => start + (v - r0) / (r1 - r0) * len : (v) => start + len - (v - r0) / (r1 - r0) * len;
+  }
+}
+
+// ---- the figure ----------------------------------------------------------------------------
+function font(style, size, weight = '') { return `${weight} ${size}px ${style.family}`; }
+function text(ctx, lines, x, y, {size, style, color, xanchor = 'left', yanchor = 'top', angle = 0}) {
+  ctx.save();
+  ctx.font = font(style, size); ctx.fillStyle = color ?? style.color;
+  ctx.textAlign = {left: 'left', center: 'center', right: 'right'}[xanchor] ?? 'center';
+  ctx.textBaseline = 'middle';
+  ctx.translate(x, y); ctx.rotate(angle * Math.PI / 180);
+  const lh = size * 1.25, h = lines.length * lh;
+  const top = yanchor === 'top' ? 0 : yanchor === 'bottom' ? -h : -h / 2;
+  lines.forEach((line, i) => ctx.fillText(line, 0, top + (i + 0.5) * lh));
+  ctx.restore();
+}
+const widthOf = (ctx, lines, size, style) => { ctx.font = font(style, size); return Math.max(0, ...lines.map((l) => ctx.measureText(l).width)); };
+
+function legendItems(spec, prepared) {
+  const L = spec.layout, items = prepared.filter(({t}) => TRACES[t.type ?? 'scatter'] === TRACES.scatter
+    && t.showlegend !== false).map(({t, p, i}) => ({name: plain(t.name ?? `trace ${i}`)[0], p}));
+  for (const s of L.shapes ?? []) {            // shapes drawn in the legend (showlegend)
+    if (s.showlegend) items.push({name: plain(s.name ?? '')[0], p: {lines: true, color: s.line?.color ?? '#444', width: s.line?.width ?? 2, dash: s.line?.dash}});
+  }
+  const show = L.showlegend ?? items.length > 1;
+  return show ? items : [];
+}
+
+function draw(chart) {
+  const {canvas, spec} = chart, ctx = canvas.getContext('2d'), L = spec.layout, style = spec.style;
+  const W = chart.width, H = chart.height, dpr = window.devicePixelRatio || 1;
+  canvas.width = Math.round(W * dpr); canvas.height = Math.round(H * dpr);
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.fillStyle = L.paper_bgcolor ?? 'white'; ctx.fillRect(0, 0, W, H);
+  const prepared = spec.data.map((t, i) => { const kind = TRACES[t.type ?? 'scatter']; return {t, i, kind, p: kind.prepare(t, i, style)}; });
+  const axes = buildAxes(spec, prepared), m = {...style.margin, ...(L.margin ?? {})};
+  const tick = style.tick, fsize = style.font, legend = legendItems(spec, prepared);
+  const horizontal = (L.legend?.orientation ?? 'v') === 'h';
+  // automargin: room for tick labels, axis titles, title, colour bars and the legend
+  for (const ax of Object.values(axes)) {
+    if (!ax.visible) continue;
+    ax.len = ax.letter === 'x' ? W / 2 : H / 2;
+    const labels = ax.labels ? autoTicks(ax, 1).map(([, s]) => s) : [];
+    const title = titleText(ax.cfg.title), tsize = ax.cfg.title?.font?.size ?? fsize;
+    if (ax.letter === 'y') {
+      const need = widthOf(ctx, labels, tick, style) + 8 + (title ? tsize * 1.25 + 8 : 0);
+      if (ax.side === 'right') m.r = Math.max(m.r, need + 4); else m.l = Math.max(m.l, need + 4);
+    } else m.b = Math.max(m.b, (labels.length ? tick * 1.25 + 8 : 0) + (title ? tsize * 1.25 + 8 : 0) + 4);
+  }
+  const title = titleText(L.title);
+  if (title) m.t = Math.max(m.t, 0.02 * H + style.title * 1.3 * plain(title).length + 4);
+  const bars = prepared.filter(({p}) => p.bar);
+  if (bars.length) {
+    const b = bars[0].p, th = b.colorbar.thickness ?? 30, ttl = titleText(b.colorbar.title);
+    const labels = niceTicks(b.zmin, b.zmax, 6).values.map(formatter(b.colorbar, niceTicks(b.zmin, b.zmax, 6).dtick, [b.zmax]));
+    b.barW = th + 6 + widthOf(ctx, labels, fsize, style) + (ttl ? fsize * 1.25 + 4 : 0);
+    m.r += b.barW + 10;
+  }
+  ctx.font = font(style, fsize);
+  const items = legend.map((it) => ({...it, w: 40 + ctx.measureText(it.name).width + 8}));
+  if (items.length && horizontal) {              // a grid: columns as wide as the widest entry
+    const col = Math.max(...items.map((it) => it.w)), per = Math.max(1, Math.floor((W - m.l) / col));
+    items.forEach((it, k) => { it.row = Math.floor(k / per); it.x = (k % per) * col; });
+    m.b += Math.ceil(items.length / per) * fsize * 1.6 + 6;
+  } else if (items.length) m.r += Math.max(...items.map((it) => it.w)) + 10;
+  const plot = {l: m.l, t: m.t, w: Math.max(10, W - m.l - m.r), h: Math.max(10, H - m.t - m.b)};
+  place(axes, plot);
+  const ax = Object.values(axes), anchorPos = (a) => {
+    const o = axes[a.anchor];
+    if (a.letter === 'x') return o ? (a.side === 'top' ? o.start : o.start + o.len) : plot.t + plot.h;
+    return o ? (a.side === 'right' ? o.start + o.len : o.start) : plot.l;
+  };
+  const cross = (a) => axes[a.anchor] ?? {start: a.letter === 'x' ? plot.t : plot.l, len: a.letter === 'x' ? plot.h : plot.w};
+  ctx.font = font(style, tick);
+  const measure = (s) => ctx.measureText(s).width;
+  const tickCache = new Map(ax.map((a) => [a, a.visible ? ticks(a, measure) : []]));
+  // grid
+  ctx.lineWidth = 1;
+  for (const a of ax) {
+    if (!a.visible || a.cfg.showgrid === false || (a.cfg.overlaying && a.cfg.showgrid !== true)) continue;
+    const o = cross(a);
+    ctx.strokeStyle = a.cfg.gridcolor ?? style.grid; ctx.beginPath();
+    for (const [v] of tickCache.get(a)) {
+      const q = Math.round(a.t(v)) + 0.5;
+      if (a.letter === 'x') { ctx.moveTo(q, o.start); ctx.lineTo(q, o.start + o.len); } else { ctx.moveTo(o.start, q); ctx.lineTo(o.start + o.len, q); }
+    }
+    ctx.stroke();
+  }
+  const shapes = (L.shapes ?? []).filter((s) => s.visible !== false);
+  shapes.filter((s) => s.layer === 'below').forEach((s) => drawShape(ctx, s, axes, plot));
+  for (const {t, p, kind} of prepared) {       // traces, clipped to their subplot
+    const xa = axes[t.xaxis ?? 'x'], ya = axes[t.yaxis ?? 'y'];
+    ctx.save(); ctx.beginPath(); ctx.rect(xa.start, ya.start, xa.len, ya.len); ctx.clip();
+    kind.draw(ctx, p, xa, ya);
+    ctx.restore();
+  }
+  shapes.filter((s) => s.layer !== 'below').forEach((s) => drawShape(ctx, s, axes, plot));
+  // axis lines, ticks, labels, titles
+  for (const a of ax) {
+    if (!a.visible) continue;
+    const pos = anchorPos(a), sign = (a.side === 'bottom' || a.side === 'right') ? 1 : -1, c = a.cfg;
+    ctx.strokeStyle = c.linecolor ?? style.axis; ctx.lineWidth = 1; ctx.beginPath();
+    if (c.showline) {
+      if (a.letter === 'x') { ctx.moveTo(a.start, pos); ctx.lineTo(a.start + a.len, pos); } else { ctx.moveTo(pos, a.start); ctx.lineTo(pos, a.start + a.len); }
+    }
+    for (const [v] of tickCache.get(a)) {
+      const q = Math.round(a.t(v)) + 0.5;
+      if ((c.ticks ?? 'outside') === '') break;
+      if (a.letter === 'x') { ctx.moveTo(q, pos); ctx.lineTo(q, pos + sign * 5); } else { ctx.moveTo(pos, q); ctx.lineTo(pos + sign * 5, q); }
+    }
+    ctx.stroke();
+    let extentPx = 0;
+    if (a.labels) {
+      const labels = tickCache.get(a);
+      for (const [v, s] of labels) {
+        const q = a.t(v);
+        if (a.letter === 'x') text(ctx, [s], q, pos + sign * 8, {size: tick, style, xanchor: 'center', yanchor: sign > 0 ? 'top' : 'bottom'});
+        else text(ctx, [s], pos + sign * 8, q, {size: tick, style, xanchor: sign > 0 ? 'left' : 'right', yanchor: 'middle'});
+      }
+      extentPx = a.letter === 'x' ? tick * 1.25 : widthOf(ctx, labels.map(([, s]) => s), tick, style);
+    }
+    const tt = titleText(c.title);
+    if (tt) {
+      const tsize = c.title?.font?.size ?? fsize, off = 8 + extentPx + (c.title?.standoff ?? 8);
+      if (a.letter === 'x') text(ctx, plain(tt), a.start + a.len / 2, pos + sign * off, {size: tsize, style, xanchor: 'center', yanchor: sign > 0 ? 'top' : 'bottom'});
+      else text(ctx, plain(tt), pos + sign * (off + tsize * 0.6), a.start + a.len / 2, {size: tsize, style, xanchor: 'center', yanchor: 'middle', angle: -90});
+    }
+  }
+  for (const b of bars) drawColorbar(ctx, b.p, plot, style, axes[b.t.yaxis ?? 'y']);
+  for (const n of L.annotations ?? []) drawAnnotation(ctx, n, axes, plot, style);
+  drawLegend(ctx, items, horizontal, plot, H, style, bars.length ? bars[0].p.barW + 10 : 0);
+  if (title) {
+    const T = typeof L.title === 'object' ? L.title : {};
+    text(ctx, plain(title), (T.x ?? 0.02) * W, (1 - (T.y ?? 0.98)) * H, {size: T.font?.size ?? style.title, style,
+      xanchor: T.xanchor ?? 'left', yanchor: T.yanchor ?? 'top'});
+  }
+}
+
+function refPos(ref, v, axes, plot, letter) {  // "paper" / "x2 domain" / "x2" -> pixel
+  ref = ref ?? letter;
+  if (ref === 'paper') return letter === 'x' ? plot.l + v * plot.w : plot.t + (1 - v) * plot.h;
+  const a = axes[ref.split(' ')[0]];
+  if (!a) return NaN;
+  if (ref.endsWith('domain')) return letter === 'x' ? a.start + v * a.len : a.start + (1 - v) * a.len;
+  return a.p(v);
+}
+function drawShape(ctx, s, axes, plot) {
+  const X = (v) => refPos(s.xref, v, axes, plot, 'x'), Y = (v) => refPos(s.yref, v, axes, plot, 'y');
+  ctx.save(); ctx.globalAlpha = s.opacity ?? 1; ctx.beginPath();
+  const type = s.type ?? (s.path ? 'path' : 'rect');
+  if (type === 'path') {
+    const tok = s.path.match(/[MLZmlz]|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?/g) ?? [];
+    for (let i = 0, cmd = 'M'; i < tok.length;) {
+      if (/[MLZ]/i.test(tok[i])) { cmd = tok[i++].toUpperCase(); if (cmd === 'Z') { ctx.closePath(); continue; } }
+      const px = X(+tok[i++]), py = Y(+tok[i++]);
+      cmd === 'M' ? ctx.moveTo(px, py) : ctx.lineTo(px, py);
+      if (cmd === 'M') cmd = 'L';
+    }
+  } else if (type === 'line') { ctx.moveTo(X(s.x0), Y(s.y0)); ctx.lineTo(X(s.x1), Y(s.y1)); }
+  else if (type === 'circle') {
+    const cx = (X(s.x0) + X(s.x1)) / 2, cy = (Y(s.y0) + Y(s.y1)) / 2;
+    ctx.ellipse(cx, cy, Math.abs(X(s.x1) - X(s.x0)) / 2, Math.abs(Y(s.y1) - Y(s.y0)) / 2, 0, 0, 2 * Math.PI);
+  } else ctx.rect(X(s.x0), Y(s.y0), X(s.x1) - X(s.x0), Y(s.y1) - Y(s.y0));
+  if (s.fillcolor && type !== 'line') { ctx.fillStyle = s.fillcolor; ctx.fill(); }
+  const line = s.line ?? {}, w = line.width ?? 2;
+  if (w > 0 && line.color !== 'rgba(0,0,0,0)') {
+    ctx.setLineDash((DASH[line.dash] ?? []).map((k) => k * Math.max(w, 3)));
+    ctx.strokeStyle = line.color ?? '#444'; ctx.lineWidth = w; ctx.stroke();
+  }
+  ctx.restore();
+}
+function drawAnnotation(ctx, n, axes, plot, style) {
+  if (n.visible === false) return;
+  let x = refPos(n.xref, n.x ?? 0.5, axes, plot, 'x') + (n.xshift ?? 0), y = refPos(n.yref, n.y ?? 0.5, axes, plot, 'y') - (n.yshift ?? 0);
+  const paperish = (r) => r === 'paper' || String(r).endsWith('domain');
+  const auto = (ref, v, lo, mid, hi) => (!paperish(ref) ? mid : v <= 1 / 3 ? lo : v >= 2 / 3 ? hi : mid);
+  let xanchor = n.xanchor ?? 'auto', yanchor = n.yanchor ?? 'auto';
+  if (n.showarrow !== false) {
+    const tx = x + (n.ax ?? -10), ty = y + (n.ay ?? -30);
+    ctx.strokeStyle = n.arrowcolor ?? style.color; ctx.lineWidth = n.arrowwidth ?? 1;
+    ctx.beginPath(); ctx.moveTo(x, y); ctx.lineTo(tx, ty); ctx.stroke();
+    x = tx; y = ty; xanchor = xanchor === 'auto' ? 'center' : xanchor; yanchor = yanchor === 'auto' ? 'middle' : yanchor;
+  }
+  if (xanchor === 'auto') xanchor = auto(n.xref, n.x, 'left', 'center', 'right');
+  if (yanchor === 'auto') yanchor = auto(n.yref, n.y, 'bottom', 'middle', 'top');
+  text(ctx, plain(n.text), x, y, {size: n.font?.size ?? style.font, style, color: n.font?.color, xanchor, yanchor, angle: n.textangle ?? 0});
+}
+function drawColorbar(ctx, b, plot, style, ya) {
+  const c = b.colorbar, th = c.thickness ?? 30, len = (c.len ?? 1) * plot.h;
+  const x = plot.l + plot.w + 10 + (c.x != null ? (c.x - 1.02) * plot.w : 0), top = plot.t + ((1 - (c.y ?? 0.5)) * plot.h) - len / 2;
+  for (let i = 0; i < 256; i++) {              // top = zmax
+    ctx.fillStyle = `rgb(${b.lut[i * 4]},${b.lut[i * 4 + 1]},${b.lut[i * 4 + 2]})`;
+    ctx.fillRect(x, top + len * (1 - (i + 1) / 256), th, len / 256 + 0.5);
+  }
+  ctx.strokeStyle = style.axis; ctx.lineWidth = 1; ctx.strokeRect(x, top, th, len);
+  const {values, dtick} = niceTicks(b.zmin, b.zmax, Math.max(3, len / 40)), fmt = formatter(c, dtick, values);
+  let wmax = 0;
+  for (const v of values) {
+    if (v < Math.min(b.zmin, b.zmax) || v > Math.max(b.zmin, b.zmax)) continue;
+    const y = top + len * (1 - (v - b.zmin) / ((b.zmax - b.zmin) || 1));
+    text(ctx, [fmt(v)], x + th + 4, y, {size: style.font, style, xanchor: 'left', yanchor: 'middle'});
+    wmax = Math.max(wmax, widthOf(ctx, [fmt(v)], style.font, style));
+  }
+  const t = titleText(c.title);
+  if (t) text(ctx, plain(t), x + th + 8 + wmax + style.font * 0.6, top + len / 2, {size: c.title?.font?.size ?? style.font, style, xanchor: 'center', yanchor: 'middle', angle: -90});
+}
+function drawLegend(ctx, items, horizontal, plot, H, style, barW) {
+  const size = style.font, lh = size * 1.6;
+  items.forEach((it, k) => {
+    const x = horizontal ? plot.l + it.x : plot.l + plot.w + 10 + barW;
+    const rows = horizontal ? Math.max(...items.map((i) => i.row)) + 1 : 0;
+    const y = horizontal ? H - 6 - (rows - it.row - 0.5) * lh : plot.t + (k + 0.5) * lh;
+    const p = it.p;
+    ctx.save();
+    if (p.lines) { ctx.strokeStyle = p.color; ctx.lineWidth = Math.min(p.width, 5); ctx.setLineDash((DASH[p.dash] ?? []).map((d) => d * 3)); ctx.beginPath(); ctx.moveTo(x + 5, y); ctx.lineTo(x + 35, y); ctx.stroke(); }
+    if (p.markers) { ctx.globalAlpha = p.mopacity; ctx.fillStyle = p.mcolor; ctx.beginPath(); ctx.arc(x + 20, y, Math.min(typeof p.msize === 'number' ? p.msize : 6, 16) / 2 + 1, 0, 2 * Math.PI); ctx.fill(); }
+    ctx.restore();
+    text(ctx, [it.name], x + 40, y, {size, style, xanchor: 'left', yanchor: 'middle'});
+  });
+}
+
+export default function ({data, parentElement}) {
+  let chart = CHARTS.get(parentElement);
+  if (!chart) {                                 // reuse a canvas an early cleanup left behind
+    let canvas = parentElement.querySelector('canvas[data-testid="dlplay-live-canvas"]');
+    if (!canvas) {
+      canvas = document.createElement('canvas');
+      canvas.setAttribute('data-testid', 'dlplay-live-canvas');
+      canvas.style.cssText = 'display:block;width:100%';
+      parentElement.appendChild(canvas);
+    }
+    chart = {canvas, spec: null, width: 0, gen: 0, frames: 0};
+    chart.observer = new ResizeObserver(() => {
+      const w = canvas.clientWidth;
+      if (w && w !== chart.width && chart.spec) { chart.width = w; draw(chart); }
+    });
+    chart.observer.observe(canvas);
+    CHARTS.set(parentElement, chart);
+  }
+  const gen = ++chart.gen;
+  chart.spec = data;
+  chart.height = data.layout.height ?? 450;
+  chart.canvas.style.height = `${chart.height}px`;
+  chart.width = chart.canvas.clientWidth || chart.width || 600;
+  draw(chart);
+  chart.canvas.dataset.frames = String(++chart.frames);
+  return () => {
+    if (chart.gen !== gen) return;             // an older call's cleanup: keep the chart
+    chart.observer.disconnect();
+    CHARTS.delete(parentElement);
+  };
+}

@@ -1,0 +1,195 @@
+"""Playing live frames drawn on a <canvas> instead of Plotly's SVG (issue 22, cheap frames).
+
+While Play is on, a live page redraws its figures 2-4 times a second. Plotly makes every
+marker an SVG node and lays the whole chart out again on each react: measured in headless
+Chromium on the 2-core machine, ~600 ms of browser CPU per GAN frame, so a few students'
+browsers on one machine fell below one frame per second. A frame is only looked at, not
+hovered or zoomed, so viz.render.show_figure draws it with this component: the same figure
+(data and layout, styled by viz.theme) painted on one canvas by live_canvas.js, a few ms per
+frame. Pause shows the full interactive Plotly figure again.
+
+Only what the live figures use is drawn (a whitelist; anything else keeps Plotly):
+  traces  scatter/scattergl (lines, markers, lines+markers; None/NaN gaps; marker colour,
+          size, opacity, per-point colour arrays; line colour, width, dash, shape hv/vh),
+          heatmap (z grid, x/y centres, colour scale given as pairs, zmin/zmax, opacity,
+          colour bar);
+  layout  title, axes (range, autorange, reversed, log, domain, anchor, overlaying, side,
+          tick values/text/format, scaleanchor), shapes (line, rect, M/L/Z paths),
+          annotations (text), legend, margins, height.
+
+The JSON sent is the figure's own (plotly's to_dict: numpy arrays as base64 typed arrays,
+decoded in JS) plus the resolved theme (fonts, colourway, default widths), so Python does
+no per-point work: converting costs ~1 ms per figure.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from viz.theme import COLORWAY, FONT_FAMILY, SIZES
+
+_JS = Path(__file__).with_name("live_canvas.js")
+
+# ---- the whitelist: properties the canvas draws (or may safely ignore) ---------------------
+_IGNORED = {"hoverinfo", "hovertemplate", "hovertext", "hoverlabel", "customdata", "uid",
+            "meta", "legendgroup", "legendrank", "ids", "selectedpoints", "cliponaxis",
+            "hoveron", "zorder"}
+_SCATTER = _IGNORED | {"type", "x", "y", "mode", "name", "marker", "line", "opacity",
+                       "showlegend", "xaxis", "yaxis", "visible", "connectgaps", "text"}
+_HEATMAP = _IGNORED | {"type", "x", "y", "z", "colorscale", "zmin", "zmax", "zmid",
+                       "opacity", "showscale", "colorbar", "name", "xaxis", "yaxis",
+                       "visible", "showlegend", "zsmooth", "reversescale", "text",
+                       "xgap", "ygap", "hoverongaps", "zauto"}
+_MARKER = {"color", "size", "opacity", "symbol", "line", "colorscale", "cmin", "cmax",
+           "showscale", "reversescale", "cauto"}
+_LINE = {"color", "width", "dash", "shape", "simplify", "smoothing"}
+_SYMBOLS = {"circle", "square", "diamond", "x", "cross", "circle-open", "square-open",
+            "diamond-open", 0, 1, 2}
+_MODES = {"lines", "markers", "lines+markers", "markers+lines", "none"}
+_DASHES = {"solid", "dot", "dash", "dashdot", "longdash", "longdashdot", None}
+_LAYOUT = {"height", "width", "margin", "title", "legend", "showlegend", "annotations",
+           "shapes", "meta", "template", "font", "hovermode", "dragmode", "clickmode",
+           "uirevision", "paper_bgcolor", "plot_bgcolor", "autosize", "colorway",
+           "transition", "datarevision", "editrevision", "selectionrevision", "bargap"}
+_AXIS = {"range", "title", "domain", "anchor", "overlaying", "side", "showgrid",
+         "zeroline", "visible", "showticklabels", "tickformat", "tickvals", "ticktext",
+         "tickmode", "type", "scaleanchor", "scaleratio", "constrain", "constraintoward",
+         "autorange", "fixedrange", "dtick", "tick0", "nticks", "gridcolor", "showline",
+         "linecolor", "ticks", "ticksuffix", "tickprefix", "automargin", "tickfont",
+         "mirror", "zerolinecolor", "zerolinewidth", "linewidth", "gridwidth", "ticklen",
+         "tickangle", "showspikes", "rangemode", "matches", "layer", "exponentformat"}
+_SHAPE = {"type", "x0", "x1", "y0", "y1", "path", "xref", "yref", "line", "fillcolor",
+          "opacity", "layer", "name", "visible", "editable", "showlegend", "legendgroup",
+          "legendrank"}
+_ANNOTATION = {"text", "x", "y", "xref", "yref", "xanchor", "yanchor", "showarrow", "font",
+               "align", "bgcolor", "textangle", "ax", "ay", "arrowhead", "arrowcolor",
+               "arrowwidth", "axref", "ayref", "opacity", "visible", "name", "xshift",
+               "yshift", "captureevents", "arrowsize"}
+
+
+def _numeric_array(value: Any) -> bool:
+    """A typed array, or a list of numbers / None (no category strings, no dates)."""
+    if isinstance(value, dict):
+        return "bdata" in value and "dtype" in value
+    if isinstance(value, (list, tuple)):
+        return all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+                   or (isinstance(v, (list, tuple)) and _numeric_array(v)) for v in value)
+    return False
+
+
+def _colorscale(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and all(
+        isinstance(p, (list, tuple)) and len(p) == 2 for p in value)
+
+
+def _scatter_ok(t: dict) -> bool:
+    marker, line = t.get("marker") or {}, t.get("line") or {}
+    mode = t.get("mode", "lines+markers")
+    color = marker.get("color")
+    return (set(t) <= _SCATTER and set(marker) <= _MARKER and set(line) <= _LINE
+            and mode in _MODES and marker.get("symbol", "circle") in _SYMBOLS
+            and line.get("dash") in _DASHES and line.get("shape", "linear") in
+            {"linear", "hv", "vh", "spline"} and all(_numeric_array(t.get(a, [])) for a in "xy")
+            and (not isinstance(marker.get("size"), (list, dict)) or _numeric_array(marker["size"]))
+            and (not isinstance(color, (list, tuple, dict)) or _numeric_array(color)
+                 and _colorscale(marker.get("colorscale"))
+                 or isinstance(color, (list, tuple)) and all(isinstance(c, str) for c in color)))
+
+
+def _heatmap_ok(t: dict) -> bool:
+    return (set(t) <= _HEATMAP and _numeric_array(t.get("z")) and _colorscale(t.get("colorscale"))
+            and all(_numeric_array(t.get(a, [])) for a in "xy")
+            and t.get("zsmooth", False) in (False, None))
+
+
+# a registry: trace type -> can the canvas draw it?  (live_canvas.js has the drawers)
+TRACE_CHECKS: dict[str, Callable[[dict], bool]] = {
+    "scatter": _scatter_ok, "scattergl": _scatter_ok, "heatmap": _heatmap_ok}
+
+
+def _axis_ok(name: str, axis: Any) -> bool:
+    return isinstance(axis, dict) and set(axis) <= _AXIS and axis.get("type", "-") in (
+        "-", "linear", "log") and not isinstance(axis.get("tickvals"), dict)
+
+
+def _path_ok(shape: dict) -> bool:
+    path = shape.get("path", "")
+    return shape.get("type") != "path" or (isinstance(path, str)
+                                            and set(path.upper()) <= set("MLZ0123456789.,-+E "))
+
+
+def _layout_ok(layout: dict) -> bool:
+    return (all(k in _LAYOUT or (k[:5] in ("xaxis", "yaxis") and _axis_ok(k, v))
+                for k, v in layout.items())
+            and all(isinstance(s, dict) and set(s) <= _SHAPE and s.get("type", "rect") in
+                    ("line", "rect", "path", "circle") and _path_ok(s)
+                    for s in layout.get("shapes", ()))
+            and all(isinstance(a, dict) and set(a) <= _ANNOTATION
+                    for a in layout.get("annotations", ())))
+
+
+def figure_dict(fig: go.Figure | dict) -> dict:
+    """The figure as plain JSON-able dicts (plotly's to_dict: numpy arrays become
+    {"dtype", "bdata"[, "shape"]} typed arrays); a dict figure is taken as it is."""
+    if isinstance(fig, dict):
+        return fig
+    return fig.to_dict()
+
+
+def supported(spec: dict) -> bool:
+    """Whether every trace and layout property of `spec` is one the canvas draws."""
+    data, layout = spec.get("data", []), spec.get("layout", {})
+    return (all(isinstance(t, dict) and t.get("visible", True) is not False
+                and TRACE_CHECKS.get(t.get("type", "scatter"), lambda _: False)(t)
+                for t in data)
+            and isinstance(layout, dict) and _layout_ok(layout))
+
+
+def _style(layout: dict) -> dict:
+    """What the shared template (viz.theme) resolves to: fonts, colours, default widths."""
+    meta = layout.get("meta")
+    classroom = bool(meta.get("dlplay_classroom")) if isinstance(meta, dict) else False
+    s = SIZES[classroom]
+    return {"family": FONT_FAMILY, "font": s["font"], "title": s["title"], "tick": s["tick"],
+            "color": "#222", "colorway": layout.get("colorway") or COLORWAY,
+            "line": s["line"], "marker": s["marker"], "grid": "#e6e6e6", "axis": "#444",
+            "margin": {"l": 60, "r": 20, "t": 50, "b": 50, "pad": 0}}
+
+
+def to_spec(fig: go.Figure | dict) -> dict | None:
+    """The payload the canvas draws: {"data", "layout", "style"}; None when the figure uses
+    something the canvas does not draw (the caller then draws it with Plotly)."""
+    spec = figure_dict(fig)
+    if not supported(spec):
+        return None
+    layout = {k: v for k, v in spec.get("layout", {}).items() if k != "template"}
+    data = [{k: v for k, v in t.items() if k not in _IGNORED} for t in spec.get("data", [])]
+    return {"data": data, "layout": layout, "style": _style(spec.get("layout", {}))}
+
+
+@functools.lru_cache(maxsize=1)
+def _component():
+    """Registered once per process (a second registration with the same name warns)."""
+    return st.components.v2.component("dlplay_live_canvas", js=_JS.read_text(),
+                                      isolate_styles=False)
+
+
+def enabled() -> bool:
+    """DLPLAY_LIVE_CANVAS=0 draws playing frames with Plotly as before (a comparison, or a
+    way out should a browser lack canvas support)."""
+    return os.environ.get("DLPLAY_LIVE_CANVAS", "1") != "0"
+
+
+def height_of(spec: dict) -> int:
+    h = spec["layout"].get("height")
+    return int(h) if isinstance(h, (int, float)) and h > 0 else 450
+
+
+def show(spec: dict, key: str) -> None:
+    """Mount (or update in place: same key, same DOM element) the canvas chart."""
+    _component()(data=spec, key=key, height=height_of(spec), width="stretch")
