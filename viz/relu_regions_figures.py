@@ -166,8 +166,9 @@ def point_shapes(points: np.ndarray, labels: np.ndarray, box, opacity: float = 0
     for k in np.unique(level):
         p = pts[level == k]
         x0, x1, y0, y1 = p[:, 0] - r, p[:, 0] + r, p[:, 1] - r, p[:, 1] + r
-        template = "M%.4g,%.4gH%.4gV%.4gH%.4gZ" * len(p)
-        path = template % tuple(np.column_stack([x0, y0, x1, y1, x0]).ravel().tolist())
+        template = "M%.4g,%.4gL%.4g,%.4gL%.4g,%.4gL%.4g,%.4gZ" * len(p)
+        path = template % tuple(np.column_stack([x0, y0, x1, y0, x1, y1, x0, y1])
+                                .ravel().tolist())
         shapes.append(path_shape(path, fillcolor=colours[k], opacity=opacity,
                                  line={"width": 0}, layer="above"))
     return shapes
@@ -231,7 +232,8 @@ def regions_figure(part: Partition, points: np.ndarray | None = None,
     numbers = np.column_stack([part.area[:n], part.out_w[:n, 0, 0], part.out_w[:n, 0, 1],
                                part.out_b[:n, 0]]).astype(np.float32)
     # drawn as an invisible line, not markers: Plotly hovers the nearest data point of a
-    # lines trace all the same, and one path replaces one SVG element per region
+    # lines trace (within 20 px) all the same, and one path replaces one SVG element per
+    # region
     hover = {"type": "scatter", "x": part.centroid[:n, 0].astype(np.float32),
              "y": part.centroid[:n, 1].astype(np.float32), "mode": "lines",
              "line": {"width": 0, "color": "rgba(0,0,0,0)"},
@@ -243,7 +245,7 @@ def regions_figure(part: Partition, points: np.ndarray | None = None,
              "showlegend": False, "name": "regions"}
     xmin, xmax, ymin, ymax = part.box
     layout = {"title": {"text": title or f"{part.count} linear regions", "automargin": False},
-              "hovermode": "closest", "hoverdistance": 40,
+              "hovermode": "closest",
               "xaxis": {"range": [xmin, xmax], "title": {"text": "x₁"}, "constrain": "domain",
                         "automargin": False},
               "yaxis": {"range": [ymin, ymax], "title": {"text": "x₂"}, "scaleanchor": "x",

@@ -229,7 +229,8 @@ def test_training_points_are_squares_coloured_by_their_target():
     assert sum(s.path.count("M") for s in squares) == len(pts)
     centres = []
     for s in squares:
-        for x0, y0, x1, y1 in re.findall(r"M([-\d.e]+),([-\d.e]+)H([-\d.e]+)V([-\d.e]+)H", s.path):
+        for x0, y0, x1, y1 in re.findall(r"M([-\d.e]+),([-\d.e]+)L([-\d.e]+),[-\d.e]+"
+                                         r"L[-\d.e]+,([-\d.e]+)L", s.path):
             centres.append(((float(x0) + float(x1)) / 2, (float(y0) + float(y1)) / 2))
     dist = np.hypot(*(np.array(centres)[:, None, :] - pts[None, :, :]).transpose(2, 0, 1))
     assert dist.min(0).max() < 2e-3 and dist.min(1).max() < 2e-3      # each point, once
@@ -239,6 +240,9 @@ def test_training_points_are_squares_coloured_by_their_target():
     assert red(right.fillcolor) > red(left.fillcolor)
     from engine import regions_measures as M
     heat = F.heatmap_figure(*M.output_grid(R.mlp_layers(model), (-2, 2, -2, 2), 20), part)
+    from viz import live_canvas                       # a playing frame can be painted
+    for f in (fig, heat):
+        assert live_canvas.supported(live_canvas.figure_dict(f))
     sub = heat.layout.title.subtitle.text            # the colour range, in words
     assert not heat.data[0].showscale and f"{heat.data[0].z.min():.3g}" in sub \
         and f"{heat.data[0].z.max():.3g}" in sub
