@@ -177,7 +177,8 @@ def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
                               name="pts"),
                    go.Scatter(x=[0, 3], y=[0, 2], mode="markers", name="sq",
                               marker=dict(symbol="square", color=["red", "blue"]))],
-                  dict(title="t", yaxis=dict(scaleanchor="x", constrain="domain"),
+                  dict(title=dict(text="t", subtitle=dict(text="colour: f from 0 to 11")),
+                       yaxis=dict(scaleanchor="x", constrain="domain"),
                        shapes=[dict(type="path", path="M0,0L1,1L1,0Z", fillcolor="#abc"),
                                dict(type="rect", x0=0, x1=1, y0=0, y1=1, xref="paper",
                                     yref="paper", line=dict(dash="dash"))],
@@ -196,3 +197,4 @@ def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
     heat, grid = json.loads(run.stdout)
     assert heat["drawImage"] == 2 and heat["arc"] >= 2 * 3 and heat["rect"] >= 2 * 2
     assert heat["fillText"] > 10 and grid["lineTo"] > 20 and grid["fillText"] > 10
+    assert "colour: f from 0 to 11" in heat["texts"]         # the subtitle (ReLU's colour range)

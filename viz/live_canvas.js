@@ -352,8 +352,9 @@ function draw(chart) {
       if (ax.side === 'right') m.r = Math.max(m.r, need + 4); else m.l = Math.max(m.l, need + 4);
     } else m.b = Math.max(m.b, (labels.length ? tick * 1.25 + 8 : 0) + (title ? tsize * 1.25 + 8 : 0) + 4);
   }
-  const title = titleText(L.title);
-  if (title) m.t = Math.max(m.t, 0.02 * H + style.title * 1.3 * plain(title).length + 4);
+  const title = titleText(L.title), sub = titleText(L.title?.subtitle);
+  if (title) m.t = Math.max(m.t, 0.02 * H + style.title * 1.3 * plain(title).length
+                                 + (sub ? style.title * 0.9 * plain(sub).length : 0) + 4);
   const bars = prepared.filter(({p}) => p.bar);
   if (bars.length) {
     const b = bars[0].p, th = b.colorbar.thickness ?? 30, ttl = titleText(b.colorbar.title);
@@ -436,8 +437,14 @@ function draw(chart) {
   drawLegend(ctx, items, horizontal, plot, H, style, bars.length ? bars[0].p.barW + 10 : 0);
   if (title) {
     const T = typeof L.title === 'object' ? L.title : {};
-    text(ctx, plain(title), (T.x ?? 0.02) * W, (1 - (T.y ?? 0.98)) * H, {size: T.font?.size ?? style.title, style,
-      xanchor: T.xanchor ?? 'left', yanchor: T.yanchor ?? 'top'});
+    const size = T.font?.size ?? style.title, x = (T.x ?? 0.02) * W, y = (1 - (T.y ?? 0.98)) * H;
+    text(ctx, plain(title), x, y, {size, style, xanchor: T.xanchor ?? 'left', yanchor: T.yanchor ?? 'top'});
+    if (sub) {                                 // Plotly: the subtitle under the title, smaller
+      const S = T.subtitle?.font ?? {};
+      text(ctx, plain(sub), x, y + size * 1.3 * plain(title).length,
+           {size: S.size ?? Math.round(size * 0.7), color: S.color, style,
+            xanchor: T.xanchor ?? 'left', yanchor: 'top'});
+    }
   }
 }
 

@@ -10,7 +10,11 @@ function context() {
     get(target, name) {
       if (name === 'measureText') return (s) => ({width: 7 * String(s).length});
       if (name in target) return target[name];
-      return (...args) => { calls[name] = (calls[name] ?? 0) + 1; return undefined; };
+      return (...args) => {
+        calls[name] = (calls[name] ?? 0) + 1;
+        if (name === 'fillText') (calls.texts = calls.texts ?? []).push(String(args[0]));
+        return undefined;
+      };
     },
     set(target, name, value) {                  // colours come back normalised, as in a browser
       target[name] = name === 'fillStyle' && !/^(#|rgb)/.test(String(value)) ? '#000000' : value;
