@@ -23,7 +23,11 @@ import streamlit as st
 from viz import live_canvas, session
 from viz.theme import style_figure
 
-PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+# No drag handles at the axis ends (zoom there by box-dragging in the plot or the modebar):
+# ~8 SVG nodes per subplot that every redraw rebuilt, ~865 of the LSTM page's ~11,000 DOM
+# mutations per slider move.
+PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2},
+                 "showAxisDragHandles": False}
 
 _frame = threading.local()       # per script thread: is a playing live frame drawing now?
 
