@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 
 @dataclass(frozen=True)
@@ -22,30 +23,47 @@ class Autoplay:
     def is_playing(self) -> bool:
         return bool(st.session_state.get(self.playing, False))
 
-    def toggle(self, last: int) -> None:
-        """Play <-> Pause. Play at the last index starts again from 0."""
-        playing = not self.is_playing()
+    def set(self, playing: bool, last: int) -> None:
+        """Play (True) or Pause (False). Play at the last index starts again from 0."""
+        if playing == self.is_playing():
+            return
         st.session_state[self.playing] = playing
         if playing:
             st.session_state[self.hold] = True
             if st.session_state.get(self.at, 0) >= last:
                 st.session_state[self.at] = 0
 
-    def toggle_everywhere(self, last: int) -> None:
-        """toggle, then a rerun of the whole page. The button sits inside the page
-        skeleton's view fragment: a fragment-only rerun left the player's run_every timer
-        ticking after Pause (the page never settled and the server reran the player forever);
-        a full rerun redraws the player without it. (A callback that calls toggle() itself
-        should end the same way.)"""
-        self.toggle(last)
-        st.rerun(scope="app")
+    def toggle(self, last: int) -> None:
+        """Play <-> Pause."""
+        self.set(not self.is_playing(), last)
+
+    def press(self, playing: bool, last: int) -> None:
+        """The button's callback: the state its label promised ("Pause" -> paused), not a
+        toggle, so a click Streamlit replays lands on the same state. The whole page then
+        reruns (button()): the button sits inside the page skeleton's view fragment, and a
+        fragment-only rerun left the player's run_every timer ticking after Pause (the page
+        never settled and the server reran the player forever); a full rerun redraws the
+        player without it. That rerun is asked from the script, not from this callback:
+        st.rerun() inside a click's callback let Streamlit replay the click's trigger in a
+        later coalesced run (seen in Chromium once reruns got faster: a Play click replayed
+        after a Pause, and the replay played on)."""
+        self.set(playing, last)
+        st.session_state[self._pressed] = True
+
+    @property
+    def _pressed(self) -> str:
+        return f"{self.playing}__pressed"
 
     def button(self, container, key: str, last: int, disabled: bool = False) -> bool:
         """The Play/Pause button; returns whether auto-play is on."""
+        if st.session_state.pop(self._pressed, False):
+            ctx = get_script_run_ctx()
+            if ctx is not None and getattr(ctx, "fragment_ids_this_run", None):
+                st.rerun(scope="app")                  # see press()
         playing = self.is_playing() and not disabled
         container.button("Pause" if playing else "Play", key=key,
-                         on_click=self.toggle_everywhere,
-                         args=(last,), icon=":material/pause:" if playing else
+                         on_click=self.press,
+                         args=(not playing, last), icon=":material/pause:" if playing else
                          ":material/play_arrow:", type="primary", width="stretch",
                          disabled=disabled)
         return playing

@@ -126,10 +126,14 @@ def _open(make_trainer: Callable[[], Trainer], cid: str):
     return open_handle(make_trainer, cid, session_id, mode)
 
 
-def press_play(state: State, key: str) -> None:
-    """Play/Pause: the flag the training loop reads between chunks, and the button label."""
+def press_play(state: State, key: str, playing: bool | None = None) -> None:
+    """Play/Pause: the flag the training loop reads between chunks, and the button label.
+    `playing`: what the pressed button's label promised (None: toggle). The button passes it,
+    so a click whose callback Streamlit runs twice (coalesced with a frame's timer tick)
+    still lands on the state its label said."""
     k = _keys(key)
-    playing = not state.get(k["playing"], False)
+    if playing is None:
+        playing = not state.get(k["playing"], False)
     state[k["playing"]] = playing
     handle = state.get(k["handle"])
     if handle is not None:
@@ -252,7 +256,7 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
 
     cols = st.columns([1, 1, 1, 3], vertical_alignment="bottom")
     cols[0].button("Pause" if playing else "Play", key=f"{key}__play",
-                   on_click=_whole_page(press_play), args=(state, key),
+                   on_click=_whole_page(press_play), args=(state, key, not playing),
                    icon=":material/pause:" if playing else ":material/play_arrow:",
                    type="primary", width="stretch",
                    disabled=handle.diverged_at is not None or bool(getattr(handle, "error", None)))
