@@ -80,6 +80,14 @@ STATE = StateTable([
 
 
 
+def _projector_margins(fig):
+    """The figures skip the automargin pass (a lighter redraw per slider move); classroom
+    fonts need it: the two-line time ticks ("18" over the input "A") reach the axis title."""
+    if session.classroom():
+        fig.update_xaxes(automargin=True)
+    return fig
+
+
 # ----------------------------------------------------------------------------- views
 def _input_controls() -> None:
     source = STATE.widget("lg_input")
@@ -134,7 +142,7 @@ def gates_view(panel) -> None:
                       help="A 16-unit tanh RNN trained with the same recipe (1,500 Adam steps "
                            f"on delays {DELAYS[0]}-{DELAYS[1]}): it stays near chance (25 %).")
     with panel.figure:
-        show_figure(figs.gate_heatmaps(trace, labels), key="lg_fig_heat")
+        show_figure(_projector_margins(figs.gate_heatmaps(trace, labels)), key="lg_fig_heat")
     with panel.notes:
         c = st.columns([1, 1, 2])
         with c[2]:
@@ -182,7 +190,8 @@ def _unit_detail(unit_col, t_col, box, trace, free, labels) -> None:
             st.caption(f"Unit {unit} stores '{first}': over {PROBE['n']} sequences at delay "
                        f"{PROBE['delay']}, its tanh(c) at '?' separates '{first}' from the "
                        f"other symbols by d′ = {d:.1f} standard deviations.")
-        show_figure(figs.unit_lines(trace, unit, labels, reference=free), key="lg_fig_unit")
+        show_figure(_projector_margins(figs.unit_lines(trace, unit, labels, reference=free)),
+                    key="lg_fig_unit")
         st.latex(figs.lstm_equations(trace, t, unit))
 
 
