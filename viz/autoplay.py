@@ -39,7 +39,7 @@ class Autoplay:
 
     def press(self, playing: bool, last: int) -> None:
         """The button's callback: the state its label promised ("Pause" -> paused), not a
-        toggle, so a click Streamlit replays lands on the same state. The whole page then
+        toggle (a replayed click must not flip it back). The whole page then
         reruns (button()): the button sits inside the page skeleton's view fragment, and a
         fragment-only rerun left the player's run_every timer ticking after Pause (the page
         never settled and the server reran the player forever); a full rerun redraws the

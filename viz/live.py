@@ -129,8 +129,8 @@ def _open(make_trainer: Callable[[], Trainer], cid: str):
 def press_play(state: State, key: str, playing: bool | None = None) -> None:
     """Play/Pause: the flag the training loop reads between chunks, and the button label.
     `playing`: what the pressed button's label promised (None: toggle). The button passes it,
-    so a click whose callback Streamlit runs twice (coalesced with a frame's timer tick)
-    still lands on the state its label said."""
+    so a click that Streamlit replays in a later coalesced run (seen with viz/autoplay.py's
+    player) lands on the state its label said instead of flipping it back."""
     k = _keys(key)
     if playing is None:
         playing = not state.get(k["playing"], False)
