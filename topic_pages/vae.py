@@ -163,8 +163,9 @@ def latent_view(panel) -> None:
             VM.frame_of, means=codes.means, dims=dims, n=int(s["vae_gridn"]),
             span=span_of(s), z=z))
         with left:
-            show_figure(latent_scatter(codes.means[:, list(dims)], codes.labels, grid=frame.grid,
-                                       picked=(z[dims[0]], z[dims[1]]), dims=dims),
+            show_figure(_projector_legend(latent_scatter(
+                codes.means[:, list(dims)], codes.labels, grid=frame.grid,
+                picked=(z[dims[0]], z[dims[1]]), dims=dims)),
                         key="vae_scatter", selection_mode="points", on_select=_on_pick)
         with right:
             show_figure(grid_figure(frame.grid), key="vae_gridfig")
@@ -232,6 +233,15 @@ REPLAY_FRAGMENT = "vae_replay_player"
 SNAP_AT, SNAP_PLAYING, SNAP_HOLD = "vae_snap_at", "vae_snap_playing", "vae_snap_hold"
 SNAP_TICKS = "vae_snap_ticks"
 PLAYER = Autoplay(SNAP_AT, SNAP_PLAYING, SNAP_HOLD)
+
+
+def _projector_legend(fig):
+    """Classroom fonts make the 11-entry legend under the scatter four rows tall, leaving the
+    plot ~150 px: on a projector the legend goes to the right, one entry per line."""
+    if session.classroom():
+        fig.update_layout(legend=dict(orientation="v", yref="paper", y=1.0, yanchor="top",
+                                      x=1.02, xanchor="left"))
+    return fig
 
 
 def _scrub() -> None:
