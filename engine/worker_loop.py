@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import gc
 import math
+import os
 import time
 import traceback
 from collections import deque
@@ -39,6 +40,7 @@ from engine.handle import CHUNK_S, TrainerView
 from engine.training import run_for
 
 PUBLISH_S = 0.15
+NICE = 5                 # DLPLAY_WORKER_NICE: training yields CPU to the web process (0: off)
 SNAPSHOT_SHARE = 10.0    # publish at most every 10 x the snapshot's cost (GAN: ~18 ms -> 0.18 s)
 
 
@@ -228,10 +230,32 @@ def _pid() -> int:
     return os.getpid()
 
 
+def worker_nice(env: dict | None = None) -> int:
+    """The nice value a worker adds to its own (DLPLAY_WORKER_NICE, default NICE; 0..19)."""
+    raw = (os.environ if env is None else env).get("DLPLAY_WORKER_NICE", "")
+    try:
+        return min(19, max(0, int(raw))) if raw.strip() else NICE
+    except ValueError:
+        return NICE
+
+
+def lower_priority(env: dict | None = None) -> int:
+    """Training is batch work beside an interactive server: a worker runs at a lower CPU
+    priority (Linux CFS weight ~1.25^-nice: nice 5 -> ~1/3 of the web process's share when
+    both want the CPU), so slider moves and frames are served first and training takes what
+    is left. Returns the process's nice value afterwards (unchanged where unsupported)."""
+    step = worker_nice(env)
+    try:
+        return os.nice(step)
+    except (AttributeError, OSError):
+        return 0
+
+
 def worker_main(conn, chunk_s: float = CHUNK_S, publish_s: float = PUBLISH_S) -> None:
     """Run a worker on `conn` (a multiprocessing Connection) until "stop" or EOF."""
     from engine.device import configure_threads
     configure_threads()
+    lower_priority()
     try:
         Worker(conn, chunk_s, publish_s).run()
     except (EOFError, OSError, KeyboardInterrupt):   # the web process went away

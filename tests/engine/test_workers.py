@@ -239,3 +239,22 @@ def test_open_handle_modes_and_the_unpicklable_fallbacks(caplog):
         inline2 = open_handle(lambda: LockedTrainer() if lock else None, mode="process")
     assert isinstance(inline2, TrainerHandle) and isinstance(inline2.trainer, LockedTrainer)
     assert "training it in the web process" in caplog.text
+
+
+def test_workers_run_at_a_lower_cpu_priority_than_the_web_process(pool):
+    """Training yields the CPU to slider moves and frames: each worker's nice value is the web
+    process's + DLPLAY_WORKER_NICE (default 5), read from the kernel, not from our own code."""
+    from engine.worker_loop import NICE
+    _open(pool, tag="nice")
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    pids = pool.pids()
+    assert pids
+    for pid in pids:
+        assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, ours + NICE)
+
+
+@pytest.mark.parametrize("raw, expected", [("", 5), ("0", 0), ("12", 12), ("40", 19), ("-3", 0),
+                                           ("fast", 5)])
+def test_worker_nice_setting_is_clamped_and_bad_values_fall_back(raw, expected):
+    from engine.worker_loop import worker_nice
+    assert worker_nice({"DLPLAY_WORKER_NICE": raw}) == expected
