@@ -53,6 +53,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from engine.handle import TrainerBusy, TrainerHandle, TrainerLost, TrainerView, WAIT_S
 from engine.training import Trainer, TickResult
 from engine.workers import get_pool, open_handle, trainer_mode
+from viz.frame_budget import BUDGET
 from viz.render import live_frame
 
 DEFAULT_BUDGET_S = 0.4   # docs/ARCHITECTURE.md: time-budgeted ticks keep ~0.6-0.8x plain-loop speed
@@ -269,8 +270,12 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
                          help=f"Iterations per redraw (each frame also stops after "
                               f"{budget_s:.1f} s of training).")
 
-    @st.fragment(run_every=frame_interval(interval_s, trainer_mode()) if playing else None)
+    every, base = _redraw_interval(key, interval_s, playing)
+
+    @st.fragment(run_every=every)
     def _frame() -> None:
+        if every is not None and _budget_says_rerun(key, every, base):
+            st.rerun(scope="app")             # the class grew or shrank: a new redraw interval
         tick, finished = None, False
         handle.set_pace(spf / interval_s, max_total_steps)   # the page's interval, not the redraw one
         try:
@@ -300,6 +305,29 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
 
     _frame()
     return state.get(k["view"])
+
+
+def _who(key: str) -> tuple[str, str]:
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return (ctx.session_id if ctx is not None else "", key)
+
+
+def _redraw_interval(key: str, interval_s: float, playing: bool) -> tuple[float | None, float]:
+    """(run_every of the fragment, the page's own redraw interval): while playing, the page's
+    interval (frame_interval) stretched by the server's frame budget (viz/frame_budget.py:
+    all playing fragments together ask for at most DLPLAY_FRAME_BUDGET redraws a second)."""
+    base = frame_interval(interval_s, trainer_mode())
+    if not playing:
+        BUDGET.gone(_who(key))
+        return None, base
+    BUDGET.seen(_who(key))
+    return BUDGET.interval(base), base
+
+
+def _budget_says_rerun(key: str, every: float, base: float) -> bool:
+    """A playing frame counts itself; True when its run_every is HYSTERESIS off the budget's."""
+    BUDGET.seen(_who(key))
+    return BUDGET.off_by(every, base)
 
 
 def _status_line(trainer: TrainerView, tick: TickResult | None) -> None:

@@ -1,0 +1,47 @@
+"""viz/live.py + viz/frame_budget.py: a playing live fragment's redraw interval follows the
+server's frame budget, and a frame asks for a page rerun when the class size moved it."""
+from __future__ import annotations
+
+import pytest
+
+import viz.live as live
+from viz.frame_budget import FrameBudget
+
+
+@pytest.fixture
+def budget(monkeypatch):
+    b = FrameBudget(fps=10.0)
+    monkeypatch.setattr(live, "BUDGET", b)
+    monkeypatch.setenv("DLPLAY_TRAINERS", "process")
+    return b
+
+
+def test_one_student_redraws_at_the_page_interval(budget):
+    every, base = live._redraw_interval("gan", 0.25, playing=True)
+    assert (every, base) == (0.25, 0.25)
+    assert budget.playing() == 1
+
+
+def test_a_full_class_stretches_the_interval_and_pause_stops_counting(budget):
+    for i in range(7):
+        budget.seen((f"other-{i}", "gan"))
+    every, base = live._redraw_interval("gan", 0.5, playing=True)
+    assert base == live.HOSTED_INTERVAL_S                   # process mode: 0.3 s asked
+    assert every == pytest.approx(0.8)                      # 8 playing / 10 frames/s
+    assert live._redraw_interval("gan", 0.5, playing=False) == (None, live.HOSTED_INTERVAL_S)
+    assert budget.playing() == 7                            # paused: no longer counted
+
+
+def test_a_frame_asks_for_a_rerun_only_when_the_class_moved_its_interval(budget):
+    every, base = live._redraw_interval("vae", 0.5, playing=True)
+    assert not live._budget_says_rerun("vae", every, base)
+    for i in range(2):
+        budget.seen((f"other-{i}", "gan"))
+    assert not live._budget_says_rerun("vae", every, base)  # 3 / 10 = 0.3 s: as asked
+    budget.seen(("other-2", "gan"))
+    assert live._budget_says_rerun("vae", every, base)      # 4 / 10 = 0.4 s: 1.33x off
+    every = budget.interval(base)                           # the page reran at 0.4 s
+    assert not live._budget_says_rerun("vae", every, base)
+    for i in range(3, 9):
+        budget.seen((f"other-{i}", "gan"))
+    assert live._budget_says_rerun("vae", every, base)      # 10 playing: 1.0 s wanted
