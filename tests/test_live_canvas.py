@@ -79,7 +79,7 @@ def test_subplots_shapes_and_annotations_are_kept():
     (go.Scatter(x=[1, 2], y=[3, 4], fill="tozeroy"), {}),                 # a scatter property
     (go.Scatter(x=["a", "b"], y=[3, 4]), {}),                             # category axis data
     (go.Scatter(x=[1, 2], y=[3, 4], mode="markers+text", text=["a", "b"]), {}),
-    (go.Scatter(x=[1, 2], y=[3, 4], marker=dict(symbol="star")), {}),
+    (go.Scatter(x=[1, 2], y=[3, 4], marker=dict(symbol="hexagram")), {}),
     (go.Heatmap(z=[[1, 2], [3, 4]], zsmooth="best"), {}),
     (go.Scatter(x=[1, 2], y=[3, 4]), {"xaxis": {"type": "date"}}),       # layout properties
     (go.Scatter(x=[1, 2], y=[3, 4]), {"updatemenus": [{"buttons": []}]}),

@@ -162,6 +162,12 @@ function drawMarkers(ctx, p, xa, ya) {
     if (symbol.startsWith('square') || symbol === '1') ctx.rect(X - r, Y - r, 2 * r, 2 * r);
     else if (symbol.startsWith('diamond') || symbol === '2') {
       ctx.moveTo(X, Y - r * 1.3); ctx.lineTo(X + r * 1.3, Y); ctx.lineTo(X, Y + r * 1.3); ctx.lineTo(X - r * 1.3, Y); ctx.closePath();
+    } else if (symbol.startsWith('star') || symbol === '17') {   // five points, as Plotly's
+      for (let k = 0; k < 10; k++) {
+        const a = -Math.PI / 2 + k * Math.PI / 5, q = k % 2 ? 0.5 * r : 1.25 * r;
+        if (k) ctx.lineTo(X + q * Math.cos(a), Y + q * Math.sin(a)); else ctx.moveTo(X + q * Math.cos(a), Y + q * Math.sin(a));
+      }
+      ctx.closePath();
     } else if (symbol === 'x' || symbol === 'cross') {
       const s = symbol === 'x' ? 0.8 * r : r;
       ctx.rect(X - s, Y - s / 3, 2 * s, 2 * s / 3); ctx.rect(X - s / 3, Y - s, 2 * s / 3, 2 * s);
@@ -334,8 +340,12 @@ function legendItems(spec, prepared) {
 function draw(chart) {
   const {canvas, spec} = chart, ctx = canvas.getContext('2d'), L = spec.layout, style = spec.style;
   const W = chart.width, H = chart.height, dpr = window.devicePixelRatio || 1;
-  canvas.width = Math.round(W * dpr); canvas.height = Math.round(H * dpr);
+  const bw = Math.round(W * dpr), bh = Math.round(H * dpr);
+  // a new bitmap size only when the size changed: assigning width/height reallocates the
+  // bitmap and dirties layout, which the next chart's width read would then force
+  if (canvas.width !== bw || canvas.height !== bh) { canvas.width = bw; canvas.height = bh; }
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, W, H);
   ctx.fillStyle = L.paper_bgcolor ?? 'white'; ctx.fillRect(0, 0, W, H);
   const prepared = spec.data.map((t, i) => { const kind = TRACES[t.type ?? 'scatter']; return {t, i, kind, p: kind.prepare(t, i, style)}; });
   const axes = buildAxes(spec, prepared), m = {...style.margin, ...(L.margin ?? {})};
@@ -552,8 +562,11 @@ export default function ({data, parentElement}) {
   const gen = ++chart.gen;
   chart.spec = data;
   chart.height = data.layout.height ?? 450;
-  chart.canvas.style.height = `${chart.height}px`;
-  chart.width = chart.canvas.clientWidth || chart.width || 600;
+  const css = `${chart.height}px`;
+  if (chart.canvas.style.height !== css) chart.canvas.style.height = css;
+  // the width: the ResizeObserver keeps it; the layout is read (forced) only on a chart's
+  // first frame, not on every frame after React changed the page
+  if (!chart.width) chart.width = chart.canvas.clientWidth || 600;
   draw(chart);
   chart.canvas.dataset.frames = String(++chart.frames);
   return () => {

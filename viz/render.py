@@ -14,8 +14,9 @@ while the JSON size barely mattered. So:
 from __future__ import annotations
 
 import contextlib
+import html
 import threading
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -85,6 +86,35 @@ def show_figure(fig: go.Figure, *, key: str | None = None, on_select="ignore",
             return None
     return st.plotly_chart(fig, key=key, on_select=on_select, selection_mode=selection_mode,
                            theme=None, config=PLOTLY_CONFIG)
+
+
+# (label, value) or (label, value, help): one metric of a row
+Metric = tuple[str, str] | tuple[str, str, str]
+
+
+def metrics(items: Sequence[Metric]) -> None:
+    """A row of metrics. Paused (or outside a live frame): st.metric in columns, with their
+    help tooltips. In a playing frame: the same labels and values as ONE html element.
+
+    Why: a live frame's browser cost grows with the number of Streamlit elements it re-emits
+    (each is a React re-render of emotion-styled components), not with pixels. Measured on the
+    2-core box (a fragment redrawn every 0.3 s): a row of 5 st.metric cost ~10 ms of Chromium
+    CPU per frame, the same row as one st.html ~0 ms above the fragment's ~28 ms base."""
+    if not in_playing_frame():
+        cols = st.columns(len(items))
+        for col, (label, value, *tip) in zip(cols, items):
+            col.metric(label, value, help=tip[0] if tip else None)
+        return
+    big = session.classroom()
+    cells = "".join(
+        f'<div style="flex:1 1 0;min-width:0"><div class="dlplay-metric-label" style="font-size:'
+        f'{"1.2rem" if big else "0.875rem"};color:rgba(49,51,63,.6);white-space:nowrap;'
+        f'overflow:hidden;text-overflow:ellipsis;line-height:1.6">{html.escape(label)}</div>'
+        f'<div class="dlplay-metric-value" style="font-size:{"2.6rem" if big else "2.25rem"};'
+        f'line-height:1.4;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">'
+        f'{html.escape(value)}</div></div>'
+        for label, value, *_ in items)
+    st.html(f'<div data-testid="dlplay-metrics" style="display:flex;gap:1rem">{cells}</div>')
 
 
 def explain(markdown: str, title: str = "Explanation") -> None:
