@@ -63,6 +63,18 @@ def _canvas_key(key: str | None) -> str:
     return f"live-canvas-{fragment.replace('__', '-')}-{_frame.count}"
 
 
+def _subtitle(spec: dict, note: str) -> bool:
+    """Put `note` under the title of a canvas spec (drawn in the canvas: no extra element
+    per frame, and Play/Pause does not move the page by a caption's height). False when the
+    figure has no title text or already a subtitle."""
+    title = spec["layout"].get("title")
+    if not isinstance(title, dict) or not title.get("text") or \
+            (title.get("subtitle") or {}).get("text"):
+        return False
+    spec["layout"]["title"] = {**title, "subtitle": {"text": note}}
+    return True
+
+
 def show_figure(fig: go.Figure, *, key: str | None = None, on_select="ignore",
                 selection_mode=("points", "box", "lasso"), height: int | None = None):
     """Style `fig` with the shared template (classroom-aware) and draw it.
@@ -72,17 +84,19 @@ def show_figure(fig: go.Figure, *, key: str | None = None, on_select="ignore",
     viz/live_canvas.py when it only uses what the canvas draws: ~4x less browser CPU per frame
     than Plotly's SVG (GAN: 835 -> 185 ms). Pause shows the interactive Plotly figure again;
     a clickable chart (on_select set, e.g. the VAE's latent scatter) says that clicks work
-    when paused - a click on a picture that changes four times a second would pick a point
-    that has moved anyway."""
+    when paused (under its title, drawn in the canvas; a caption when it has no title) - a
+    click on a picture that changes four times a second would pick a point that has moved
+    anyway."""
     style_figure(fig, session.classroom())
     if height is not None:
         fig.update_layout(height=height)
     if in_playing_frame() and live_canvas.enabled():
         spec = live_canvas.to_spec(fig)
         if spec is not None:
-            live_canvas.show(spec, _canvas_key(key))
-            if on_select != "ignore":
+            clickable = on_select != "ignore"
+            if clickable and not _subtitle(spec, "Press Pause to click on this chart"):
                 st.caption("Press **Pause** to click on this chart.")
+            live_canvas.show(spec, _canvas_key(key))
             return None
     return st.plotly_chart(fig, key=key, on_select=on_select, selection_mode=selection_mode,
                            theme=None, config=PLOTLY_CONFIG)
