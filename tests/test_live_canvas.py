@@ -192,6 +192,8 @@ def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
          go.Scatter(x=[0.5], y=[0.5], mode="markers", name="decoded",
                     marker=dict(symbol="star", size=16, color="black"))],
         dict(legend=dict(title=dict(text="digit"), orientation="h"))))
+    figs.append(go.Figure(go.Scatter(x=[0, 1, 2], y=[7e-4, 5e-3, 5e-2], mode="lines"),
+                          dict(yaxis=dict(type="log"))))     # ReLU's loss: decades below 1
     specs = [_spec(f) for f in figs]
     data = tmp_path / "specs.json"
     data.write_text(json.dumps(specs))
@@ -199,12 +201,13 @@ def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
     run = subprocess.run([node, str(root / "tests" / "js" / "run_live_canvas.mjs"), str(data),
                           str(lc._JS)], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
-    heat, grid, star = json.loads(run.stdout)
+    heat, grid, star, small = json.loads(run.stdout)
     assert heat["drawImage"] == 2 and heat["arc"] >= 2 * 3 and heat["rect"] >= 2 * 2
     assert heat["fillText"] > 10 and grid["lineTo"] > 20 and grid["fillText"] > 10
     assert "colour: f from 0 to 11" in heat["texts"]         # the subtitle (ReLU's colour range)
     # the star: a closed 10-point path in the plot and in its legend entry, on both frames
     assert star.get("closePath") == 4 and "digit" in star["texts"] and "decoded" in star["texts"]
+    assert {"0.001", "0.01"} <= set(small["texts"])          # log ticks below 1 (were "0")
 
 
 def _clickable_app():

@@ -235,7 +235,7 @@ function autoTicks(ax, thin) {
     if (hi - lo >= 2) {
       values = [];
       for (let k = Math.ceil(lo - 1e-9); k <= hi + 1e-9; k++) values.push(k);
-      const fmt = formatter(c, 1, values.map((v) => 10 ** v));
+      const fmt = formatter(c, 10 ** Math.min(0, ...values), values.map((v) => 10 ** v));   // 0.001, not 0
       return values.map((v) => [v, fmt(+(10 ** v).toPrecision(6))]);
     }
     ({values, dtick} = niceTicks(10 ** lo, 10 ** hi, Math.max(3, ax.len / 50) / thin));
