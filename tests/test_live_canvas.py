@@ -79,7 +79,7 @@ def test_subplots_shapes_and_annotations_are_kept():
     (go.Scatter(x=[1, 2], y=[3, 4], fill="tozeroy"), {}),                 # a scatter property
     (go.Scatter(x=["a", "b"], y=[3, 4]), {}),                             # category axis data
     (go.Scatter(x=[1, 2], y=[3, 4], mode="markers+text", text=["a", "b"]), {}),
-    (go.Scatter(x=[1, 2], y=[3, 4], marker=dict(symbol="star")), {}),
+    (go.Scatter(x=[1, 2], y=[3, 4], marker=dict(symbol="hexagram")), {}),
     (go.Heatmap(z=[[1, 2], [3, 4]], zsmooth="best"), {}),
     (go.Scatter(x=[1, 2], y=[3, 4]), {"xaxis": {"type": "date"}}),       # layout properties
     (go.Scatter(x=[1, 2], y=[3, 4]), {"updatemenus": [{"buttons": []}]}),
@@ -187,6 +187,13 @@ def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
                                          showarrow=False)])),
         sub.figure(),
     ]
+    figs.append(go.Figure(                    # the VAE's "decoded" star, a titled legend
+        [go.Scatter(x=[0.0, 1.0], y=[0.0, 1.0], mode="markers", name="a"),
+         go.Scatter(x=[0.5], y=[0.5], mode="markers", name="decoded",
+                    marker=dict(symbol="star", size=16, color="black"))],
+        dict(legend=dict(title=dict(text="digit"), orientation="h"))))
+    figs.append(go.Figure(go.Scatter(x=[0, 1, 2], y=[7e-4, 5e-3, 5e-2], mode="lines"),
+                          dict(yaxis=dict(type="log"))))     # ReLU's loss: decades below 1
     specs = [_spec(f) for f in figs]
     data = tmp_path / "specs.json"
     data.write_text(json.dumps(specs))
@@ -194,7 +201,60 @@ def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
     run = subprocess.run([node, str(root / "tests" / "js" / "run_live_canvas.mjs"), str(data),
                           str(lc._JS)], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
-    heat, grid = json.loads(run.stdout)
+    heat, grid, star, small = json.loads(run.stdout)
     assert heat["drawImage"] == 2 and heat["arc"] >= 2 * 3 and heat["rect"] >= 2 * 2
     assert heat["fillText"] > 10 and grid["lineTo"] > 20 and grid["fillText"] > 10
     assert "colour: f from 0 to 11" in heat["texts"]         # the subtitle (ReLU's colour range)
+    # the star: a closed 10-point path in the plot and in its legend entry, on both frames
+    assert star.get("closePath") == 4 and "digit" in star["texts"] and "decoded" in star["texts"]
+    assert {"0.001", "0.01"} <= set(small["texts"])          # log ticks below 1 (were "0")
+
+
+def _clickable_app():
+    import plotly.graph_objects as go
+    import streamlit as st
+
+    from viz.render import live_frame, show_figure
+    fig = go.Figure(go.Scatter(x=[0.0, 1.0], y=[1.0, 0.0], mode="markers"),
+                    dict(title=dict(text="Pick a point")))
+    with live_frame(st.session_state.get("playing", True)):
+        show_figure(fig, key="pick", on_select=lambda: None, selection_mode="points")
+
+
+def test_a_titled_clickable_chart_says_pause_to_click_inside_the_canvas():
+    """No caption element (one element less per frame, no jump of the page on Play/Pause):
+    the note is the canvas title's subtitle; paused, the chart is Plotly and clickable."""
+    at = AppTest.from_function(_clickable_app, default_timeout=60).run()
+    (canvas,) = at.get("bidi_component")
+    title = json.loads(canvas.proto.json)["layout"]["title"]
+    assert title["text"] == "Pick a point"
+    assert title["subtitle"]["text"] == "Press Pause to click on this chart"
+    assert not at.caption
+    at.session_state["playing"] = False
+    at.run()
+    (chart,) = at.get("plotly_chart")
+    assert not at.get("bidi_component") and len(chart.proto.selection_mode) == 1   # points
+
+
+def _metrics_app():
+    import streamlit as st
+
+    from viz.render import live_frame, metrics
+    with live_frame(st.session_state.get("playing", True)):
+        metrics([("Loss", "0.25", "mean squared error"), ("Step", "12"), ("A<b", "x&y")])
+
+
+def test_a_metric_row_is_one_element_while_playing_and_metrics_when_paused():
+    at = AppTest.from_function(_metrics_app, default_timeout=60).run()
+    assert not at.metric
+    (row,) = at.get("html")
+    body = row.proto.body
+    assert [body.index(s) < body.index(t) for s, t in (("Loss", "0.25"), ("0.25", "Step"),
+                                                        ("Step", "12"))] == [True] * 3
+    assert "A&lt;b" in body and "x&amp;y" in body             # labels and values escaped
+    at.session_state["playing"] = False
+    at.run()
+    assert not at.get("html")
+    assert [(m.label, m.value) for m in at.metric] == [("Loss", "0.25"), ("Step", "12"),
+                                                       ("A<b", "x&y")]
+    assert at.metric[0].proto.help == "mean squared error"

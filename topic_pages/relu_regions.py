@@ -21,7 +21,7 @@ from viz.relu_regions_compute import (  # noqa: F401 (arrangement_count, partiti
     arrangement_count, partition_of, BUDGETS, BUDGET_SEEDS, COUNT_EVERY, LRS, OUTPUTS,
     SLOW_UNITS, box_of, budget_of, make_trainer, net_of, sawtooth_of, widths_of)
 from viz.relu_regions_tour import PRESETS, STEPS
-from viz.render import explain, show_figure
+from viz.render import explain, metrics, show_figure
 from viz.state import Control, StateTable
 from viz.widgets import export_buttons
 
@@ -116,21 +116,23 @@ def regions_view(panel) -> None:
             else:
                 xs, ys, f = M.output_grid(layers, box, res=80)
                 show_figure(figs.heatmap_figure(xs, ys, f, part), key="rr_fig_heat")
-        m = st.columns(5)
-        m[0].metric("Regions", f"{part.count:,}", help="Exact activation regions in the box.")
-        m[1].metric("Bound", f"{reg.product_bound(widths, 2, effective=True):,}",
-                    help="Product bound with effective dimension (Montúfar et al. 2017): "
-                         "prod_l sum_{i<=min(d_0..d_l-1)} C(d_l, i).")
-        m[2].metric("Distinct maps", f"{reg.distinct_maps(part):,}",
-                    help="Different affine maps: neighbouring regions can share one plane.")
-        m[3].metric("Loss", f"{snap.loss:.4g}")
-        m[4].metric("ReLUs", f"{sum(widths)}", help=f"Architecture {arch}.")
-        st.caption(f"Architecture {arch}, {s['rr_init']} init × {s['rr_scale']:g}, "
+        metrics([
+            ("Regions", f"{part.count:,}", "Exact activation regions in the box."),
+            ("Bound", f"{reg.product_bound(widths, 2, effective=True):,}",
+             "Product bound with effective dimension (Montúfar et al. 2017): "
+             "prod_l sum_{i<=min(d_0..d_l-1)} C(d_l, i)."),
+            ("Distinct maps", f"{reg.distinct_maps(part):,}",
+             "Different affine maps: neighbouring regions can share one plane."),
+            ("Loss", f"{snap.loss:.4g}"),
+            ("ReLUs", f"{sum(widths)}", f"Architecture {arch}.")])
+        caption = (f"Architecture {arch}, {s['rr_init']} init × {s['rr_scale']:g}, "
                    f"box [{box[0]:g}, {box[1]:g}]², task {s['rr_task']}.")
         _, near = view.history.as_arrays("near_bend")
-        if len(near):
-            st.caption(f"**{near[-1]:.0%}** of the regions lie within {reg.RegionTrainer.NEAR} "
-                       f"of the line where the target bends (at step 0: {near[0]:.0%}).")
+        if len(near):                       # one caption element per frame, not two
+            caption += (f"  \n**{near[-1]:.0%}** of the regions lie within "
+                        f"{reg.RegionTrainer.NEAR} of the line where the target bends "
+                        f"(at step 0: {near[0]:.0%}).")
+        st.caption(caption)
         cs, cv = view.history.as_arrays("regions")
         ls, lv = view.history.as_arrays("loss")
         if view.steps > 0:

@@ -23,7 +23,7 @@ from viz.autoplay import Autoplay
 from viz.live import get_trainer, live_training, read_trainer
 from viz.on_demand import on_demand
 from viz.page import View, topic_page, user_errors
-from viz.render import explain, show_figure
+from viz.render import explain, metrics, show_figure
 from viz.state import Control, StateTable
 from viz.vae_compute import (
     MODELS, BETAS, LATENT_DIMS, STARTS, SPAN_CHOICES, Z_LIMIT, REPLAY_SPEEDS, digits,
@@ -118,19 +118,20 @@ def _on_pick() -> None:
 
 
 def _metrics(view, ae: bool) -> None:
+    """One row (viz.render.metrics: a single element while playing)."""
     h = view.history
-    m = st.columns(4 if ae else 5)
-    m[0].metric("Epoch", f"{view.snapshot().epoch:.1f}")
-    m[1].metric("Test recon (nats)", f"{h.last('test_recon'):.2f}",
-                help="−log p(x|z) per digit, averaged over the 359 test digits.")
+    row = [("Epoch", f"{view.snapshot().epoch:.1f}"),
+           ("Test recon (nats)", f"{h.last('test_recon'):.2f}",
+            "−log p(x|z) per digit, averaged over the 359 test digits.")]
     if not ae:
-        m[2].metric("Test KL (nats)", f"{h.last('test_kl'):.2f}")
-        m[3].metric("Test ELBO (nats)", f"{h.last('test_elbo'):.2f}",
-                    help="ELBO = −(recon + KL) per digit, one z sample each; a lower bound on "
-                         "log p(x) whatever β the model was trained with.")
-    m[-1].metric("‖∂recon/∂encoder‖", f"{h.last('enc_grad_recon'):.3g}",
-                 help="Norm of the reconstruction term's gradient w.r.t. the encoder weights "
-                      "(0 when reparameterization is off).")
+        row += [("Test KL (nats)", f"{h.last('test_kl'):.2f}"),
+                ("Test ELBO (nats)", f"{h.last('test_elbo'):.2f}",
+                 "ELBO = −(recon + KL) per digit, one z sample each; a lower bound on "
+                 "log p(x) whatever β the model was trained with.")]
+    row.append(("‖∂recon/∂encoder‖", f"{h.last('enc_grad_recon'):.3g}",
+                "Norm of the reconstruction term's gradient w.r.t. the encoder weights "
+                "(0 when reparameterization is off)."))
+    metrics(row)
     if ae:
         st.caption("An autoencoder has no KL term and no ELBO: it is not a probabilistic "
                    "model, only a reconstruction error is defined.")

@@ -85,7 +85,7 @@ const TRACES = {
         width: l.width ?? style.line, dash: l.dash, shape: l.shape ?? 'linear',
         mcolor: typeof m.color === 'string' ? m.color : color, msize: m.size ?? style.marker,
         mcolors: Array.isArray(m.color) || m.color?.bdata ? m.color : null, m,
-        mopacity: (m.opacity ?? 1), opacity: t.opacity ?? 1};
+        mopacity: (m.opacity ?? 1), opacity: t.opacity ?? 1, msymbol: m.symbol};
     },
     extent(p, letter) { return extent(p[letter]); },
     draw(ctx, p, xa, ya) {
@@ -127,6 +127,23 @@ const TRACES = {
 };
 TRACES.scattergl = TRACES.scatter;
 
+// one marker's outline added to the current path (Plotly's symbols by name or number)
+function markerPath(ctx, symbol, X, Y, r) {
+  if (symbol.startsWith('square') || symbol === '1') ctx.rect(X - r, Y - r, 2 * r, 2 * r);
+  else if (symbol.startsWith('diamond') || symbol === '2') {
+    ctx.moveTo(X, Y - r * 1.3); ctx.lineTo(X + r * 1.3, Y); ctx.lineTo(X, Y + r * 1.3); ctx.lineTo(X - r * 1.3, Y); ctx.closePath();
+  } else if (symbol.startsWith('star') || symbol === '17') {   // five points, as Plotly's
+    for (let k = 0; k < 10; k++) {
+      const a = -Math.PI / 2 + k * Math.PI / 5, q = k % 2 ? 0.5 * r : 1.25 * r;
+      if (k) ctx.lineTo(X + q * Math.cos(a), Y + q * Math.sin(a)); else ctx.moveTo(X + q * Math.cos(a), Y + q * Math.sin(a));
+    }
+    ctx.closePath();
+  } else if (symbol === 'x' || symbol === 'cross') {
+    const s = symbol === 'x' ? 0.8 * r : r;
+    ctx.rect(X - s, Y - s / 3, 2 * s, 2 * s / 3); ctx.rect(X - s / 3, Y - s, 2 * s / 3, 2 * s);
+  } else { ctx.moveTo(X + r, Y); ctx.arc(X, Y, r, 0, 2 * Math.PI); }
+}
+
 function strokePath(ctx, p, xa, ya) {
   ctx.beginPath();
   let pen = false, px = 0, py = 0;
@@ -158,15 +175,7 @@ function drawMarkers(ctx, p, xa, ya) {
   const symbol = String(m.symbol ?? 'circle'), open = symbol.endsWith('-open');
   const outline = m.line?.width ? [m.line.color ?? '#444', m.line.width] : null;
   ctx.globalAlpha = p.opacity * p.mopacity;
-  const shape = (X, Y, r) => {
-    if (symbol.startsWith('square') || symbol === '1') ctx.rect(X - r, Y - r, 2 * r, 2 * r);
-    else if (symbol.startsWith('diamond') || symbol === '2') {
-      ctx.moveTo(X, Y - r * 1.3); ctx.lineTo(X + r * 1.3, Y); ctx.lineTo(X, Y + r * 1.3); ctx.lineTo(X - r * 1.3, Y); ctx.closePath();
-    } else if (symbol === 'x' || symbol === 'cross') {
-      const s = symbol === 'x' ? 0.8 * r : r;
-      ctx.rect(X - s, Y - s / 3, 2 * s, 2 * s / 3); ctx.rect(X - s / 3, Y - s, 2 * s / 3, 2 * s);
-    } else { ctx.moveTo(X + r, Y); ctx.arc(X, Y, r, 0, 2 * Math.PI); }
-  };
+  const shape = (X, Y, r) => markerPath(ctx, symbol, X, Y, r);
   const paint = (fill) => {
     if (open) { ctx.strokeStyle = fill; ctx.lineWidth = outline?.[1] ?? 1; ctx.stroke(); return; }
     ctx.fillStyle = fill; ctx.fill();
@@ -226,7 +235,7 @@ function autoTicks(ax, thin) {
     if (hi - lo >= 2) {
       values = [];
       for (let k = Math.ceil(lo - 1e-9); k <= hi + 1e-9; k++) values.push(k);
-      const fmt = formatter(c, 1, values.map((v) => 10 ** v));
+      const fmt = formatter(c, 10 ** Math.min(0, ...values), values.map((v) => 10 ** v));   // 0.001, not 0
       return values.map((v) => [v, fmt(+(10 ** v).toPrecision(6))]);
     }
     ({values, dtick} = niceTicks(10 ** lo, 10 ** hi, Math.max(3, ax.len / 50) / thin));
@@ -334,8 +343,12 @@ function legendItems(spec, prepared) {
 function draw(chart) {
   const {canvas, spec} = chart, ctx = canvas.getContext('2d'), L = spec.layout, style = spec.style;
   const W = chart.width, H = chart.height, dpr = window.devicePixelRatio || 1;
-  canvas.width = Math.round(W * dpr); canvas.height = Math.round(H * dpr);
+  const bw = Math.round(W * dpr), bh = Math.round(H * dpr);
+  // a new bitmap size only when the size changed: assigning width/height reallocates the
+  // bitmap and dirties layout, which the next chart's width read would then force
+  if (canvas.width !== bw || canvas.height !== bh) { canvas.width = bw; canvas.height = bh; }
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, W, H);
   ctx.fillStyle = L.paper_bgcolor ?? 'white'; ctx.fillRect(0, 0, W, H);
   const prepared = spec.data.map((t, i) => { const kind = TRACES[t.type ?? 'scatter']; return {t, i, kind, p: kind.prepare(t, i, style)}; });
   const axes = buildAxes(spec, prepared), m = {...style.margin, ...(L.margin ?? {})};
@@ -364,9 +377,11 @@ function draw(chart) {
   }
   ctx.font = font(style, fsize);
   const items = legend.map((it) => ({...it, w: 40 + ctx.measureText(it.name).width + 8}));
+  const ltitle = plain(titleText(L.legend?.title) ?? '')[0] ?? '';
+  const tw = ltitle && items.length ? ctx.measureText(ltitle).width + 10 : 0;   // Plotly: left of row 1
   if (items.length && horizontal) {              // a grid: columns as wide as the widest entry
-    const col = Math.max(...items.map((it) => it.w)), per = Math.max(1, Math.floor((W - m.l) / col));
-    items.forEach((it, k) => { it.row = Math.floor(k / per); it.x = (k % per) * col; });
+    const col = Math.max(...items.map((it) => it.w)), per = Math.max(1, Math.floor((W - m.l - tw) / col));
+    items.forEach((it, k) => { it.row = Math.floor(k / per); it.x = tw + (k % per) * col; });
     m.b += Math.ceil(items.length / per) * fsize * 1.6 + 6;
   } else if (items.length) m.r += Math.max(...items.map((it) => it.w)) + 10;
   const plot = {l: m.l, t: m.t, w: Math.max(10, W - m.l - m.r), h: Math.max(10, H - m.t - m.b)};
@@ -434,7 +449,7 @@ function draw(chart) {
   }
   for (const b of bars) drawColorbar(ctx, b.p, plot, style, axes[b.t.yaxis ?? 'y']);
   for (const n of L.annotations ?? []) drawAnnotation(ctx, n, axes, plot, style);
-  drawLegend(ctx, items, horizontal, plot, H, style, bars.length ? bars[0].p.barW + 10 : 0);
+  drawLegend(ctx, items, horizontal, plot, H, style, bars.length ? bars[0].p.barW + 10 : 0, tw ? ltitle : '');
   if (title) {
     const T = typeof L.title === 'object' ? L.title : {};
     const size = T.font?.size ?? style.title, x = (T.x ?? 0.02) * W, y = (1 - (T.y ?? 0.98)) * H;
@@ -516,8 +531,12 @@ function drawColorbar(ctx, b, plot, style, ya) {
   const t = titleText(c.title);
   if (t) text(ctx, plain(t), x + th + 8 + wmax + style.font * 0.6, top + len / 2, {size: c.title?.font?.size ?? style.font, style, xanchor: 'center', yanchor: 'middle', angle: -90});
 }
-function drawLegend(ctx, items, horizontal, plot, H, style, barW) {
+function drawLegend(ctx, items, horizontal, plot, H, style, barW, title) {
   const size = style.font, lh = size * 1.6;
+  if (title && horizontal) {
+    const rows = Math.max(...items.map((i) => i.row)) + 1;
+    text(ctx, [title], plot.l, H - 6 - (rows - 0.5) * lh, {size, style, xanchor: 'left', yanchor: 'middle'});
+  }
   items.forEach((it, k) => {
     const x = horizontal ? plot.l + it.x : plot.l + plot.w + 10 + barW;
     const rows = horizontal ? Math.max(...items.map((i) => i.row)) + 1 : 0;
@@ -525,7 +544,7 @@ function drawLegend(ctx, items, horizontal, plot, H, style, barW) {
     const p = it.p;
     ctx.save();
     if (p.lines) { ctx.strokeStyle = p.color; ctx.lineWidth = Math.min(p.width, 5); ctx.setLineDash((DASH[p.dash] ?? []).map((d) => d * 3)); ctx.beginPath(); ctx.moveTo(x + 5, y); ctx.lineTo(x + 35, y); ctx.stroke(); }
-    if (p.markers) { ctx.globalAlpha = p.mopacity; ctx.fillStyle = p.mcolor; ctx.beginPath(); ctx.arc(x + 20, y, Math.min(typeof p.msize === 'number' ? p.msize : 6, 16) / 2 + 1, 0, 2 * Math.PI); ctx.fill(); }
+    if (p.markers) { ctx.globalAlpha = p.mopacity; ctx.fillStyle = p.mcolor; ctx.beginPath(); markerPath(ctx, String(p.msymbol ?? 'circle'), x + 20, y, Math.min(typeof p.msize === 'number' ? p.msize : 6, 16) / 2 + 1); ctx.fill(); }
     ctx.restore();
     text(ctx, [it.name], x + 40, y, {size, style, xanchor: 'left', yanchor: 'middle'});
   });
@@ -552,8 +571,11 @@ export default function ({data, parentElement}) {
   const gen = ++chart.gen;
   chart.spec = data;
   chart.height = data.layout.height ?? 450;
-  chart.canvas.style.height = `${chart.height}px`;
-  chart.width = chart.canvas.clientWidth || chart.width || 600;
+  const css = `${chart.height}px`;
+  if (chart.canvas.style.height !== css) chart.canvas.style.height = css;
+  // the width: the ResizeObserver keeps it; the layout is read (forced) only on a chart's
+  // first frame, not on every frame after React changed the page
+  if (!chart.width) chart.width = chart.canvas.clientWidth || 600;
   draw(chart);
   chart.canvas.dataset.frames = String(++chart.frames);
   return () => {

@@ -10,6 +10,7 @@ frame. Pause shows the full interactive Plotly figure again.
 
 Only what the live figures use is drawn (a whitelist; anything else keeps Plotly):
   traces  scatter/scattergl (lines, markers, lines+markers; None/NaN gaps; marker colour,
+          symbol circle/square/diamond/x/cross/star,
           size, opacity, per-point colour arrays; line colour, width, dash, shape hv/vh),
           heatmap (z grid, x/y centres, colour scale given as pairs, zmin/zmax, opacity,
           colour bar);
@@ -48,8 +49,8 @@ _HEATMAP = _IGNORED | {"type", "x", "y", "z", "colorscale", "zmin", "zmax", "zmi
 _MARKER = {"color", "size", "opacity", "symbol", "line", "colorscale", "cmin", "cmax",
            "showscale", "reversescale", "cauto"}
 _LINE = {"color", "width", "dash", "shape", "simplify", "smoothing"}
-_SYMBOLS = {"circle", "square", "diamond", "x", "cross", "circle-open", "square-open",
-            "diamond-open", 0, 1, 2}
+_SYMBOLS = {"circle", "square", "diamond", "x", "cross", "star", "circle-open", "square-open",
+            "diamond-open", "star-open", 0, 1, 2, 17}
 _MODES = {"lines", "markers", "lines+markers", "markers+lines", "none"}
 _DASHES = {"solid", "dot", "dash", "dashdot", "longdash", "longdashdot", None}
 _LAYOUT = {"height", "width", "margin", "title", "legend", "showlegend", "annotations",

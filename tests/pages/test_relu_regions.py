@@ -249,3 +249,21 @@ def test_training_points_are_squares_coloured_by_their_target():
     for f in [fig, heat, F.budget_figure(R.budget_study(6, seeds=(0,), box=(-2, 2, -2, 2)), 6),
               F.count_history_figure(np.arange(3), np.ones(3), np.arange(3), np.ones(3))]:
         assert json.loads(validated(f).to_json()) == json.loads(f.to_json())
+
+
+def test_a_playing_frame_emits_few_elements():
+    """A live frame's browser cost grows with the elements it re-emits: playing, the five
+    metrics are one html element, the two captions one, every figure a canvas."""
+    at = _open()
+    choose_preset(at, SLUG, "Training concentrates regions where the target bends")
+    paused = {"metrics": len(at.metric), "captions": len(at.caption)}
+    at.session_state["rr_train__playing"] = True
+    at.run()
+    assert not at.exception
+    assert not at.metric and not at.get("plotly_chart")
+    row = [h.proto.body for h in at.get("html") if "dlplay-metrics" in h.proto.body]
+    assert len(row) == 1 and all(k in row[0] for k in ("Regions", "Bound", "Distinct maps"))
+    assert len(at.get("bidi_component")) == 3
+    assert paused["metrics"] == 5 and len(at.caption) <= paused["captions"]
+    caption = next(c.value for c in at.caption if c.value.startswith("Architecture"))
+    assert "of the regions lie within" in caption            # merged into one element

@@ -1,6 +1,7 @@
 """The VAE page through AppTest (page skeleton): defaults, every preset and tour step in order,
 every view, training, widgets that must change what is shown, the ELBO view, the AE-vs-PCA
 view, the replay, and bad input."""
+import json
 import re
 from unittest import mock
 
@@ -328,3 +329,29 @@ def test_export_is_built_only_when_asked_for():
     assert not at.get("download_button")
     at.button(key="vae_export").click().run()
     assert len(at.get("download_button")) == 3 and not at.exception       # CSV, JSON, PNG
+
+
+def test_a_playing_frame_draws_the_scatter_on_the_canvas_and_pause_makes_it_clickable():
+    """Playing: the latent scatter (the page's heaviest chart: 359 markers were ~10,000 DOM
+    mutations per frame as Plotly SVG) is canvas-drawn with "Press Pause to click" under its
+    title, no Plotly chart and no st.metric remain in the live frame (the metric row is one
+    element). Paused: the clickable Plotly scatter and the metrics are back."""
+    at = _page()
+    at.session_state["vae_live__playing"] = True
+    at.run()
+    assert not at.exception
+    canvases = {c.proto.id.rsplit("live-canvas-", 1)[-1]: json.loads(c.proto.json)
+                for c in at.get("bidi_component")}
+    assert set(canvases) == {"vae_scatter", "vae_gridfig", "vae_curves"}
+    scatter = canvases["vae_scatter"]
+    assert scatter["layout"]["title"]["subtitle"]["text"] == "Press Pause to click on this chart"
+    assert "star" in [t.get("marker", {}).get("symbol") for t in scatter["data"]]
+    assert not at.get("plotly_chart") and not at.metric
+    row = [h.proto.body for h in at.get("html") if "dlplay-metrics" in h.proto.body]
+    assert len(row) == 1 and "Test ELBO (nats)" in row[0] and "Epoch" in row[0]
+    at.session_state["vae_live__playing"] = False
+    at.run()
+    assert not at.get("bidi_component")
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("vae_scatter"))
+    assert list(chart.proto.selection_mode)                   # clickable again
+    assert float(metric(at, "Epoch")) > 100
