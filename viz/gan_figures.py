@@ -12,7 +12,9 @@ from engine.gan_measures import GANFrame
 from engine.training import History
 from viz.fastfig import LEGEND_BELOW, colorscale, f32, plain_figure, thin
 
-REAL_SHOWN = 300     # real points drawn (each is an SVG node: the browser's redraw time)
+REAL_SHOWN = 300     # real points drawn
+POINT_HALF = 0.004   # half-length of a sample's stroke, as a share of the box width (~4 px)
+SAMPLE_PX = 4        # the stroke's width in px: a ~4 px square per sample
 REAL = "#7f7f7f"
 FAKE = "#9467bd"
 COVERED = "#2ca02c"
@@ -41,6 +43,37 @@ def _rings(centers: np.ndarray, radius: float, n: int = 33) -> tuple[np.ndarray,
     return xs.ravel(), ys.ravel()
 
 
+def dash_path(points: np.ndarray, half: float) -> str:
+    """A short horizontal stroke x − half → x + half through each of `points`, as ONE SVG
+    path string ("M x0,y L x1,y" per point, 4 significant digits). Stroked as wide as it is
+    long it draws a small square per sample: one SVG element however many points (a marker
+    trace is one element per point; this figure's first paint was ~1,250 elements), and half
+    the text of a filled square. Non-finite points are left out."""
+    p = np.asarray(points, np.float64).reshape(-1, 2)
+    p = p[np.isfinite(p).all(1)]
+    if not len(p):
+        return ""
+    return ("M%.4g,%.4gL%.4g,%.4g" * len(p)) % tuple(
+        np.column_stack([p[:, 0] - half, p[:, 1], p[:, 0] + half, p[:, 1]]).ravel().tolist())
+
+
+def _sample_shapes(real: np.ndarray, fake: np.ndarray, half: float) -> list[dict]:
+    """Real (grey) and generated (purple) samples: one stroked path shape per kind (~4 px
+    squares), drawn above the heatmap, arrows and rings, fakes over reals."""
+    return [{"type": "path", "path": path, "xref": "x", "yref": "y", "layer": "above",
+             "opacity": opacity, "line": {"color": color, "width": SAMPLE_PX}}
+            for path, color, opacity in ((dash_path(real, half), REAL, 0.6),
+                                         (dash_path(fake, half), FAKE, 0.8)) if path]
+
+
+def _legend_entry(name: str, color: str, opacity: float) -> dict:
+    """A trace with no points that only puts a square marker of `color` in the legend (the
+    samples themselves are path shapes, which the legend does not list)."""
+    return dict(type="scatter", x=[None], y=[None], mode="markers", name=name,
+                marker=dict(color=color, size=8, symbol="square", opacity=opacity),
+                hoverinfo="skip")
+
+
 def _scaled(vectors: np.ndarray, length: float) -> np.ndarray:
     """Rescale vectors so the longest has `length` (keeps relative sizes)."""
     v = np.asarray(vectors, dtype=float)
@@ -56,9 +89,10 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
                    height: int = 520) -> go.Figure:
     """Real points (grey) and generated points over the discriminator heatmap, arrows of
     −∇_x L_G on a subset of fakes, and circles of radius n_sigma·std around the mixture's
-    modes (green: covered, red dotted: missed). Built in one call from plain dicts
-    (viz/fastfig.py: redrawn every live frame; add_trace/add_shape one by one cost ~10x
-    more, validation ~7x more)."""
+    modes (green: covered, red dotted: missed). The samples are two path shapes of small
+    squares (dash_path: 2 SVG elements instead of ~900 markers; the legend lists them
+    through two empty traces). Built in one call from plain dicts (viz/fastfig.py: redrawn
+    every live frame; add_trace/add_shape one by one cost ~10x more, validation ~7x more)."""
     traces: list = []
     c = snap.critic
     if show_heatmap:
@@ -70,13 +104,8 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
             colorbar=dict(title=dict(text=c.kind, side="right"), thickness=12, len=0.8),
             hovertemplate="x=%{x:.2f}, y=%{y:.2f}<br>" + c.kind + "=%{z:.3f}<extra></extra>"))
     real = snap.real[:REAL_SHOWN]      # a random subset already: the first ones suffice
-    traces.append(dict(type="scatter", x=f32(real[:, 0]), y=f32(real[:, 1]),
-                       mode="markers", name="real data",
-                       marker=dict(color=REAL, size=4, opacity=0.6), hoverinfo="skip"))
-    fake = snap.fake[np.isfinite(snap.fake).all(1)]
-    traces.append(dict(type="scatter", x=f32(fake[:, 0]), y=f32(fake[:, 1]), mode="markers",
-                       name="generated", marker=dict(color=FAKE, size=4, opacity=0.8),
-                       hoverinfo="skip"))
+    traces.append(_legend_entry("real data", REAL, 0.6))
+    traces.append(_legend_entry("generated", FAKE, 0.8))
     if show_arrows and len(snap.arrows_at):
         xs, ys = _segments(snap.arrows_at, _scaled(snap.arrows, 0.08 * (box[1] - box[0])))
         traces.append(dict(type="scatter", x=xs, y=ys, mode="lines", name="−∇ generator loss",
@@ -92,6 +121,7 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
                                    line=dict(color=color, width=1.5, dash=dash),
                                    hoverinfo="skip"))
     return plain_figure(traces, dict(
+        shapes=_sample_shapes(real, snap.fake, POINT_HALF * (box[1] - box[0])),
         height=height, xaxis=dict(range=[box[0], box[1]], title=dict(text="x₁")),
         yaxis=dict(range=[box[2], box[3]], title=dict(text="x₂"), scaleanchor="x",
                    scaleratio=1),
