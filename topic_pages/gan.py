@@ -136,27 +136,25 @@ def _export(view, config: dict) -> None:
 
 
 def _train_controls() -> None:
+    """The training controls. The two expanders draw their 15 widgets only while open (their
+    values live in the URL and the session meanwhile, like a closed tab's widgets): every
+    element on the page is re-rendered by the browser on each playing frame (issue 22), and
+    these were a third of the page's elements."""
     STATE.widget("gan_target")
     STATE.widget("gan_std")
     STATE.widget("gan_loss")
-    with st.expander("Networks and optimizer"):
-        c = st.columns(2)
-        STATE.widget("gan_g_width", c[0])
-        STATE.widget("gan_g_depth", c[1])
-        STATE.widget("gan_d_width", c[0])
-        STATE.widget("gan_d_depth", c[1])
-        STATE.widget("gan_lr_g", c[0])
-        STATE.widget("gan_lr_d", c[1])
-        STATE.widget("gan_d_steps")
-        STATE.widget("gan_latent")
-        STATE.widget("gan_opt")
-    with st.expander("Remedies"):
-        STATE.widget("gan_unroll")
-        STATE.widget("gan_r1")
-        STATE.widget("gan_gp")
-        STATE.widget("gan_sn")
-        STATE.widget("gan_mbstd")
-        STATE.widget("gan_pack")
+    with st.expander("Networks and optimizer", key="gan_more_net", on_change="rerun") as net:
+        if net.open:
+            c = st.columns(2)
+            for i, key in enumerate(("gan_g_width", "gan_g_depth", "gan_d_width", "gan_d_depth",
+                                     "gan_lr_g", "gan_lr_d")):
+                STATE.widget(key, c[i % 2])
+            for key in ("gan_d_steps", "gan_latent", "gan_opt"):
+                STATE.widget(key)
+    with st.expander("Remedies", key="gan_more_fix", on_change="rerun") as fix:
+        if fix.open:
+            for key in ("gan_unroll", "gan_r1", "gan_gp", "gan_sn", "gan_mbstd", "gan_pack"):
+                STATE.widget(key)
     STATE.widget("gan_arrows")      # outside the live fragment: a toggle reruns the page
     c = st.columns(2)
     c[0].button("Step D", key="gan_step_d", on_click=_step_part, args=("d",),

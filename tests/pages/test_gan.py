@@ -280,7 +280,6 @@ def test_a_live_frame_emits_few_elements(monkeypatch):
     monkeypatch.setattr(viz.live, "live_frame", counted)
     at = _page()
     at.button(key="gan__play").click().run()
-    print("frame deltas", counts)
     assert counts and max(counts) <= 7, counts
     summary = _summary(at)
     assert set(badges_of(summary)) == {BADGE, "Modes covered now", "High-quality samples",
@@ -304,3 +303,22 @@ def test_samples_are_two_path_shapes_with_one_square_per_point():
     assert paths[REAL].count("M") == min(REAL_SHOWN, len(snap.real))
     names = [tr.get("name") for tr in fig["data"]]
     assert "real data" in names and "generated" in names
+
+
+def test_lazy_expanders_draw_their_widgets_only_when_open_and_keep_values():
+    """The 15 network / remedy widgets are drawn only while their expander is open (fewer
+    elements for the browser to re-render per frame); a value set there survives closing it
+    and a rerun, and still builds the trainer."""
+    at = _page()
+    assert "gan_unroll" not in {w.key for w in at.slider}
+    assert "gan_d_depth" not in {w.key for w in at.select_slider} | {w.key for w in at.slider}
+    at.session_state["gan_more_fix"] = True
+    at.run()
+    at.slider(key="gan_unroll").set_value(3).run()
+    assert json.loads(at.session_state["gan__config"])["unrolled_steps"] == 3
+    at.session_state["gan_more_fix"] = False
+    at.run()
+    assert "gan_unroll" not in {w.key for w in at.slider}
+    at.selectbox(key="gan_loss").select("hinge").run()     # another widget: a new trainer
+    config = json.loads(at.session_state["gan__config"])
+    assert config["unrolled_steps"] == 3 and config["loss"] == "hinge" and not at.exception
