@@ -199,10 +199,12 @@ def race_view(panel) -> None:
                          "measured rate": tail_rate(s, m) if tr.diverged_at is None else None,
                          "final f − f*": float(tr.losses[-1] - problem.f_star),
                          "diverged at": tr.diverged_at})
-        st.dataframe(pd.DataFrame(rows), hide_index=True, key="gd_table", column_config={
-            "step size": st.column_config.NumberColumn(format="%.4g"),
-            "measured rate": st.column_config.NumberColumn(format="%.4f"),
-            "final f − f*": st.column_config.NumberColumn(format="%.3e")})
+        # a static HTML table: st.dataframe's grid is a lazily loaded JS chunk drawn on a
+        # canvas, a large share of this page's first paint for 4-6 rows (issue 16)
+        st.table(pd.DataFrame(rows).style.format(
+            {"step size": "{:.4g}", f"steps to f − f* ≤ {TOL:g}": "{:.0f}",
+             "measured rate": "{:.4f}", "final f − f*": "{:.3e}", "diverged at": "{:.0f}"},
+            na_rep="–"), hide_index=True)
         explain("Dashed lines: the theoretical per-step rate ρ of GD and of the heavy ball, "
                 "drawn through the end of each run so the slopes compare where the run has "
                 "left its transient (at the optimal (η, β) the heavy ball's two roots coincide "

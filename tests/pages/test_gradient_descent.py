@@ -21,7 +21,7 @@ def _page(query: dict | None = None) -> AppTest:
 
 
 def _table(at: AppTest):
-    return at.dataframe[0].value.set_index("method")
+    return at.table[0].value.set_index("method")
 
 
 def _warnings(at: AppTest) -> list[str]:
@@ -174,7 +174,7 @@ def test_scrubbing_reruns_only_the_scrubber_and_its_two_figures():
     keys = [c.proto.id for c in at.get("plotly_chart")]
     assert any(k.endswith("gd_contour") for k in keys) and any(k.endswith("gd_loss") for k in keys)
     assert not any(k.endswith("gd_ruler") for k in keys)
-    assert not at.dataframe                      # the table was not rebuilt
+    assert not at.table                           # the table was not rebuilt
     gd = next(t for t in chart_figure(at, "gd_contour")["data"] if t.get("name") == "GD")
     assert list(plotly_array(gd["customdata"]))[-1] == 5      # drawn up to step 5
 
@@ -208,7 +208,7 @@ def test_a_click_inside_the_scrubber_fragment_reruns_the_race():
     at = _page()
     click_chart(at, "gd_contour", {"x": 1.0, "y": -0.75, "curve_number": 1, "point_number": 7,
                                    "point_index": 7}, in_fragment=True, fragment_key="gd_scrub")
-    assert not at.exception and at.dataframe
+    assert not at.exception and at.table
     gd_path = next(t for t in chart_figure(at, "gd_contour")["data"] if t.get("name") == "GD")
     assert (plotly_array(gd_path["x"])[0], plotly_array(gd_path["y"])[0]) == (1.0, -0.75)
 
