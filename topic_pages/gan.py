@@ -64,8 +64,8 @@ def _target(s: Mapping[str, Any], seed: int):
 
 def _draw(view, tick) -> None:
     """One live frame: the samples figure, ONE summary element (pretrained note, coverage
-    badges, losses: viz/gan_summary.py) and the two small figures. Everything that does not
-    change per frame (the arrows toggle, the explanation) is drawn outside the fragment: each
+    badges, losses: viz/gan_summary.py) and one figure of the histories. What does not change
+    per frame (the arrows toggle, the explanation) is drawn outside the fragment: each
     element a playing frame emits is re-rendered by the browser (issue 22)."""
     snap = view.snapshot()
     frame = read_trainer("gan", frame_of)
@@ -78,12 +78,7 @@ def _draw(view, tick) -> None:
                                                  view.history.last("loss_g")),
                              pretrained_note(frame.pretrained_steps, view.steps)),
                 unsafe_allow_html=True)
-    cols = st.columns(2)
-    if "gan_fig_hist" in figs:
-        with cols[0]:
-            show_figure(figs["gan_fig_hist"], key="gan_fig_hist")
-    with cols[1]:
-        show_figure(figs["gan_fig_curves"], key="gan_fig_curves")
+    show_figure(figs["gan_fig_curves"], key="gan_fig_curves")
 
 
 @st.cache_data(max_entries=4, show_spinner=False)

@@ -11,6 +11,7 @@ from engine.gan import DiracTrajectory, GANSnapshot, ParallelLines
 from engine.gan_measures import GANFrame
 from engine.training import History
 from viz.fastfig import LEGEND_BELOW, colorscale, f32, plain_figure, thin
+from viz.theme import COLORWAY
 
 REAL_SHOWN = 300     # real points drawn
 POINT_HALF = 0.004   # half-length of a sample's stroke, as a share of the box width (~4 px)
@@ -129,67 +130,78 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
         title=dict(text=f"Iteration {snap.step:,}")))
 
 
-def mode_history_figure(steps: np.ndarray, hists: np.ndarray, n_eval: int) -> go.Figure:
-    """Share of generated samples at each mode over training: a heatmap (x: iteration,
-    y: mode). A generator hopping between modes draws a bright cell that moves."""
+def _mode_heatmap(steps: np.ndarray, hists: np.ndarray, n_eval: int) -> tuple[dict, float]:
+    """Share of generated samples at each mode over training (x: iteration, y: mode), and the
+    top of its colour range. A generator hopping between modes draws a bright cell that
+    moves. No colour bar: the panel title gives the range (one figure holds three panels)."""
     share = hists / max(n_eval, 1) if len(hists) else np.zeros((0, 0))
-    heat = dict(type="heatmap", x=np.asarray(steps),
+    zmax = max(0.25, float(share.max()) if share.size else 1.0)
+    return dict(type="heatmap", x=np.asarray(steps),
                 y=np.arange(share.shape[1] if share.ndim == 2 else 0),
                 z=f32(share.T) if share.size else None, colorscale=colorscale("Viridis"),
-                zmin=0, zmax=max(0.25, float(share.max()) if share.size else 1),
-                colorbar=dict(title=dict(text="share", side="right"), thickness=12),
-                hovertemplate="iteration %{x}<br>mode %{y}<br>share %{z:.3f}<extra></extra>")
-    return plain_figure([heat], dict(title=dict(text="Mode histogram over time"), height=300,
-                                     xaxis=dict(title=dict(text="iteration")),
-                                     yaxis=dict(title=dict(text="mode")), margin=dict(t=40)))
+                zmin=0, zmax=zmax, showscale=False,
+                hovertemplate="iteration %{x}<br>mode %{y}<br>share %{z:.3f}<extra></extra>"
+                ), zmax
 
 
-def training_curves_figure(history: History, n_modes: int | None) -> go.Figure:
-    """Left: L_D and L_G (mean over each logged chunk). Right: modes covered (and the
-    share of high-quality samples, right axis) when the target is a mixture. Two panels
-    laid out by axis domains (make_subplots alone costs ~20 ms, and this is redrawn every
-    live frame)."""
+def curves_figure(history: History, n_modes: int | None, steps: np.ndarray | None = None,
+                  hists: np.ndarray | None = None, n_eval: int = 1) -> go.Figure:
+    """One figure under the samples (one chart, not two in a row of columns: a playing frame
+    re-renders every element it emits, issue 22). For a mixture target three panels: the
+    share of samples per mode over time (heatmap, dark 0 → yellow = the title's top share),
+    L_D and L_G (mean over each logged chunk), and the modes covered with the share of
+    high-quality samples (right axis). Otherwise the losses alone. Laid out by axis domains
+    (make_subplots alone costs ~20 ms, and this is redrawn every live frame)."""
+    mixture = bool(n_modes) and steps is not None and hists is not None
+    x_loss = [0.38, 0.6] if mixture else [0.0, 1.0]
     traces: list = []
-    for name, label in (("loss_d", "L_D"), ("loss_g", "L_G")):
+    for (name, label), color in zip((("loss_d", "L_D"), ("loss_g", "L_G")), COLORWAY):
         s, v = thin(*history.as_arrays(name))
-        traces.append(dict(type="scatter", x=s, y=f32(v), mode="lines", name=label))
-    layout = dict(
-        height=300, margin=dict(t=40), legend=LEGEND_BELOW,
-        xaxis=dict(domain=[0, 0.38], anchor="y", title=dict(text="iteration")),
-        yaxis=dict(anchor="x"),
-        xaxis2=dict(domain=[0.62, 0.88], anchor="y2", title=dict(text="iteration")),
-        yaxis2=dict(anchor="x2"),
-        annotations=[dict(text=t, x=x, y=1.0, xref="paper", yref="paper", xanchor="center",
-                          yanchor="bottom", showarrow=False, font=dict(size=16))
-                     for t, x in (("Losses", 0.19), ("Mode coverage", 0.75))])
-    if n_modes:
+        traces.append(dict(type="scatter", x=s, y=f32(v), mode="lines", name=label,
+                           xaxis="x2", yaxis="y2", line=dict(color=color)))
+    layout = dict(height=320, margin=dict(t=40), legend=LEGEND_BELOW,
+                  xaxis2=dict(domain=x_loss, anchor="y2", title=dict(text="iteration"),
+                               nticks=4),
+                  yaxis2=dict(anchor="x2"))
+    titles = [("Losses", sum(x_loss) / 2)]
+    if mixture:
+        heat, zmax = _mode_heatmap(steps, hists, n_eval)
+        traces.insert(0, heat)
+        layout["xaxis"] = dict(domain=[0, 0.26], anchor="y", title=dict(text="iteration"),
+                              nticks=4)
+        layout["yaxis"] = dict(anchor="x", title=dict(text="mode"))
+        titles.insert(0, (f"Share per mode (0 → {zmax:.0%})", 0.13))
         s, v = thin(*history.as_arrays("modes"))
         traces.append(dict(type="scatter", x=s, y=f32(v), mode="lines", name="modes covered",
-                           xaxis="x2", yaxis="y2", line=dict(color=COVERED, shape="hv")))
+                           xaxis="x3", yaxis="y3", line=dict(color=COVERED, shape="hv")))
         s, q = thin(*history.as_arrays("high_quality"))
         traces.append(dict(type="scatter", x=s, y=f32(q), mode="lines",
-                           name="high-quality share", xaxis="x2", yaxis="y3",
+                           name="high-quality share", xaxis="x3", yaxis="y4",
                            line=dict(color=REAL, dash="dot")))
-        layout["yaxis2"].update(range=[0, n_modes + 0.5], title=dict(text="modes"))
-        layout["yaxis3"] = dict(anchor="x2", overlaying="y2", side="right", range=[0, 1.05],
+        layout["xaxis3"] = dict(domain=[0.72, 0.9], anchor="y3", title=dict(text="iteration"),
+                               nticks=4)
+        layout["yaxis3"] = dict(anchor="x3", range=[0, n_modes + 0.5], title=dict(text="modes"))
+        layout["yaxis4"] = dict(anchor="x3", overlaying="y3", side="right", range=[0, 1.05],
                                 title=dict(text="share"), showgrid=False, tickmode="array",
                                 tickvals=[0, 0.5, 1], tickformat=".0%")
+        titles.append(("Mode coverage", 0.81))
+    layout["annotations"] = [dict(text=t, x=x, y=1.0, xref="paper", yref="paper",
+                                  xanchor="center", yanchor="bottom", showarrow=False,
+                                  font=dict(size=16)) for t, x in titles]
     return plain_figure(traces, layout)
 
 
 def live_figures(frame: GANFrame, snap: GANSnapshot, history: History,
                  show_arrows: bool = True) -> dict[str, go.Figure]:
-    """What one live frame of the page draws, by figure key: the samples over D, the mode
-    histogram over time (mixture targets only) and the loss / coverage curves. Plain data in:
-    the trainer's snapshot, its GANFrame (engine/gan_measures.py) and a copy of its history."""
-    figs = {"gan_fig_samples": samples_figure(snap, frame.box, frame.centers, frame.radius,
-                                              show_arrows=show_arrows)}
-    if snap.coverage is not None:
-        figs["gan_fig_hist"] = mode_history_figure(frame.mode_steps, frame.mode_hists,
-                                                   frame.n_eval)
-    figs["gan_fig_curves"] = training_curves_figure(
-        history, snap.coverage.n_modes if snap.coverage is not None else None)
-    return figs
+    """What one live frame of the page draws, by figure key: the samples over D and, in one
+    figure, the mode histogram over time (mixture targets only) with the loss / coverage
+    curves. Plain data in: the trainer's snapshot, its GANFrame (engine/gan_measures.py) and
+    a copy of its history."""
+    n_modes = snap.coverage.n_modes if snap.coverage is not None else None
+    return {"gan_fig_samples": samples_figure(snap, frame.box, frame.centers, frame.radius,
+                                              show_arrows=show_arrows),
+            "gan_fig_curves": curves_figure(history, n_modes, frame.mode_steps,
+                                            frame.mode_hists, frame.n_eval)}
 
 
 def dirac_figure(field: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],

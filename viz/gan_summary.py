@@ -14,10 +14,10 @@ import re
 from typing import NamedTuple, Sequence
 
 BADGE = "Modes covered (mean of last {n} checks)"
-_MUTED = "font-size:0.875rem;opacity:0.65;margin:0"
+_MUTED = "font-size:0.875em;opacity:0.65;margin:0"
 _ROW = ("display:grid;grid-template-columns:repeat(4,minmax(0,1fr));gap:0.25rem 1.25rem;"
         "margin:0.25rem 0 0.4rem 0")
-_VALUE = "font-size:1.75rem;line-height:1.25"
+_VALUE = "font-size:1.9em;line-height:1.25"
 _BADGE_RE = re.compile(r'<div class="gan-badge" title="[^"]*"><div[^>]*>(.*?)</div>'
                        r'<div[^>]*>(.*?)</div></div>')
 
