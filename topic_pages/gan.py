@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -29,6 +28,7 @@ from viz.gan_compute import (  # noqa: F401 (settings_of: read as page.settings_
     UPLOAD, STEPS_PER_FRAME, FRAME_INTERVAL_S, DIRAC_LOSSES, STATE, settings_of, trainer_kwargs,
     dirac_runs)
 from viz.gan_figures import dirac_figure, live_figures, wasserstein_figure
+from viz.gan_summary import coverage_badges, losses_line, pretrained_note, summary_html
 from viz.gan_tour import BIG, PRESETS, STEPS  # noqa: F401 (BIG: read as page.BIG)
 from viz.live import live_training, read_trainer
 from viz.on_demand import on_demand
@@ -62,56 +62,23 @@ def _target(s: Mapping[str, Any], seed: int):
     return data, hashlib.sha1(raw).hexdigest()[:12]
 
 
-def _badges(view, frame, cov) -> None:
-    m = st.columns(4)
-    if cov is not None:
-        m[0].metric(f"Modes covered (mean of last {SMOOTH_CHECKS} checks)",
-                    f"{smoothed_modes(view.history):.1f} / {cov.n_modes}",
-                    help="A mode is covered if >= 1% of 2,000 samples lie within 3σ of it; "
-                         f"checked every {frame.eval_every} iterations, averaged over the "
-                         f"last {SMOOTH_CHECKS} checks (one check can jump by several modes).")
-        m[1].metric("Modes covered now", f"{cov.modes_covered} / {cov.n_modes}",
-                    help="At the latest check only.")
-        m[2].metric("High-quality samples", f"{cov.high_quality_fraction:.0%}",
-                    help="Share of all samples within 3σ of some mode.")
-        kl = ("–" if math.isnan(cov.reverse_kl) or cov.high_quality_fraction < 0.05
-              else f"{cov.reverse_kl:.2f}")
-        m[3].metric("KL(near-mode samples ‖ uniform)", kl,
-                    help="Only the high-quality samples: how unevenly they share the modes, "
-                         f"0 = evenly, log k = {math.log(cov.n_modes):.2f} = all on one mode. "
-                         "'–' while fewer than 5% of the samples are near any mode: it then "
-                         "says nothing about coverage.")
-    else:
-        m[0].metric("Modes covered", "n/a", help="This target is not a mixture of modes.")
-    ld, lg = view.history.last("loss_d"), view.history.last("loss_g")
-    st.caption("L_D / L_G (mean over the last chunk): "
-               + ("–" if math.isnan(ld) and math.isnan(lg) else f"{ld:.3f} / {lg:.3f}"))
-
-
 def _draw(view, tick) -> None:
-    """One live frame: the view's snapshot and the GANFrame read next to the trainer."""
+    """One live frame: the samples figure, ONE summary element (pretrained note, coverage
+    badges, losses: viz/gan_summary.py) and one figure of the histories. What does not change
+    per frame (the arrows toggle, the explanation) is drawn outside the fragment: each
+    element a playing frame emits is re-rendered by the browser (issue 22)."""
     snap = view.snapshot()
     frame = read_trainer("gan", frame_of)
-    offline = frame.pretrained_steps
-    if offline is not None:
-        st.caption((f"**Pretrained snapshot**: these settings trained offline for {offline:,} "
-                    f"iterations, shown so the first picture is a trained GAN. **Play** "
-                    f"continues training it live; **Reset** starts from scratch."
-                    if view.steps == offline else
-                    f"Continued from a **pretrained snapshot** ({offline:,} iterations trained "
-                    f"offline). **Reset** starts from scratch."))
-    box = st.container()
-    arrows = STATE.widget("gan_arrows")     # in the live fragment: toggling redraws this only
-    figs = live_figures(frame, snap, view.history, show_arrows=arrows)
-    with box:
-        show_figure(figs["gan_fig_samples"], key="gan_fig_samples")
-    _badges(view, frame, snap.coverage)
-    cols = st.columns(2)
-    if "gan_fig_hist" in figs:
-        with cols[0]:
-            show_figure(figs["gan_fig_hist"], key="gan_fig_hist")
-    with cols[1]:
-        show_figure(figs["gan_fig_curves"], key="gan_fig_curves")
+    cov = snap.coverage
+    figs = live_figures(frame, snap, view.history, show_arrows=STATE.value("gan_arrows"))
+    show_figure(figs["gan_fig_samples"], key="gan_fig_samples")
+    badges = coverage_badges(cov, smoothed_modes(view.history) if cov is not None else 0.0,
+                             SMOOTH_CHECKS, frame.eval_every)
+    st.markdown(summary_html(badges, losses_line(view.history.last("loss_d"),
+                                                 view.history.last("loss_g")),
+                             pretrained_note(frame.pretrained_steps, view.steps)),
+                unsafe_allow_html=True)
+    show_figure(figs["gan_fig_curves"], key="gan_fig_curves")
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
@@ -164,27 +131,26 @@ def _export(view, config: dict) -> None:
 
 
 def _train_controls() -> None:
+    """The training controls. The two expanders draw their 15 widgets only while open (their
+    values live in the URL and the session meanwhile, like a closed tab's widgets): every
+    element on the page is re-rendered by the browser on each playing frame (issue 22), and
+    these were a third of the page's elements."""
     STATE.widget("gan_target")
     STATE.widget("gan_std")
     STATE.widget("gan_loss")
-    with st.expander("Networks and optimizer"):
-        c = st.columns(2)
-        STATE.widget("gan_g_width", c[0])
-        STATE.widget("gan_g_depth", c[1])
-        STATE.widget("gan_d_width", c[0])
-        STATE.widget("gan_d_depth", c[1])
-        STATE.widget("gan_lr_g", c[0])
-        STATE.widget("gan_lr_d", c[1])
-        STATE.widget("gan_d_steps")
-        STATE.widget("gan_latent")
-        STATE.widget("gan_opt")
-    with st.expander("Remedies"):
-        STATE.widget("gan_unroll")
-        STATE.widget("gan_r1")
-        STATE.widget("gan_gp")
-        STATE.widget("gan_sn")
-        STATE.widget("gan_mbstd")
-        STATE.widget("gan_pack")
+    with st.expander("Networks and optimizer", key="gan_more_net", on_change="rerun") as net:
+        if net.open:
+            c = st.columns(2)
+            for i, key in enumerate(("gan_g_width", "gan_g_depth", "gan_d_width", "gan_d_depth",
+                                     "gan_lr_g", "gan_lr_d")):
+                STATE.widget(key, c[i % 2])
+            for key in ("gan_d_steps", "gan_latent", "gan_opt"):
+                STATE.widget(key)
+    with st.expander("Remedies", key="gan_more_fix", on_change="rerun") as fix:
+        if fix.open:
+            for key in ("gan_unroll", "gan_r1", "gan_gp", "gan_sn", "gan_mbstd", "gan_pack"):
+                STATE.widget(key)
+    STATE.widget("gan_arrows")      # outside the live fragment: a toggle reruns the page
     c = st.columns(2)
     c[0].button("Step D", key="gan_step_d", on_click=_step_part, args=("d",),
                 width="stretch", help="One update of the discriminator only.")

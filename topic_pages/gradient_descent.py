@@ -23,9 +23,8 @@ from viz.gradient_descent_compute import (
     TOL, cached_grid, cached_rate_map, curvature_of, entries_of, hkey, log10, problem_of,
     race_of, tail_rate, theory_of)
 from viz.gradient_descent_tour import PRESETS, STEPS
-from viz.render import PLOTLY_CONFIG, explain, show_figure
+from viz.render import explain, show_figure
 from viz.state import Control, StateTable
-from viz.theme import style_figure
 from viz.widgets import export_buttons
 
 # ----------------------------------------------------------------------------- state
@@ -106,13 +105,8 @@ def landscape_controls() -> dict[str, Any]:
     curv = curvature_of(s)
     lr, edge = 10.0 ** s["gd_loglr"], 2.0 / float(curv.max())
     best = optim.optimal_gd_lr(curv) if curv.min() > 0 else None
-    ruler = style_figure(_fixed_margins(figs.lr_ruler_figure(
-        lr, 10 ** LOGLR_RANGE[0], 10 ** LOGLR_RANGE[1], edge, best)), session.classroom())
-    if session.classroom():          # room for the large tick labels and the η dot
-        ruler.update_layout(height=170, margin=dict(t=34, b=52))
-    # a picture, not a tool: static (no drag layer, modebar or hover to rebuild on a redraw)
-    st.plotly_chart(ruler, key="gd_ruler", theme=None, config={**PLOTLY_CONFIG,
-                                                               "staticPlot": True})
+    st.markdown(figs.lr_ruler_svg(lr, 10 ** LOGLR_RANGE[0], 10 ** LOGLR_RANGE[1], edge, best,
+                                  session.classroom()), unsafe_allow_html=True)
     where = "at the minimum " if land != "quadratic" else ""
     st.caption(f"η = **{lr:.4g}** · 2/λmax {where}= {edge:.4g} (red: diverges)"
                + (f" · optimal η* = {best:.4g} (green)" if best else ""))
@@ -199,10 +193,12 @@ def race_view(panel) -> None:
                          "measured rate": tail_rate(s, m) if tr.diverged_at is None else None,
                          "final f − f*": float(tr.losses[-1] - problem.f_star),
                          "diverged at": tr.diverged_at})
-        st.dataframe(pd.DataFrame(rows), hide_index=True, key="gd_table", column_config={
-            "step size": st.column_config.NumberColumn(format="%.4g"),
-            "measured rate": st.column_config.NumberColumn(format="%.4f"),
-            "final f − f*": st.column_config.NumberColumn(format="%.3e")})
+        # a static HTML table: st.dataframe's grid is a lazily loaded JS chunk drawn on a
+        # canvas, a large share of this page's first paint for 4-6 rows (issue 16)
+        st.table(pd.DataFrame(rows).style.format(
+            {"step size": "{:.4g}", f"steps to f − f* ≤ {TOL:g}": "{:.0f}",
+             "measured rate": "{:.4f}", "final f − f*": "{:.3e}", "diverged at": "{:.0f}"},
+            na_rep="–"), hide_index=True)
         explain("Dashed lines: the theoretical per-step rate ρ of GD and of the heavy ball, "
                 "drawn through the end of each run so the slopes compare where the run has "
                 "left its transient (at the optimal (η, β) the heavy ball's two roots coincide "

@@ -96,8 +96,9 @@ STATE = StateTable([
     Control("gan_mbstd", DEFAULTS["gan_mbstd"], "Minibatch std feature", kind="checkbox"),
     Control("gan_pack", DEFAULTS["gan_pack"], "PacGAN pack", lo=1, hi=4, step=1,
             help="D judges `pack` samples at once."),
-    Control("gan_arrows", True, "Arrows: −∇ of G's loss at 60 fakes", kind="toggle",
-            url=False),
+    Control("gan_arrows", True, "Arrows −∇ L_G", kind="toggle", url=False,
+            help="Black strokes at 60 generated samples: −∇ₓ of G's loss, where each is "
+                 "pushed."),
     Control("gan_dirac_loss", "minimax", "Loss", kind="selectbox", options=list(DIRAC_LOSSES)),
     Control("gan_dirac_gamma", 1.0, "R1 γ", kind="select_slider",
             options=[0.0, 0.1, 0.3, 1.0, 3.0]),

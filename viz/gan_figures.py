@@ -11,8 +11,11 @@ from engine.gan import DiracTrajectory, GANSnapshot, ParallelLines
 from engine.gan_measures import GANFrame
 from engine.training import History
 from viz.fastfig import LEGEND_BELOW, colorscale, f32, plain_figure, thin
+from viz.theme import COLORWAY
 
-REAL_SHOWN = 300     # real points drawn (each is an SVG node: the browser's redraw time)
+REAL_SHOWN = 300     # real points drawn
+POINT_HALF = 0.004   # half-length of a sample's stroke, as a share of the box width (~4 px)
+SAMPLE_PX = 4        # the stroke's width in px: a ~4 px square per sample
 REAL = "#7f7f7f"
 FAKE = "#9467bd"
 COVERED = "#2ca02c"
@@ -41,6 +44,37 @@ def _rings(centers: np.ndarray, radius: float, n: int = 33) -> tuple[np.ndarray,
     return xs.ravel(), ys.ravel()
 
 
+def dash_path(points: np.ndarray, half: float) -> str:
+    """A short horizontal stroke x − half → x + half through each of `points`, as ONE SVG
+    path string ("M x0,y L x1,y" per point, 4 significant digits). Stroked as wide as it is
+    long it draws a small square per sample: one SVG element however many points (a marker
+    trace is one element per point; this figure's first paint was ~1,250 elements), and half
+    the text of a filled square. Non-finite points are left out."""
+    p = np.asarray(points, np.float64).reshape(-1, 2)
+    p = p[np.isfinite(p).all(1)]
+    if not len(p):
+        return ""
+    return ("M%.4g,%.4gL%.4g,%.4g" * len(p)) % tuple(
+        np.column_stack([p[:, 0] - half, p[:, 1], p[:, 0] + half, p[:, 1]]).ravel().tolist())
+
+
+def _sample_shapes(real: np.ndarray, fake: np.ndarray, half: float) -> list[dict]:
+    """Real (grey) and generated (purple) samples: one stroked path shape per kind (~4 px
+    squares), drawn above the heatmap, arrows and rings, fakes over reals."""
+    return [{"type": "path", "path": path, "xref": "x", "yref": "y", "layer": "above",
+             "opacity": opacity, "line": {"color": color, "width": SAMPLE_PX}}
+            for path, color, opacity in ((dash_path(real, half), REAL, 0.6),
+                                         (dash_path(fake, half), FAKE, 0.8)) if path]
+
+
+def _legend_entry(name: str, color: str, opacity: float) -> dict:
+    """A trace with no points that only puts a square marker of `color` in the legend (the
+    samples themselves are path shapes, which the legend does not list)."""
+    return dict(type="scatter", x=[None], y=[None], mode="markers", name=name,
+                marker=dict(color=color, size=8, symbol="square", opacity=opacity),
+                hoverinfo="skip")
+
+
 def _scaled(vectors: np.ndarray, length: float) -> np.ndarray:
     """Rescale vectors so the longest has `length` (keeps relative sizes)."""
     v = np.asarray(vectors, dtype=float)
@@ -56,9 +90,10 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
                    height: int = 520) -> go.Figure:
     """Real points (grey) and generated points over the discriminator heatmap, arrows of
     −∇_x L_G on a subset of fakes, and circles of radius n_sigma·std around the mixture's
-    modes (green: covered, red dotted: missed). Built in one call from plain dicts
-    (viz/fastfig.py: redrawn every live frame; add_trace/add_shape one by one cost ~10x
-    more, validation ~7x more)."""
+    modes (green: covered, red dotted: missed). The samples are two path shapes of small
+    squares (dash_path: 2 SVG elements instead of ~900 markers; the legend lists them
+    through two empty traces). Built in one call from plain dicts (viz/fastfig.py: redrawn
+    every live frame; add_trace/add_shape one by one cost ~10x more, validation ~7x more)."""
     traces: list = []
     c = snap.critic
     if show_heatmap:
@@ -70,13 +105,8 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
             colorbar=dict(title=dict(text=c.kind, side="right"), thickness=12, len=0.8),
             hovertemplate="x=%{x:.2f}, y=%{y:.2f}<br>" + c.kind + "=%{z:.3f}<extra></extra>"))
     real = snap.real[:REAL_SHOWN]      # a random subset already: the first ones suffice
-    traces.append(dict(type="scatter", x=f32(real[:, 0]), y=f32(real[:, 1]),
-                       mode="markers", name="real data",
-                       marker=dict(color=REAL, size=4, opacity=0.6), hoverinfo="skip"))
-    fake = snap.fake[np.isfinite(snap.fake).all(1)]
-    traces.append(dict(type="scatter", x=f32(fake[:, 0]), y=f32(fake[:, 1]), mode="markers",
-                       name="generated", marker=dict(color=FAKE, size=4, opacity=0.8),
-                       hoverinfo="skip"))
+    traces.append(_legend_entry("real data", REAL, 0.6))
+    traces.append(_legend_entry("generated", FAKE, 0.8))
     if show_arrows and len(snap.arrows_at):
         xs, ys = _segments(snap.arrows_at, _scaled(snap.arrows, 0.08 * (box[1] - box[0])))
         traces.append(dict(type="scatter", x=xs, y=ys, mode="lines", name="−∇ generator loss",
@@ -92,6 +122,7 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
                                    line=dict(color=color, width=1.5, dash=dash),
                                    hoverinfo="skip"))
     return plain_figure(traces, dict(
+        shapes=_sample_shapes(real, snap.fake, POINT_HALF * (box[1] - box[0])),
         height=height, xaxis=dict(range=[box[0], box[1]], title=dict(text="x₁")),
         yaxis=dict(range=[box[2], box[3]], title=dict(text="x₂"), scaleanchor="x",
                    scaleratio=1),
@@ -99,67 +130,78 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
         title=dict(text=f"Iteration {snap.step:,}")))
 
 
-def mode_history_figure(steps: np.ndarray, hists: np.ndarray, n_eval: int) -> go.Figure:
-    """Share of generated samples at each mode over training: a heatmap (x: iteration,
-    y: mode). A generator hopping between modes draws a bright cell that moves."""
+def _mode_heatmap(steps: np.ndarray, hists: np.ndarray, n_eval: int) -> tuple[dict, float]:
+    """Share of generated samples at each mode over training (x: iteration, y: mode), and the
+    top of its colour range. A generator hopping between modes draws a bright cell that
+    moves. No colour bar: the panel title gives the range (one figure holds three panels)."""
     share = hists / max(n_eval, 1) if len(hists) else np.zeros((0, 0))
-    heat = dict(type="heatmap", x=np.asarray(steps),
+    zmax = max(0.25, float(share.max()) if share.size else 1.0)
+    return dict(type="heatmap", x=np.asarray(steps),
                 y=np.arange(share.shape[1] if share.ndim == 2 else 0),
                 z=f32(share.T) if share.size else None, colorscale=colorscale("Viridis"),
-                zmin=0, zmax=max(0.25, float(share.max()) if share.size else 1),
-                colorbar=dict(title=dict(text="share", side="right"), thickness=12),
-                hovertemplate="iteration %{x}<br>mode %{y}<br>share %{z:.3f}<extra></extra>")
-    return plain_figure([heat], dict(title=dict(text="Mode histogram over time"), height=300,
-                                     xaxis=dict(title=dict(text="iteration")),
-                                     yaxis=dict(title=dict(text="mode")), margin=dict(t=40)))
+                zmin=0, zmax=zmax, showscale=False,
+                hovertemplate="iteration %{x}<br>mode %{y}<br>share %{z:.3f}<extra></extra>"
+                ), zmax
 
 
-def training_curves_figure(history: History, n_modes: int | None) -> go.Figure:
-    """Left: L_D and L_G (mean over each logged chunk). Right: modes covered (and the
-    share of high-quality samples, right axis) when the target is a mixture. Two panels
-    laid out by axis domains (make_subplots alone costs ~20 ms, and this is redrawn every
-    live frame)."""
+def curves_figure(history: History, n_modes: int | None, steps: np.ndarray | None = None,
+                  hists: np.ndarray | None = None, n_eval: int = 1) -> go.Figure:
+    """One figure under the samples (one chart, not two in a row of columns: a playing frame
+    re-renders every element it emits, issue 22). For a mixture target three panels: the
+    share of samples per mode over time (heatmap, dark 0 → yellow = the title's top share),
+    L_D and L_G (mean over each logged chunk), and the modes covered with the share of
+    high-quality samples (right axis). Otherwise the losses alone. Laid out by axis domains
+    (make_subplots alone costs ~20 ms, and this is redrawn every live frame)."""
+    mixture = bool(n_modes) and steps is not None and hists is not None
+    x_loss = [0.38, 0.6] if mixture else [0.0, 1.0]
     traces: list = []
-    for name, label in (("loss_d", "L_D"), ("loss_g", "L_G")):
+    for (name, label), color in zip((("loss_d", "L_D"), ("loss_g", "L_G")), COLORWAY):
         s, v = thin(*history.as_arrays(name))
-        traces.append(dict(type="scatter", x=s, y=f32(v), mode="lines", name=label))
-    layout = dict(
-        height=300, margin=dict(t=40), legend=LEGEND_BELOW,
-        xaxis=dict(domain=[0, 0.38], anchor="y", title=dict(text="iteration")),
-        yaxis=dict(anchor="x"),
-        xaxis2=dict(domain=[0.62, 0.88], anchor="y2", title=dict(text="iteration")),
-        yaxis2=dict(anchor="x2"),
-        annotations=[dict(text=t, x=x, y=1.0, xref="paper", yref="paper", xanchor="center",
-                          yanchor="bottom", showarrow=False, font=dict(size=16))
-                     for t, x in (("Losses", 0.19), ("Mode coverage", 0.75))])
-    if n_modes:
+        traces.append(dict(type="scatter", x=s, y=f32(v), mode="lines", name=label,
+                           xaxis="x2", yaxis="y2", line=dict(color=color)))
+    layout = dict(height=320, margin=dict(t=40), legend=LEGEND_BELOW,
+                  xaxis2=dict(domain=x_loss, anchor="y2", title=dict(text="iteration"),
+                               nticks=4),
+                  yaxis2=dict(anchor="x2"))
+    titles = [("Losses", sum(x_loss) / 2)]
+    if mixture:
+        heat, zmax = _mode_heatmap(steps, hists, n_eval)
+        traces.insert(0, heat)
+        layout["xaxis"] = dict(domain=[0, 0.26], anchor="y", title=dict(text="iteration"),
+                              nticks=4)
+        layout["yaxis"] = dict(anchor="x", title=dict(text="mode"))
+        titles.insert(0, (f"Share per mode (0 → {zmax:.0%})", 0.13))
         s, v = thin(*history.as_arrays("modes"))
         traces.append(dict(type="scatter", x=s, y=f32(v), mode="lines", name="modes covered",
-                           xaxis="x2", yaxis="y2", line=dict(color=COVERED, shape="hv")))
+                           xaxis="x3", yaxis="y3", line=dict(color=COVERED, shape="hv")))
         s, q = thin(*history.as_arrays("high_quality"))
         traces.append(dict(type="scatter", x=s, y=f32(q), mode="lines",
-                           name="high-quality share", xaxis="x2", yaxis="y3",
+                           name="high-quality share", xaxis="x3", yaxis="y4",
                            line=dict(color=REAL, dash="dot")))
-        layout["yaxis2"].update(range=[0, n_modes + 0.5], title=dict(text="modes"))
-        layout["yaxis3"] = dict(anchor="x2", overlaying="y2", side="right", range=[0, 1.05],
+        layout["xaxis3"] = dict(domain=[0.72, 0.9], anchor="y3", title=dict(text="iteration"),
+                               nticks=4)
+        layout["yaxis3"] = dict(anchor="x3", range=[0, n_modes + 0.5], title=dict(text="modes"))
+        layout["yaxis4"] = dict(anchor="x3", overlaying="y3", side="right", range=[0, 1.05],
                                 title=dict(text="share"), showgrid=False, tickmode="array",
                                 tickvals=[0, 0.5, 1], tickformat=".0%")
+        titles.append(("Mode coverage", 0.81))
+    layout["annotations"] = [dict(text=t, x=x, y=1.0, xref="paper", yref="paper",
+                                  xanchor="center", yanchor="bottom", showarrow=False,
+                                  font=dict(size=16)) for t, x in titles]
     return plain_figure(traces, layout)
 
 
 def live_figures(frame: GANFrame, snap: GANSnapshot, history: History,
                  show_arrows: bool = True) -> dict[str, go.Figure]:
-    """What one live frame of the page draws, by figure key: the samples over D, the mode
-    histogram over time (mixture targets only) and the loss / coverage curves. Plain data in:
-    the trainer's snapshot, its GANFrame (engine/gan_measures.py) and a copy of its history."""
-    figs = {"gan_fig_samples": samples_figure(snap, frame.box, frame.centers, frame.radius,
-                                              show_arrows=show_arrows)}
-    if snap.coverage is not None:
-        figs["gan_fig_hist"] = mode_history_figure(frame.mode_steps, frame.mode_hists,
-                                                   frame.n_eval)
-    figs["gan_fig_curves"] = training_curves_figure(
-        history, snap.coverage.n_modes if snap.coverage is not None else None)
-    return figs
+    """What one live frame of the page draws, by figure key: the samples over D and, in one
+    figure, the mode histogram over time (mixture targets only) with the loss / coverage
+    curves. Plain data in: the trainer's snapshot, its GANFrame (engine/gan_measures.py) and
+    a copy of its history."""
+    n_modes = snap.coverage.n_modes if snap.coverage is not None else None
+    return {"gan_fig_samples": samples_figure(snap, frame.box, frame.centers, frame.radius,
+                                              show_arrows=show_arrows),
+            "gan_fig_curves": curves_figure(history, n_modes, frame.mode_steps,
+                                            frame.mode_hists, frame.n_eval)}
 
 
 def dirac_figure(field: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],

@@ -292,29 +292,60 @@ def rate_map_figure(rm: RateMap, lr: float | None = None, beta: float | None = N
     return fig
 
 
-def lr_ruler_figure(lr: float, lo: float, hi: float, edge: float | None = None,
-                    optimal: float | None = None) -> go.Figure:
-    """A thin log axis under the learning-rate slider: the current η, 2/λ_max (diverges
-    beyond) and the optimal η. Plain dicts (viz/fastfig): built on every move of a landscape
-    control, and the graph-object version cost ~85 ms of server CPU."""
-    data: list[dict] = []
-    shapes: list[dict] = []
+RULER_W = 240                 # the ruler's SVG user units (~the column's width in px)
+
+
+def lr_ruler_svg(lr: float, lo: float, hi: float, edge: float | None = None,
+                 optimal: float | None = None, classroom: bool = False) -> str:
+    """A thin log axis under the learning-rate slider, as one inline SVG (st.markdown;
+    st.html strips SVG): the current η (black dot), 2/λ_max with the diverging side shaded
+    red, and the optimal η* (green). A picture, not a tool: as a Plotly chart it was one of
+    the page's three charts, each a Plotly newPlot in the first paint (issue 16); this is ~20
+    SVG elements and no JS.
+    x = l + (log10 v − log10 lo) / (log10 hi − log10 lo) · (r − l)."""
+    k = 1.1 if classroom else 1.0         # classroom: larger marks (its column is wider)
+    tick, label = 12 * k, 13 * k
+    top, base = 6 + label * 1.3, 6 + label * 1.3 + 38 * k         # the lines' y extent
+    axis = base + 8 * k + label                                     # the axis line
+    height = axis + 6 + tick * 1.4
+    left, right = 10.0, RULER_W - 10.0
+    l0, l1 = np.log10(lo), np.log10(hi)
+
+    def x(v: float) -> float:
+        return left + (float(np.clip(np.log10(v), l0, l1)) - l0) / (l1 - l0) * (right - left)
+
+    def anchor(px: float) -> str:
+        """Labels near an end grow inwards (not clipped by the column)."""
+        return "start" if px < left + 18 * k else "end" if px > right - 18 * k else "middle"
+
+    font = 'font-family="Source Sans Pro, sans-serif"'
+    parts = [f'<line x1="{left}" y1="{axis:.1f}" x2="{right}" y2="{axis:.1f}" '
+             'stroke="#444" stroke-width="1"/>']
+    for e in range(int(np.ceil(l0)), int(np.floor(l1)) + 1):
+        px = x(10.0 ** e)
+        parts.append(f'<line x1="{px:.1f}" y1="{axis:.1f}" x2="{px:.1f}" '
+                     f'y2="{axis + 4 * k:.1f}" stroke="#444"/>'
+                     + ("" if px < left + 18 * k else      # no room left of 0.001's label
+                        f'<text x="{px:.1f}" y="{axis + 5 + tick:.1f}" font-size="{tick:.0f}" '
+                        f'text-anchor="{anchor(px)}" fill="#444" {font}>{10.0 ** e:g}</text>'))
     if edge is not None and edge < hi:
-        shapes.append(dict(type="rect", xref="x", yref="y domain", x0=edge, x1=hi, y0=0, y1=1,
-                           fillcolor="#d62728", opacity=0.12, line=dict(width=0)))
-        data.append(dict(type="scatter", x=[edge, edge], y=[0, 1], mode="lines+text",
-                         text=["", "2/λmax"], textposition="top center",
-                         line=dict(color="#d62728", width=2), name="2/λmax", hoverinfo="skip",
-                         cliponaxis=False))
+        px = x(edge)
+        parts.append(f'<rect x="{px:.1f}" y="{top:.1f}" width="{right - px:.1f}" '
+                     f'height="{base - top:.1f}" fill="#d62728" fill-opacity="0.12"/>'
+                     f'<line x1="{px:.1f}" y1="{top:.1f}" x2="{px:.1f}" y2="{base:.1f}" '
+                     f'stroke="#d62728" stroke-width="{2 * k:.1f}"/>'
+                     f'<text x="{px:.1f}" y="{top - 4:.1f}" font-size="{label:.0f}" '
+                     f'text-anchor="{anchor(px)}" fill="#222" {font}>2/λmax</text>')
     if optimal is not None:
-        data.append(dict(type="scatter", x=[optimal, optimal], y=[0, 1], mode="lines+text",
-                         text=["η*", ""], textposition="bottom center",
-                         line=dict(color="#2ca02c", width=2), name="optimal η*",
-                         hoverinfo="skip", cliponaxis=False))
-    data.append(dict(type="scatter", x=[lr], y=[0.5], mode="markers", name="η",
-                     marker=dict(size=14, color="black"), hoverinfo="skip"))
-    return plain_figure(data, dict(
-        height=110, showlegend=False, margin=dict(l=10, r=10, t=18, b=25), shapes=shapes,
-        xaxis=dict(type="log", range=[float(np.log10(lo)), float(np.log10(hi))],
-                   showgrid=False),
-        yaxis=dict(visible=False, range=[-0.45, 1.3])))
+        px = x(optimal)
+        parts.append(f'<line x1="{px:.1f}" y1="{top:.1f}" x2="{px:.1f}" y2="{base:.1f}" '
+                     f'stroke="#2ca02c" stroke-width="{2 * k:.1f}"/>'
+                     f'<text x="{px:.1f}" y="{base + 2 + label:.1f}" font-size="{label:.0f}" '
+                     f'text-anchor="{anchor(px)}" fill="#222" {font}>η*</text>')
+    parts.append(f'<circle cx="{x(lr):.1f}" cy="{(top + base) / 2:.1f}" r="{7 * k:.1f}" '
+                 'fill="black"/>')
+    what = f"η = {lr:.4g}" + (f", 2/λmax = {edge:.4g}" if edge is not None else "") + (
+        f", optimal η* = {optimal:.4g}" if optimal is not None else "")
+    return (f'<svg class="gd-ruler" role="img" aria-label="learning-rate ruler: {what}" '
+            f'viewBox="0 0 {RULER_W} {height:.0f}" width="100%" '
+            f'xmlns="http://www.w3.org/2000/svg">{"".join(parts)}</svg>')

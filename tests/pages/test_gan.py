@@ -4,6 +4,7 @@ parallel-lines views, and the one widget -> engine mapping."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
@@ -11,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from engine.gan import LIVE_DEFAULTS, PRETRAINED, TRAINER_DEFAULTS
 from tests.apptest import (chart_figure, choose_preset, metric, open_page, open_view,
                            plotly_array, show_step)
+from viz.gan_summary import badges_of
 
 PAGE = "topic_pages/gan.py"
 SLUG = "gan"
@@ -23,6 +25,22 @@ def _page() -> AppTest:
 
 def _trainer(at: AppTest):
     return at.session_state["gan__trainer"]
+
+
+def _summary(at: AppTest) -> str:
+    """The live frame's one summary element (viz/gan_summary.py): note, badges, losses."""
+    return next(m.value for m in at.markdown if 'class="gan-summary"' in m.value)
+
+
+def badge(at: AppTest, label: str) -> str:
+    """The value of the summary badge `label` (else the first whose label starts with it)."""
+    badges = badges_of(_summary(at))
+    return badges[label] if label in badges else next(
+        v for k, v in badges.items() if k.startswith(label))
+
+
+def _losses(at: AppTest) -> str:
+    return re.search(r"L_D / L_G[^<]*", _summary(at)).group(0)
 
 
 def _charts(at: AppTest) -> list[dict]:
@@ -56,7 +74,7 @@ def test_engine_kwargs_are_derived_from_the_state_table_both_ways():
 def test_defaults_show_the_pretrained_ring():
     at = _page()
     assert at.title[0].value == "GAN mode collapse"
-    assert metric(at, BADGE).endswith("/ 8") and metric(at, "Modes covered now").endswith("/ 8")
+    assert badge(at, BADGE).endswith("/ 8") and badge(at, "Modes covered now").endswith("/ 8")
     assert not at.error
 
 
@@ -65,11 +83,11 @@ def test_first_paint_is_the_labelled_pretrained_gan_and_reset_trains_from_scratc
     t = _trainer(at)
     spec = PRETRAINED["default"]
     assert t.pretrained is not None and t.steps == spec.steps
-    covered = int(metric(at, "Modes covered now").split(" / ")[0])
+    covered = int(badge(at, "Modes covered now").split(" / ")[0])
     assert covered >= 7 and covered == t.coverage().modes_covered
     _, modes = t.history.as_arrays("modes")
-    assert metric(at, BADGE) == f"{np.mean(modes[-5:]):.1f} / 8"      # the smoothed badge
-    assert any("Pretrained snapshot" in c.value and "Reset" in c.value for c in at.caption)
+    assert badge(at, BADGE) == f"{np.mean(modes[-5:]):.1f} / 8"      # the smoothed badge
+    assert "Pretrained snapshot" in _summary(at) and "Reset" in _summary(at)
     config = json.loads(at.session_state["gan__config"])
     for key, value in spec.kwargs.items():          # the page's defaults are the snapshot's
         assert config[key] == (list(value) if isinstance(value, tuple) else value), key
@@ -79,12 +97,12 @@ def test_first_paint_is_the_labelled_pretrained_gan_and_reset_trains_from_scratc
     assert len(rings) == 1 and gaps == covered                      # one circle per mode
     at.button(key="gan__play").click().run()        # Play continues the snapshot live
     assert _trainer(at).steps > spec.steps
-    assert any("Continued from a" in c.value for c in at.caption)
+    assert "Continued from a" in _summary(at)
     at.button(key="gan__reset").click().run()       # Reset: a fresh GAN, no label
     t = _trainer(at)
     assert t.steps == 0 and t.pretrained is None and not at.exception
-    assert not any("pretrained snapshot" in c.value.lower() for c in at.caption)
-    assert metric(at, "Modes covered now") == f"{t.coverage().modes_covered} / 8"
+    assert "pretrained snapshot" not in _summary(at).lower()
+    assert badge(at, "Modes covered now") == f"{t.coverage().modes_covered} / 8"
 
 
 def test_every_preset_then_every_step_then_every_view_in_order():
@@ -109,7 +127,7 @@ def test_every_preset_then_every_step_then_every_view_in_order():
             cov = t.coverage()
             expected = "n/a" if cov is None else f"{cov.modes_covered} / {cov.n_modes}"
             label = "Modes covered now" if cov is not None else "Modes covered"
-            assert metric(at, label) == expected and t.steps == 0, name
+            assert badge(at, label) == expected and t.steps == 0, name
     for i, step in enumerate(g.STEPS):
         show_step(at, SLUG, i)
         assert not at.error, step.title
@@ -125,13 +143,13 @@ def test_step_trains_and_target_change_rebuilds():
     at = _page()
     at.slider(key="gan__spf").set_value(3).run()
     steps_before = _trainer(at).steps
-    loss_before = next(c.value for c in at.caption if c.value.startswith("L_D / L_G"))
+    loss_before = _losses(at)
     at.button(key="gan__step").click().run()
     assert not at.exception
     assert _trainer(at).steps == steps_before + 3
-    assert next(c.value for c in at.caption if c.value.startswith("L_D / L_G")) != loss_before
+    assert _losses(at) != loss_before
     at.selectbox(key="gan_target").select("5x5 grid").run()
-    assert _trainer(at).steps == 0 and metric(at, "Modes covered now").endswith("/ 25")
+    assert _trainer(at).steps == 0 and badge(at, "Modes covered now").endswith("/ 25")
 
 
 def test_step_d_and_step_g_update_one_side():
@@ -149,11 +167,11 @@ def test_kl_is_only_shown_when_samples_are_near_the_modes():
     """A fresh GAN has (almost) no sample near a mode: the KL of those few would be noise,
     so the badge shows '–'; the trained snapshot shows a number near 0 (evenly spread)."""
     at = _page()
-    assert float(metric(at, "KL(near-mode samples")) < 0.1
+    assert float(badge(at, "KL(near-mode samples")) < 0.1
     at.button(key="gan__reset").click().run()
     cov = _trainer(at).coverage()
     assert cov.high_quality_fraction < 0.05
-    assert metric(at, "KL(near-mode samples") == "–"
+    assert badge(at, "KL(near-mode samples") == "–"
 
 
 def test_malformed_points_get_a_clear_error():
@@ -162,10 +180,10 @@ def test_malformed_points_get_a_clear_error():
     at.text_area(key="gan_points").input("x,y\nfoo,bar\n1,2\n").run()
     assert not at.exception
     assert any("Could not use these points" in e.value for e in at.error)
-    assert metric(at, "Modes covered now").endswith("/ 8")       # falls back to the ring
+    assert badge(at, "Modes covered now").endswith("/ 8")       # falls back to the ring
     good = "\n".join(f"{i / 10},{(i % 3) / 5}" for i in range(30))
     at.text_area(key="gan_points").input(good).run()
-    assert not at.error and metric(at, "Modes covered") == "n/a"
+    assert not at.error and badge(at, "Modes covered") == "n/a"
     assert len(_trainer(at).target.points) == 30 and not at.exception
 
 
@@ -223,9 +241,85 @@ def test_export_is_built_only_when_asked_for():
     assert any(c.value == f"As of iteration {_trainer(at).steps:,}." for c in at.caption)
 
 
-def test_arrows_toggle_sits_in_the_live_frame_and_hides_the_arrows():
+def test_arrows_toggle_sits_outside_the_live_frame_and_hides_the_arrows():
     at = _page()
     names = lambda: [t.get("name") for t in chart_figure(at, "gan_fig_samples")["data"]]  # noqa: E731
     assert "−∇ generator loss" in names()
     at.toggle(key="gan_arrows").set_value(False).run()
     assert "−∇ generator loss" not in names() and not at.exception
+    at.toggle(key="gan_arrows").set_value(True).run()
+    assert "−∇ generator loss" in names()
+
+
+def test_a_live_frame_emits_few_elements(monkeypatch):
+    """Issue 22: the browser re-renders every element a playing frame emits, so the frame
+    draws two figures (the samples; the mode histogram with the curves) and ONE summary
+    element, nothing else (19 deltas before): the arrows toggle and the explanation sit
+    outside the fragment."""
+    import contextlib
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
+    import viz.live
+    counts, inside = [], [False]
+    enqueue, frame = ScriptRunContext.enqueue, viz.live.live_frame
+
+    def counting_enqueue(self, msg):
+        if inside[0] and msg.HasField("delta"):
+            counts[-1] += 1
+        return enqueue(self, msg)
+
+    @contextlib.contextmanager
+    def counted(playing):
+        counts.append(0)
+        inside[0] = True
+        try:
+            with frame(playing):
+                yield
+        finally:
+            inside[0] = False
+
+    monkeypatch.setattr(ScriptRunContext, "enqueue", counting_enqueue)
+    monkeypatch.setattr(viz.live, "live_frame", counted)
+    at = _page()
+    at.button(key="gan__play").click().run()
+    assert counts and max(counts) == 3, counts
+    summary = _summary(at)
+    assert set(badges_of(summary)) == {BADGE, "Modes covered now", "High-quality samples",
+                                       "KL(near-mode samples ‖ uniform)"}
+    assert "L_D / L_G" in summary and "Continued from a" in summary
+
+
+def test_samples_are_two_path_shapes_with_one_square_per_point():
+    """First paint (issue 16): the ~900 samples are two path shapes (one SVG element each),
+    not marker traces (one SVG element per point); the legend still names both kinds."""
+    at = _page()
+    fig = chart_figure(at, "gan_fig_samples")
+    t = _trainer(at)
+    snap = t.snapshot()
+    points = [len(plotly_array(tr["x"])) for tr in fig["data"]
+              if "markers" in tr.get("mode", "") and tr.get("type") == "scatter"]
+    assert max(points) <= 1, points                # the legend entries only
+    paths = {sh["line"]["color"]: sh["path"] for sh in fig["layout"]["shapes"]}
+    from viz.gan_figures import FAKE, REAL, REAL_SHOWN
+    assert paths[FAKE].count("M") == int(np.isfinite(snap.fake).all(1).sum()) > 100
+    assert paths[REAL].count("M") == min(REAL_SHOWN, len(snap.real))
+    names = [tr.get("name") for tr in fig["data"]]
+    assert "real data" in names and "generated" in names
+
+
+def test_lazy_expanders_draw_their_widgets_only_when_open_and_keep_values():
+    """The 15 network / remedy widgets are drawn only while their expander is open (fewer
+    elements for the browser to re-render per frame); a value set there survives closing it
+    and a rerun, and still builds the trainer."""
+    at = _page()
+    assert "gan_unroll" not in {w.key for w in at.slider}
+    assert "gan_d_depth" not in {w.key for w in at.select_slider} | {w.key for w in at.slider}
+    at.session_state["gan_more_fix"] = True
+    at.run()
+    at.slider(key="gan_unroll").set_value(3).run()
+    assert json.loads(at.session_state["gan__config"])["unrolled_steps"] == 3
+    at.session_state["gan_more_fix"] = False
+    at.run()
+    assert "gan_unroll" not in {w.key for w in at.slider}
+    at.selectbox(key="gan_loss").select("hinge").run()     # another widget: a new trainer
+    config = json.loads(at.session_state["gan__config"])
+    assert config["unrolled_steps"] == 3 and config["loss"] == "hinge" and not at.exception

@@ -21,7 +21,7 @@ def _page(query: dict | None = None) -> AppTest:
 
 
 def _table(at: AppTest):
-    return at.dataframe[0].value.set_index("method")
+    return at.table[0].value.set_index("method")
 
 
 def _warnings(at: AppTest) -> list[str]:
@@ -174,7 +174,7 @@ def test_scrubbing_reruns_only_the_scrubber_and_its_two_figures():
     keys = [c.proto.id for c in at.get("plotly_chart")]
     assert any(k.endswith("gd_contour") for k in keys) and any(k.endswith("gd_loss") for k in keys)
     assert not any(k.endswith("gd_ruler") for k in keys)
-    assert not at.dataframe                      # the table was not rebuilt
+    assert not at.table                           # the table was not rebuilt
     gd = next(t for t in chart_figure(at, "gd_contour")["data"] if t.get("name") == "GD")
     assert list(plotly_array(gd["customdata"]))[-1] == 5      # drawn up to step 5
 
@@ -208,7 +208,7 @@ def test_a_click_inside_the_scrubber_fragment_reruns_the_race():
     at = _page()
     click_chart(at, "gd_contour", {"x": 1.0, "y": -0.75, "curve_number": 1, "point_number": 7,
                                    "point_index": 7}, in_fragment=True, fragment_key="gd_scrub")
-    assert not at.exception and at.dataframe
+    assert not at.exception and at.table
     gd_path = next(t for t in chart_figure(at, "gd_contour")["data"] if t.get("name") == "GD")
     assert (plotly_array(gd_path["x"])[0], plotly_array(gd_path["y"])[0]) == (1.0, -0.75)
 
@@ -220,7 +220,7 @@ def test_race_figures_are_valid_plotly_and_the_step_dots_sit_on_the_steps(page):
     import numpy as np
     import plotly.graph_objects as go
     from viz import gradient_descent_figures as F
-    for key in ("gd_contour", "gd_loss", "gd_ruler"):
+    for key in ("gd_contour", "gd_loss"):
         go.Figure(chart_figure(page, key))                  # raises on an invalid property
     spec = chart_figure(page, "gd_contour")
     span = 6.0
@@ -257,3 +257,34 @@ def test_hyperparameters_are_drawn_only_while_their_expander_is_open_and_kept_wh
     at.select_slider(key="gd_kappa").set_value(50).run()
     assert not at.exception
     assert _table(at).loc["Adam", "step size"] == pytest.approx(0.3)
+
+
+def test_the_ruler_is_an_svg_that_places_eta_the_edge_and_the_optimum_on_a_log_axis(page):
+    """The learning-rate ruler is inline SVG (no Plotly chart: one newPlot less in the first
+    paint): the η dot, the 2/λmax line (red shading beyond it) and η* sit at their log-scale
+    x; a landscape change moves them."""
+    import numpy as np
+    from viz import gradient_descent_figures as F
+
+    def ruler(at):
+        svg = next(m.value for m in at.markdown if 'class="gd-ruler"' in m.value)
+        dot = float(re.search(r'<circle cx="([-\d.]+)"', svg).group(1))
+        lines = {c: float(x) for x, c in re.findall(
+            r'<line x1="([-\d.]+)" y1="[-\d.]+" x2="[-\d.]+" y2="[-\d.]+" '
+            r'stroke="(#d62728|#2ca02c)"', svg)}
+        return svg, dot, lines
+
+    def x_of(v, lo=1e-4, hi=10.0):
+        return 10 + (np.log10(v) - np.log10(lo)) / (np.log10(hi) - np.log10(lo)) * 220
+
+    assert not any(c.proto.id.endswith("gd_ruler") for c in page.get("plotly_chart"))
+    svg, dot, lines = ruler(page)
+    assert abs(dot - x_of(1.4)) < 0.1                         # default η = 1.4
+    assert abs(lines["#d62728"] - x_of(2.0)) < 0.1            # 2/λmax = 2 (λmax = 1)
+    assert abs(lines["#2ca02c"] - x_of(2 / (1 + 1 / 20))) < 0.1   # η* = 2/(λmin + λmax)
+    assert 'fill="#d62728" fill-opacity="0.12"' in svg and "2/λmax" in svg and "η*" in svg
+    at = _page()
+    at.slider(key="gd_lmax").set_value(4.0).run()
+    _, dot4, lines4 = ruler(at)
+    assert abs(lines4["#d62728"] - x_of(0.5)) < 0.1 and abs(dot4 - dot) < 0.1
+    assert F.lr_ruler_svg(1.0, 1e-4, 10.0, edge=20.0).count("<rect") == 0   # edge past hi
