@@ -1,5 +1,5 @@
 """`python -m benchmarks classroom [--students N[,N...]] [--trainers inline|process|ray]
-[--pages=gan,vae,relu_regions] [--cycles] [--soak=MINUTES]`: a class on one server. (Write --pages=... as one
+[--pages=gan,vae,relu_regions] [--cycles] [--soak=MINUTES] [--split]`: a class on one server. (Write --pages=... as one
 word: a bare page name would also select the benchmark module of that name.)
 
 One `streamlit run app.py` server (trainers where --trainers / DLPLAY_TRAINERS says); N
@@ -10,13 +10,16 @@ probe on the idle server, frames/s and it/s per student (worst and median), tota
 server process's CPU time per delivered live frame (independent of where the browsers run),
 the CPU of its worker processes (DLPLAY_TRAINERS=process), the RSS of both, and the error
 boxes seen. The browsers run on the same machine as the server: on a 2-core box wall times are
-pessimistic, the server CPU per frame is not. With --cycles it also opens and closes a
-student's tab 30 times (Play pressed each time) and prints the RSS growth of the server and its
-workers once the closed sessions' trainers are released. With --soak=MINUTES only one student
+pessimistic, the server CPU per frame is not. With --split the server and its workers run on
+the first CPU and the browsers on the others (the server's own capacity on one core). With
+--cycles it also opens and closes a student's tab 30 times (Play pressed each time) and
+prints the RSS growth of the server and its workers once the closed sessions' trainers are
+released. With --soak=MINUTES only one student
 plays for that long (RSS and it/s every minute). Only run when named.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -25,6 +28,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 from benchmarks import Measurement
 from benchmarks.bench_browser import ARGS, Server, first_paint, slider_moves
@@ -121,13 +125,34 @@ def _play(page) -> None:
     page.get_by_role("button", name=re.compile(r"^\s*Play\s*$")).first.click()
 
 
+@contextlib.contextmanager
+def _split_cpus(server_pid: int, split: bool) -> Iterator[str]:
+    """--split: the server (every thread of it, so the workers it starts later too) on the
+    first CPU, this process and the browsers it launches on the others: the server's own
+    capacity, as if the students' browsers ran on their own machines (a 2-core box: one core
+    each). Restored afterwards."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if not split or len(cpus) < 2:
+        yield ""
+        return
+    for task in Path(f"/proc/{server_pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(int(task.name), {cpus[0]})
+    os.sched_setaffinity(0, set(cpus[1:]))
+    try:
+        yield f" [split: server on CPU {cpus[0]}, browsers on {len(cpus) - 1}]"
+    finally:
+        os.sched_setaffinity(0, set(cpus))
+
+
 def run_class(n: int) -> list[tuple[str, Measurement]]:
     from playwright.sync_api import sync_playwright
     mode, pages = _trainers(), _live_pages()
     os.environ["DLPLAY_TRAINERS"] = mode                 # the server inherits it
     server = Server("app.py", ROOT)
     try:
-        with sync_playwright() as p:
+        with _split_cpus(server.proc.pid, "--split" in sys.argv) as where, \
+                sync_playwright() as p:
             browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
             probe = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
             first_paint(probe, f"{server.url}/gradient_descent")
@@ -160,7 +185,7 @@ def run_class(n: int) -> list[tuple[str, Measurement]]:
     frames = sum(fps) * wall
     web_cpu = s1["web_cpu"] - s0["web_cpu"]
     worker_cpu = s1["worker_cpu"] - s0["worker_cpu"]
-    tag = f"classroom ({mode}): {n} student{'s' if n > 1 else ''}"
+    tag = f"classroom ({mode}{where}): {n} student{'s' if n > 1 else ''}"
     return [
         (f"{tag}, probe slider", Measurement(busy / idle, "x idle",
                                              f"{busy * 1e3:.0f} ms vs {idle * 1e3:.0f} ms idle")),
