@@ -29,12 +29,12 @@ def test_play_paints_canvases_and_pause_shows_plotly(page, server_url):
     page.on("pageerror", lambda e: errors.append(str(e)))
     start = _open_gan(page, server_url)
     page.wait_for_function(                   # paused: the interactive Plotly charts
-        "() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= 3",
+        "() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= 2",
         timeout=60_000)
     assert page.locator(CANVAS).count() == 0
     page.locator(PLAY).click()
     _wait_label(page, "Pause")
-    page.wait_for_function(f"() => document.querySelectorAll('{CANVAS}').length >= 3"
+    page.wait_for_function(f"() => document.querySelectorAll('{CANVAS}').length >= 2"
                            f" && [...document.querySelectorAll('{CANVAS}')]"
                            f".every((c) => +c.dataset.frames >= 2)", timeout=60_000)
     assert page.locator('[data-testid="stPlotlyChart"]').count() == 0
@@ -54,7 +54,7 @@ def test_play_paints_canvases_and_pause_shows_plotly(page, server_url):
     page.locator(PLAY).click()                                         # Pause
     _wait_label(page, "Play")
     page.wait_for_function(
-        "() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= 3",
+        "() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= 2",
         timeout=30_000)
     assert page.locator(CANVAS).count() == 0 and page.locator(ERROR_BOX).count() == 0
     assert not errors, errors
