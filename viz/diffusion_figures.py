@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.fastfig import LEGEND_BELOW, f32, plain_figure, thin
+from viz.fastfig import LEGEND_BELOW, f32, plain_figure
+from viz.screen import block_means
 from viz.theme import COLORWAY
 
 PARTICLE = "#1f77b4"
@@ -182,8 +183,8 @@ def steps_quality(steps: np.ndarray, etas: np.ndarray, distance: np.ndarray,
 
 
 def loss_curve(steps: np.ndarray, values: np.ndarray) -> go.Figure:
-    """The training loss (block means of at most MAX_CURVE_POINTS points: a live frame)."""
-    s, v = thin(np.asarray(steps), np.asarray(values, dtype=float))
+    """The training loss (block means of at most viz.screen.MAX_CURVE_POINTS points: a live frame)."""
+    s, v = block_means(np.asarray(steps), np.asarray(values, dtype=float))
     return plain_figure([dict(type="scatter", x=s, y=f32(v), mode="lines", name="loss")],
                         dict(title=dict(text="Training loss ‖ε − ε_θ(x_t, t)‖²"), height=340,
                              xaxis=dict(title=dict(text="iteration")),

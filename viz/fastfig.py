@@ -169,21 +169,6 @@ def f32(values: Any) -> np.ndarray:
 LEGEND_BELOW = dict(orientation="h", yref="container", y=0.0, yanchor="bottom")
 
 
-MAX_CURVE_POINTS = 400
-
-
-def thin(steps: np.ndarray, values: np.ndarray, n: int = MAX_CURVE_POINTS
-         ) -> tuple[np.ndarray, np.ndarray]:
-    """At most ~n points of a long curve: means over blocks of b = ⌈len/n⌉ consecutive
-    values, each at its block's last step (a long live run keeps its figure small)."""
-    if len(steps) <= n:
-        return steps, values
-    b = -(-len(steps) // n)
-    starts = np.arange(0, len(steps), b)
-    counts = np.diff(np.r_[starts, len(steps)])
-    return steps[starts + counts - 1], np.add.reduceat(values, starts) / counts
-
-
 def plain_figure(data: Iterable[Mapping[str, Any]], layout: Mapping[str, Any],
                  frames: Iterable[Mapping[str, Any]] = ()) -> go.Figure:
     """go.Figure of trace dicts (each with its "type"), a layout dict and animation frames

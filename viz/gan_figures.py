@@ -10,7 +10,8 @@ from plotly.subplots import make_subplots
 from engine.gan import DiracTrajectory, GANSnapshot, ParallelLines
 from engine.gan_measures import GANFrame
 from engine.training import History
-from viz.fastfig import LEGEND_BELOW, colorscale, f32, plain_figure, thin
+from viz.fastfig import LEGEND_BELOW, colorscale, f32, plain_figure
+from viz.screen import block_means
 from viz.theme import COLORWAY
 
 REAL_SHOWN = 300     # real points drawn
@@ -156,7 +157,7 @@ def curves_figure(history: History, n_modes: int | None, steps: np.ndarray | Non
     x_loss = [0.38, 0.6] if mixture else [0.0, 1.0]
     traces: list = []
     for (name, label), color in zip((("loss_d", "L_D"), ("loss_g", "L_G")), COLORWAY):
-        s, v = thin(*history.as_arrays(name))
+        s, v = block_means(*history.as_arrays(name))
         traces.append(dict(type="scatter", x=s, y=f32(v), mode="lines", name=label,
                            xaxis="x2", yaxis="y2", line=dict(color=color)))
     layout = dict(height=320, margin=dict(t=40), legend=LEGEND_BELOW,
@@ -171,10 +172,10 @@ def curves_figure(history: History, n_modes: int | None, steps: np.ndarray | Non
                               nticks=4)
         layout["yaxis"] = dict(anchor="x", title=dict(text="mode"))
         titles.insert(0, (f"Share per mode (0 → {zmax:.0%})", 0.13))
-        s, v = thin(*history.as_arrays("modes"))
+        s, v = block_means(*history.as_arrays("modes"))
         traces.append(dict(type="scatter", x=s, y=f32(v), mode="lines", name="modes covered",
                            xaxis="x3", yaxis="y3", line=dict(color=COVERED, shape="hv")))
-        s, q = thin(*history.as_arrays("high_quality"))
+        s, q = block_means(*history.as_arrays("high_quality"))
         traces.append(dict(type="scatter", x=s, y=f32(q), mode="lines",
                            name="high-quality share", xaxis="x3", yaxis="y4",
                            line=dict(color=REAL, dash="dot")))

@@ -1,6 +1,14 @@
 """Screen resolution for figure data (pure numpy, no Streamlit: figure builders use it). See
 viz/render.py's docstring for why: in the browser every Plotly marker is an SVG node, so a
-figure should carry no more vertices and markers than the screen can show."""
+figure should carry no more vertices and markers than the screen can show.
+
+One thinner per kind of data, all here:
+  path_points   a 2-D path (optimizer trajectories): drop points within min_step of the last
+  screen_series a 1-D series whose spikes matter (a loss gap on a log axis): min and max per
+                pixel column
+  block_means   a noisy training curve (GAN losses, a live loss): the mean of each block
+(engine.handle.decimate_history strides a live view's history before it leaves a worker, and
+engine.training.History bounds what a trainer keeps; both live in engine/, which has no viz.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -43,3 +51,18 @@ def screen_series(y: np.ndarray, width_px: int = 800) -> np.ndarray:
                 continue
             keep += [a + int(np.nanargmin(seg)), a + int(np.nanargmax(seg))]
     return np.unique(keep)
+
+
+MAX_CURVE_POINTS = 400
+
+
+def block_means(steps: np.ndarray, values: np.ndarray, n: int = MAX_CURVE_POINTS
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """At most ~n points of a long curve: means over blocks of b = ⌈len/n⌉ consecutive
+    values, each at its block's last step (a long live run keeps its figure small)."""
+    if len(steps) <= n:
+        return steps, values
+    b = -(-len(steps) // n)
+    starts = np.arange(0, len(steps), b)
+    counts = np.diff(np.r_[starts, len(steps)])
+    return steps[starts + counts - 1], np.add.reduceat(values, starts) / counts

@@ -216,7 +216,7 @@ def test_wasserstein_view_numbers():
 def test_long_curves_are_drawn_as_block_means():
     """A long live run keeps its curves figure small: at most MAX_CURVE_POINTS points, each
     the mean of a block of consecutive values at the block's last step."""
-    from viz.fastfig import MAX_CURVE_POINTS, thin as _thin
+    from viz.screen import MAX_CURVE_POINTS, block_means as _thin
     steps, values = np.arange(1, 1001), np.arange(1000.0)
     s, v = _thin(steps, values)
     assert len(s) <= MAX_CURVE_POINTS and s[-1] == 1000
