@@ -21,11 +21,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.datasets import ToyData
+from engine.series import block_means
 from engine.training import History
 
 log = logging.getLogger(__name__)
 
 SMOOTH_CHECKS = 5       # the coverage badge: mean over the last 5 checks (250 iterations)
+MODE_COLUMNS = 300      # the mode-history heatmap's columns (about its panel's width in px)
 EXPORT_SAMPLES = 2000
 
 
@@ -39,14 +41,16 @@ class GANFrame:
     eval_every: int
     n_eval: int                       # fixed latent codes of a coverage check
     pretrained_steps: int | None      # iterations trained offline (None: trained here)
-    mode_steps: np.ndarray            # (c,) iterations of the coverage checks
-    mode_hists: np.ndarray            # (c, k) samples per mode at each check
+    mode_steps: np.ndarray            # (c,) iterations of the coverage checks (c <= MODE_COLUMNS)
+    mode_hists: np.ndarray            # (c, k) samples per mode per check (a block's mean)
 
 
 def frame_of(trainer) -> GANFrame:
-    """read_trainer fn: the GANFrame of `trainer` (under its lock)."""
+    """read_trainer fn: the GANFrame of `trainer` (under its lock). Its mode history is
+    binned to at most MODE_COLUMNS checks (engine.series.block_means): a GAN left playing
+    for an hour has ~14,000 checks, and every frame fetches this."""
     t = trainer.target
-    steps, hists = trainer.mode_history()
+    steps, hists = block_means(*trainer.mode_history(), MODE_COLUMNS)
     pre = getattr(trainer, "pretrained", None)
     return GANFrame(tuple(float(v) for v in trainer.box),
                     None if t.centers is None else np.asarray(t.centers, np.float64),
@@ -60,6 +64,18 @@ def step_part(trainer, part: str) -> None:
     """read_trainer fn: one update of D ("d") or G ("g") alone, unless diverged."""
     if trainer.diverged_at is None:
         trainer.step(1, part=part)
+
+
+def coverage_table_of(trainer) -> dict[str, np.ndarray]:
+    """read_trainer fn: the coverage history for the CSV export, not binned: each kept
+    check's iteration, samples per mode, and the coverage metrics logged at that iteration
+    (NaN where the bounded History thinned that point away)."""
+    steps, hists = trainer.mode_history()
+    table = {"iteration": steps} | {f"mode_{j}": hists[:, j] for j in range(hists.shape[1])}
+    for name in ("modes", "high_quality", "reverse_kl"):
+        at = dict(zip(*(a.tolist() for a in trainer.history.as_arrays(name))))
+        table[name] = np.array([at.get(int(step), math.nan) for step in steps], dtype=float)
+    return table
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ import torch
 from torch import nn
 
 from engine.device import make_generator, resolve_device, to_numpy
+from engine.series import thin_older_half
 
 
 @runtime_checkable
@@ -67,9 +68,7 @@ class History:
             steps.append(int(step))
             values.append(float(value))
             if len(steps) > self.MAX_POINTS:
-                half = len(steps) // 2
-                steps[:half] = steps[:half:2]
-                values[:half] = values[:half:2]
+                thin_older_half(steps, values)
 
     def last(self, name: str, default: float = math.nan) -> float:
         vals = self.values.get(name)

@@ -21,8 +21,8 @@ import streamlit as st
 
 from engine.datasets import parse_points_csv
 from engine.gan import LOSSES, PRETRAINED, dirac_gan_field, parallel_lines, trainer_config
-from engine.gan_measures import (SMOOTH_CHECKS, build_trainer, export_of, frame_of,
-                                 smoothed_modes, step_part)
+from engine.gan_measures import (SMOOTH_CHECKS, build_trainer, coverage_table_of, export_of,
+                                 frame_of, smoothed_modes, step_part)
 from viz import session
 from viz.gan_compute import (  # noqa: F401 (settings_of: read as page.settings_of)
     UPLOAD, STEPS_PER_FRAME, FRAME_INTERVAL_S, DIRAC_LOSSES, STATE, settings_of, trainer_kwargs,
@@ -119,12 +119,7 @@ def _export(view, config: dict) -> None:
                             "x1": np.r_[fake[:, 0], real[:, 0]],
                             "x2": np.r_[fake[:, 1], real[:, 1]]})
     export_buttons(samples, config, "gan-samples")
-    frame = read_trainer("gan", frame_of)
-    steps, hists = frame.mode_steps, frame.mode_hists
-    hist = pd.DataFrame(hists, columns=[f"mode_{j}" for j in range(hists.shape[1])])
-    hist.insert(0, "iteration", steps)
-    for name in ("modes", "high_quality", "reverse_kl"):
-        hist[name] = view.history.as_arrays(name)[1][: len(steps)] if len(steps) else []
+    hist = pd.DataFrame(read_trainer("gan", coverage_table_of))
     st.download_button("Download coverage history (CSV)", hist.to_csv(index=False).encode(),
                        file_name="gan-coverage.csv", mime="text/csv", key="gan_cov_csv",
                        icon=":material/download:", on_click="ignore")

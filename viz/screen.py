@@ -7,11 +7,14 @@ One thinner per kind of data, all here:
   screen_series a 1-D series whose spikes matter (a loss gap on a log axis): min and max per
                 pixel column
   block_means   a noisy training curve (GAN losses, a live loss): the mean of each block
+                (engine/series.py, re-exported: the GAN's worker bins its mode history too)
 (engine.handle.decimate_history strides a live view's history before it leaves a worker, and
-engine.training.History bounds what a trainer keeps; both live in engine/, which has no viz.)"""
+engine.series.thin_older_half bounds what a trainer keeps.)"""
 from __future__ import annotations
 
 import numpy as np
+
+from engine.series import MAX_CURVE_POINTS, block_means  # noqa: F401 - one home for thinners
 
 
 def path_points(xy: np.ndarray, min_step: float) -> np.ndarray:
@@ -52,17 +55,3 @@ def screen_series(y: np.ndarray, width_px: int = 800) -> np.ndarray:
             keep += [a + int(np.nanargmin(seg)), a + int(np.nanargmax(seg))]
     return np.unique(keep)
 
-
-MAX_CURVE_POINTS = 400
-
-
-def block_means(steps: np.ndarray, values: np.ndarray, n: int = MAX_CURVE_POINTS
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """At most ~n points of a long curve: means over blocks of b = ⌈len/n⌉ consecutive
-    values, each at its block's last step (a long live run keeps its figure small)."""
-    if len(steps) <= n:
-        return steps, values
-    b = -(-len(steps) // n)
-    starts = np.arange(0, len(steps), b)
-    counts = np.diff(np.r_[starts, len(steps)])
-    return steps[starts + counts - 1], np.add.reduceat(values, starts) / counts

@@ -4,6 +4,7 @@ and what the page draws from it (critic grid, generator field, snapshot).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -16,6 +17,7 @@ from engine.gan.losses import LOSSES, gradient_penalty, r1_penalty
 from engine.gan.measures import Coverage, mode_coverage
 from engine.gan.nets import OPTIMIZERS, UNROLL_UPDATES, Discriminator, _unroll_state, mlp
 from engine.gan.targets import data_box
+from engine.series import thin_older_half
 from engine.training import TrainerBase
 
 
@@ -41,8 +43,20 @@ class GANSnapshot:
 
 @dataclass
 class _Eval:
+    """The coverage checks: iteration and samples per mode. Bounded like History: past
+    MAX_CHECKS the older half is thinned (a GAN left playing checks ~4 times a second)."""
     steps: list[int] = field(default_factory=list)
     hists: list[list[int]] = field(default_factory=list)
+    MAX_CHECKS: ClassVar[int] = 4_000
+
+    def add(self, step: int, hist: list[int]) -> None:
+        if self.steps and self.steps[-1] == step:
+            self.hists[-1] = hist
+            return
+        self.steps.append(step)
+        self.hists.append(hist)
+        if len(self.steps) > self.MAX_CHECKS:
+            thin_older_half(self.steps, self.hists)
 
 
 class GANTrainer(TrainerBase):
@@ -273,11 +287,7 @@ class GANTrainer(TrainerBase):
         self.history.log(self.steps, {"modes": cov.modes_covered,
                                       "high_quality": cov.high_quality_fraction,
                                       "reverse_kl": cov.reverse_kl})
-        if self.evals.steps and self.evals.steps[-1] == self.steps:
-            self.evals.hists[-1] = cov.histogram.tolist()
-        else:
-            self.evals.steps.append(self.steps)
-            self.evals.hists.append(cov.histogram.tolist())
+        self.evals.add(self.steps, cov.histogram.tolist())
 
     def mode_history(self) -> tuple[np.ndarray, np.ndarray]:
         """(steps (T,), histograms (T, k)) of the mode counts on the fixed eval codes."""

@@ -52,6 +52,42 @@ def test_gan_frame_step_part_and_export_are_plain_and_match_the_trainer():
     assert GM.smoothed_modes(tr.history) == np.mean(tr.history.as_arrays("modes")[1][-5:])
 
 
+def test_gan_mode_history_stays_bounded_and_a_frame_sends_at_most_mode_columns(monkeypatch):
+    """A GAN left playing checks coverage ~4 times a second. Its trainer keeps at most
+    MAX_CHECKS checks (the older half thinned), and a frame's GANFrame carries at most
+    MODE_COLUMNS of them: block means of consecutive checks, at each block's last check."""
+    from engine.gan.trainer import _Eval
+    monkeypatch.setattr(_Eval, "MAX_CHECKS", 40)
+    tr = GANTrainer(make_target("ring of 8", 0.05, 0), seed=0, device="cpu",
+                    g_hidden=(8,), d_hidden=(8,), eval_every=1)
+    tr.step(100)
+    steps, hists = tr.mode_history()
+    assert len(steps) <= 40 and steps[-1] == 100 and hists.shape == (len(steps), 8)
+    assert np.all(np.diff(steps) > 0)
+    assert (steps[-20:] == np.arange(81, 101)).all()           # the newer half at full rate
+
+    tr.evals = _Eval(list(range(1, 1001)), [[i, 0, 0, 0, 0, 0, 0, 2 * i] for i in range(1, 1001)])
+    frame = _roundtrip(GM.frame_of)(tr)
+    assert len(frame.mode_steps) <= GM.MODE_COLUMNS and frame.mode_steps[-1] == 1000
+    b = int(frame.mode_steps[0])                               # first block: checks 1..b
+    np.testing.assert_allclose(frame.mode_hists[0, [0, 7]], [(b + 1) / 2, b + 1])
+    np.testing.assert_allclose(frame.mode_hists[:, 0] * 2, frame.mode_hists[:, 7])
+
+
+def test_gan_coverage_export_is_every_kept_check_with_its_metrics():
+    tr = GANTrainer(make_target("ring of 8", 0.05, 0), seed=0, device="cpu",
+                    g_hidden=(8,), d_hidden=(8,), eval_every=5)
+    tr.step(20)
+    table = _roundtrip(GM.coverage_table_of)(tr)
+    steps, hists = tr.mode_history()
+    np.testing.assert_array_equal(table["iteration"], steps)
+    np.testing.assert_array_equal(np.stack([table[f"mode_{j}"] for j in range(8)], 1), hists)
+    s, modes = tr.history.as_arrays("modes")
+    at = dict(zip(s.tolist(), modes.tolist()))
+    assert table["modes"].tolist() == [at[int(x)] for x in steps]
+    assert {len(v) for v in table.values()} == {len(steps)}
+
+
 def test_vae_frame_is_the_grid_and_point_the_model_decodes():
     tr = VAETrainer(seed=0, device="cpu")
     tr.step(50)                                  # a snapshot of the codes every 24 steps
