@@ -24,6 +24,7 @@ from torch import nn
 from engine.datasets import digits_split
 from engine.device import make_generator, resolve_device, to_numpy
 from engine.nets import INITS, mlp
+from engine.series import thin_older_half
 from engine.training import TrainerBase
 
 N_CLASSES = 10
@@ -81,7 +82,10 @@ def _standardised_digits(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
 
 
 class DeepNetsTrainer(TrainerBase):
-    """Trains the nets of `config` on the same mini-batches (trainer protocol)."""
+    """Trains the nets of `config` on the same mini-batches (trainer protocol). Its loss and
+    gradient logs keep at most MAX_LOG entries (the older half thinned past it): a live page
+    may play for an hour, and every frame's snapshot carries them."""
+    MAX_LOG = 10_000
 
     def __init__(self, config: DeepNetsConfig = DeepNetsConfig(),
                  device: str | torch.device | None = None):
@@ -144,6 +148,10 @@ class DeepNetsTrainer(TrainerBase):
         if record:
             self._grad_steps.append(self.steps)
             self._grad_norms.append(norms)
+        for steps, values in ((self._loss_steps, self._losses),
+                              (self._grad_steps, self._grad_norms)):
+            if len(steps) > self.MAX_LOG:            # left playing: bounded like History
+                thin_older_half(steps, values)
         return {f"loss/{label}": float(v) for label, v in zip(self.labels, losses)}
 
     def _diverged(self, metrics: dict[str, float]) -> bool:

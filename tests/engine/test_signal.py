@@ -211,6 +211,19 @@ def test_trainer_protocol_and_snapshot_shapes():
     assert s.test_accuracy.shape == (3,)
 
 
+def test_trainer_logs_stay_bounded_when_left_playing(monkeypatch):
+    """A live page may play for an hour: the loss and gradient logs keep at most MAX_LOG
+    entries, the newest at full rate, in step order (the snapshot carries them every frame)."""
+    monkeypatch.setattr(T.DeepNetsTrainer, "MAX_LOG", 10)
+    tr = _small()
+    tr.step(40)
+    s = tr.snapshot()
+    assert len(s.loss_steps) <= 10 and s.losses.shape == (3, len(s.loss_steps))
+    assert s.loss_steps[-1] == 40 and list(s.loss_steps[-5:]) == [36, 37, 38, 39, 40]
+    assert np.all(np.diff(s.loss_steps) > 0) and len(s.grad_steps) <= 10
+    assert s.grad_norms.shape == (len(s.grad_steps), 3, 5)
+
+
 def test_trainer_same_seed_same_run_and_state_roundtrip():
     a, b = _small(seed=2), _small(seed=2)
     a.step(7), b.step(7)
