@@ -45,3 +45,50 @@ def test_a_frame_asks_for_a_rerun_only_when_the_class_moved_its_interval(budget)
     for i in range(3, 9):
         budget.seen((f"other-{i}", "gan"))
     assert live._budget_says_rerun("vae", every, base)      # 10 playing: 1.0 s wanted
+
+
+def test_live_training_hands_the_budgets_interval_to_its_fragment(budget, monkeypatch):
+    """The wiring, not only the helpers: a playing live page's fragment gets run_every =
+    playing / fps from the budget (9 other students + this page = 10 -> 1.0 s), and the
+    page counts itself; paused, no timer at all and it no longer counts."""
+    import streamlit
+    from streamlit.testing.v1 import AppTest
+
+    from engine.handle import TrainerHandle
+    from engine.workers import open_handle
+
+    asked = []
+    real_fragment = streamlit.fragment
+
+    def recording_fragment(func=None, *, run_every=None, **kw):
+        asked.append(run_every)
+        return real_fragment(func, run_every=None, **kw) if func else \
+            (lambda f: real_fragment(f, run_every=None, **kw))
+
+    monkeypatch.setattr(streamlit, "fragment", recording_fragment)
+    monkeypatch.setattr(live, "_open", lambda make, cid: open_handle(make, cid, None, "inline"))
+    monkeypatch.setattr(TrainerHandle, "set_pace", lambda self, rate, cap=None: None)
+    for i in range(9):
+        budget.seen((f"other-{i}", "gan"))
+
+    def page(playing: bool):
+        import streamlit as st
+
+        from engine.training import TrainerBase
+        from viz.live import live_training
+
+        class Counter(TrainerBase):
+            def _iteration(self):
+                return {"loss": 1.0}
+
+            def snapshot(self):
+                return self.steps
+
+        st.session_state["t__playing"] = playing
+        live_training("t", Counter, lambda view, tick: None, {"x": 1}, interval_s=0.5)
+
+    at = AppTest.from_function(page, args=(True,), default_timeout=60)
+    at.run().run()                          # the first run builds the trainer (paused)
+    assert asked[-1] == pytest.approx(1.0) and budget.playing() == 10
+    AppTest.from_function(page, args=(False,), default_timeout=60).run()
+    assert asked[-1] is None and budget.playing() == 9
