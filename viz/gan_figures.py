@@ -61,11 +61,14 @@ def dash_path(points: np.ndarray, half: float) -> str:
 
 def _sample_shapes(real: np.ndarray, fake: np.ndarray, half: float) -> list[dict]:
     """Real (grey) and generated (purple) samples: one stroked path shape per kind (~4 px
-    squares), drawn above the heatmap, arrows and rings, fakes over reals."""
+    squares), drawn above the heatmap, arrows and rings, reals over fakes and half as
+    wide: where the generator covers a mode its purple cloud surrounds the grey data
+    instead of hiding it (the page's text names both colours)."""
     return [{"type": "path", "path": path, "xref": "x", "yref": "y", "layer": "above",
-             "opacity": opacity, "line": {"color": color, "width": SAMPLE_PX}}
-            for path, color, opacity in ((dash_path(real, half), REAL, 0.6),
-                                         (dash_path(fake, half), FAKE, 0.8)) if path]
+             "opacity": opacity, "line": {"color": color, "width": width}}
+            for path, color, opacity, width in (
+                (dash_path(fake, half), FAKE, 0.8, SAMPLE_PX),
+                (dash_path(real, half / 2), REAL, 0.9, SAMPLE_PX / 2)) if path]
 
 
 def _legend_entry(name: str, color: str, opacity: float) -> dict:

@@ -302,6 +302,10 @@ def test_samples_are_two_path_shapes_with_one_square_per_point():
     from viz.gan_figures import FAKE, REAL, REAL_SHOWN
     assert paths[FAKE].count("M") == int(np.isfinite(snap.fake).all(1).sum()) > 100
     assert paths[REAL].count("M") == min(REAL_SHOWN, len(snap.real))
+    colors = [sh["line"]["color"] for sh in fig["layout"]["shapes"]]
+    widths = {sh["line"]["color"]: sh["line"]["width"] for sh in fig["layout"]["shapes"]}
+    assert colors.index(REAL) > colors.index(FAKE)          # the grey data drawn above ...
+    assert widths[REAL] < widths[FAKE]                      # ... and smaller: both visible
     names = [tr.get("name") for tr in fig["data"]]
     assert "real data" in names and "generated" in names
 
