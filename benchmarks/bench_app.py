@@ -48,7 +48,7 @@ def baseline() -> float:
 
 
 def _page_app(slug: str | None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at = AppTest.from_file(str(ROOT / "playground.py"), default_timeout=TIMEOUT)
     at.run()
     if slug is not None:
         at.switch_page(f"topic_pages/{slug}.py")

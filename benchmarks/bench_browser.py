@@ -191,7 +191,7 @@ def figure_bytes(slug: str) -> int:
     from streamlit.testing.v1 import AppTest
     logging.disable(logging.WARNING)
     try:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at = AppTest.from_file(str(ROOT / "playground.py"), default_timeout=120)
         at.run()
         at.switch_page(f"topic_pages/{slug}.py")
         at.run()

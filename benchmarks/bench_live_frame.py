@@ -95,7 +95,7 @@ def _open(page: str):
 
     from tests.apptest import open_view
     script, view, key = PAGES[page]
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at = AppTest.from_file(str(ROOT / "playground.py"), default_timeout=180)
     at.run()
     at.switch_page(script)
     at.run()

@@ -12,13 +12,13 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
+APP = str(ROOT / "playground.py")
 TIMEOUT = 120
 
 
 def run_app(query: dict | None = None, page: str | None = None,
             timeout: float = TIMEOUT) -> AppTest:
-    """Run app.py with the given URL query, then switch to `page` ("topic_pages/<slug>.py")."""
+    """Run playground.py (the script app.py serves) with the given URL query, then switch to `page` ("topic_pages/<slug>.py")."""
     at = AppTest.from_file(APP, default_timeout=timeout)
     for k, v in (query or {}).items():
         at.query_params[k] = v
@@ -152,3 +152,19 @@ def choose_preset(at: AppTest, slug: str, name: str) -> AppTest:
     at.selectbox(key=preset_key(slug)).select(name).run()
     assert not at.exception, (name, [e.value for e in at.exception])
     return at
+
+
+def record_run_every(monkeypatch) -> list:
+    """Replace st.fragment by one that records each fragment's run_every (and gives it none,
+    so AppTest does not wait on timers); returns the list it appends to."""
+    import streamlit
+    asked = []
+    real_fragment = streamlit.fragment
+
+    def recording_fragment(func=None, *, run_every=None, **kw):
+        asked.append(run_every)
+        return real_fragment(func, run_every=None, **kw) if func else \
+            (lambda f: real_fragment(f, run_every=None, **kw))
+
+    monkeypatch.setattr(streamlit, "fragment", recording_fragment)
+    return asked

@@ -51,21 +51,14 @@ def test_live_training_hands_the_budgets_interval_to_its_fragment(budget, monkey
     """The wiring, not only the helpers: a playing live page's fragment gets run_every =
     playing / fps from the budget (9 other students + this page = 10 -> 1.0 s), and the
     page counts itself; paused, no timer at all and it no longer counts."""
-    import streamlit
     from streamlit.testing.v1 import AppTest
+
+    from tests.apptest import record_run_every
 
     from engine.handle import TrainerHandle
     from engine.workers import open_handle
 
-    asked = []
-    real_fragment = streamlit.fragment
-
-    def recording_fragment(func=None, *, run_every=None, **kw):
-        asked.append(run_every)
-        return real_fragment(func, run_every=None, **kw) if func else \
-            (lambda f: real_fragment(f, run_every=None, **kw))
-
-    monkeypatch.setattr(streamlit, "fragment", recording_fragment)
+    asked = record_run_every(monkeypatch)
     monkeypatch.setattr(live, "_open", lambda make, cid: open_handle(make, cid, None, "inline"))
     monkeypatch.setattr(TrainerHandle, "set_pace", lambda self, rate, cap=None: None)
     for i in range(9):

@@ -125,7 +125,7 @@ def test_show_figure_paints_playing_frames_on_the_canvas_and_pauses_to_plotly():
     assert canvases[0].proto.id.endswith("live-canvas-frame")
     assert canvases[1].proto.id.endswith("live-canvas-clickable")
     assert [c.value for c in at.caption] == ["Press **Pause** to click on this chart."]
-    sent = json.loads(canvases[0].proto.json)
+    sent = json.loads(canvases[0].proto.json)["spec"]
     np.testing.assert_allclose(plotly_array(sent["data"][0]["y"]), np.sin(np.arange(50.0)))
     assert sent["layout"]["meta"] == {"dlplay_classroom": False}
     assert len(at.get("plotly_chart")) == 2                 # bars (unsupported), outside
@@ -148,19 +148,14 @@ def test_the_js_has_a_drawer_for_every_whitelisted_trace_kind():
     js = lc._JS.read_text()
     for kind in lc.TRACE_CHECKS:
         assert f"TRACES.{kind} =" in js or f"\n  {kind}: {{" in js, kind
-    assert "fetch(" not in js and "http" not in js          # no network, no CDN
+    # no network, no CDN: the only request is the poll of the page's own frame route
+    assert "http" not in js and js.count("fetch(") == 1 and "fetch(p.url," in js
 
 
 def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
     """live_canvas.js run in Node (when installed) with a recording 2-D context on figures
     covering each drawer: markers, lines, heatmap + colour bar, shapes, annotations, log and
     overlaying axes, scaleanchor, a vertical and a horizontal legend."""
-    import shutil
-    import subprocess
-    from pathlib import Path
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed")
     sub = Fig(rows=1, cols=2, subplot_titles=("a", "b"))
     sub.add("scatter", row=1, col=1, x=np.arange(5), y=np.arange(5.0), mode="lines", name="l")
     sub.add("scatter", row=1, col=2, x=np.arange(5), y=np.ones(5), mode="lines+markers",
@@ -197,11 +192,7 @@ def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
     specs = [_spec(f) for f in figs]
     data = tmp_path / "specs.json"
     data.write_text(json.dumps(specs))
-    root = Path(__file__).resolve().parent.parent
-    run = subprocess.run([node, str(root / "tests" / "js" / "run_live_canvas.mjs"), str(data),
-                          str(lc._JS)], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, run.stderr
-    heat, grid, star, small = json.loads(run.stdout)
+    heat, grid, star, small = _node("run_live_canvas.mjs", data)
     assert heat["drawImage"] == 2 and heat["arc"] >= 2 * 3 and heat["rect"] >= 2 * 2
     assert heat["fillText"] > 10 and grid["lineTo"] > 20 and grid["fillText"] > 10
     assert "colour: f from 0 to 11" in heat["texts"]         # the subtitle (ReLU's colour range)
@@ -226,7 +217,7 @@ def test_a_titled_clickable_chart_says_pause_to_click_inside_the_canvas():
     the note is the canvas title's subtitle; paused, the chart is Plotly and clickable."""
     at = AppTest.from_function(_clickable_app, default_timeout=60).run()
     (canvas,) = at.get("bidi_component")
-    title = json.loads(canvas.proto.json)["layout"]["title"]
+    title = json.loads(canvas.proto.json)["spec"]["layout"]["title"]
     assert title["text"] == "Pick a point"
     assert title["subtitle"]["text"] == "Press Pause to click on this chart"
     assert not at.caption
@@ -258,3 +249,35 @@ def test_a_metric_row_is_one_element_while_playing_and_metrics_when_paused():
     assert [(m.label, m.value) for m in at.metric] == [("Loss", "0.25"), ("Step", "12"),
                                                        ("A<b", "x&y")]
     assert at.metric[0].proto.help == "mean squared error"
+
+
+def test_the_poller_paints_fetched_frames_asks_for_one_rerun_and_stops_on_410(tmp_path):
+    """viz/live_canvas.js's frame poller (viz/live_push.py) in Node with a stand-in fetch:
+    two slots of one page share ONE poller (one request at a time); a frame paints the html
+    slot and the canvas slot; `rerun` asks Streamlit once (not again on the next frame);
+    410 stops the polling."""
+    spec = _spec(go.Figure(go.Scatter(x=[0.0, 1.0], y=[1.0, 0.0], mode="lines")))
+    data = tmp_path / "spec.json"
+    data.write_text(json.dumps(spec))
+    out = _node("run_live_poll.mjs", data)
+    assert out["fetched"] == 4 and out["url"] == "/_dlplay/frame/T" and out["maxInflight"] == 1
+    assert out["triggers"] == [["rerun", True]]
+    assert out["html"] == "<b>2</b>"                         # the latest frame's html
+    assert out["canvasFrames"] == "2"                        # the first paint + one frame
+    assert out["pageFrames"] == "2" and out["polls"] == 0     # stopped and forgotten
+    assert out["kinds"] == [1, 1]                            # one element per slot
+
+
+def _node(script: str, data) -> object:
+    """tests/js/<script> run in Node on the JSON file `data` and live_canvas.js: its output."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run([node, str(root / "tests" / "js" / script), str(data), str(lc._JS)],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)

@@ -27,7 +27,7 @@ def test_streamlit_does_not_collect_after_every_run():
 
 
 def test_app_freezes_after_its_run():
-    assert "server_gc.after_run()" in (ROOT / "app.py").read_text()
+    assert "server_gc.after_run()" in (ROOT / "playground.py").read_text()
 
 
 def test_freeze_moves_imported_objects_out_of_the_walk(serving):

@@ -31,8 +31,10 @@ from viz.gan_figures import dirac_figure, live_figures, wasserstein_figure
 from viz.gan_summary import coverage_badges, losses_line, pretrained_note, summary_html
 from viz.gan_tour import BIG, PRESETS, STEPS  # noqa: F401 (BIG: read as page.BIG)
 from viz.live import live_training, read_trainer
+from viz.live_push import live_parts, place_all
 from viz.on_demand import on_demand
 from viz.page import View, topic_page
+from viz.parts import Figure, Html
 from viz.render import explain, show_figure
 from viz.topics import ROOT
 from viz.widgets import export_buttons
@@ -62,23 +64,27 @@ def _target(s: Mapping[str, Any], seed: int):
     return data, hashlib.sha1(raw).hexdigest()[:12]
 
 
-def _draw(view, tick) -> None:
-    """One live frame: the samples figure, ONE summary element (pretrained note, coverage
-    badges, losses: viz/gan_summary.py) and one figure of the histories. What does not change
-    per frame (the arrows toggle, the explanation) is drawn outside the fragment: each
-    element a playing frame emits is re-rendered by the browser (issue 22)."""
+def frame_parts(view, read, show_arrows: bool) -> dict:
+    """One live frame as parts (viz/parts.py; pure, so the frame route can build it too):
+    the samples figure, ONE summary element (pretrained note, coverage badges, losses:
+    viz/gan_summary.py) and one figure of the histories. What does not change per frame (the
+    arrows toggle, the explanation) is drawn outside the fragment (issue 22)."""
     snap = view.snapshot()
-    frame = read_trainer("gan", frame_of)
+    frame = read(frame_of)
     cov = snap.coverage
-    figs = live_figures(frame, snap, view.history, show_arrows=STATE.value("gan_arrows"))
-    show_figure(figs["gan_fig_samples"], key="gan_fig_samples")
+    figs = live_figures(frame, snap, view.history, show_arrows=show_arrows)
     badges = coverage_badges(cov, smoothed_modes(view.history) if cov is not None else 0.0,
                              SMOOTH_CHECKS, frame.eval_every)
-    st.markdown(summary_html(badges, losses_line(view.history.last("loss_d"),
-                                                 view.history.last("loss_g")),
-                             pretrained_note(frame.pretrained_steps, view.steps)),
-                unsafe_allow_html=True)
-    show_figure(figs["gan_fig_curves"], key="gan_fig_curves")
+    summary = summary_html(badges, losses_line(view.history.last("loss_d"),
+                                               view.history.last("loss_g")),
+                           pretrained_note(frame.pretrained_steps, view.steps))
+    return {"gan_fig_samples": Figure(figs["gan_fig_samples"]),
+            "gan_summary": Html(summary, markdown=True),
+            "gan_fig_curves": Figure(figs["gan_fig_curves"])}
+
+
+def _draw(view, tick) -> None:
+    place_all(live_parts(frame_parts, view, show_arrows=bool(STATE.value("gan_arrows"))))
 
 
 @st.cache_data(max_entries=4, show_spinner=False)

@@ -15,13 +15,15 @@ from engine import regions as reg
 from engine import regions_measures as M
 from viz import relu_regions_figures as figs
 from viz import session
-from viz.live import live_training, read_trainer
+from viz.live import live_training
+from viz.live_push import live_parts, place
+from viz.parts import Caption, Figure, Info, Metrics
 from viz.page import View, topic_page, user_errors
 from viz.relu_regions_compute import (  # noqa: F401 (arrangement_count, partition_of: tests)
     arrangement_count, partition_of, BUDGETS, BUDGET_SEEDS, COUNT_EVERY, LRS, OUTPUTS,
     SLOW_UNITS, box_of, budget_of, make_trainer, net_of, sawtooth_of, widths_of)
 from viz.relu_regions_tour import PRESETS, STEPS
-from viz.render import explain, metrics, show_figure
+from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.widgets import export_buttons
 
@@ -85,6 +87,48 @@ def _region_table(part: reg.Partition) -> pd.DataFrame:
         "w1": part.out_w[:, 0, 0], "w2": part.out_w[:, 0, 1], "b": part.out_b[:, 0]})
 
 
+def frame_parts(view, read, widths, box, by_layer: bool, surface: bool, caption: str) -> dict:
+    """One live frame from plain data (viz/parts.py; pure, so the frame route can build it):
+    the TrainerView's snapshot and history, plus the model's (W, b) layers fetched next to
+    the trainer (edge colours, the heatmap)."""
+    snap = view.snapshot()
+    part = snap.partition
+    layers = read(M.trainer_layers)
+    edges = reg.edge_layers(layers, part) if by_layer and layers else None
+    out = {"rr_fig_regions": Figure(figs.regions_figure(
+        part, snap.points, snap.targets, edges=edges,
+        title=f"{part.count} linear regions in the box"))}
+    if surface or not layers:
+        out["rr_fig_out"] = Figure(figs.surface_figure(part))
+    else:
+        xs, ys, f = M.output_grid(layers, box, res=80)
+        out["rr_fig_out"] = Figure(figs.heatmap_figure(xs, ys, f, part))
+    out["rr_metrics"] = Metrics([
+        ("Regions", f"{part.count:,}", "Exact activation regions in the box."),
+        ("Bound", f"{reg.product_bound(widths, 2, effective=True):,}",
+         "Product bound with effective dimension (Montúfar et al. 2017): "
+         "prod_l sum_{i<=min(d_0..d_l-1)} C(d_l, i)."),
+        ("Distinct maps", f"{reg.distinct_maps(part):,}",
+         "Different affine maps: neighbouring regions can share one plane."),
+        ("Loss", f"{snap.loss:.4g}"),
+        ("ReLUs", f"{sum(widths)}", f"Architecture {' → '.join(['2', *map(str, widths), '1'])}.")])
+    _, near = view.history.as_arrays("near_bend")
+    if len(near):                           # one caption element per frame, not two
+        caption += (f"  \n**{near[-1]:.0%}** of the regions lie within "
+                    f"{reg.RegionTrainer.NEAR} of the line where the target bends "
+                    f"(at step 0: {near[0]:.0%}).")
+    out["rr_caption"] = Caption(caption)
+    cs, cv = view.history.as_arrays("regions")
+    ls, lv = view.history.as_arrays("loss")
+    if view.steps > 0:
+        out["rr_fig_hist"] = Figure(figs.count_history_figure(cs, cv, ls, lv))
+    else:
+        out["rr_fig_hist"] = Info("Press **Play** (or **Step**) to train: the exact region "
+                                  f"count is recorded every {COUNT_EVERY} steps and plotted "
+                                  "here.", icon=":material/play_arrow:")
+    return out
+
+
 def regions_view(panel) -> None:
     with panel.controls:
         widths = architecture_controls()
@@ -99,47 +143,19 @@ def regions_view(panel) -> None:
     by_layer, surface = bool(s["rr_layers"]), s["rr_out"] == "3-D surface"
 
     def draw(view, tick) -> None:
-        """One live frame from plain data: the TrainerView's snapshot and history, plus the
-        model's (W, b) layers fetched next to the trainer (edge colours, the heatmap)."""
-        snap = view.snapshot()
-        part = snap.partition
-        layers = read_trainer("rr_train", M.trainer_layers)
+        """Left the regions, right the output; then the numbers and the count history."""
+        parts = live_parts(frame_parts, view, widths=tuple(widths), box=tuple(box),
+                           by_layer=by_layer, surface=surface,
+                           caption=f"Architecture {arch}, {s['rr_init']} init × "
+                                   f"{s['rr_scale']:g}, box [{box[0]:g}, {box[1]:g}]², "
+                                   f"task {s['rr_task']}.")
         cols = st.columns(2)
         with cols[0]:
-            edges = reg.edge_layers(layers, part) if by_layer and layers else None
-            show_figure(figs.regions_figure(part, snap.points, snap.targets, edges=edges,
-                                         title=f"{part.count} linear regions in the box"),
-                        key="rr_fig_regions")
+            place(parts, "rr_fig_regions")
         with cols[1]:
-            if surface or not layers:
-                show_figure(figs.surface_figure(part), key="rr_fig_surface")
-            else:
-                xs, ys, f = M.output_grid(layers, box, res=80)
-                show_figure(figs.heatmap_figure(xs, ys, f, part), key="rr_fig_heat")
-        metrics([
-            ("Regions", f"{part.count:,}", "Exact activation regions in the box."),
-            ("Bound", f"{reg.product_bound(widths, 2, effective=True):,}",
-             "Product bound with effective dimension (Montúfar et al. 2017): "
-             "prod_l sum_{i<=min(d_0..d_l-1)} C(d_l, i)."),
-            ("Distinct maps", f"{reg.distinct_maps(part):,}",
-             "Different affine maps: neighbouring regions can share one plane."),
-            ("Loss", f"{snap.loss:.4g}"),
-            ("ReLUs", f"{sum(widths)}", f"Architecture {arch}.")])
-        caption = (f"Architecture {arch}, {s['rr_init']} init × {s['rr_scale']:g}, "
-                   f"box [{box[0]:g}, {box[1]:g}]², task {s['rr_task']}.")
-        _, near = view.history.as_arrays("near_bend")
-        if len(near):                       # one caption element per frame, not two
-            caption += (f"  \n**{near[-1]:.0%}** of the regions lie within "
-                        f"{reg.RegionTrainer.NEAR} of the line where the target bends "
-                        f"(at step 0: {near[0]:.0%}).")
-        st.caption(caption)
-        cs, cv = view.history.as_arrays("regions")
-        ls, lv = view.history.as_arrays("loss")
-        if view.steps > 0:
-            show_figure(figs.count_history_figure(cs, cv, ls, lv), key="rr_fig_hist")
-        else:
-            st.info("Press **Play** (or **Step**) to train: the exact region count is recorded "
-                    f"every {COUNT_EVERY} steps and plotted here.", icon=":material/play_arrow:")
+            place(parts, "rr_fig_out")
+        for slot in ("rr_metrics", "rr_caption", "rr_fig_hist"):
+            place(parts, slot)
 
     trainer = None
     with panel.figure:

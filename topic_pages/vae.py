@@ -21,9 +21,11 @@ from engine.vae import (LIKELIHOODS, curved_manifold, fit_q, kl_q_posterior, pca
 from viz import session, warm
 from viz.autoplay import Autoplay
 from viz.live import get_trainer, live_training, read_trainer
+from viz.live_push import live_parts, place
 from viz.on_demand import on_demand
 from viz.page import View, topic_page, user_errors
-from viz.render import explain, metrics, show_figure
+from viz.parts import Caption, Figure, Image, Metrics
+from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.vae_compute import (
     MODELS, BETAS, LATENT_DIMS, STARTS, SPAN_CHOICES, Z_LIMIT, REPLAY_SPEEDS, digits,
@@ -117,8 +119,8 @@ def _on_pick() -> None:
         st.session_state["vae_z2"] = float(np.clip(round(pts[0]["y"], 2), -Z_LIMIT, Z_LIMIT))
 
 
-def _metrics(view, ae: bool) -> None:
-    """One row (viz.render.metrics: a single element while playing)."""
+def metric_items(view, ae: bool) -> list:
+    """One row (a Metrics part: a single element while playing)."""
     h = view.history
     row = [("Epoch", f"{view.snapshot().epoch:.1f}"),
            ("Test recon (nats)", f"{h.last('test_recon'):.2f}",
@@ -131,10 +133,42 @@ def _metrics(view, ae: bool) -> None:
     row.append(("‖∂recon/∂encoder‖", f"{h.last('enc_grad_recon'):.3g}",
                 "Norm of the reconstruction term's gradient w.r.t. the encoder weights "
                 "(0 when reparameterization is off)."))
-    metrics(row)
+    return row
+
+
+AE_NOTE = ("An autoencoder has no KL term and no ELBO: it is not a probabilistic model, only a "
+           "reconstruction error is defined.")
+
+
+def frame_parts(view, read, dims, n: int, span, z, ae: bool, classroom: bool) -> dict:
+    """One live frame as parts (viz/parts.py; pure, so the frame route can build it too):
+    the latent scatter (click to decode, when paused), the decoded grid, the digit decoded at
+    z, the loss curves, the spread caption (more than 2 latent dims) and the metrics row."""
+    codes = view.snapshot().codes
+    frame = read(functools.partial(VM.frame_of, means=codes.means, dims=dims, n=n, span=span,
+                                   z=z))
+    h = view.history
+    parts = {
+        "vae_scatter": Figure(_projector_legend(latent_scatter(
+            codes.means[:, list(dims)], codes.labels, grid=frame.grid,
+            picked=(z[dims[0]], z[dims[1]]), dims=dims), classroom),
+            on_select=_on_pick, selection_mode="points"),
+        "vae_gridfig": Figure(grid_figure(frame.grid)),
+        "vae_digit": Image(digit_png(frame.decoded),
+                           f"Decoded at z = ({z[dims[0]]:.2f}, {z[dims[1]]:.2f})"),
+        "vae_curves": Figure(loss_curves({k: h.as_arrays(k) for k in h.values
+                                          if not (ae and k.endswith(("kl", "elbo")))},
+                                         frame.steps_per_epoch))}
+    if len(z) > 2:
+        spread = codes.means.std(0)
+        parts["vae_spread"] = Caption(
+            "Spread (std) of μ over the test digits, per latent dim: " + ", ".join(
+                f"z{i + 1} **{v:.2f}**" for i, v in enumerate(spread)) + ". Dims near 0 are "
+            "unused (their q(z|x) sits on the prior); traverse the spread-out ones.")
+    parts["vae_metrics"] = Metrics(metric_items(view, ae))
     if ae:
-        st.caption("An autoencoder has no KL term and no ELBO: it is not a probabilistic "
-                   "model, only a reconstruction error is defined.")
+        parts["vae_ae_note"] = Caption(AE_NOTE)
+    return parts
 
 
 def latent_view(panel) -> None:
@@ -160,31 +194,15 @@ def latent_view(panel) -> None:
             z[list(dims)] = [STATE.widget(key, lo=-reach, hi=reach,
                                           label=f"Decode at z{d + 1}")
                              for key, d in (("vae_z1", dims[0]), ("vae_z2", dims[1]))]
-        frame = read_trainer("vae_live", functools.partial(
-            VM.frame_of, means=codes.means, dims=dims, n=int(s["vae_gridn"]),
-            span=span_of(s), z=z))
-        with left:
-            show_figure(_projector_legend(latent_scatter(
-                codes.means[:, list(dims)], codes.labels, grid=frame.grid,
-                picked=(z[dims[0]], z[dims[1]]), dims=dims)),
-                        key="vae_scatter", selection_mode="points", on_select=_on_pick)
-        with right:
-            show_figure(grid_figure(frame.grid), key="vae_gridfig")
-        with digit:
-            st.image(digit_png(frame.decoded), width="stretch", output_format="PNG",
-                     caption=f"Decoded at z = ({z[dims[0]]:.2f}, {z[dims[1]]:.2f})")
-        with b:
-            h = view.history
-            show_figure(loss_curves({k: h.as_arrays(k) for k in h.values
-                                     if not (ae and k.endswith(("kl", "elbo")))},
-                                    frame.steps_per_epoch), key="vae_curves")
-        with mid:
-            if len(z) > 2:
-                spread = codes.means.std(0)
-                st.caption("Spread (std) of μ over the test digits, per latent dim: " + ", ".join(
-                    f"z{i + 1} **{v:.2f}**" for i, v in enumerate(spread)) + ". Dims near 0 "
-                    "are unused (their q(z|x) sits on the prior); traverse the spread-out ones.")
-            _metrics(view, ae)
+        parts = live_parts(frame_parts, view, dims=dims, n=int(s["vae_gridn"]),
+                           span=span_of(s), z=z, ae=ae, classroom=session.classroom())
+        for box, slots in ((left, ["vae_scatter"]), (right, ["vae_gridfig"]),
+                           (digit, ["vae_digit"]), (b, ["vae_curves"]),
+                           (mid, ["vae_spread", "vae_metrics", "vae_ae_note"])):
+            with box:
+                for slot in slots:
+                    if slot in parts:
+                        place(parts, slot)
 
     with panel.figure, user_errors("train the VAE"):
         live_training("vae_live", trainer_factory(s, seed, device), draw,
@@ -236,10 +254,10 @@ SNAP_TICKS = "vae_snap_ticks"
 PLAYER = Autoplay(SNAP_AT, SNAP_PLAYING, SNAP_HOLD)
 
 
-def _projector_legend(fig):
+def _projector_legend(fig, classroom: bool):
     """Classroom fonts make the 11-entry legend under the scatter four rows tall, leaving the
     plot ~150 px: on a projector the legend goes to the right, one entry per line."""
-    if session.classroom():
+    if classroom:
         fig.update_layout(legend=dict(orientation="v", yref="paper", y=1.0, yanchor="top",
                                       x=1.02, xanchor="left"))
     return fig

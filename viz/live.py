@@ -53,7 +53,9 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from engine.handle import TrainerBusy, TrainerHandle, TrainerLost, TrainerView, WAIT_S
 from engine.training import Trainer, TickResult
 from engine.workers import get_pool, open_handle, trainer_mode
+from viz import live_push, session
 from viz.frame_budget import BUDGET
+from viz.parts import Caption
 from viz.render import live_frame
 
 DEFAULT_BUDGET_S = 0.4   # docs/ARCHITECTURE.md: time-budgeted ticks keep ~0.6-0.8x plain-loop speed
@@ -77,7 +79,8 @@ def _config_id(config: dict[str, Any]) -> str:
 
 def _keys(key: str) -> dict[str, str]:
     return {name: f"{key}__{name}" for name in
-            ("handle", "trainer", "config", "playing", "pending_step", "view")}
+            ("handle", "trainer", "config", "playing", "pending_step", "view",
+             "push_source")}
 
 
 # ---- the page's code path, on a plain mapping (st.session_state in the app) -------------
@@ -270,12 +273,27 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
                          help=f"Iterations per redraw (each frame also stops after "
                               f"{budget_s:.1f} s of training).")
 
-    every, base = _redraw_interval(key, interval_s, playing)
+    mode = trainer_mode()
+    push = playing and live_push.enabled(mode) and bool(state.get(live_push.pushes_key(key)))
+    if not push:
+        state.pop(k["push_source"], None)     # its token stops answering: the poller stops
+    every, base = _redraw_interval(key, interval_s, playing, push)
+
+    def make_source(parts) -> live_push.Source:
+        ctx = get_script_run_ctx(suppress_warning=True)
+        return live_push.Source(handle=handle, parts=parts, who=_who(key),
+                                session_id=ctx.session_id if ctx is not None else None,
+                                base_interval_s=base, classroom=session.classroom(),
+                                max_total_steps=max_total_steps, status=status_text)
 
     @st.fragment(run_every=every)
     def _frame() -> None:
         if every is not None and _budget_says_rerun(key, every, base):
             st.rerun(scope="app")             # the class grew or shrank: a new redraw interval
+        source = state.get(k["push_source"])
+        if push and source is not None and source.fallback:
+            state[live_push.pushes_key(key)] = False    # a part the canvas cannot draw
+            st.rerun(scope="app")
         tick, finished = None, False
         handle.set_pace(spf / interval_s, max_total_steps)   # the page's interval, not the redraw one
         try:
@@ -299,9 +317,21 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
         if view.error is not None:
             st.error(view.error, icon=":material/error:")
             return
-        _status_line(view, tick)
-        with live_frame(playing and handle.playing):
+        status = st.container() if push else _status_line(view, tick)
+        ctx = live_push.FrameContext(state, key, handle, push=push,
+                                     probe=not push and live_push.enabled(mode),
+                                     classroom=session.classroom(), make_source=make_source)
+        with live_frame(playing and handle.playing), live_push.frame_context(ctx):
             draw(view, tick)
+            if push:                          # the status line above, pushed like the parts
+                with status:
+                    if ctx.registered is not None:
+                        live_push.mount(ctx, live_push.STATUS_SLOT,
+                                        Caption(status_text(view, tick)).payload(ctx.classroom))
+                    else:
+                        _status_line(view, tick)
+        if playing and not push and state.get(live_push.pushes_key(key)):
+            st.rerun(scope="app")             # its parts are drawable: fetch frames from now on
 
     _frame()
     return state.get(k["view"])
@@ -312,16 +342,19 @@ def _who(key: str) -> tuple[str, str]:
     return (ctx.session_id if ctx is not None else "", key)
 
 
-def _redraw_interval(key: str, interval_s: float, playing: bool) -> tuple[float | None, float]:
+def _redraw_interval(key: str, interval_s: float, playing: bool,
+                     push: bool = False) -> tuple[float | None, float]:
     """(run_every of the fragment, the page's own redraw interval): while playing, the page's
     interval (frame_interval) stretched by the server's frame budget (viz/frame_budget.py:
-    all playing fragments together ask for at most DLPLAY_FRAME_BUDGET redraws a second)."""
+    all playing fragments together ask for at most DLPLAY_FRAME_BUDGET redraws a second).
+    A pushing page (viz/live_push.py) counts as playing but its fragment is not rerun: the
+    browser fetches its frames at the budget's interval."""
     base = frame_interval(interval_s, trainer_mode())
     if not playing:
         BUDGET.gone(_who(key))
         return None, base
     BUDGET.seen(_who(key))
-    return BUDGET.interval(base), base
+    return (None if push else BUDGET.interval(base)), base
 
 
 def _budget_says_rerun(key: str, every: float, base: float) -> bool:
@@ -330,11 +363,16 @@ def _budget_says_rerun(key: str, every: float, base: float) -> bool:
     return BUDGET.off_by(every, base)
 
 
-def _status_line(trainer: TrainerView, tick: TickResult | None) -> None:
+def status_text(trainer: TrainerView, tick: TickResult | None) -> str:
+    """The line over a live frame: "Iteration **N** · R it/s this frame"."""
     text = f"Iteration **{trainer.steps:,}**"
     if tick is not None and tick.steps_done and tick.seconds > 0:
         text += f" · {tick.steps_done / tick.seconds:,.0f} it/s this frame"
-    st.caption(text)
+    return text
+
+
+def _status_line(trainer: TrainerView, tick: TickResult | None) -> None:
+    st.caption(status_text(trainer, tick))
     if trainer.diverged_at is not None:
         st.warning(f"Training diverged at iteration {trainer.diverged_at} (a value became "
                    f"infinite or NaN). Lower the learning rate and press Reset.",

@@ -1,7 +1,7 @@
 // A Plotly figure (the subset viz/live_canvas.py lets through) painted on one <canvas>:
 // a playing live frame costs a few ms of browser CPU instead of Plotly's SVG relayout.
 // Called by Streamlit with new `data` on each rerun; the same element keeps its canvas.
-const CHARTS = new WeakMap();   // parentElement -> {canvas, spec, width, gen, observer}
+const CHARTS = new WeakMap();   // parentElement -> a slot {canvas, box, spec, width, gen, observer}
 const TYPED = {f4: Float32Array, f8: Float64Array, i1: Int8Array, u1: Uint8Array,
   i2: Int16Array, u2: Uint16Array, i4: Int32Array, u4: Uint32Array};
 const DASH = {dot: [1, 1], dash: [3, 3], longdash: [5, 5], dashdot: [3, 1, 1, 1],
@@ -550,37 +550,119 @@ function drawLegend(ctx, items, horizontal, plot, H, style, barW, title) {
   });
 }
 
-export default function ({data, parentElement}) {
-  let chart = CHARTS.get(parentElement);
-  if (!chart) {                                 // reuse a canvas an early cleanup left behind
-    let canvas = parentElement.querySelector('canvas[data-testid="dlplay-live-canvas"]');
-    if (!canvas) {
-      canvas = document.createElement('canvas');
-      canvas.setAttribute('data-testid', 'dlplay-live-canvas');
-      canvas.style.cssText = 'display:block;width:100%';
-      parentElement.appendChild(canvas);
-    }
-    chart = {canvas, spec: null, width: 0, gen: 0, frames: 0};
-    chart.observer = new ResizeObserver(() => {
-      const w = canvas.clientWidth;
-      if (w && w !== chart.width && chart.spec) { chart.width = w; draw(chart); }
-    });
-    chart.observer.observe(canvas);
-    CHARTS.set(parentElement, chart);
+// ---- a live slot: a canvas chart or an html block, maybe fed by the frame route ----------
+function slotOf(parentElement) {
+  let slot = CHARTS.get(parentElement);
+  if (!slot) {
+    slot = {parent: parentElement, canvas: null, box: null, spec: null, html: null, width: 0, gen: 0, frames: 0, observer: null};
+    CHARTS.set(parentElement, slot);
   }
-  const gen = ++chart.gen;
-  chart.spec = data;
-  chart.height = data.layout.height ?? 450;
-  const css = `${chart.height}px`;
-  if (chart.canvas.style.height !== css) chart.canvas.style.height = css;
-  // the width: the ResizeObserver keeps it; the layout is read (forced) only on a chart's
-  // first frame, not on every frame after React changed the page
-  if (!chart.width) chart.width = chart.canvas.clientWidth || 600;
-  draw(chart);
-  chart.canvas.dataset.frames = String(++chart.frames);
+  return slot;
+}
+function canvasOf(slot) {                     // made on the first spec (reusing one an early
+  if (slot.canvas) return slot.canvas;        // cleanup left behind)
+  let canvas = slot.parent.querySelector('canvas[data-testid="dlplay-live-canvas"]');
+  if (!canvas) {
+    canvas = document.createElement('canvas');
+    canvas.setAttribute('data-testid', 'dlplay-live-canvas');
+    canvas.style.cssText = 'display:block;width:100%';
+    slot.parent.appendChild(canvas);
+  }
+  slot.canvas = canvas;
+  slot.observer = new ResizeObserver(() => {
+    const w = canvas.clientWidth;
+    if (w && w !== slot.width && slot.spec) { slot.width = w; draw(slot); }
+  });
+  slot.observer.observe(canvas);
+  return canvas;
+}
+function boxOf(slot) {                        // made on the first html
+  if (slot.box) return slot.box;
+  let box = slot.parent.querySelector('div[data-testid="dlplay-live-html"]');
+  if (!box) {
+    box = document.createElement('div');
+    box.setAttribute('data-testid', 'dlplay-live-html');
+    slot.parent.appendChild(box);
+  }
+  return (slot.box = box);
+}
+const show = (el, on) => { if (el && el.style.display !== (on ? 'block' : 'none')) el.style.display = on ? 'block' : 'none'; };
+function paint(slot, payload) {               // {spec} on the canvas, or {html} in the box
+  if (payload.spec) {
+    const spec = payload.spec, canvas = canvasOf(slot);
+    if (canvas.style.display === 'none') slot.width = 0;
+    show(canvas, true); show(slot.box, false);
+    slot.spec = spec; slot.html = null;
+    slot.height = spec.layout.height ?? 450;
+    const css = `${slot.height}px`;
+    if (canvas.style.height !== css) canvas.style.height = css;
+    // the width: the ResizeObserver keeps it; the layout is read (forced) only on a chart's
+    // first frame, not on every frame after React changed the page
+    if (!slot.width) slot.width = canvas.clientWidth || 600;
+    draw(slot);
+    canvas.dataset.frames = String(++slot.frames);
+  } else if (payload.html != null) {
+    const box = boxOf(slot);
+    show(box, true); show(slot.canvas, false);
+    slot.spec = null;
+    if (payload.html !== slot.html) { box.innerHTML = payload.html; slot.html = payload.html; }
+    box.dataset.frames = String(++slot.frames);
+  }
+}
+
+// ---- the frame route: one poller per page token, feeding that page's slots --------------
+// viz/live_push.py: GET poll.url answers {slots: {slot: payload}, next_ms, rerun}. One
+// request in flight at a time; the next one next_ms after the previous one started.
+const POLLS = (window.__dlplayPolls = window.__dlplayPolls || new Map());
+function listen(poll, slotName, slot, trigger) {
+  let p = POLLS.get(poll.url);
+  if (!p) {
+    p = {url: poll.url, slots: new Map(), next: poll.next_ms ?? 300, timer: null, stopped: false, asked: false, frames: 0};
+    POLLS.set(poll.url, p);
+    p.timer = setTimeout(() => fetchFrame(p), p.next);
+  }
+  const entry = {slot};                       // this call's registration (an older call's
+  p.slots.set(slotName, entry);               // cleanup may run after it: it keeps this one)
+  p.trigger = trigger;
+  p.asked = false;                            // a fresh run: it may ask for a rerun again
   return () => {
-    if (chart.gen !== gen) return;             // an older call's cleanup: keep the chart
-    chart.observer.disconnect();
+    if (p.slots.get(slotName) === entry) p.slots.delete(slotName);
+    if (!p.slots.size) { p.stopped = true; clearTimeout(p.timer); if (POLLS.get(p.url) === p) POLLS.delete(p.url); }
+  };
+}
+async function fetchFrame(p) {
+  const t0 = performance.now();
+  let next = p.next;
+  try {
+    const r = await fetch(p.url, {cache: 'no-store', credentials: 'same-origin'});
+    if (p.stopped) return;
+    if (r.status === 404 || r.status === 410) { p.stopped = true; POLLS.delete(p.url); return; }
+    if (r.ok) {
+      const frame = await r.json();
+      if (p.stopped) return;
+      next = frame.next_ms ?? next;
+      for (const [name, payload] of Object.entries(frame.slots ?? {})) {
+        const entry = p.slots.get(name);
+        if (entry && payload) paint(entry.slot, payload);
+      }
+      if (frame.slots && Object.keys(frame.slots).length) document.body.dataset.dlplayFrames = String(++p.frames);
+      if (frame.rerun && !p.asked && p.trigger) { p.asked = true; p.trigger('rerun', true); }
+    } else next = Math.max(next, 1000);      // a server error: try again, slower
+  } catch (e) {
+    next = Math.max(2 * next, 1000);           // offline or restarting
+  }
+  if (!p.stopped) p.timer = setTimeout(() => fetchFrame(p), Math.max(0, next - (performance.now() - t0)));
+}
+
+export default function ({data, parentElement, setTriggerValue}) {
+  const slot = slotOf(parentElement);
+  const gen = ++slot.gen;
+  paint(slot, data);
+  const stop = data.poll ? listen(data.poll, data.poll.slot, slot, setTriggerValue) : null;
+  return () => {
+    if (stop) stop();
+    if (slot.gen !== gen) return;              // an older call's cleanup: keep the slot
+    if (slot.observer) slot.observer.disconnect();
     CHARTS.delete(parentElement);
   };
 }

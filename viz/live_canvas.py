@@ -193,4 +193,18 @@ def height_of(spec: dict) -> int:
 
 def show(spec: dict, key: str) -> None:
     """Mount (or update in place: same key, same DOM element) the canvas chart."""
-    _component()(data=spec, key=key, height=height_of(spec), width="stretch")
+    mount(key, {"spec": spec})
+
+
+def _rerun_asked() -> None:
+    """The component asked for a rerun (viz/live_push.py: the run ended, or a part is no
+    longer drawable): Streamlit reruns the fragment it sits in; nothing else to do here."""
+
+
+def mount(key: str, payload: dict, poll: dict | None = None) -> None:
+    """The live component: payload {"spec": canvas spec} or {"html": markup}; with `poll`
+    ({url, slot, next_ms}) it then fetches its slot's frames from the frame route
+    (viz/live_push.py) until it is unmounted."""
+    height = height_of(payload["spec"]) if "spec" in payload else "content"
+    _component()(data={**payload, "poll": poll}, key=key, height=height, width="stretch",
+                 on_rerun_change=_rerun_asked)

@@ -14,7 +14,6 @@ while the JSON size barely mattered. So:
 from __future__ import annotations
 
 import contextlib
-import html
 import threading
 from typing import Iterator, Sequence
 
@@ -23,6 +22,7 @@ import streamlit as st
 
 from viz import live_canvas, session
 from viz.theme import style_figure
+from viz.parts import Metric, metrics_html
 
 # No drag handles at the axis ends (zoom there by box-dragging in the plot or the modebar):
 # ~8 SVG nodes per subplot that every redraw rebuilt, ~865 of the LSTM page's ~11,000 DOM
@@ -63,7 +63,7 @@ def _canvas_key(key: str | None) -> str:
     return f"live-canvas-{fragment.replace('__', '-')}-{_frame.count}"
 
 
-def _subtitle(spec: dict, note: str) -> bool:
+def subtitle(spec: dict, note: str) -> bool:
     """Put `note` under the title of a canvas spec (drawn in the canvas: no extra element
     per frame, and Play/Pause does not move the page by a caption's height). False when the
     figure has no title text or already a subtitle."""
@@ -94,7 +94,7 @@ def show_figure(fig: go.Figure, *, key: str | None = None, on_select="ignore",
         spec = live_canvas.to_spec(fig)
         if spec is not None:
             clickable = on_select != "ignore"
-            if clickable and not _subtitle(spec, "Press Pause to click on this chart"):
+            if clickable and not subtitle(spec, "Press Pause to click on this chart"):
                 st.caption("Press **Pause** to click on this chart.")
             live_canvas.show(spec, _canvas_key(key))
             return None
@@ -102,8 +102,6 @@ def show_figure(fig: go.Figure, *, key: str | None = None, on_select="ignore",
                            theme=None, config=PLOTLY_CONFIG)
 
 
-# (label, value) or (label, value, help): one metric of a row
-Metric = tuple[str, str] | tuple[str, str, str]
 
 
 def metrics(items: Sequence[Metric]) -> None:
@@ -119,16 +117,7 @@ def metrics(items: Sequence[Metric]) -> None:
         for col, (label, value, *tip) in zip(cols, items):
             col.metric(label, value, help=tip[0] if tip else None)
         return
-    big = session.classroom()
-    cells = "".join(
-        f'<div style="flex:1 1 0;min-width:0"><div class="dlplay-metric-label" style="font-size:'
-        f'{"1.2rem" if big else "0.875rem"};color:rgba(49,51,63,.6);white-space:nowrap;'
-        f'overflow:hidden;text-overflow:ellipsis;line-height:1.6">{html.escape(label)}</div>'
-        f'<div class="dlplay-metric-value" style="font-size:{"2.6rem" if big else "2.25rem"};'
-        f'line-height:1.4;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">'
-        f'{html.escape(value)}</div></div>'
-        for label, value, *_ in items)
-    st.html(f'<div data-testid="dlplay-metrics" style="display:flex;gap:1rem">{cells}</div>')
+    st.html(metrics_html(items, session.classroom()))
 
 
 def explain(markdown: str, title: str = "Explanation") -> None:

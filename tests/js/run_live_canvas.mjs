@@ -34,8 +34,8 @@ const specs = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const out = specs.map((data) => {
   for (const k of Object.keys(calls)) delete calls[k];
   const parent = {querySelector: () => null, appendChild() {}};
-  const cleanup = mount({data, parentElement: parent});
-  mount({data, parentElement: parent});          // the next frame: same chart
+  const cleanup = mount({data: {spec: data}, parentElement: parent});
+  mount({data: {spec: data}, parentElement: parent});          // the next frame: same chart
   cleanup();
   return {...calls};
 });

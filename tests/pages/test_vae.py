@@ -340,7 +340,7 @@ def test_a_playing_frame_draws_the_scatter_on_the_canvas_and_pause_makes_it_clic
     at.session_state["vae_live__playing"] = True
     at.run()
     assert not at.exception
-    canvases = {c.proto.id.rsplit("live-canvas-", 1)[-1]: json.loads(c.proto.json)
+    canvases = {c.proto.id.rsplit("live-canvas-", 1)[-1]: json.loads(c.proto.json)["spec"]
                 for c in at.get("bidi_component")}
     assert set(canvases) == {"vae_scatter", "vae_gridfig", "vae_curves"}
     scatter = canvases["vae_scatter"]

@@ -1,0 +1,222 @@
+"""viz/live_push.py, viz/parts.py, viz/frame_route.py: a playing page's frames fetched from the
+frame route instead of a fragment rerun per frame (issue 22)."""
+from __future__ import annotations
+
+import base64
+import gc
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from engine.handle import TrainerHandle
+from engine.training import TrainerBase
+from viz import live_push
+from viz.frame_budget import FrameBudget
+from viz.parts import Caption, Figure, Html, Image, Info, Metrics, Payload, inline_markdown
+
+
+class Counter(TrainerBase):
+    def _iteration(self):
+        return {"loss": float(self.steps)}
+
+    def snapshot(self):
+        return self.steps
+
+
+def _parts(view, read, scale: float) -> dict:
+    x = np.arange(20.0)
+    return {"line": Figure(go.Figure(go.Scatter(x=x, y=scale * x, mode="lines"),
+                                     {"title": {"text": "t"}})),
+            "row": Metrics([("Steps", f"{view.steps:,}", "iterations so far")]),
+            "note": Html("<b>hi</b>")}
+
+
+@pytest.fixture
+def budget(monkeypatch):
+    b = FrameBudget(fps=10.0)
+    monkeypatch.setattr(live_push, "BUDGET", b)
+    return b
+
+
+def _source(handle, parts=None, **kw) -> live_push.Source:
+    import functools
+    kw = {"session_id": None, **kw}
+    return live_push.Source(handle=handle, parts=parts or functools.partial(_parts, scale=2.0),
+                            who=("s", "k"), base_interval_s=0.3, classroom=False,
+                            status=lambda view, tick: f"Iteration **{view.steps}**", **kw)
+
+
+def _playing(steps: int = 0) -> TrainerHandle:
+    handle = TrainerHandle(Counter())
+    if steps:
+        handle.step(steps)
+    handle.play()
+    return handle
+
+
+def _get(token: str) -> tuple[int, dict]:
+    status, body = live_push.answer(token)
+    return status, json.loads(body)
+
+
+def test_a_frame_is_every_slot_as_canvas_spec_or_html_plus_the_status_line(budget):
+    source = _source(_playing(steps=7))
+    live_push.register("tok-a", source)
+    status, frame = _get("tok-a")
+    assert status == 200 and frame["rerun"] is False and frame["steps"] == 7
+    assert set(frame["slots"]) == {"line", "row", "note", live_push.STATUS_SLOT}
+    spec = frame["slots"]["line"]["spec"]
+    y = spec["data"][0]["y"]
+    ys = np.frombuffer(base64.b64decode(y["bdata"]), dtype=y["dtype"]) if isinstance(y, dict) \
+        else np.asarray(y)
+    np.testing.assert_allclose(ys, 2.0 * np.arange(20.0))        # the inputs bound at register
+    assert spec["style"]["font"] and spec["layout"]["meta"] == {"dlplay_classroom": False}
+    assert ">7<" in frame["slots"]["row"]["html"] and 'title="iterations so far"' in \
+        frame["slots"]["row"]["html"]
+    assert frame["slots"]["note"] == {"html": "<b>hi</b>"}
+    assert "Iteration <b>7</b>" in frame["slots"][live_push.STATUS_SLOT]["html"]
+    assert frame["next_ms"] == 300 and budget.playing() == 1      # it counts as playing
+    assert source.frames == 1
+
+
+def test_the_next_frame_interval_follows_the_frame_budget(budget):
+    live_push.register("tok-b", source := _source(_playing()))  # noqa: F841 (held)
+    for i in range(7):
+        budget.seen((f"other-{i}", "gan"))
+    assert _get("tok-b")[1]["next_ms"] == 800                   # 8 playing / 10 frames/s
+
+
+def test_unknown_tokens_404_and_a_dropped_source_stops_answering(budget):
+    assert live_push.answer("never-registered")[0] == 404
+    source = _source(_playing())
+    live_push.register("tok-c", source)
+    assert live_push.answer("tok-c")[0] == 200
+    del source                                  # the session's state let go of it
+    gc.collect()
+    assert live_push.answer("tok-c")[0] == 404
+
+
+def test_reset_or_a_gone_session_answers_410(budget, monkeypatch):
+    handle = _playing()
+    source = _source(handle)
+    live_push.register("tok-d", source)
+    handle.cancel()
+    assert live_push.answer("tok-d")[0] == 410
+    source2 = _source(_playing(), session_id="gone")
+    live_push.register("tok-e", source2)
+    monkeypatch.setattr(live_push, "session_alive", lambda sid: sid != "gone")
+    assert live_push.answer("tok-e")[0] == 410
+
+
+@pytest.mark.parametrize("why", ["paused", "cap", "diverged"])
+def test_a_run_that_must_end_asks_the_page_to_rerun(budget, why):
+    handle = _playing(steps=5)
+    cap = None
+    if why == "paused":
+        handle.pause()
+    elif why == "cap":
+        cap = 5
+    else:
+        handle.trainer.diverged_at = 3
+    live_push.register("tok-f", source := _source(handle, max_total_steps=cap))
+    status, frame = _get("tok-f")
+    assert status == 200 and frame["rerun"] is True and frame["slots"] == {}
+    assert source.frames == 0
+
+
+def test_a_part_the_canvas_cannot_draw_makes_the_page_fall_back(budget):
+    def bars(view, read):
+        return {"b": Figure(go.Figure(go.Bar(x=[1, 2], y=[3, 4])))}
+    live_push.register("tok-g", source := _source(_playing(), parts=bars))
+    status, frame = _get("tok-g")
+    assert frame["rerun"] is True and source.fallback
+
+
+def test_nan_goes_out_as_null_and_numpy_scalars_as_numbers():
+    body = live_push._dumps({"a": [1.0, float("nan")], "b": np.float32(2.5),
+                             "c": np.array([1, 2]), "d": float("inf")})
+    assert json.loads(body) == {"a": [1.0, None], "b": 2.5, "c": [1, 2], "d": None}
+
+
+def test_parts_payloads_escape_text_and_keep_the_help():
+    assert inline_markdown("a < b, **c** & d  \nnext") == "a &lt; b, <b>c</b> &amp; d<br>next"
+    assert "<script>" not in Caption("<script>x</script>").payload(False)["html"]
+    assert "&lt;b&gt;" in Info("<b>").payload(False)["html"]
+    png = b"\x89PNG\r\n\x1a\nfake"
+    html = Image(png, "z = (0, 1)").payload(False)["html"]
+    src = html.split('src="', 1)[1].split('"', 1)[0]
+    assert base64.b64decode(src.split(",", 1)[1]) == png and "z = (0, 1)" in html
+    big, small = (Metrics([("L", "1")]).payload(c)["html"] for c in (True, False))
+    assert "2.6rem" in big and "2.25rem" in small
+    assert Payload.of({"x": Html("a")}, False).drawable()
+    assert not Payload.of({"x": Figure(go.Figure(go.Bar(x=[1], y=[1])))}, False).drawable()
+
+
+def test_the_route_serves_answers_with_no_caching(budget, monkeypatch):
+    import asyncio
+
+    from viz import frame_route
+    monkeypatch.setattr(live_push, "MOUNTED", False)       # restored after the test
+    routes = frame_route.routes()
+    assert live_push.MOUNTED and routes[0].path == "/_dlplay/frame/{token}"
+    live_push.register("tok-h", source := _source(_playing(steps=2)))   # noqa: F841
+
+    sent = []
+
+    async def call(token):
+        scope = {"type": "http", "method": "GET", "path": f"/_dlplay/frame/{token}",
+                 "raw_path": f"/_dlplay/frame/{token}".encode(), "query_string": b"",
+                 "headers": [], "root_path": "", "scheme": "http", "server": ("t", 80)}
+
+        async def receive():
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+        await routes[0].handle(scope | {"path_params": {"token": token}}, receive, send)
+
+    asyncio.run(call("tok-h"))
+    start, body = sent[0], sent[1]["body"]
+    assert start["status"] == 200 and (b"cache-control", b"no-store") in start["headers"]
+    assert json.loads(body)["steps"] == 2
+    sent.clear()
+    asyncio.run(call("nope"))
+    assert sent[0]["status"] == 404
+
+
+def test_a_playing_gan_page_mounts_its_slots_once_and_the_route_serves_its_frames(
+        budget, monkeypatch):
+    """The wiring on the real page (trainers inline here, the route's switch forced on):
+    paused, the page checks its parts are drawable; on Play its fragment gets NO run_every,
+    every slot (the two figures, the summary, the status line) is a live component bound to
+    the page's token, and the route answers that token with the same slots; Pause drops the
+    source (the route answers 404, the browser's poller stops) and draws Plotly again."""
+    from tests.apptest import open_page, record_run_every
+    monkeypatch.setattr(live_push, "enabled", lambda mode: True)
+    asked = record_run_every(monkeypatch)
+    at = open_page("topic_pages/gan.py")
+    assert at.session_state["gan__pushes"] is True          # checked while paused
+    asked.clear()
+    at.button(key="gan__play").click().run()
+    assert not at.exception and at.session_state["gan__playing"]
+    assert None in asked and not [a for a in asked if a]     # the live fragment: no timer
+    mounted = {json.loads(c.proto.json)["poll"]["slot"]: json.loads(c.proto.json)
+               for c in at.get("bidi_component")}
+    assert set(mounted) == {"gan_fig_samples", "gan_summary", "gan_fig_curves",
+                            live_push.STATUS_SLOT}
+    token = at.session_state["gan__push_token"]
+    assert all(m["poll"]["url"] == "/_dlplay/frame/" + token for m in mounted.values())
+    assert "spec" in mounted["gan_fig_samples"] and "gan-badge" in mounted["gan_summary"]["html"]
+    assert not at.get("plotly_chart") or all(
+        "gan_fig" not in c.proto.id for c in at.get("plotly_chart"))
+    status, frame = _get(token)
+    assert status == 200 and set(frame["slots"]) == set(mounted)
+    assert "spec" in frame["slots"]["gan_fig_curves"] and "Iteration" in \
+        frame["slots"][live_push.STATUS_SLOT]["html"]
+    at.button(key="gan__play").click().run()                 # Pause
+    assert not at.session_state["gan__playing"] and not at.get("bidi_component")
+    assert len(at.get("plotly_chart")) >= 2
+    gc.collect()
+    assert live_push.answer(token)[0] == 404
