@@ -3,6 +3,7 @@ frame route instead of a fragment rerun per frame (issue 22)."""
 from __future__ import annotations
 
 import base64
+import functools
 import gc
 import json
 
@@ -220,3 +221,55 @@ def test_a_playing_gan_page_mounts_its_slots_once_and_the_route_serves_its_frame
     assert len(at.get("plotly_chart")) >= 2
     gc.collect()
     assert live_push.answer(token)[0] == 404
+
+
+def _fallback_page():
+    import plotly.graph_objects as go
+    import streamlit as st
+
+    from engine.training import TrainerBase
+    from viz.live import live_training
+    from viz.live_push import live_parts, place_all
+    from viz.parts import Figure
+
+    class Steps(TrainerBase):
+        def _iteration(self):
+            return {"loss": 1.0}
+
+        def snapshot(self):
+            return self.steps
+
+    def parts(view, read, bars: bool):
+        trace = go.Bar(x=[1, 2], y=[3, 4]) if bars else go.Scatter(x=[1, 2], y=[3, 4])
+        return {"fig": Figure(go.Figure(trace))}
+
+    bars = st.session_state.get("bars", False)
+    live_training("fb", Steps, lambda view, tick: place_all(
+        live_parts(parts, view, bars=bars)), {"x": 1}, interval_s=0.5)
+
+
+def test_a_page_whose_part_stops_being_drawable_falls_back_to_reruns_for_good(
+        budget, monkeypatch):
+    """The route finds a part the canvas cannot draw (here: the page switched to bars while
+    playing): it asks for a rerun, the fragment turns pushing off for this page and the page
+    reruns with a timer again; it does not flip back to pushing on the next drawable frame."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.apptest import record_run_every
+    monkeypatch.setattr(live_push, "enabled", lambda mode: True)
+    asked = record_run_every(monkeypatch)
+    at = AppTest.from_function(_fallback_page, default_timeout=60).run()
+    assert at.session_state["fb__pushes"] is True
+    at.button(key="fb__play").click().run()
+    assert asked[-1] is None and at.get("bidi_component")
+    token = at.session_state["fb__push_token"]
+    source = at.session_state["fb__push_source"]
+    source.parts = functools.partial(source.parts.func, bars=True)   # the next frame: bars
+    assert _get(token)[1]["rerun"] is True and source.fallback
+    at.run()                                        # the rerun the component asks for
+    assert at.session_state["fb__pushes"] is False and at.session_state["fb__push_off"]
+    assert asked[-1] == pytest.approx(0.5)          # a timer again (inline: the page's 0.5 s)
+    assert at.get("plotly_chart") or not any(
+        json.loads(c.proto.json).get("poll") for c in at.get("bidi_component"))
+    at.run()
+    assert at.session_state["fb__pushes"] is False and asked[-1] == pytest.approx(0.5)

@@ -80,7 +80,7 @@ def _config_id(config: dict[str, Any]) -> str:
 def _keys(key: str) -> dict[str, str]:
     return {name: f"{key}__{name}" for name in
             ("handle", "trainer", "config", "playing", "pending_step", "view",
-             "push_source")}
+             "push_source", "push_off")}
 
 
 # ---- the page's code path, on a plain mapping (st.session_state in the app) -------------
@@ -292,7 +292,8 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
             st.rerun(scope="app")             # the class grew or shrank: a new redraw interval
         source = state.get(k["push_source"])
         if push and source is not None and source.fallback:
-            state[live_push.pushes_key(key)] = False    # a part the canvas cannot draw
+            state[live_push.pushes_key(key)] = False    # a part the canvas cannot draw:
+            state[k["push_off"]] = True                 # reruns for this page from now on
             st.rerun(scope="app")
         tick, finished = None, False
         handle.set_pace(spf / interval_s, max_total_steps)   # the page's interval, not the redraw one
@@ -319,7 +320,8 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
             return
         status = st.container() if push else _status_line(view, tick)
         ctx = live_push.FrameContext(state, key, handle, push=push,
-                                     probe=not push and live_push.enabled(mode),
+                                     probe=not push and live_push.enabled(mode)
+                                     and not state.get(k["push_off"]),
                                      classroom=session.classroom(), make_source=make_source)
         with live_frame(playing and handle.playing), live_push.frame_context(ctx):
             draw(view, tick)
