@@ -28,8 +28,10 @@ from viz.adversarial_compute import (
     gallery_digits, linear_of, loglog_slope, N_HELDOUT, GALLERY, CURVE_EPS, LIVE_EPS, CLAIM_EPS,
     MODELS, MODEL_LABELS, ATTACKS, ATTACK_LABELS, TARGETS, TRAIN_ATTACKS)
 from viz.adversarial_tour import PRESETS, STEPS
-from viz.live import live_training
+from viz.live import is_playing, live_training
+from viz.live_push import live_parts, place
 from viz.page import View, topic_page, user_errors
+from viz.parts import Caption, Figure
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.widgets import export_buttons
@@ -122,6 +124,22 @@ def _train_config(s, seed: int) -> dict:
             "seed": int(seed)}
 
 
+def curves_frame_parts(view, read, curves, train_eps: float) -> dict:
+    """One live frame of the Robustness tab as parts (viz/parts.py; pure, so the frame route
+    can build it too): the curves with the live CNN's PGD curve, and the caption under them
+    (empty before the first step)."""
+    snap = view.snapshot()
+    label = f"trained live (ε = {train_eps:.2f}, step {snap.step})" if snap.step else None
+    note = ""
+    if snap.step and snap.diverged_at is None:
+        note = (f"Live CNN after {snap.step} of {AdvTrainConfig().total_steps} steps: "
+                f"clean {snap.clean_accuracy:.1%}, PGD-10 at ε = 0.125 "
+                f"{snap.curve.accuracy[LIVE_EPS.index(0.125)]:.1%}.")
+    return {"adv_curves": Figure(figs.curves_figure(
+                curves, CLAIM_EPS, snap.curve if snap.step else None, label or "")),
+            "adv_live_note": Caption(note)}
+
+
 def curves_view(panel) -> None:
     with panel.controls:
         STATE.widget("adv_steps")
@@ -140,19 +158,16 @@ def curves_view(panel) -> None:
             return AdversarialTrainer(AdvTrainConfig(**{**cfg, "attack_steps": 7}),
                                       eval_eps=LIVE_EPS, device=device)
 
-        def draw(trainer, tick) -> None:
-            snap = trainer.snapshot()
-            label = f"trained live (ε = {cfg['train_eps']:.2f}, step {snap.step})" \
-                if snap.step else None
-            show_figure(figs.curves_figure(curves, CLAIM_EPS, snap.curve if snap.step else None,
-                                           label or ""), key="adv_curves")
-            if snap.diverged_at is not None:
+        def draw(view, tick) -> None:
+            parts = live_parts(curves_frame_parts, view, curves=curves,
+                               train_eps=cfg["train_eps"])
+            place(parts, "adv_curves")
+            snap = view.snapshot()
+            if snap.diverged_at is not None:      # a diverged run is paused: never pushed
                 st.warning(f"The live run diverged at step {snap.diverged_at}.",
                            icon=":material/warning:")
-            elif snap.step:
-                st.caption(f"Live CNN after {snap.step} of {AdvTrainConfig().total_steps} steps: "
-                           f"clean {snap.clean_accuracy:.1%}, PGD-10 at ε = 0.125 "
-                           f"{snap.curve.accuracy[LIVE_EPS.index(0.125)]:.1%}.")
+            elif snap.step or is_playing("adv_live"):   # playing: mounted before step 1
+                place(parts, "adv_live_note")
 
         live_training("adv_live", make_trainer, draw, {**cfg, "device": device},
                       steps_per_frame=23, max_steps_per_frame=92,

@@ -26,8 +26,10 @@ from viz.diffusion_compute import (
     _coarse_quality, warm_jobs)
 from viz.diffusion_tour import PRESETS, STEPS
 from viz.live import live_training, read_trainer
+from viz.live_push import live_parts, place
 from viz.on_demand import on_demand
 from viz.page import View, topic_page, user_errors
+from viz.parts import Figure
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.widgets import export_buttons
@@ -302,6 +304,27 @@ def quality_view(panel) -> None:
                 "equal.")
 
 
+def _empty_as_lists(fig):
+    """`fig` with its traces' empty numpy x/y as plain lists: plotly keeps an empty array as
+    numpy in to_dict, which the live canvas (viz/live_canvas.py) does not take as numeric, so
+    the frame of a fresh trainer (no history yet) would not be drawable."""
+    for trace in fig.data:
+        for axis in ("x", "y"):
+            value = trace[axis]
+            if isinstance(value, np.ndarray) and value.size == 0:
+                trace[axis] = []
+    return fig
+
+
+def train_frame_parts(view, read, points: np.ndarray) -> dict:
+    """One live frame of the Train tab as parts (viz/parts.py; pure, so the frame route can
+    build it too): the current net's samples over the data, and the loss curve."""
+    return {"df_fig_train_samples": Figure(figs.samples_vs_data(
+                view.snapshot().samples, points, LIM, "Current net's samples (DDIM, 25 steps)")),
+            "df_fig_loss": Figure(_empty_as_lists(
+                figs.loss_curve(*view.history.as_arrays("loss"))))}
+
+
 def train_view(panel) -> None:
     with panel.controls:
         data, s = data_controls()
@@ -317,14 +340,12 @@ def train_view(panel) -> None:
                              float(s["df_lr"]), seed, device, data_id)
 
     def _draw(view, tick):
-        snap = view.snapshot()
+        parts = live_parts(train_frame_parts, view, points=points)
         a, b = st.columns(2)
         with a:
-            show_figure(figs.samples_vs_data(snap.samples, points, LIM,
-                                          "Current net's samples (DDIM, 25 steps)"),
-                        key="df_fig_train_samples")
+            place(parts, "df_fig_train_samples")
         with b:
-            show_figure(figs.loss_curve(*view.history.as_arrays("loss")), key="df_fig_loss")
+            place(parts, "df_fig_loss")
 
     with panel.figure:
         live_training("df_train", make, _draw,

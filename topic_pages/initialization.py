@@ -27,7 +27,9 @@ from viz.initialization_compute import (
     chi_of, grad_ratio, train_config, bn_trace_of, gaps_of, sweep_of)
 from viz.initialization_tour import PRESETS, STEPS
 from viz.live import live_training
+from viz.live_push import live_parts, place
 from viz.page import View, topic_page, user_errors
+from viz.parts import Figure
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.widgets import export_buttons
@@ -156,6 +158,24 @@ def chaos_view(panel) -> None:
                 "in the random network of the Signal tab (tanh, normal σ_w, σ_b, this depth).")
 
 
+def _empty_as_lists(fig):
+    """`fig` with its traces' empty numpy x/y as plain lists: plotly keeps an empty array as
+    numpy in to_dict, which the live canvas (viz/live_canvas.py) does not take as numeric, so
+    the frame of a fresh trainer (no history yet) would not be drawable."""
+    for trace in fig.data:
+        for axis in ("x", "y"):
+            value = trace[axis]
+            if isinstance(value, np.ndarray) and value.size == 0:
+                trace[axis] = []
+    return fig
+
+
+def train_frame_parts(view, read) -> dict:
+    """One live frame of the Train tab as parts (viz/parts.py; pure, so the frame route can
+    build it too): the three nets' losses and gradient norms."""
+    return {"in_train_fig": Figure(_empty_as_lists(figs.training_figure(view.snapshot())))}
+
+
 def train_view(panel) -> None:
     with panel.controls:
         STATE.widget("tr_act")
@@ -168,12 +188,15 @@ def train_view(panel) -> None:
     s = STATE.values()
     config = train_config(s, session.seed())
 
-    def draw(trainer, tick) -> None:
-        show_figure(figs.training_figure(trainer.snapshot()), key="in_train_fig")
+    device = session.device()
+
+    def draw(view, tick) -> None:
+        place(live_parts(train_frame_parts, view), "in_train_fig")
 
     with panel.figure:
-        trainer = live_training("in_train", lambda: T.DeepNetsTrainer(config, session.device()),
-                                draw, config={"config": repr(config), "device": session.device()},
+        # a pure factory over plain values (the trainer may be built in a worker process)
+        trainer = live_training("in_train", functools.partial(T.DeepNetsTrainer, config, device),
+                                draw, config={"config": repr(config), "device": device},
                                 steps_per_frame=20, max_steps_per_frame=200)
     with panel.notes:
         snap = trainer.snapshot()
