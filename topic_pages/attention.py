@@ -6,7 +6,11 @@ constants and pure computations that both the views and the claims use are in
 viz/attention_compute.py, PRESETS and STEPS with their claims in viz/attention_tour.py."""
 from __future__ import annotations
 
+import functools
+import html
 import math
+import re
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -23,7 +27,9 @@ from viz.attention_compute import (
     allowed_of, entries_per_n_sqrt_n, two_hop_coverage, nonzero_counts, NS)
 from viz.attention_tour import PRESETS, STEPS
 from viz.live import live_training, read_trainer
+from viz.live_push import live_parts, place
 from viz.page import View, topic_page, user_errors
+from viz.parts import Caption, Figure, Metrics
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.widgets import export_buttons
@@ -206,34 +212,84 @@ def positions_view(panel) -> None:
                             "mode": s["at_pe_mode"]}, "attention-positions")
 
 
-def show_prediction(pred: A.Prediction, task: A.Task, choice: str, key: str) -> None:
-    """The answer, the weight of every head on the source digits, all maps and the enlarged
-    head."""
+# Streamlit's own markdown the answer line uses, as HTML for a frame fetched by the browser
+_MD = [(re.compile(r"`([^`]+)`"), r'<code>\1</code>'),
+       (re.compile(r"\*\*(.+?)\*\*"), r"<b>\1</b>"),
+       (re.compile(r"~~(.+?)~~"), r"<s>\1</s>"),
+       (re.compile(r":(green|red)\[(.+?)\]"),
+        lambda m: f'<span style="color:{_MD_COLORS[m[1]]}">{m[2]}</span>')]
+_MD_COLORS = {"green": "#158237", "red": "#d6282b"}      # Streamlit's light-theme text colours
+
+
+def markdown_html(text: str) -> str:
+    """The markdown of the lines below (`code`, **bold**, ~~strike~~, :green[..], :red[..],
+    &nbsp;) as HTML; everything else escaped."""
+    out = html.escape(text, quote=False).replace("&amp;nbsp;", "&nbsp;")
+    for pattern, repl in _MD:
+        out = pattern.sub(repl, out)
+    return f'<p style="margin:0 0 1rem 0">{out}</p>'
+
+
+@dataclass
+class Markdown:
+    """A line of Streamlit markdown (st.markdown: what the page and its tests read when
+    drawn by Streamlit); in a frame fetched from the frame route, the same line as HTML.
+    (A part kind of this page only; viz/parts.py has no markdown kind yet.)"""
+    text: str
+
+    def show(self, slot: str) -> None:
+        st.markdown(self.text)
+
+    def payload(self, classroom: bool) -> dict:
+        return {"html": markdown_html(self.text)}
+
+
+def prediction_parts(pred: A.Prediction, task: A.Task, choice: str, key: str) -> dict:
+    """The answer, all maps and the enlarged head, the weight of every head on the source
+    digits and what to look for, as parts (viz/parts.py; pure: the live frame's parts use
+    them too)."""
     marks = " ".join(f":green[**{p}**]" if ok else f":red[**~~{p}~~**]"
                      for p, ok in zip(pred.predicted, pred.is_correct))
-    st.markdown(f"Input `{' '.join(map(str, pred.inputs))}` → model: {marks} "
-                f"&nbsp; (correct: `{' '.join(map(str, pred.correct))}`, "
-                f"{pred.is_correct.mean():.0%} of tokens right)")
     maps = pred.attention
     mass = head_masses(pred, task)
     sel = shown_head(pred, task, choice)
     name = f"layer {sel[0] + 1} · head {sel[1] + 1}"
+    return {
+        f"{key}_answer": Markdown(
+            f"Input `{' '.join(map(str, pred.inputs))}` → model: {marks} &nbsp; (correct: "
+            f"`{' '.join(map(str, pred.correct))}`, {pred.is_correct.mean():.0%} of tokens "
+            "right)"),
+        f"{key}_grid": Figure(figs.attention_grid(maps, pred.labels, task.prompt_len - 1, sel)),
+        f"{key}_head": Figure(figs.matrix_heatmap(
+            maps[sel], pred.labels, pred.labels, name + (" (best)" if choice == AUTO else ""),
+            weights=True, show_values=len(pred.labels) <= 10)),
+        f"{key}_mass": Markdown(
+            "**Weight on the source digit** (mean weight the answer queries put on the input "
+            "positions holding the digit they must write): " +
+            " · ".join(f"L{l + 1} H{h + 1} **{mass[l, h]:.2f}**"
+                       for l in range(mass.shape[0]) for h in range(mass.shape[1]))),
+        f"{key}_note": Caption(
+            "Rows are queries (the token at that position, predicting the next one); columns "
+            "are keys. Rows below the dotted red line produce the answer. What to look for in "
+            f"{task.name}: {task.pattern}.")}
+
+
+def place_prediction(parts, key: str) -> None:
+    """The answer; the maps (3/5) beside the enlarged head (2/5); the weights and the note."""
+    place(parts, f"{key}_answer")
     cols = st.columns([3, 2])
     with cols[0]:
-        show_figure(figs.attention_grid(maps, pred.labels, task.prompt_len - 1, sel),
-                    key=f"{key}_grid")
+        place(parts, f"{key}_grid")
     with cols[1]:
-        show_figure(figs.matrix_heatmap(maps[sel], pred.labels, pred.labels,
-                                     name + (" (best)" if choice == AUTO else ""),
-                                     weights=True, show_values=len(pred.labels) <= 10),
-                    key=f"{key}_head")
-    st.markdown("**Weight on the source digit** (mean weight the answer queries put on the "
-                "input positions holding the digit they must write): " +
-                " · ".join(f"L{l + 1} H{h + 1} **{mass[l, h]:.2f}**"
-                           for l in range(mass.shape[0]) for h in range(mass.shape[1])))
-    st.caption("Rows are queries (the token at that position, predicting the next one); "
-               "columns are keys. Rows below the dotted red line produce the answer. "
-               f"What to look for in {task.name}: {task.pattern}.")
+        place(parts, f"{key}_head")
+    place(parts, f"{key}_mass")
+    place(parts, f"{key}_note")
+
+
+def show_prediction(pred: A.Prediction, task: A.Task, choice: str, key: str) -> None:
+    """The answer, the weight of every head on the source digits, all maps and the enlarged
+    head (the shipped model's: drawn by Streamlit, no live frame)."""
+    place_prediction(prediction_parts(pred, task, choice, key), key)
 
 
 def trained_view(panel) -> None:
@@ -312,24 +368,19 @@ def _live_model(s, task_name, task, digits, choice, seed, device):
                                     lr=float(s["at_lr"]), batch=128, seed=seed, device=device)
 
     def draw(view, tick):
-        snap = view.snapshot()
-        st.markdown(f"**Model shown: trained live** in this session, iteration "
-                    f"{view.steps:,}" + (" (random initial weights)" if not view.steps
-                                         else "") + ".")
-        pred = live_prediction(task_name, digits)
-        if pred is not None:
-            show_prediction(pred, task, choice, "at_fig_live")
+        parts = live_parts(live_parts_of, view, task_name=task_name, digits=tuple(digits),
+                           choice=choice)
+        place(parts, "at_live_model")
+        if "at_fig_live_grid" in parts:
+            place_prediction(parts, "at_fig_live")
         if view.steps:
-            steps, loss = view.history.as_arrays("loss")
-            acc_steps, acc = view.history.as_arrays("accuracy")
-            k = st.columns([1, 1, 3])
-            k[0].metric("loss", f"{snap.loss:.3f}")
-            k[1].metric("batch accuracy", f"{snap.accuracy:.1%}")
-            with k[2]:
-                show_figure(figs.training_curves(steps, loss, acc_steps, acc),
-                            key="at_fig_curves")
+            k = st.columns([2, 3])              # the two metrics take the width they had
+            with k[0]:
+                place(parts, "at_live_metrics")
+            with k[1]:
+                place(parts, "at_fig_curves")
         else:
-            st.caption("Untrained: press Play (or Step) and watch the maps form.")
+            place(parts, "at_live_untrained")
 
     with user_errors("train the transformer"):
         return live_training("at_train", make, draw, config, steps_per_frame=20,
@@ -337,11 +388,39 @@ def _live_model(s, task_name, task, digits, choice, seed, device):
     return None
 
 
+def _predict(trainer, task_name: str, digits: tuple[int, ...]) -> A.Prediction:
+    return A.predict(trainer.model, A.TASKS[task_name], list(digits))
+
+
 def live_prediction(task_name: str, digits: list[int]) -> A.Prediction | None:
     """The live model's greedy answer and attention maps, computed next to the trainer
     (it may live in a worker process): plain arrays come back, never the model."""
-    return read_trainer("at_train", lambda tr: A.predict(tr.model, A.TASKS[task_name],
-                                                         list(digits)))
+    return read_trainer("at_train", functools.partial(_predict, task_name=task_name,
+                                                      digits=tuple(digits)))
+
+
+def live_parts_of(view, read, task_name: str, digits: tuple[int, ...], choice: str) -> dict:
+    """One live frame of the transformer trained in this session as parts (viz/parts.py;
+    pure, so the frame route can build it too): which model is shown, its prediction
+    (prediction_parts, computed next to the trainer), then the loss and batch accuracy with
+    the training curves (a caption before the first step)."""
+    snap = view.snapshot()
+    parts = {"at_live_model": Markdown(
+        f"**Model shown: trained live** in this session, iteration {view.steps:,}"
+        + (" (random initial weights)" if not view.steps else "") + ".")}
+    pred = read(functools.partial(_predict, task_name=task_name, digits=digits))
+    if pred is not None:
+        parts.update(prediction_parts(pred, A.TASKS[task_name], choice, "at_fig_live"))
+    if view.steps:
+        steps, loss = view.history.as_arrays("loss")
+        acc_steps, acc = view.history.as_arrays("accuracy")
+        parts["at_live_metrics"] = Metrics([("loss", f"{snap.loss:.3f}"),
+                                            ("batch accuracy", f"{snap.accuracy:.1%}")])
+        parts["at_fig_curves"] = Figure(figs.training_curves(steps, loss, acc_steps, acc))
+    else:
+        parts["at_live_untrained"] = Caption("Untrained: press Play (or Step) and watch the "
+                                             "maps form.")
+    return parts
 
 
 def masks_view(panel) -> None:

@@ -26,7 +26,9 @@ from viz.generalization_compute import (  # noqa: F401 (gap_at: read as page.gap
     GRID_RES, LABEL_NOISE, _fmt, overfit_config, random_configs, decay_configs, gap_at, curves_of)
 from viz.generalization_tour import PRESETS, STEPS
 from viz.live import live_training, read_trainer
+from viz.live_push import live_parts, place_all
 from viz.page import View, topic_page, user_errors
+from viz.parts import Figure, Metrics
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.widgets import export_buttons
@@ -88,6 +90,37 @@ def _live_config(config: Any) -> dict[str, Any]:
     return {"config": repr(config), "seed": session.seed(), "device": session.device()}
 
 
+def overfit_parts(view, read, which: str, patience: int) -> dict:
+    """One live frame of the Overfitting tab as parts (viz/parts.py; pure, so the frame
+    route can build it too): the boundary and curves figure, and the metric row. The boundary
+    grid (current or best-validation model) is computed next to the trainer."""
+    snap = view.snapshot()
+    b = read(functools.partial(M.boundary_of, which=which, res=GRID_RES))
+    last = M.latest(snap)
+    return {"gen_overfit_fig": Figure(figs.overfit_figure(b.grid, b.data, snap, patience, which)),
+            "gen_overfit_metrics": Metrics([
+                ("Train accuracy", f"{last['train_acc']:.2f}"),
+                ("Validation accuracy", f"{last['val_acc']:.2f}"),
+                ("Gap", f"{last['train_acc'] - last['val_acc']:+.2f}"),
+                ("‖θ‖", f"{last['weight_norm']:.1f}")])}
+
+
+def pair_parts(view, read, key: str, panels: tuple[str, str], first: tuple[str, str, str],
+               chance: float | None) -> dict:
+    """One live frame of two runs side by side (Random labels, L2 vs AdamW) as parts: the
+    comparison figure and, per run, the metric `first` = (label, snapshot field, format) and
+    validation accuracy, in one row."""
+    snaps = view.snapshot()
+    label, field, fmt = first
+    row = []
+    for name in snaps:
+        last = M.latest(snaps[name])
+        row += [(f"{name}: {label}", format(last[field], fmt)),
+                (f"{name}: validation", f"{last['val_acc']:.2f}")]
+    return {f"{key}_fig": Figure(figs.compare_figure(snaps, panels, chance=chance)),
+            f"{key}_metrics": Metrics(row)}
+
+
 def overfit_view(panel) -> None:
     with panel.controls:
         STATE.widget("gen_data")
@@ -110,16 +143,7 @@ def overfit_view(panel) -> None:
     def draw(view, tick) -> None:
         # inside the live fragment: switching the boundary redraws this frame only
         which = STATE.widget("gen_boundary")
-        snap = view.snapshot()
-        b = read_trainer("gen_overfit", functools.partial(M.boundary_of, which=which, res=GRID_RES))
-        show_figure(figs.overfit_figure(b.grid, b.data, snap, config.patience, which),
-                    key="gen_overfit_fig")
-        last = M.latest(snap)
-        cols = st.columns(4)
-        cols[0].metric("Train accuracy", f"{last['train_acc']:.2f}")
-        cols[1].metric("Validation accuracy", f"{last['val_acc']:.2f}")
-        cols[2].metric("Gap", f"{last['train_acc'] - last['val_acc']:+.2f}")
-        cols[3].metric("‖θ‖", f"{last['weight_norm']:.1f}")
+        place_all(live_parts(overfit_parts, view, which=which, patience=config.patience))
 
     with panel.figure:
         with user_errors("train the network"):
@@ -144,14 +168,8 @@ def _pair_live(panel, key: str, configs: dict[str, G.TrainConfig], panels: tuple
     """Two runs trained side by side (Random labels, L2 vs AdamW): the comparison figure, per
     run the metric `first` = (label, snapshot field, format) and validation accuracy, export."""
     def draw(view, tick) -> None:
-        snaps = view.snapshot()
-        show_figure(figs.compare_figure(snaps, panels, chance=chance), key=f"{key}_fig")
-        cols = st.columns(4)
-        label, field, fmt = first
-        for i, name in enumerate(snaps):
-            last = M.latest(snaps[name])
-            cols[2 * i].metric(f"{name}: {label}", format(last[field], fmt))
-            cols[2 * i + 1].metric(f"{name}: validation", f"{last['val_acc']:.2f}")
+        place_all(live_parts(pair_parts, view, key=key, panels=panels, first=first,
+                             chance=chance))
 
     pair = None
     with panel.figure:

@@ -16,13 +16,15 @@ from engine import lstm_measures as M
 from engine import recurrent as rec
 from viz import lstm_gating_figures as figs
 from viz import session, shipped_models
-from viz.live import live_training, read_trainer
+from viz.live import live_training
+from viz.live_push import live_parts, place
 from viz.lstm_gating_compute import (  # noqa: F401 (WEIGHTS: read as page.WEIGHTS)
     DELAYS, WEIGHTS, KINDS, K, HIDDEN, CHECK_DELAYS, PROBE, FLOW_LAG, GATE_TITLES,
     load_shipped, shipped_problem, lstm_net, clamps_of, input_of, trace_of, storing_units,
     unit_of, accuracy_by_delay, flows_of, cell_trace_of)
 from viz.lstm_gating_tour import PRESETS, STEPS
 from viz.page import View, topic_page, user_errors
+from viz.parts import Figure
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.widgets import export_buttons
@@ -230,6 +232,25 @@ def flow_view(panel) -> None:
                                                 "kinds": list(res)}, "lstm_gating_gradients")
 
 
+def race_parts(view, read, delays: tuple[int, ...], seed: int) -> dict:
+    """One live frame of the race as parts (viz/parts.py; pure, so the frame route can build
+    it too): accuracy by delay (the nets stay with the trainer, maybe in a worker: only the
+    accuracies come back) and the accuracy history of both nets."""
+    acc = read(functools.partial(M.race_accuracy_by_delay, delays=delays, seed=seed))
+    racers = view.snapshot().racers
+    return {"lg_fig_acc": Figure(figs.accuracy_vs_delay(
+                np.asarray(delays), acc, {k: r.level for k, r in racers.items()}, 0.25)),
+            "lg_fig_hist": Figure(figs.race_history(
+                {k: _listed_if_empty(view.history.as_arrays(f"{k}/accuracy")) for k in racers}))}
+
+
+def _listed_if_empty(arrays: tuple[np.ndarray, ...]) -> tuple:
+    """Before the first step the history is empty: plotly's to_dict keeps an empty numpy
+    array as it is, which the live canvas's check does not take as numeric (the first frame
+    of Play would be rerun, not fetched); an empty list draws the same nothing."""
+    return tuple(a if len(a) else [] for a in arrays)
+
+
 def train_view(panel) -> None:
     with panel.controls:
         STATE.widget("lg_tr_delay")
@@ -253,18 +274,12 @@ def train_view(panel) -> None:
                                              .astype(int)))
 
     def draw(view, tick) -> None:
-        # the nets stay with the trainer (maybe in a worker): only the accuracies come back
-        acc = read_trainer("lg_race", functools.partial(M.race_accuracy_by_delay,
-                                                        delays=delays, seed=seed), {})
-        racers = view.snapshot().racers
+        parts = live_parts(race_parts, view, delays=delays, seed=seed)
         a, b = st.columns(2)
         with a:
-            show_figure(figs.accuracy_vs_delay(np.asarray(delays), acc,
-                                            {k: r.level for k, r in racers.items()}, 0.25),
-                        key="lg_fig_acc")
+            place(parts, "lg_fig_acc")
         with b:
-            show_figure(figs.race_history({k: view.history.as_arrays(f"{k}/accuracy")
-                                        for k in racers}), key="lg_fig_hist")
+            place(parts, "lg_fig_hist")
 
     with panel.figure:
         live_training("lg_race", make_race, draw, config, steps_per_frame=20,

@@ -206,3 +206,52 @@ def test_a_corrupt_shipped_file_warns_and_trains_from_scratch(tmp_path, monkeypa
     text = all_text(at)
     assert "shipped snapshot" not in text
     assert "Model shown: trained live** in this session" in text
+
+
+def test_the_playing_live_transformer_falls_back_to_reruns(monkeypatch):
+    """Issue 22 (the route's switch forced on, trainers inline here): the live frame is built
+    as parts, but its attention maps are heatmaps on category axes (the token labels), which
+    the live canvas does not draw: the page is not pushed, Play keeps the fragment's
+    run_every (reruns as before) and mounts no polling component (the curves still go on
+    the canvas per rerun, the maps stay Plotly). Only the two maps are what
+    the canvas lacks; the answer lines have an HTML form."""
+    import json
+    from tests.apptest import record_run_every
+    from topic_pages import attention as page
+    from viz import live_push
+    from viz.frame_budget import FrameBudget
+    from viz.parts import Payload
+    monkeypatch.setattr(live_push, "enabled", lambda mode: True)
+    monkeypatch.setattr(live_push, "BUDGET", FrameBudget(fps=10.0))
+    asked = record_run_every(monkeypatch)
+    at = page_at("Trained transformer", at_task="copy", at_source="train from scratch",
+                 at_layers=1, at_dmodel=32)
+    assert at.session_state["at_train__pushes"] is False
+    asked.clear()
+    at.button(key="at_train__play").click().run()
+    assert not at.exception and at.session_state["at_train__playing"]
+    assert [a for a in asked if a]
+    assert not [c for c in at.get("bidi_component") if json.loads(c.proto.json).get("poll")]
+    assert "at_train__push_source" not in at.session_state
+    assert "Model shown: trained live** in this session, iteration" in all_text(at)
+    at.button(key="at_train__play").click().run()                 # Pause
+    assert not at.exception and metric(at, "loss") and metric(at, "batch accuracy")
+    view = at.session_state["at_train__view"]
+    handle = at.session_state["at_train__handle"]
+    parts = page.live_parts_of(view, handle.read, task_name="copy",
+                               digits=(3, 1, 4, 1, 5, 9, 2, 6), choice=page.AUTO)
+    payload = Payload.of(parts, classroom=False)
+    assert {s for s, p in payload.slots.items() if p is None} == {"at_fig_live_grid",
+                                                                  "at_fig_live_head"}
+    assert "spec" in payload.slots["at_fig_curves"]
+    answer = payload.slots["at_fig_live_answer"]["html"]
+    assert "<code>3 1 4 1 5 9 2 6</code>" in answer and "**" not in answer
+    assert json.dumps(payload.slots["at_live_model"]).count("<b>Model shown: trained live</b>")
+
+
+def test_markdown_html_reads_the_answer_line():
+    from topic_pages.attention import markdown_html
+    out = markdown_html("Input `1 2` → model: :green[**2**] :red[**~~1~~**] &nbsp; <x>")
+    assert '<code>1 2</code>' in out and "&nbsp;" in out and "&lt;x&gt;" in out
+    assert '<span style="color:#158237"><b>2</b></span>' in out
+    assert '<span style="color:#d6282b"><b><s>1</s></b></span>' in out

@@ -141,3 +141,68 @@ def test_every_claim_also_holds_on_seed_1(source, settings, claim, monkeypatch):
     monkeypatch.setattr(generalization_compute, "CLAIM_SEED", 1)   # read there at call time
     value, ok = claim.check(page.STATE.resolve(settings))
     assert ok, f"{source}: {claim.what} = {value:.4g} on seed 1, expected {claim.threshold}"
+
+
+@pytest.fixture
+def push(monkeypatch):
+    """The frame route's switch forced on (trainers stay inline here), a private frame budget
+    and the fragments' run_every recorded (issue 22)."""
+    from tests.apptest import record_run_every
+    from viz import live_push
+    from viz.frame_budget import FrameBudget
+    monkeypatch.setattr(live_push, "enabled", lambda mode: True)
+    monkeypatch.setattr(live_push, "BUDGET", FrameBudget(fps=10.0))
+    return record_run_every(monkeypatch)
+
+
+def test_the_playing_overfitting_view_falls_back_to_reruns(push):
+    """Its figure has the 0.5 contour (and a named colour scale) the canvas does not draw:
+    the parts are not drawable, so Play keeps the fragment's run_every (reruns as before) and
+    mounts no live component; the frame is the Plotly figure and the metric row (one html
+    element while playing, st.metric when paused)."""
+    at = open_page(PAGE)
+    assert at.session_state["gen_overfit__pushes"] is False
+    push.clear()
+    at.button(key="gen_overfit__play").click().run()
+    assert not at.exception and at.session_state["gen_overfit__playing"]
+    assert [a for a in push if a] and not at.get("bidi_component")
+    assert "gen_overfit__push_source" not in at.session_state
+    assert chart_figure(at, "gen_overfit_fig")["data"]
+    at.button(key="gen_overfit__play").click().run()                 # Pause
+    assert not at.exception and len(at.metric) == 4
+
+
+@pytest.mark.parametrize("title, key, slots", [
+    ("Random labels", "gen_random", {"gen_random_fig", "gen_random_metrics"}),
+    ("L2 vs AdamW", "gen_decay", {"gen_decay_fig", "gen_decay_metrics"})])
+def test_a_playing_view_mounts_its_slots_once_and_the_route_serves_its_frames(
+        push, title, key, slots):
+    """Paused the parts are checked drawable; on Play the fragment gets no run_every, every
+    slot (the figure, the metric row as one element, the status line) is a live component
+    bound to the page's token, and the route answers that token with the same slots. Pause
+    draws Plotly and the st.metric row again."""
+    import gc
+    import json
+    from viz import live_push
+    at = open_view(open_page(PAGE), SLUG, title)
+    assert at.session_state[f"{key}__pushes"] is True
+    push.clear()
+    at.button(key=f"{key}__play").click().run()
+    assert not at.exception and at.session_state[f"{key}__playing"]
+    assert None in push and not [a for a in push if a]
+    mounted = {json.loads(c.proto.json)["poll"]["slot"]: json.loads(c.proto.json)
+               for c in at.get("bidi_component")}
+    assert set(mounted) == slots | {live_push.STATUS_SLOT}
+    token = at.session_state[f"{key}__push_token"]
+    assert all(m["poll"]["url"] == "/_dlplay/frame/" + token for m in mounted.values())
+    assert "spec" in mounted[f"{key}_fig"] and "dlplay-metrics" in mounted[f"{key}_metrics"]["html"]
+    assert not at.get("plotly_chart") and not at.metric
+    status, body = live_push.answer(token)
+    frame = json.loads(body)
+    assert status == 200 and set(frame["slots"]) == set(mounted)
+    assert "validation" in frame["slots"][f"{key}_metrics"]["html"]
+    at.button(key=f"{key}__play").click().run()                 # Pause
+    assert not at.session_state[f"{key}__playing"] and not at.get("bidi_component")
+    assert chart_figure(at, f"{key}_fig")["data"] and len(at.metric) == 4
+    gc.collect()
+    assert live_push.answer(token)[0] == 404
