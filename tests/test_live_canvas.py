@@ -281,3 +281,15 @@ def _node(script: str, data) -> object:
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
+
+
+def test_an_empty_history_is_drawable():
+    """plotly's to_dict keeps an EMPTY numpy array as numpy (a fresh trainer's history): the
+    canvas takes it as an empty numeric array (else the first frame of Play is rerun, not
+    fetched), and sends it as a plain list."""
+    fig = go.Figure(go.Scatter(x=np.array([], dtype=np.int64), y=np.array([]), mode="lines"))
+    assert isinstance(fig.to_dict()["data"][0]["x"], np.ndarray)
+    spec = _spec(fig)
+    assert spec["data"][0]["x"] == [] and spec["data"][0]["y"] == []
+    labels = go.Figure(go.Scatter(x=np.array(["a", "b"]), y=np.array([1.0, 2.0])))
+    assert lc.to_spec(labels) is None                        # category strings: still Plotly

@@ -7,10 +7,7 @@ viz/attention_compute.py, PRESETS and STEPS with their claims in viz/attention_t
 from __future__ import annotations
 
 import functools
-import html
 import math
-import re
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -29,7 +26,7 @@ from viz.attention_tour import PRESETS, STEPS
 from viz.live import live_training, read_trainer
 from viz.live_push import live_parts, place
 from viz.page import View, topic_page, user_errors
-from viz.parts import Caption, Figure, Metrics
+from viz.parts import Caption, Figure, Markdown, Metrics
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.widgets import export_buttons
@@ -210,38 +207,6 @@ def positions_view(panel) -> None:
                            .rename_axis("position").reset_index(),
                            {"view": "positional encoding", "positions": n, "d_model": d,
                             "mode": s["at_pe_mode"]}, "attention-positions")
-
-
-# Streamlit's own markdown the answer line uses, as HTML for a frame fetched by the browser
-_MD = [(re.compile(r"`([^`]+)`"), r'<code>\1</code>'),
-       (re.compile(r"\*\*(.+?)\*\*"), r"<b>\1</b>"),
-       (re.compile(r"~~(.+?)~~"), r"<s>\1</s>"),
-       (re.compile(r":(green|red)\[(.+?)\]"),
-        lambda m: f'<span style="color:{_MD_COLORS[m[1]]}">{m[2]}</span>')]
-_MD_COLORS = {"green": "#158237", "red": "#d6282b"}      # Streamlit's light-theme text colours
-
-
-def markdown_html(text: str) -> str:
-    """The markdown of the lines below (`code`, **bold**, ~~strike~~, :green[..], :red[..],
-    &nbsp;) as HTML; everything else escaped."""
-    out = html.escape(text, quote=False).replace("&amp;nbsp;", "&nbsp;")
-    for pattern, repl in _MD:
-        out = pattern.sub(repl, out)
-    return f'<p style="margin:0 0 1rem 0">{out}</p>'
-
-
-@dataclass
-class Markdown:
-    """A line of Streamlit markdown (st.markdown: what the page and its tests read when
-    drawn by Streamlit); in a frame fetched from the frame route, the same line as HTML.
-    (A part kind of this page only; viz/parts.py has no markdown kind yet.)"""
-    text: str
-
-    def show(self, slot: str) -> None:
-        st.markdown(self.text)
-
-    def payload(self, classroom: bool) -> dict:
-        return {"html": markdown_html(self.text)}
 
 
 def prediction_parts(pred: A.Prediction, task: A.Task, choice: str, key: str) -> dict:

@@ -304,25 +304,13 @@ def quality_view(panel) -> None:
                 "equal.")
 
 
-def _empty_as_lists(fig):
-    """`fig` with its traces' empty numpy x/y as plain lists: plotly keeps an empty array as
-    numpy in to_dict, which the live canvas (viz/live_canvas.py) does not take as numeric, so
-    the frame of a fresh trainer (no history yet) would not be drawable."""
-    for trace in fig.data:
-        for axis in ("x", "y"):
-            value = trace[axis]
-            if isinstance(value, np.ndarray) and value.size == 0:
-                trace[axis] = []
-    return fig
-
-
 def train_frame_parts(view, read, points: np.ndarray) -> dict:
     """One live frame of the Train tab as parts (viz/parts.py; pure, so the frame route can
     build it too): the current net's samples over the data, and the loss curve."""
     return {"df_fig_train_samples": Figure(figs.samples_vs_data(
                 view.snapshot().samples, points, LIM, "Current net's samples (DDIM, 25 steps)")),
-            "df_fig_loss": Figure(_empty_as_lists(
-                figs.loss_curve(*view.history.as_arrays("loss"))))}
+            "df_fig_loss": Figure(
+                figs.loss_curve(*view.history.as_arrays("loss")))}
 
 
 def train_view(panel) -> None:

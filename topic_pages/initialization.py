@@ -158,22 +158,10 @@ def chaos_view(panel) -> None:
                 "in the random network of the Signal tab (tanh, normal σ_w, σ_b, this depth).")
 
 
-def _empty_as_lists(fig):
-    """`fig` with its traces' empty numpy x/y as plain lists: plotly keeps an empty array as
-    numpy in to_dict, which the live canvas (viz/live_canvas.py) does not take as numeric, so
-    the frame of a fresh trainer (no history yet) would not be drawable."""
-    for trace in fig.data:
-        for axis in ("x", "y"):
-            value = trace[axis]
-            if isinstance(value, np.ndarray) and value.size == 0:
-                trace[axis] = []
-    return fig
-
-
 def train_frame_parts(view, read) -> dict:
     """One live frame of the Train tab as parts (viz/parts.py; pure, so the frame route can
     build it too): the three nets' losses and gradient norms."""
-    return {"in_train_fig": Figure(_empty_as_lists(figs.training_figure(view.snapshot())))}
+    return {"in_train_fig": Figure(figs.training_figure(view.snapshot()))}
 
 
 def train_view(panel) -> None:

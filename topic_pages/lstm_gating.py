@@ -241,14 +241,7 @@ def race_parts(view, read, delays: tuple[int, ...], seed: int) -> dict:
     return {"lg_fig_acc": Figure(figs.accuracy_vs_delay(
                 np.asarray(delays), acc, {k: r.level for k, r in racers.items()}, 0.25)),
             "lg_fig_hist": Figure(figs.race_history(
-                {k: _listed_if_empty(view.history.as_arrays(f"{k}/accuracy")) for k in racers}))}
-
-
-def _listed_if_empty(arrays: tuple[np.ndarray, ...]) -> tuple:
-    """Before the first step the history is empty: plotly's to_dict keeps an empty numpy
-    array as it is, which the live canvas's check does not take as numeric (the first frame
-    of Play would be rerun, not fetched); an empty list draws the same nothing."""
-    return tuple(a if len(a) else [] for a in arrays)
+                {k: view.history.as_arrays(f"{k}/accuracy") for k in racers}))}
 
 
 def train_view(panel) -> None:

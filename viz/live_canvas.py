@@ -29,6 +29,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -74,7 +75,11 @@ _ANNOTATION = {"text", "x", "y", "xref", "yref", "xanchor", "yanchor", "showarro
 
 
 def _numeric_array(value: Any) -> bool:
-    """A typed array, or a list of numbers / None (no category strings, no dates)."""
+    """A typed array, or a list of numbers / None (no category strings, no dates); a numeric
+    numpy array too (plotly's to_dict keeps an EMPTY array as numpy: a fresh trainer's empty
+    history)."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "biuf"
     if isinstance(value, dict):
         return "bdata" in value and "dtype" in value
     if isinstance(value, (list, tuple)):
@@ -169,7 +174,8 @@ def to_spec(fig: go.Figure | dict) -> dict | None:
     if not supported(spec):
         return None
     layout = {k: v for k, v in spec.get("layout", {}).items() if k != "template"}
-    data = [{k: v for k, v in t.items() if k not in _IGNORED} for t in spec.get("data", [])]
+    data = [{k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in t.items()
+             if k not in _IGNORED} for t in spec.get("data", [])]
     return {"data": data, "layout": layout, "style": _style(spec.get("layout", {}))}
 
 

@@ -30,13 +30,21 @@ from viz.theme import style_figure
 # (label, value) or (label, value, help): one metric of a row
 Metric = tuple[str, str] | tuple[str, str, str]
 
-_BOLD = re.compile(r"\*\*(.+?)\*\*")
+# the markdown live frames use (Streamlit's own), as HTML for a frame fetched by the browser
+_MD_COLORS = {"green": "#158237", "red": "#d6282b"}      # Streamlit's light-theme text colours
+_MD = [(re.compile(r"`([^`]+)`"), r"<code>\1</code>"),
+       (re.compile(r"\*\*(.+?)\*\*"), r"<b>\1</b>"),
+       (re.compile(r"~~(.+?)~~"), r"<s>\1</s>"),
+       (re.compile(r":(green|red)\[(.+?)\]"),
+        lambda m: f'<span style="color:{_MD_COLORS[m[1]]}">{m[2]}</span>')]
 
 
 def inline_markdown(text: str) -> str:
-    """The little markdown live captions use, as HTML: **bold**, a hard break ("  \\n");
-    everything else is escaped."""
-    out = _BOLD.sub(r"<b>\1</b>", html.escape(text, quote=False))
+    """The little markdown live frames use, as HTML: `code`, **bold**, ~~strike~~,
+    :green[..] and :red[..], &nbsp; and a hard break ("  \\n"); everything else is escaped."""
+    out = html.escape(text, quote=False).replace("&amp;nbsp;", "&nbsp;")
+    for pattern, repl in _MD:
+        out = pattern.sub(repl, out)
     return out.replace("  \n", "<br>").replace("\n", " ")
 
 
@@ -113,6 +121,18 @@ class Caption:
 
 
 @dataclass
+class Markdown:
+    """A paragraph of markdown (st.markdown), e.g. the attention page's answer line."""
+    text: str
+
+    def show(self, slot: str) -> None:
+        st.markdown(self.text)
+
+    def payload(self, classroom: bool) -> dict:
+        return {"html": f'<p style="margin:0 0 1rem 0">{inline_markdown(self.text)}</p>'}
+
+
+@dataclass
 class Info:
     """A blue note (st.info)."""
     text: str
@@ -157,7 +177,7 @@ class Image:
                         f' style="width:100%;image-rendering:pixelated">{cap}</figure>'}
 
 
-Part = Figure | Html | Caption | Info | Metrics | Image
+Part = Figure | Html | Caption | Markdown | Info | Metrics | Image
 Parts = Mapping[str, Part]
 # parts(view, read, **inputs): read(fn) runs fn next to the trainer (TrainerHandle.read)
 PartsFn = Callable[..., Parts]

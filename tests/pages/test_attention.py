@@ -250,8 +250,8 @@ def test_the_playing_live_transformer_falls_back_to_reruns(monkeypatch):
 
 
 def test_markdown_html_reads_the_answer_line():
-    from topic_pages.attention import markdown_html
-    out = markdown_html("Input `1 2` → model: :green[**2**] :red[**~~1~~**] &nbsp; <x>")
+    from viz.parts import Markdown
+    out = Markdown("Input `1 2` → model: :green[**2**] :red[**~~1~~**] &nbsp; <x>").payload(False)["html"]
     assert '<code>1 2</code>' in out and "&nbsp;" in out and "&lt;x&gt;" in out
     assert '<span style="color:#158237"><b>2</b></span>' in out
     assert '<span style="color:#d6282b"><b><s>1</s></b></span>' in out
