@@ -67,11 +67,16 @@ class TrainerView:
     def snapshot(self) -> Any:
         return self.data
 
+    _FRESH = object()
+
     @classmethod
-    def of(cls, trainer: Trainer) -> "TrainerView":
+    def of(cls, trainer: Trainer, snapshot: Any = _FRESH) -> "TrainerView":
+        """The trainer's view now; `snapshot`: one taken earlier, to reuse (a worker does for
+        a costly one, engine/worker_loop.py), else trainer.snapshot() now."""
         history = getattr(trainer, "history", None) or History()
+        data = trainer.snapshot() if snapshot is cls._FRESH else snapshot
         return cls(int(trainer.steps), trainer.diverged_at,
-                   decimate_history(history), trainer.snapshot(), at=time.time())
+                   decimate_history(history), data, at=time.time())
 
     @classmethod
     def failed(cls, message: str, steps: int = 0) -> "TrainerView":

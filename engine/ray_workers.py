@@ -68,8 +68,8 @@ class TrainerActor:
                 trained = self.worker.one_turn()
                 slot = self.worker.slots.get(0)
                 if slot is not None and slot.dirty and time.perf_counter() - slot.published \
-                        >= slot.publish_every(self.worker.publish_s):
-                    self.worker.publish(0, slot)
+                        >= self.worker.publish_s:
+                    self.worker.publish(0, slot, fresh=False)
                 wait = 0.0 if trained else self.worker.wait_s()
             time.sleep(wait)
 

@@ -19,9 +19,12 @@ k playing trainers each get ~1/k of the worker. A trainer's pace is a token buck
 tokens += rate * dt (at most one second's worth), a chunk spends them, so "steps per frame"
 keeps meaning the same speed as in the inline mode (rate = steps per frame / frame interval)
 while training goes on between frames. Commands are read between chunks: Pause lands within
-one chunk. Views are published when a command was done (at once) and while training (every
-publish_s seconds, or 10x the snapshot's cost if that is longer, so snapshots take <= ~10% of
-a worker), with the history decimated (engine.handle.decimate_history).
+one chunk. Views are published when a command was done (at once, with a fresh snapshot) and
+while training every publish_s seconds, with the history decimated
+(engine.handle.decimate_history). A view while training takes a fresh snapshot only every
+10x the snapshot's cost (so snapshots take <= ~10% of a worker) and otherwise carries the last
+one: a trainer whose snapshot is costly (the adversarial page's robustness curve, ~1 s) still
+shows its iteration count and loss history moving several times a second.
 """
 from __future__ import annotations
 
@@ -58,11 +61,13 @@ class Slot:
     seq: int = 0                    # the last command done
     published: float = 0.0
     dirty: bool = True
-    snap_s: float = 0.0             # what its last view (snapshot) cost, seconds
+    snap_s: float = 0.0             # what its last snapshot cost, seconds
+    snapped: float = 0.0            # when that snapshot was taken (perf_counter)
+    snap: Any = None                # and what it was
 
-    def publish_every(self, publish_s: float) -> float:
-        """publish_s, or longer for a costly snapshot: views take <= ~10% of its time."""
-        return max(publish_s, SNAPSHOT_SHARE * self.snap_s)
+    def snapshot_due(self, now: float) -> bool:
+        """A fresh snapshot at most every SNAPSHOT_SHARE x its cost: <= ~10% of the worker."""
+        return now - self.snapped >= SNAPSHOT_SHARE * self.snap_s
 
 
 class Worker:
@@ -76,14 +81,18 @@ class Worker:
     def send(self, *msg: Any) -> None:
         self.conn.send_bytes(cloudpickle.dumps(msg))
 
-    def publish(self, tid: int, slot: Slot) -> None:
+    def publish(self, tid: int, slot: Slot, fresh: bool = True) -> None:
+        """Send the trainer's view; `fresh=False` (a view while training) reuses the last
+        snapshot unless a new one is due (Slot.snapshot_due)."""
         if slot.error is not None or slot.trainer is None:
             view = TrainerView.failed(slot.error or "The trainer is not built yet.")
         else:
             t0 = time.perf_counter()
             try:
-                view = TrainerView.of(slot.trainer)
-                slot.snap_s = time.perf_counter() - t0
+                if fresh or slot.snap is None or slot.snapshot_due(t0):
+                    slot.snap = slot.trainer.snapshot()
+                    slot.snapped, slot.snap_s = t0, time.perf_counter() - t0
+                view = TrainerView.of(slot.trainer, snapshot=slot.snap)
             except Exception as exc:  # noqa: BLE001 - a broken snapshot is the page's message
                 view = TrainerView.failed(f"The trainer's snapshot failed: {exc}",
                                           int(getattr(slot.trainer, "steps", 0)))
@@ -221,8 +230,8 @@ class Worker:
                 timeout = 0.0
             now = time.perf_counter()
             for tid, slot in list(self.slots.items()):
-                if slot.dirty and now - slot.published >= slot.publish_every(self.publish_s):
-                    self.publish(tid, slot)
+                if slot.dirty and now - slot.published >= self.publish_s:
+                    self.publish(tid, slot, fresh=False)
 
 
 def _pid() -> int:

@@ -258,3 +258,37 @@ def test_workers_run_at_a_lower_cpu_priority_than_the_web_process(pool):
 def test_worker_nice_setting_is_clamped_and_bad_values_fall_back(raw, expected):
     from engine.worker_loop import worker_nice
     assert worker_nice({"DLPLAY_WORKER_NICE": raw}) == expected
+
+
+class SlowSnapshotTrainer(SleepyTrainer):
+    """Its snapshot costs 0.1 s (the adversarial page's robustness curve costs ~1 s)."""
+
+    def snapshot(self):
+        time.sleep(0.1)
+        return {"steps": self.steps, "taken": time.monotonic()}
+
+
+def test_a_costly_snapshot_does_not_freeze_the_views_steps(pool):
+    """While training, views go out every publish_s with the iteration count and history
+    moving; the costly snapshot is refreshed only every ~10x its cost (here ~1 s) and
+    carried over in between. A command (Pause) publishes a fresh one."""
+    link = pool.create(cloudpickle.dumps(lambda: SlowSnapshotTrainer(0.002)))
+    h = ProcessTrainerHandle(link)
+    h.view(timeout=120)
+    h.set_pace(float("inf"))
+    h.play()
+    seen = []
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 3.0:
+        v = h.link.latest()
+        if v is not None and (not seen or v.steps != seen[-1][0]):
+            seen.append((v.steps, v.snapshot()["taken"], len(v.history.values.get("loss", []))))
+        time.sleep(0.02)
+    h.pause()
+    assert len(seen) >= 8, seen                     # views every ~0.15 s, not every ~1 s
+    snaps = {taken for _, taken, _ in seen}
+    assert 2 <= len(snaps) <= 6, len(snaps)         # fresh snapshots about once a second
+    assert seen[-1][2] > seen[0][2]                 # the history grew between snapshots
+    final = h.view()
+    assert final.snapshot()["steps"] == final.steps  # Pause: a fresh snapshot
+    h.close()
