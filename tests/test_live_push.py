@@ -155,9 +155,17 @@ def test_parts_payloads_escape_text_and_keep_the_help():
     assert not Payload.of({"x": Figure(go.Figure(go.Bar(x=[1], y=[1])))}, False).drawable()
 
 
-def test_the_route_serves_answers_with_no_caching(budget, monkeypatch):
+def _in_thread(coro) -> None:
+    """Run `coro` on its own event loop in a thread (the suite's browser tests may leave a
+    loop running in this one)."""
     import asyncio
+    import threading
+    worker = threading.Thread(target=asyncio.run, args=(coro,))
+    worker.start()
+    worker.join(30)
 
+
+def test_the_route_serves_answers_with_no_caching(budget, monkeypatch):
     from viz import frame_route
     monkeypatch.setattr(live_push, "MOUNTED", False)       # restored after the test
     routes = frame_route.routes()
@@ -178,12 +186,12 @@ def test_the_route_serves_answers_with_no_caching(budget, monkeypatch):
             sent.append(message)
         await routes[0].handle(scope | {"path_params": {"token": token}}, receive, send)
 
-    asyncio.run(call("tok-h"))
+    _in_thread(call("tok-h"))
     start, body = sent[0], sent[1]["body"]
     assert start["status"] == 200 and (b"cache-control", b"no-store") in start["headers"]
     assert json.loads(body)["steps"] == 2
     sent.clear()
-    asyncio.run(call("nope"))
+    _in_thread(call("nope"))
     assert sent[0]["status"] == 404
 
 

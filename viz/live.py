@@ -29,6 +29,11 @@ get_trainer() and st.session_state["<key>__trainer"] are None and locked_trainer
 (use read_trainer). A lost trainer (its worker died, its session was released) shows its
 message and Reset builds a new one.
 
+Where a worker trains and the page builds its frame as parts (viz/parts.py; `draw` calls
+viz.live_push.live_parts and place), a playing page does not rerun its fragment at all: the
+browser fetches each frame from the frame route (viz/live_push.py, viz/frame_route.py) and
+the fragment runs again only for a widget, Pause, or when the route asks (the run ended).
+
 `draw` never sees the trainer: it gets a TrainerView (steps, diverged_at, a copy of the
 history, and the trainer's own snapshot() as `view.snapshot()`), taken under the lock, and
 draws outside it. Anything else it needs is `read_trainer(key, fn)` with fn returning plain
