@@ -189,16 +189,47 @@ def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
         dict(legend=dict(title=dict(text="digit"), orientation="h"))))
     figs.append(go.Figure(go.Scatter(x=[0, 1, 2], y=[7e-4, 5e-3, 5e-2], mode="lines"),
                           dict(yaxis=dict(type="log"))))     # ReLU's loss: decades below 1
+    figs.append(_init_training_like())
+    figs.append(go.Figure(go.Scatter(x=np.arange(50.0), y=np.linspace(4, 75, 50), mode="lines"),
+                          dict(height=200, yaxis=dict(type="log"))))   # weight norm: 1 decade+
     specs = [_spec(f) for f in figs]
     data = tmp_path / "specs.json"
     data.write_text(json.dumps(specs))
-    heat, grid, star, small = _node("run_live_canvas.mjs", data)
+    heat, grid, star, small, power, norm = _node("run_live_canvas.mjs", data)
     assert heat["drawImage"] == 2 and heat["arc"] >= 2 * 3 and heat["rect"] >= 2 * 2
     assert heat["fillText"] > 10 and grid["lineTo"] > 20 and grid["fillText"] > 10
     assert "colour: f from 0 to 11" in heat["texts"]         # the subtitle (ReLU's colour range)
     # the star: a closed 10-point path in the plot and in its legend entry, on both frames
     assert star.get("closePath") == 4 and "digit" in star["texts"] and "decoded" in star["texts"]
     assert {"0.001", "0.01"} <= set(small["texts"])          # log ticks below 1 (were "0")
+    # Initialization's gradient norms: exponentformat "power" ticks every 2 decades as Plotly
+    # (were 0.0000000001 ... and "0"); the curve label at log10 coordinates lands on the chart
+    assert {"1", "10\u207b\u00b2", "10\u207b\u2076", "10\u207b\u00b9\u2070"} <= set(power["texts"])
+    assert not any(t.startswith("0.0") for t in power["texts"]) and "10\u207b\u00b9" not in power["texts"]
+    placed = {t: (x, y) for t, x, y in power["placed"]}
+    assert 0.5 * 640 < placed["normal"][0] < 640 and 300 < placed["normal"][1] < 420
+    assert 30 < placed["kaiming"][1] < 120
+    # the right subplot's y title sits between the subplots, right of the left one's ticks
+    assert placed["grad norm"][0] > placed["400"][0]
+    # the weight norm (4 to 75): Plotly's "D1" digits between the decades (was "50" alone)
+    assert {"10", "2", "5"} <= set(norm["texts"])
+
+
+def _init_training_like() -> go.Figure:
+    """viz/initialization_figures.training_figure's shape: loss on the left, gradient norms
+    from 1e-12 to 1 on a log axis (exponentformat "power") on the right, curve labels placed
+    at log10 coordinates."""
+    fig = Fig(rows=1, cols=2, horizontal_spacing=0.12, subplot_titles=("loss", "grad"))
+    fig.add("scatter", 1, 1, x=np.arange(480), y=np.linspace(2.3, 0.1, 480), mode="lines")
+    for label, g in (("normal", np.geomspace(1e-11, 1e-3, 21)), ("kaiming", np.ones(21))):
+        fig.add("scatter", 1, 2, x=np.arange(1, 22), y=g, mode="lines+markers")
+        x2, y2 = fig.refs(1, 2)
+        fig.layout.setdefault("annotations", []).append(dict(
+            x=1, y=float(np.log10(g[0])), xref=x2, yref=y2, text=label, showarrow=False,
+            yshift=12, xanchor="left"))
+    fig.axes(1, 2, y=dict(type="log", title=dict(text="grad norm"), exponentformat="power"))
+    fig.update(height=420, showlegend=False)
+    return fig.figure()
 
 
 def _clickable_app():

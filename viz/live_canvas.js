@@ -214,6 +214,25 @@ function formatter(ax, dtick, values) {
   const trim = (s) => (s.includes('.') ? s.replace(/\.?0+$/, '') : s);   // Plotly: 1, 0.8
   return (v) => pre + (v === 0 ? '0' : trim((v / unit).toFixed(Math.min(dec, 10))).replace('-', '\u2212') + si) + post;
 }
+const SUP = {'-': '\u207b', 0: '\u2070', 1: '\u00b9', 2: '\u00b2', 3: '\u00b3', 4: '\u2074',
+  5: '\u2075', 6: '\u2076', 7: '\u2077', 8: '\u2078', 9: '\u2079'};
+const SI = {'-15': 'f', '-12': 'p', '-9': 'n', '-6': '\u03bc', '-3': 'm', 0: '', 3: 'k', 6: 'M', 9: 'G', 12: 'T'};
+function decadeText(p, c) {                    // 10^p on a log axis: [label, size factor]
+  const ef = c.exponentformat ?? 'B', pre = c.tickprefix ?? '', post = c.ticksuffix ?? '';
+  const wrap = (s, k = 1) => [pre + s + post, k];
+  if (c.tickformat) return wrap(formatter({tickformat: c.tickformat}, 1, [10 ** p])(+(10 ** p).toPrecision(6)));
+  const beyond = p > 14 || p < -15;
+  if (ef === 'power' || (beyond && ['B', 'SI'].includes(ef))) {   // Plotly: 1, 10, 10^p (x1.25)
+    if (p === 0) return wrap('1', 1.25);
+    if (p === 1) return wrap('10', 1.25);
+    return wrap('10' + String(p).split('').map((ch) => SUP[ch]).join(''), 1.25);
+  }
+  if ((ef === 'e' || ef === 'E') && Math.abs(p) > 2) return wrap(`1${ef}${p > 0 ? '+' : '\u2212'}${Math.abs(p)}`);
+  if (ef === 'none' || Math.abs(p) <= 3) return wrap(p < 0 ? (10 ** p).toFixed(-p) : String(10 ** p));
+  const e3 = 3 * Math.round((p - 1) / 3);     // Plotly's hover-style rounding: 10k, 100k, 1M, 10μ
+  const si = ef === 'B' && e3 === 9 ? 'B' : SI[e3];
+  return wrap(String(10 ** (p - e3)) + si);
+}
 function ticks(ax, measure) {                 // [[value, label]]; auto ticks thin out until
   let out = autoTicks(ax, 1);                   // their labels no longer overlap
   for (let k = 2; measure && ax.letter === 'x' && !ax.cfg.tickvals && k <= 16 && out.length > 2; k *= 2) {
@@ -230,25 +249,37 @@ function autoTicks(ax, thin) {
     return c.tickvals.map((v, i) => [log ? Math.log10(v) : v, String(text[i] ?? '')]);
   }
   let values, dtick;
-  if (log) {                                    // powers of ten, or linear ticks in a decade
-    const lo = Math.min(ax.r0, ax.r1), hi = Math.max(ax.r0, ax.r1);
-    if (hi - lo >= 2) {
-      values = [];
-      for (let k = Math.ceil(lo - 1e-9); k <= hi + 1e-9; k++) values.push(k);
-      const fmt = formatter(c, 10 ** Math.min(0, ...values), values.map((v) => 10 ** v));   // 0.001, not 0
-      return values.map((v) => [v, fmt(+(10 ** v).toPrecision(6))]);
+  const nt = c.nticks || Math.min(9, Math.max(4, ax.len / (ax.letter === 'y' ? 40 : 80))) + 1;
+  if (log) {                                    // Plotly's log ticks (axes.autoTicks, formatLog)
+    const lo = Math.min(ax.r0, ax.r1), hi = Math.max(ax.r0, ax.r1), rough = (hi - lo) / nt * thin;
+    const decade = (p) => decadeText(p, c);
+    if (rough > 0.7) {                          // powers of ten, every ceil(rough) decades
+      dtick = Math.ceil(rough); values = [];
+      for (let k = Math.ceil(lo / dtick - 1e-9) * dtick; k <= hi + 1e-9; k += dtick) values.push(k);
+      return values.map((k) => [k, ...decade(k)]);
     }
-    ({values, dtick} = niceTicks(10 ** lo, 10 ** hi, Math.max(3, ax.len / 50) / thin));
-    const fmt = formatter(c, dtick, values);
-    return values.filter((v) => v > 0).map((v) => [Math.log10(v), fmt(v)]);
+    if (hi - lo < 1) {                          // within a decade: linear ticks, labelled fully
+      ({values, dtick} = niceTicks(10 ** lo, 10 ** hi, 1.5 * nt / thin));
+      const fmt = formatter(c, dtick, values);
+      return values.filter((v) => v > 0).map((v) => [Math.log10(v), fmt(v)]);
+    }
+    const digits = rough > 0.3 ? [1, 2, 5] : [1, 2, 3, 4, 5, 6, 7, 8, 9];   // "D2" / "D1"
+    const out = [];
+    for (let k = Math.floor(lo); k <= Math.ceil(hi); k++) {
+      for (const d of digits) {
+        const v = k + Math.log10(d);
+        if (v < lo - 1e-9 || v > hi + 1e-9) continue;
+        out.push(d === 1 ? [v, ...decade(k)] : [v, String(d), 0.7]);   // Plotly: small digits
+      }
+    }
+    return out;
   }
   if (c.dtick && typeof c.dtick === 'number') {
     dtick = c.dtick; values = [];
     const t0 = c.tick0 ?? 0;
     for (let v = t0 + Math.ceil((ax.r0 - t0) / dtick - 1e-9) * dtick; v <= ax.r1 + 1e-9; v += dtick) values.push(+v.toPrecision(12));
   } else {
-    const target = c.nticks || Math.min(9, Math.max(4, ax.len / (ax.letter === 'y' ? 40 : 80))) + 1;
-    ({values, dtick} = niceTicks(ax.r0, ax.r1, target / thin));
+    ({values, dtick} = niceTicks(ax.r0, ax.r1, nt / thin));
   }
   const fmt = formatter(c, dtick, values);
   return values.map((v) => [v, fmt(v)]);
@@ -281,8 +312,14 @@ function buildAxes(spec, prepared) {
       let lo = ax.lo, hi = ax.hi;
       if (!Number.isFinite(lo)) [lo, hi] = ax.letter === 'x' ? [-1, 6] : [-1, 4];
       if (hi === lo) { lo -= 1; hi += 1; }
+      const mode = ax.log ? 'normal' : c.rangemode ?? 'normal';   // Plotly: tozero, nonnegative
+      if (mode === 'tozero') { lo = Math.min(lo, 0); hi = Math.max(hi, 0); }
+      if (mode === 'nonnegative') { lo = Math.max(lo, 0); hi = Math.max(hi, lo + 1e-9); }
       const pad = ax.pad ? 0.05 * (hi - lo) : 0;
-      [ax.r0, ax.r1] = c.autorange === 'reversed' ? [hi + pad, lo - pad] : [lo - pad, hi + pad];
+      let r0 = lo - pad, r1 = hi + pad;
+      if (mode !== 'normal' && lo === 0) r0 = 0;   // no padding below zero
+      if (mode === 'tozero' && hi === 0) r1 = 0;
+      [ax.r0, ax.r1] = c.autorange === 'reversed' ? [r1, r0] : [r0, r1];
     }
     ax.visible = c.visible !== false;
     ax.labels = ax.visible && c.showticklabels !== false;
@@ -328,6 +365,7 @@ function text(ctx, lines, x, y, {size, style, color, xanchor = 'left', yanchor =
   lines.forEach((line, i) => ctx.fillText(line, 0, top + (i + 0.5) * lh));
   ctx.restore();
 }
+const labelWidth = (ctx, labels, tick, style) => Math.max(0, ...labels.map(([, s, k]) => widthOf(ctx, [s], Math.round(tick * (k ?? 1)), style)));
 const widthOf = (ctx, lines, size, style) => { ctx.font = font(style, size); return Math.max(0, ...lines.map((l) => ctx.measureText(l).width)); };
 
 function legendItems(spec, prepared) {
@@ -358,12 +396,18 @@ function draw(chart) {
   for (const ax of Object.values(axes)) {
     if (!ax.visible) continue;
     ax.len = ax.letter === 'x' ? W / 2 : H / 2;
-    const labels = ax.labels ? autoTicks(ax, 1).map(([, s]) => s) : [];
+    const labels = ax.labels ? autoTicks(ax, 1) : [];
     const title = titleText(ax.cfg.title), tsize = ax.cfg.title?.font?.size ?? fsize;
+    // only an axis on the plot area's edge pushes a margin (Plotly's automargin): a subplot's
+    // inner axis (its anchor's domain away from that edge) has the gap between subplots
+    const o = axes[ax.anchor], od = o ? o.domain : [0, 1];
     if (ax.letter === 'y') {
-      const need = widthOf(ctx, labels, tick, style) + 8 + (title ? tsize * 1.25 + 8 : 0);
-      if (ax.side === 'right') m.r = Math.max(m.r, need + 4); else m.l = Math.max(m.l, need + 4);
-    } else m.b = Math.max(m.b, (labels.length ? tick * 1.25 + 8 : 0) + (title ? tsize * 1.25 + 8 : 0) + 4);
+      const need = labelWidth(ctx, labels, tick, style) + 8 + (title ? tsize * 1.25 + 8 : 0);
+      if (ax.side === 'right') { if (od[1] > 0.99) m.r = Math.max(m.r, need + 4); } else if (od[0] < 0.01) m.l = Math.max(m.l, need + 4);
+    } else if (ax.side === 'top' ? od[1] > 0.99 : od[0] < 0.01) {
+      const big = Math.max(1, ...labels.map(([, , k]) => k ?? 1));
+      m.b = Math.max(m.b, (labels.length ? tick * 1.25 * big + 8 : 0) + (title ? tsize * 1.25 + 8 : 0) + 4);
+    }
   }
   const title = titleText(L.title), sub = titleText(L.title?.subtitle);
   if (title) m.t = Math.max(m.t, 0.02 * H + style.title * 1.3 * plain(title).length
@@ -433,12 +477,12 @@ function draw(chart) {
     let extentPx = 0;
     if (a.labels) {
       const labels = tickCache.get(a);
-      for (const [v, s] of labels) {
-        const q = a.t(v);
-        if (a.letter === 'x') text(ctx, [s], q, pos + sign * 8, {size: tick, style, xanchor: 'center', yanchor: sign > 0 ? 'top' : 'bottom'});
-        else text(ctx, [s], pos + sign * 8, q, {size: tick, style, xanchor: sign > 0 ? 'left' : 'right', yanchor: 'middle'});
+      for (const [v, s, k] of labels) {        // k: Plotly's size factor (10^p, small digits)
+        const q = a.t(v), size = Math.round(tick * (k ?? 1));
+        if (a.letter === 'x') text(ctx, [s], q, pos + sign * 8, {size, style, xanchor: 'center', yanchor: sign > 0 ? 'top' : 'bottom'});
+        else text(ctx, [s], pos + sign * 8, q, {size, style, xanchor: sign > 0 ? 'left' : 'right', yanchor: 'middle'});
       }
-      extentPx = a.letter === 'x' ? tick * 1.25 : widthOf(ctx, labels.map(([, s]) => s), tick, style);
+      extentPx = a.letter === 'x' ? tick * 1.25 * Math.max(1, ...labels.map(([, , k]) => k ?? 1)) : labelWidth(ctx, labels, tick, style);
     }
     const tt = titleText(c.title);
     if (tt) {
@@ -463,13 +507,14 @@ function draw(chart) {
   }
 }
 
-function refPos(ref, v, axes, plot, letter) {  // "paper" / "x2 domain" / "x2" -> pixel
+function refPos(ref, v, axes, plot, letter, logged = false) {  // "paper" / "x2 domain" / "x2" -> pixel
+  // (logged: v is already log10 on a log axis, as Plotly's annotations; shapes are not)
   ref = ref ?? letter;
   if (ref === 'paper') return letter === 'x' ? plot.l + v * plot.w : plot.t + (1 - v) * plot.h;
   const a = axes[ref.split(' ')[0]];
   if (!a) return NaN;
   if (ref.endsWith('domain')) return letter === 'x' ? a.start + v * a.len : a.start + (1 - v) * a.len;
-  return a.p(v);
+  return logged && a.log ? a.t(v) : a.p(v);
 }
 function drawShape(ctx, s, axes, plot) {
   const X = (v) => refPos(s.xref, v, axes, plot, 'x'), Y = (v) => refPos(s.yref, v, axes, plot, 'y');
@@ -498,7 +543,7 @@ function drawShape(ctx, s, axes, plot) {
 }
 function drawAnnotation(ctx, n, axes, plot, style) {
   if (n.visible === false) return;
-  let x = refPos(n.xref, n.x ?? 0.5, axes, plot, 'x') + (n.xshift ?? 0), y = refPos(n.yref, n.y ?? 0.5, axes, plot, 'y') - (n.yshift ?? 0);
+  let x = refPos(n.xref, n.x ?? 0.5, axes, plot, 'x', true) + (n.xshift ?? 0), y = refPos(n.yref, n.y ?? 0.5, axes, plot, 'y', true) - (n.yshift ?? 0);
   const paperish = (r) => r === 'paper' || String(r).endsWith('domain');
   const auto = (ref, v, lo, mid, hi) => (!paperish(ref) ? mid : v <= 1 / 3 ? lo : v >= 2 / 3 ? hi : mid);
   let xanchor = n.xanchor ?? 'auto', yanchor = n.yanchor ?? 'auto';
