@@ -393,6 +393,7 @@ function draw(chart) {
   const tick = style.tick, fsize = style.font, legend = legendItems(spec, prepared);
   const horizontal = (L.legend?.orientation ?? 'v') === 'h';
   // automargin: room for tick labels, axis titles, title, colour bars and the legend
+  let axisB = 0;                                 // the bottom axes' labels and titles
   for (const ax of Object.values(axes)) {
     if (!ax.visible) continue;
     ax.len = ax.letter === 'x' ? W / 2 : H / 2;
@@ -406,7 +407,7 @@ function draw(chart) {
       if (ax.side === 'right') { if (od[1] > 0.99) m.r = Math.max(m.r, need + 4); } else if (od[0] < 0.01) m.l = Math.max(m.l, need + 4);
     } else if (ax.side === 'top' ? od[1] > 0.99 : od[0] < 0.01) {
       const big = Math.max(1, ...labels.map(([, , k]) => k ?? 1));
-      m.b = Math.max(m.b, (labels.length ? tick * 1.25 * big + 8 : 0) + (title ? tsize * 1.25 + 8 : 0) + 4);
+      axisB = Math.max(axisB, (labels.length ? tick * 1.25 * big + 8 : 0) + (title ? tsize * 1.25 + 8 : 0) + 4);
     }
   }
   const title = titleText(L.title), sub = titleText(L.title?.subtitle);
@@ -423,12 +424,28 @@ function draw(chart) {
   const items = legend.map((it) => ({...it, w: 40 + ctx.measureText(it.name).width + 8}));
   const ltitle = plain(titleText(L.legend?.title) ?? '')[0] ?? '';
   const tw = ltitle && items.length ? ctx.measureText(ltitle).width + 10 : 0;   // Plotly: left of row 1
-  if (items.length && horizontal) {              // a grid: columns as wide as the widest entry
-    const col = Math.max(...items.map((it) => it.w)), per = Math.max(1, Math.floor((W - m.l - tw) / col));
-    items.forEach((it, k) => { it.row = Math.floor(k / per); it.x = tw + (k % per) * col; });
-    m.b += Math.ceil(items.length / per) * fsize * 1.6 + 6;
+  let legendW = 0;
+  if (items.length && horizontal) {              // Plotly: one row of entries as wide as each
+    const room = W - m.l - m.r - tw, sum = items.reduce((a, it) => a + it.w, 0);
+    if (sum <= room) {
+      let x = tw;
+      items.forEach((it) => { it.row = 0; it.x = x; x += it.w; });
+      legendW = x;
+    } else {                                     // else a grid: columns as wide as the widest
+      const col = Math.max(...items.map((it) => it.w)), per = Math.max(1, Math.floor((W - m.l - tw) / col));
+      items.forEach((it, k) => { it.row = Math.floor(k / per); it.x = tw + (k % per) * col; });
+      legendW = tw + Math.min(per, items.length) * col;
+    }
+    axisB += (Math.max(...items.map((it) => it.row)) + 1) * fsize * 1.6 + 6;
   } else if (items.length) m.r += Math.max(...items.map((it) => it.w)) + 10;
+  m.b = Math.max(m.b, axisB);                    // Plotly: the legend inside a margin asked for
   const plot = {l: m.l, t: m.t, w: Math.max(10, W - m.l - m.r), h: Math.max(10, H - m.t - m.b)};
+  if (legendW) {                                 // legend x / xanchor (paper), kept on the figure
+    const lg = L.legend ?? {}, lx = lg.x ?? 0;
+    const xa = lg.xanchor && lg.xanchor !== 'auto' ? lg.xanchor : lx >= 2 / 3 ? 'right' : lx > 1 / 3 ? 'center' : 'left';
+    const shift = lx * plot.w - legendW * ({left: 0, center: 0.5, right: 1}[xa] ?? 0);
+    plot.legendShift = Math.max(-m.l, Math.min(W - m.l - legendW, shift));
+  }
   place(axes, plot);
   const ax = Object.values(axes), anchorPos = (a) => {
     const o = axes[a.anchor];
@@ -580,10 +597,10 @@ function drawLegend(ctx, items, horizontal, plot, H, style, barW, title) {
   const size = style.font, lh = size * 1.6;
   if (title && horizontal) {
     const rows = Math.max(...items.map((i) => i.row)) + 1;
-    text(ctx, [title], plot.l, H - 6 - (rows - 0.5) * lh, {size, style, xanchor: 'left', yanchor: 'middle'});
+    text(ctx, [title], plot.l + (plot.legendShift ?? 0), H - 6 - (rows - 0.5) * lh, {size, style, xanchor: 'left', yanchor: 'middle'});
   }
   items.forEach((it, k) => {
-    const x = horizontal ? plot.l + it.x : plot.l + plot.w + 10 + barW;
+    const x = horizontal ? plot.l + (plot.legendShift ?? 0) + it.x : plot.l + plot.w + 10 + barW;
     const rows = horizontal ? Math.max(...items.map((i) => i.row)) + 1 : 0;
     const y = horizontal ? H - 6 - (rows - it.row - 0.5) * lh : plot.t + (k + 0.5) * lh;
     const p = it.p;
