@@ -77,7 +77,8 @@ def test_subplots_shapes_and_annotations_are_kept():
     (go.Bar(x=[1, 2], y=[3, 4]), {}),                                     # a trace kind
     (go.Contour(z=[[1, 2], [3, 4]]), {}),
     (go.Scatter(x=[1, 2], y=[3, 4], fill="tozeroy"), {}),                 # a scatter property
-    (go.Scatter(x=["a", "b"], y=[3, 4]), {}),                             # category axis data
+    (go.Scatter(x=["2024-01-01", "2024-01-02"], y=[3, 4]), {}),           # dates (autotyped)
+    (go.Scatter(x=["1", "2"], y=[3, 4]), {}),                             # numbers as strings
     (go.Scatter(x=[1, 2], y=[3, 4], mode="markers+text", text=["a", "b"]), {}),
     (go.Scatter(x=[1, 2], y=[3, 4], marker=dict(symbol="hexagram")), {}),
     (go.Heatmap(z=[[1, 2], [3, 4]], zsmooth="best"), {}),
@@ -93,6 +94,26 @@ def test_anything_outside_the_whitelist_keeps_plotly(trace, layout):
     fig.data = ()                                     # the rest of that figure is drawable
     if not layout:
         assert lc.to_spec(fig) is not None
+
+
+def test_category_axes_are_numbered_as_plotly_lays_them_out():
+    """The attention maps: token labels on both axes, queries top-down (autorange reversed),
+    cell texts; a second trace on the same axis adds its new labels after the first's."""
+    rows = ["0:3", "1:1", "2:4"]
+    fig = go.Figure([go.Heatmap(z=np.eye(3), x=rows, y=rows, colorscale=RDBU, zmin=0, zmax=1,
+                                text=[["1.00", "0.00", "0.00"]] * 3, texttemplate="%{text}"),
+                     go.Scatter(x=["1:1", "3:9"], y=[0.5, 1.5], mode="markers")],
+                    dict(yaxis=dict(type="category", autorange="reversed", dtick=1),
+                         xaxis=dict(type="category", tickangle=-90)))
+    spec = _spec(fig)
+    heat, pts = spec["data"]
+    assert heat["x"] == heat["y"] == [0, 1, 2] and pts["x"] == [1, 3]
+    x, y = spec["layout"]["xaxis"], spec["layout"]["yaxis"]
+    assert x["ticktext"] == rows + ["3:9"] and x["tickvals"] == [0, 1, 2, 3]
+    assert x["range"] == [-0.5, 3.5] and x["type"] == "linear" and x["tickangle"] == -90
+    assert y["range"] == [2.5, -0.5] and "autorange" not in y and "dtick" not in y
+    other = go.Figure(go.Heatmap(z=np.eye(2), x=["a", "b"], texttemplate="%{z:.2f}"))
+    assert lc.to_spec(other) is None                   # a texttemplate other than the text
 
 
 def test_a_named_colour_scale_left_to_plotly_js_keeps_plotly():
@@ -189,19 +210,33 @@ def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
         dict(legend=dict(title=dict(text="digit"), orientation="h"))))
     figs.append(go.Figure(go.Scatter(x=[0, 1, 2], y=[7e-4, 5e-3, 5e-2], mode="lines"),
                           dict(yaxis=dict(type="log"))))     # ReLU's loss: decades below 1
+    figs.append(go.Figure(go.Heatmap(                  # an attention map: tokens, cell texts
+        z=[[1.0, 0.0], [0.4, 0.6]], x=["0:3", "1:1"], y=["0:3", "1:1"], colorscale=RDBU,
+        zmin=0, zmax=1, text=[["1.00", "0.00"], ["0.40", "0.60"]], texttemplate="%{text}"),
+        dict(yaxis=dict(type="category", autorange="reversed"),
+             xaxis=dict(type="category", tickangle=-90, tickfont=dict(size=9)))))
     figs.append(_init_training_like())
     figs.append(go.Figure(go.Scatter(x=np.arange(50.0), y=np.linspace(4, 75, 50), mode="lines"),
                           dict(height=200, yaxis=dict(type="log"))))   # weight norm: 1 decade+
     specs = [_spec(f) for f in figs]
     data = tmp_path / "specs.json"
     data.write_text(json.dumps(specs))
-    heat, grid, star, small, power, norm = _node("run_live_canvas.mjs", data)
+    heat, grid, star, small, tokens, power, norm = _node("run_live_canvas.mjs", data)
     assert heat["drawImage"] == 2 and heat["arc"] >= 2 * 3 and heat["rect"] >= 2 * 2
     assert heat["fillText"] > 10 and grid["lineTo"] > 20 and grid["fillText"] > 10
     assert "colour: f from 0 to 11" in heat["texts"]         # the subtitle (ReLU's colour range)
     # the star: a closed 10-point path in the plot and in its legend entry, on both frames
     assert star.get("closePath") == 4 and "digit" in star["texts"] and "decoded" in star["texts"]
     assert {"0.001", "0.01"} <= set(small["texts"])          # log ticks below 1 (were "0")
+    # the attention map: token tick labels, query "0:3" on top, the cell texts in the cells
+    placed = {}
+    for t, x, y in tokens["placed"]:
+        placed.setdefault(t, []).append((x, y))
+    assert {"1.00", "0.00", "0.40", "0.60"} <= set(tokens["texts"])
+    assert placed["1.00"][0][1] < placed["0.40"][0][1]                # row 0 above row 1
+    assert len(set(placed["0:3"])) == 2 and len(set(placed["1:1"])) == 2   # on both axes
+    left = {t: min(placed[t])[1] for t in ("0:3", "1:1")}             # the y axis' labels
+    assert left["0:3"] < left["1:1"]                                   # queries top-down
     # Initialization's gradient norms: exponentformat "power" ticks every 2 decades as Plotly
     # (were 0.0000000001 ... and "0"); the curve label at log10 coordinates lands on the chart
     assert {"1", "10\u207b\u00b2", "10\u207b\u2076", "10\u207b\u00b9\u2070"} <= set(power["texts"])
@@ -323,4 +358,5 @@ def test_an_empty_history_is_drawable():
     spec = _spec(fig)
     assert spec["data"][0]["x"] == [] and spec["data"][0]["y"] == []
     labels = go.Figure(go.Scatter(x=np.array(["a", "b"]), y=np.array([1.0, 2.0])))
-    assert lc.to_spec(labels) is None                        # category strings: still Plotly
+    spec = lc.to_spec(labels)                                # category strings: numbered
+    assert spec["data"][0]["x"] == [0, 1] and spec["layout"]["xaxis"]["ticktext"] == ["a", "b"]

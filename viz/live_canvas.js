@@ -101,7 +101,8 @@ const TRACES = {
       return {...g, xe: edges(t.x, g.cols), ye: edges(t.y, g.rows), opacity: t.opacity ?? 1,
         zmin: t.zmin ?? lo, zmax: t.zmax ?? hi, scale: t.colorscale,
         lut: lut(t.colorscale, t.reversescale), bar: t.showscale !== false && t.colorbar !== null,
-        colorbar: t.colorbar ?? {}, pad: false};
+        colorbar: t.colorbar ?? {}, pad: false,
+        texts: t.texttemplate === '%{text}' && Array.isArray(t.text) ? t.text : null, style};
     },
     extent(p, letter) { return extent(letter === 'x' ? p.xe : p.ye); },
     draw(ctx, p, xa, ya) {
@@ -122,10 +123,30 @@ const TRACES = {
       ctx.scale((X1 - X0) / p.cols, (Y1 - Y0) / p.rows);  // row 0 is y[0]: drawn upwards
       ctx.drawImage(off, 0, 0);
       ctx.restore();
+      if (p.texts) cellTexts(ctx, p, xa, ya, span);
     },
   },
 };
 TRACES.scattergl = TRACES.scatter;
+
+// a heatmap's cell texts (texttemplate "%{text}"): centred in each cell, in black or white
+// whichever reads on the cell's colour (Plotly's "auto" text colour), sized to fit the cell
+function cellTexts(ctx, p, xa, ya, span) {
+  const cw = Math.abs(xa.p(p.xe[1]) - xa.p(p.xe[0])), ch = Math.abs(ya.p(p.ye[1]) - ya.p(p.ye[0]));
+  const longest = Math.max(1, ...p.texts.flat().map((s) => String(s ?? '').length));
+  const size = Math.max(6, Math.min(p.style.font, ch * 0.6, cw / (0.6 * longest)));
+  for (let r = 0; r < p.rows; r++) {
+    const row = p.texts[r] ?? [];
+    for (let c = 0; c < p.cols; c++) {
+      const s = row[c];
+      if (s == null || s === '') continue;
+      const v = p.a[r * p.cols + c], k = Number.isFinite(v) ? Math.round(255 * Math.min(1, Math.max(0, (v - p.zmin) / span))) * 4 : -1;
+      const lum = k < 0 ? 255 : 0.299 * p.lut[k] + 0.587 * p.lut[k + 1] + 0.114 * p.lut[k + 2];
+      const x = xa.p((p.xe[c] + p.xe[c + 1]) / 2), y = ya.p((p.ye[r] + p.ye[r + 1]) / 2);
+      text(ctx, [String(s)], x, y, {size, style: p.style, color: lum < 140 ? '#fff' : '#222', xanchor: 'center', yanchor: 'middle'});
+    }
+  }
+}
 
 // one marker's outline added to the current path (Plotly's symbols by name or number)
 function markerPath(ctx, symbol, X, Y, r) {
@@ -402,12 +423,14 @@ function draw(chart) {
     // only an axis on the plot area's edge pushes a margin (Plotly's automargin): a subplot's
     // inner axis (its anchor's domain away from that edge) has the gap between subplots
     const o = axes[ax.anchor], od = o ? o.domain : [0, 1];
+    const atick = ax.cfg.tickfont?.size ?? tick;
     if (ax.letter === 'y') {
-      const need = labelWidth(ctx, labels, tick, style) + 8 + (title ? tsize * 1.25 + 8 : 0);
+      const need = labelWidth(ctx, labels, atick, style) + 8 + (title ? tsize * 1.25 + 8 : 0);
       if (ax.side === 'right') { if (od[1] > 0.99) m.r = Math.max(m.r, need + 4); } else if (od[0] < 0.01) m.l = Math.max(m.l, need + 4);
     } else if (ax.side === 'top' ? od[1] > 0.99 : od[0] < 0.01) {
       const big = Math.max(1, ...labels.map(([, , k]) => k ?? 1));
-      axisB = Math.max(axisB, (labels.length ? tick * 1.25 * big + 8 : 0) + (title ? tsize * 1.25 + 8 : 0) + 4);
+      const tall = Math.abs(ax.cfg.tickangle ?? 0) === 90 ? labelWidth(ctx, labels, atick, style) : atick * 1.25 * big;
+      axisB = Math.max(axisB, (labels.length ? tall + 8 : 0) + (title ? tsize * 1.25 + 8 : 0) + 4);
     }
   }
   const title = titleText(L.title), sub = titleText(L.title?.subtitle);
@@ -494,12 +517,14 @@ function draw(chart) {
     let extentPx = 0;
     if (a.labels) {
       const labels = tickCache.get(a);
+      const atick = a.cfg.tickfont?.size ?? tick, upright = a.letter === 'x' && Math.abs(a.cfg.tickangle ?? 0) === 90;
       for (const [v, s, k] of labels) {        // k: Plotly's size factor (10^p, small digits)
-        const q = a.t(v), size = Math.round(tick * (k ?? 1));
-        if (a.letter === 'x') text(ctx, [s], q, pos + sign * 8, {size, style, xanchor: 'center', yanchor: sign > 0 ? 'top' : 'bottom'});
+        const q = a.t(v), size = Math.round(atick * (k ?? 1));
+        if (upright) text(ctx, [s], q, pos + sign * 8, {size, style, xanchor: sign > 0 ? 'right' : 'left', yanchor: 'middle', angle: -90});
+        else if (a.letter === 'x') text(ctx, [s], q, pos + sign * 8, {size, style, xanchor: 'center', yanchor: sign > 0 ? 'top' : 'bottom'});
         else text(ctx, [s], pos + sign * 8, q, {size, style, xanchor: sign > 0 ? 'left' : 'right', yanchor: 'middle'});
       }
-      extentPx = a.letter === 'x' ? tick * 1.25 * Math.max(1, ...labels.map(([, , k]) => k ?? 1)) : labelWidth(ctx, labels, tick, style);
+      extentPx = a.letter === 'x' && !upright ? atick * 1.25 * Math.max(1, ...labels.map(([, , k]) => k ?? 1)) : labelWidth(ctx, labels, atick, style);
     }
     const tt = titleText(c.title);
     if (tt) {
