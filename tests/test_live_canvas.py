@@ -215,13 +215,14 @@ def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
         zmin=0, zmax=1, text=[["1.00", "0.00"], ["0.40", "0.60"]], texttemplate="%{text}"),
         dict(yaxis=dict(type="category", autorange="reversed"),
              xaxis=dict(type="category", tickangle=-90, tickfont=dict(size=9)))))
+    figs.append(_curves_like())
     figs.append(_init_training_like())
     figs.append(go.Figure(go.Scatter(x=np.arange(50.0), y=np.linspace(4, 75, 50), mode="lines"),
                           dict(height=200, yaxis=dict(type="log"))))   # weight norm: 1 decade+
     specs = [_spec(f) for f in figs]
     data = tmp_path / "specs.json"
     data.write_text(json.dumps(specs))
-    heat, grid, star, small, tokens, power, norm = _node("run_live_canvas.mjs", data)
+    heat, grid, star, small, tokens, curves, power, norm = _node("run_live_canvas.mjs", data)
     assert heat["drawImage"] == 2 and heat["arc"] >= 2 * 3 and heat["rect"] >= 2 * 2
     assert heat["fillText"] > 10 and grid["lineTo"] > 20 and grid["fillText"] > 10
     assert "colour: f from 0 to 11" in heat["texts"]         # the subtitle (ReLU's colour range)
@@ -237,6 +238,14 @@ def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
     assert len(set(placed["0:3"])) == 2 and len(set(placed["1:1"])) == 2   # on both axes
     left = {t: min(placed[t])[1] for t in ("0:3", "1:1")}             # the y axis' labels
     assert left["0:3"] < left["1:1"]                                   # queries top-down
+    # the attention curves: the secondary y axis' ticks sit at the log axis' ticks (Plotly's
+    # tickmode "sync"), and its title stays on the figure (its margin grows)
+    at = {t: (x, y) for t, x, y in curves["placed"]}
+    left = [t for t in ("0.001", "0.01", "0.1", "1") if t in at]
+    right = sorted((y, t) for t, x, y in curves["placed"] if x > 400 and t[0] in "0\u2212")
+    assert len(left) >= 3 and len(right) == 2 * len(left)              # two frames drawn
+    assert sorted({round(y) for y, _ in right}) == sorted(round(at[t][1]) for t in left)
+    assert at["token accuracy"][0] < 640 - 5
     # Initialization's gradient norms: exponentformat "power" ticks every 2 decades as Plotly
     # (were 0.0000000001 ... and "0"); the curve label at log10 coordinates lands on the chart
     assert {"1", "10\u207b\u00b2", "10\u207b\u2076", "10\u207b\u00b9\u2070"} <= set(power["texts"])
@@ -248,6 +257,21 @@ def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
     assert placed["grad norm"][0] > placed["400"][0]
     # the weight norm (4 to 75): Plotly's "D1" digits between the decades (was "50" alone)
     assert {"10", "2", "5"} <= set(norm["texts"])
+
+
+def _curves_like() -> go.Figure:
+    """viz/attention_figures.training_curves' shape: loss on a log axis, accuracy on a
+    secondary y axis (x domain [0, 0.94])."""
+    from plotly.subplots import make_subplots
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(go.Scatter(x=np.arange(100.0), y=np.geomspace(2.0, 5e-4, 100), mode="lines",
+                             name="loss"), secondary_y=False)
+    fig.add_trace(go.Scatter(x=np.arange(100.0), y=np.linspace(0, 1, 100), mode="lines",
+                             name="accuracy"), secondary_y=True)
+    fig.update_layout(title="Training", height=280, legend=dict(orientation="h", y=-0.3))
+    fig.update_yaxes(title="cross-entropy", type="log", secondary_y=False)
+    fig.update_yaxes(title="token accuracy", range=[0, 1.02], secondary_y=True)
+    return fig
 
 
 def _init_training_like() -> go.Figure:
@@ -360,3 +384,51 @@ def test_an_empty_history_is_drawable():
     labels = go.Figure(go.Scatter(x=np.array(["a", "b"]), y=np.array([1.0, 2.0])))
     spec = lc.to_spec(labels)                                # category strings: numbered
     assert spec["data"][0]["x"] == [0, 1] and spec["layout"]["xaxis"]["ticktext"] == ["a", "b"]
+
+
+_NEW_SLOT_JS = r"""
+import {pathToFileURL} from 'node:url';
+const noop = () => undefined;
+const ctx = new Proxy({}, {get: (t, n) => (n === 'measureText' ? (s) => ({width: 7 * String(s).length}) : n in t ? t[n] : noop),
+                           set: (t, n, v) => { t[n] = v; return true; }});
+globalThis.document = {createElement: () => ({getContext: () => ctx, style: {}, dataset: {},
+  setAttribute() {}, clientWidth: 640, width: 0, height: 0, innerHTML: ''}), body: {dataset: {}}};
+globalThis.window = {devicePixelRatio: 1};
+globalThis.ResizeObserver = class { observe() {} disconnect() {} };
+const answers = [{note: {html: '1'}, curves: {html: 'c'}}, {note: {html: '2'}, curves: {html: 'c'}},
+                 'remount', {note: {html: '3'}, curves: {html: 'c'}}, null];
+let k = 0, remount = null;
+const triggers = [];
+globalThis.fetch = async () => {
+  let a = answers[Math.min(k++, answers.length - 1)];
+  if (a === 'remount') { remount(); a = answers[k++]; }
+  return a ? {ok: true, status: 200, json: async () => ({slots: a, next_ms: 5, rerun: false})}
+           : {ok: false, status: 410, json: async () => ({})};
+};
+const {default: mount} = await import(pathToFileURL(process.argv[2]).href);
+const parent = {querySelector: () => null, appendChild() {}};
+const go = () => mount({data: {html: '0', poll: {url: '/_dlplay/frame/T', slot: 'note', next_ms: 5}},
+                        parentElement: parent, setTriggerValue: (n, v) => triggers.push([n, v])});
+go();
+remount = go;                  // the rerun that (here) still does not place "curves"
+await new Promise((r) => setTimeout(r, 200));
+console.log(JSON.stringify({triggers, fetched: k}));
+"""
+
+
+def test_a_slot_no_component_shows_asks_for_one_rerun(tmp_path):
+    """The attention page places its training curves once the run has steps: a frame with a
+    slot no component shows asks Streamlit for one rerun (which places it); a page that
+    still does not place it after that rerun is not asked again (no rerun loop)."""
+    import shutil
+    import subprocess
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    script = tmp_path / "new_slot.mjs"
+    script.write_text(_NEW_SLOT_JS)
+    run = subprocess.run([node, str(script), str(lc._JS)], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["triggers"] == [["rerun", True]] and out["fetched"] >= 5

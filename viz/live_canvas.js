@@ -269,6 +269,12 @@ function autoTicks(ax, thin) {
     const text = c.ticktext ?? c.tickvals.map(formatter(c, 1, c.tickvals));
     return c.tickvals.map((v, i) => [log ? Math.log10(v) : v, String(text[i] ?? '')]);
   }
+  if (ax.base && (c.tickmode ?? 'sync') === 'sync' && !c.dtick) {   // Plotly's default for an
+    const b = ax.base, vals = autoTicks(b, thin).map(([v]) => ax.r0 + (v - b.r0) / (b.r1 - b.r0) * (ax.r1 - ax.r0));
+    const step = vals.length > 1 ? Math.abs(vals[1] - vals[0]) : 1;   // overlaying axis: its
+    const fmt = formatter(c, step / 100, vals);                        // ticks at the base's
+    return vals.map((v) => [v, fmt(ax.log ? +(10 ** v).toPrecision(3) : v)]);
+  }
   let values, dtick;
   const nt = c.nticks || Math.min(9, Math.max(4, ax.len / (ax.letter === 'y' ? 40 : 80))) + 1;
   if (log) {                                    // Plotly's log ticks (axes.autoTicks, formatLog)
@@ -325,6 +331,7 @@ function buildAxes(spec, prepared) {
   });
   for (const ax of Object.values(axes)) {
     const c = ax.cfg, base = c.overlaying ? add(c.overlaying).cfg : c;
+    if (c.overlaying) ax.base = axes[c.overlaying];
     ax.domain = base.domain ?? [0, 1];
     ax.side = c.side ?? (ax.letter === 'x' ? 'bottom' : 'left');
     ax.anchor = c.anchor ?? (ax.letter === 'x' ? 'y' : 'x');
@@ -420,17 +427,18 @@ function draw(chart) {
     ax.len = ax.letter === 'x' ? W / 2 : H / 2;
     const labels = ax.labels ? autoTicks(ax, 1) : [];
     const title = titleText(ax.cfg.title), tsize = ax.cfg.title?.font?.size ?? fsize;
-    // only an axis on the plot area's edge pushes a margin (Plotly's automargin): a subplot's
-    // inner axis (its anchor's domain away from that edge) has the gap between subplots
+    // a margin grows by what the labels need beyond the plot area (Plotly's automargin): a
+    // subplot's inner axis has the gap between subplots, a secondary y axis the part of the
+    // width its x domain leaves (estimated with the margins so far)
     const o = axes[ax.anchor], od = o ? o.domain : [0, 1];
-    const atick = ax.cfg.tickfont?.size ?? tick;
+    const atick = ax.cfg.tickfont?.size ?? tick, pw = Math.max(10, W - m.l - m.r), ph = Math.max(10, H - m.t - m.b);
     if (ax.letter === 'y') {
-      const need = labelWidth(ctx, labels, atick, style) + 8 + (title ? tsize * 1.25 + 8 : 0);
-      if (ax.side === 'right') { if (od[1] > 0.99) m.r = Math.max(m.r, need + 4); } else if (od[0] < 0.01) m.l = Math.max(m.l, need + 4);
-    } else if (ax.side === 'top' ? od[1] > 0.99 : od[0] < 0.01) {
+      const need = labelWidth(ctx, labels, atick, style) + 8 + (title ? tsize * 1.25 + 8 : 0) + 4;
+      if (ax.side === 'right') m.r = Math.max(m.r, need - (1 - od[1]) * pw); else m.l = Math.max(m.l, need - od[0] * pw);
+    } else if (ax.side !== 'top') {
       const big = Math.max(1, ...labels.map(([, , k]) => k ?? 1));
       const tall = Math.abs(ax.cfg.tickangle ?? 0) === 90 ? labelWidth(ctx, labels, atick, style) : atick * 1.25 * big;
-      axisB = Math.max(axisB, (labels.length ? tall + 8 : 0) + (title ? tsize * 1.25 + 8 : 0) + 4);
+      axisB = Math.max(axisB, (labels.length ? tall + 8 : 0) + (title ? tsize * 1.25 + 8 : 0) + 4 - od[0] * ph);
     }
   }
   const title = titleText(L.title), sub = titleText(L.title?.subtitle);
@@ -701,6 +709,7 @@ function paint(slot, payload) {               // {spec} on the canvas, or {html}
 // viz/live_push.py: GET poll.url answers {slots: {slot: payload}, next_ms, rerun}. One
 // request in flight at a time; the next one next_ms after the previous one started.
 const POLLS = (window.__dlplayPolls = window.__dlplayPolls || new Map());
+const NEW_SLOTS = (window.__dlplayNewSlots = window.__dlplayNewSlots || new Map());   // url -> names
 function listen(poll, slotName, slot, trigger) {
   let p = POLLS.get(poll.url);
   if (!p) {
@@ -733,7 +742,15 @@ async function fetchFrame(p) {
         if (entry && payload) paint(entry.slot, payload);
       }
       if (frame.slots && Object.keys(frame.slots).length) document.body.dataset.dlplayFrames = String(++p.frames);
-      if (frame.rerun && !p.asked && p.trigger) { p.asked = true; p.trigger('rerun', true); }
+      // a slot no component shows yet (a part the page places from a later frame on, as the
+      // attention page's curves once the run has steps): one rerun places it; asked once per
+      // slot name and page, so a part a page never places cannot loop reruns
+      const seen = NEW_SLOTS.get(p.url) ?? new Set();
+      const fresh = Object.keys(frame.slots ?? {}).filter((n) => !p.slots.has(n) && !seen.has(n));
+      if ((frame.rerun || fresh.length) && !p.asked && p.trigger) {
+        fresh.forEach((n) => seen.add(n)); NEW_SLOTS.set(p.url, seen);
+        p.asked = true; p.trigger('rerun', true);
+      }
     } else next = Math.max(next, 1000);      // a server error: try again, slower
   } catch (e) {
     next = Math.max(2 * next, 1000);           // offline or restarting
