@@ -77,7 +77,8 @@ def test_subplots_shapes_and_annotations_are_kept():
     (go.Bar(x=[1, 2], y=[3, 4]), {}),                                     # a trace kind
     (go.Contour(z=[[1, 2], [3, 4]]), {}),
     (go.Scatter(x=[1, 2], y=[3, 4], fill="tozeroy"), {}),                 # a scatter property
-    (go.Scatter(x=["a", "b"], y=[3, 4]), {}),                             # category axis data
+    (go.Scatter(x=["2024-01-01", "2024-01-02"], y=[3, 4]), {}),           # dates (autotyped)
+    (go.Scatter(x=["1", "2"], y=[3, 4]), {}),                             # numbers as strings
     (go.Scatter(x=[1, 2], y=[3, 4], mode="markers+text", text=["a", "b"]), {}),
     (go.Scatter(x=[1, 2], y=[3, 4], marker=dict(symbol="hexagram")), {}),
     (go.Heatmap(z=[[1, 2], [3, 4]], zsmooth="best"), {}),
@@ -93,6 +94,26 @@ def test_anything_outside_the_whitelist_keeps_plotly(trace, layout):
     fig.data = ()                                     # the rest of that figure is drawable
     if not layout:
         assert lc.to_spec(fig) is not None
+
+
+def test_category_axes_are_numbered_as_plotly_lays_them_out():
+    """The attention maps: token labels on both axes, queries top-down (autorange reversed),
+    cell texts; a second trace on the same axis adds its new labels after the first's."""
+    rows = ["0:3", "1:1", "2:4"]
+    fig = go.Figure([go.Heatmap(z=np.eye(3), x=rows, y=rows, colorscale=RDBU, zmin=0, zmax=1,
+                                text=[["1.00", "0.00", "0.00"]] * 3, texttemplate="%{text}"),
+                     go.Scatter(x=["1:1", "3:9"], y=[0.5, 1.5], mode="markers")],
+                    dict(yaxis=dict(type="category", autorange="reversed", dtick=1),
+                         xaxis=dict(type="category", tickangle=-90)))
+    spec = _spec(fig)
+    heat, pts = spec["data"]
+    assert heat["x"] == heat["y"] == [0, 1, 2] and pts["x"] == [1, 3]
+    x, y = spec["layout"]["xaxis"], spec["layout"]["yaxis"]
+    assert x["ticktext"] == rows + ["3:9"] and x["tickvals"] == [0, 1, 2, 3]
+    assert x["range"] == [-0.5, 3.5] and x["type"] == "linear" and x["tickangle"] == -90
+    assert y["range"] == [2.5, -0.5] and "autorange" not in y and "dtick" not in y
+    other = go.Figure(go.Heatmap(z=np.eye(2), x=["a", "b"], texttemplate="%{z:.2f}"))
+    assert lc.to_spec(other) is None                   # a texttemplate other than the text
 
 
 def test_a_named_colour_scale_left_to_plotly_js_keeps_plotly():
@@ -189,16 +210,85 @@ def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
         dict(legend=dict(title=dict(text="digit"), orientation="h"))))
     figs.append(go.Figure(go.Scatter(x=[0, 1, 2], y=[7e-4, 5e-3, 5e-2], mode="lines"),
                           dict(yaxis=dict(type="log"))))     # ReLU's loss: decades below 1
+    figs.append(go.Figure(go.Heatmap(                  # an attention map: tokens, cell texts
+        z=[[1.0, 0.0], [0.4, 0.6]], x=["0:3", "1:1"], y=["0:3", "1:1"], colorscale=RDBU,
+        zmin=0, zmax=1, text=[["1.00", "0.00"], ["0.40", "0.60"]], texttemplate="%{text}"),
+        dict(yaxis=dict(type="category", autorange="reversed"),
+             xaxis=dict(type="category", tickangle=-90, tickfont=dict(size=9)))))
+    figs.append(_curves_like())
+    figs.append(_init_training_like())
+    figs.append(go.Figure(go.Scatter(x=np.arange(50.0), y=np.linspace(4, 75, 50), mode="lines"),
+                          dict(height=200, yaxis=dict(type="log"))))   # weight norm: 1 decade+
     specs = [_spec(f) for f in figs]
     data = tmp_path / "specs.json"
     data.write_text(json.dumps(specs))
-    heat, grid, star, small = _node("run_live_canvas.mjs", data)
+    heat, grid, star, small, tokens, curves, power, norm = _node("run_live_canvas.mjs", data)
     assert heat["drawImage"] == 2 and heat["arc"] >= 2 * 3 and heat["rect"] >= 2 * 2
     assert heat["fillText"] > 10 and grid["lineTo"] > 20 and grid["fillText"] > 10
     assert "colour: f from 0 to 11" in heat["texts"]         # the subtitle (ReLU's colour range)
     # the star: a closed 10-point path in the plot and in its legend entry, on both frames
     assert star.get("closePath") == 4 and "digit" in star["texts"] and "decoded" in star["texts"]
     assert {"0.001", "0.01"} <= set(small["texts"])          # log ticks below 1 (were "0")
+    # the attention map: token tick labels, query "0:3" on top, the cell texts in the cells
+    placed = {}
+    for t, x, y in tokens["placed"]:
+        placed.setdefault(t, []).append((x, y))
+    assert {"1.00", "0.00", "0.40", "0.60"} <= set(tokens["texts"])
+    assert placed["1.00"][0][1] < placed["0.40"][0][1]                # row 0 above row 1
+    assert len(set(placed["0:3"])) == 2 and len(set(placed["1:1"])) == 2   # on both axes
+    left = {t: min(placed[t])[1] for t in ("0:3", "1:1")}             # the y axis' labels
+    assert left["0:3"] < left["1:1"]                                   # queries top-down
+    # the attention curves: the secondary y axis' ticks sit at the log axis' ticks (Plotly's
+    # tickmode "sync"), and its title stays on the figure (its margin grows)
+    at = {t: (x, y) for t, x, y in curves["placed"]}
+    left = [t for t in ("0.001", "0.01", "0.1", "1") if t in at]
+    right = sorted((y, t) for t, x, y in curves["placed"] if x > 400 and t[0] in "0\u2212")
+    assert len(left) >= 3 and len(right) == 2 * len(left)              # two frames drawn
+    assert sorted({round(y) for y, _ in right}) == sorted(round(at[t][1]) for t in left)
+    assert at["token accuracy"][0] < 640 - 5
+    # Initialization's gradient norms: exponentformat "power" ticks every 2 decades as Plotly
+    # (were 0.0000000001 ... and "0"); the curve label at log10 coordinates lands on the chart
+    assert {"1", "10\u207b\u00b2", "10\u207b\u2076", "10\u207b\u00b9\u2070"} <= set(power["texts"])
+    assert not any(t.startswith("0.0") for t in power["texts"]) and "10\u207b\u00b9" not in power["texts"]
+    placed = {t: (x, y) for t, x, y in power["placed"]}
+    assert 0.5 * 640 < placed["normal"][0] < 640 and 300 < placed["normal"][1] < 420
+    assert 30 < placed["kaiming"][1] < 120
+    # the right subplot's y title sits between the subplots, right of the left one's ticks
+    assert placed["grad norm"][0] > placed["400"][0]
+    # the weight norm (4 to 75): Plotly's "D1" digits between the decades (was "50" alone)
+    assert {"10", "2", "5"} <= set(norm["texts"])
+
+
+def _curves_like() -> go.Figure:
+    """viz/attention_figures.training_curves' shape: loss on a log axis, accuracy on a
+    secondary y axis (x domain [0, 0.94])."""
+    from plotly.subplots import make_subplots
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(go.Scatter(x=np.arange(100.0), y=np.geomspace(2.0, 5e-4, 100), mode="lines",
+                             name="loss"), secondary_y=False)
+    fig.add_trace(go.Scatter(x=np.arange(100.0), y=np.linspace(0, 1, 100), mode="lines",
+                             name="accuracy"), secondary_y=True)
+    fig.update_layout(title="Training", height=280, legend=dict(orientation="h", y=-0.3))
+    fig.update_yaxes(title="cross-entropy", type="log", secondary_y=False)
+    fig.update_yaxes(title="token accuracy", range=[0, 1.02], secondary_y=True)
+    return fig
+
+
+def _init_training_like() -> go.Figure:
+    """viz/initialization_figures.training_figure's shape: loss on the left, gradient norms
+    from 1e-12 to 1 on a log axis (exponentformat "power") on the right, curve labels placed
+    at log10 coordinates."""
+    fig = Fig(rows=1, cols=2, horizontal_spacing=0.12, subplot_titles=("loss", "grad"))
+    fig.add("scatter", 1, 1, x=np.arange(480), y=np.linspace(2.3, 0.1, 480), mode="lines")
+    for label, g in (("normal", np.geomspace(1e-11, 1e-3, 21)), ("kaiming", np.ones(21))):
+        fig.add("scatter", 1, 2, x=np.arange(1, 22), y=g, mode="lines+markers")
+        x2, y2 = fig.refs(1, 2)
+        fig.layout.setdefault("annotations", []).append(dict(
+            x=1, y=float(np.log10(g[0])), xref=x2, yref=y2, text=label, showarrow=False,
+            yshift=12, xanchor="left"))
+    fig.axes(1, 2, y=dict(type="log", title=dict(text="grad norm"), exponentformat="power"))
+    fig.update(height=420, showlegend=False)
+    return fig.figure()
 
 
 def _clickable_app():
@@ -292,4 +382,53 @@ def test_an_empty_history_is_drawable():
     spec = _spec(fig)
     assert spec["data"][0]["x"] == [] and spec["data"][0]["y"] == []
     labels = go.Figure(go.Scatter(x=np.array(["a", "b"]), y=np.array([1.0, 2.0])))
-    assert lc.to_spec(labels) is None                        # category strings: still Plotly
+    spec = lc.to_spec(labels)                                # category strings: numbered
+    assert spec["data"][0]["x"] == [0, 1] and spec["layout"]["xaxis"]["ticktext"] == ["a", "b"]
+
+
+_NEW_SLOT_JS = r"""
+import {pathToFileURL} from 'node:url';
+const noop = () => undefined;
+const ctx = new Proxy({}, {get: (t, n) => (n === 'measureText' ? (s) => ({width: 7 * String(s).length}) : n in t ? t[n] : noop),
+                           set: (t, n, v) => { t[n] = v; return true; }});
+globalThis.document = {createElement: () => ({getContext: () => ctx, style: {}, dataset: {},
+  setAttribute() {}, clientWidth: 640, width: 0, height: 0, innerHTML: ''}), body: {dataset: {}}};
+globalThis.window = {devicePixelRatio: 1};
+globalThis.ResizeObserver = class { observe() {} disconnect() {} };
+const answers = [{note: {html: '1'}, curves: {html: 'c'}}, {note: {html: '2'}, curves: {html: 'c'}},
+                 'remount', {note: {html: '3'}, curves: {html: 'c'}}, null];
+let k = 0, remount = null;
+const triggers = [];
+globalThis.fetch = async () => {
+  let a = answers[Math.min(k++, answers.length - 1)];
+  if (a === 'remount') { remount(); a = answers[k++]; }
+  return a ? {ok: true, status: 200, json: async () => ({slots: a, next_ms: 5, rerun: false})}
+           : {ok: false, status: 410, json: async () => ({})};
+};
+const {default: mount} = await import(pathToFileURL(process.argv[2]).href);
+const parent = {querySelector: () => null, appendChild() {}};
+const go = () => mount({data: {html: '0', poll: {url: '/_dlplay/frame/T', slot: 'note', next_ms: 5}},
+                        parentElement: parent, setTriggerValue: (n, v) => triggers.push([n, v])});
+go();
+remount = go;                  // the rerun that (here) still does not place "curves"
+await new Promise((r) => setTimeout(r, 200));
+console.log(JSON.stringify({triggers, fetched: k}));
+"""
+
+
+def test_a_slot_no_component_shows_asks_for_one_rerun(tmp_path):
+    """The attention page places its training curves once the run has steps: a frame with a
+    slot no component shows asks Streamlit for one rerun (which places it); a page that
+    still does not place it after that rerun is not asked again (no rerun loop)."""
+    import shutil
+    import subprocess
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    script = tmp_path / "new_slot.mjs"
+    script.write_text(_NEW_SLOT_JS)
+    run = subprocess.run([node, str(script), str(lc._JS)], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["triggers"] == [["rerun", True]] and out["fetched"] >= 5

@@ -101,7 +101,8 @@ const TRACES = {
       return {...g, xe: edges(t.x, g.cols), ye: edges(t.y, g.rows), opacity: t.opacity ?? 1,
         zmin: t.zmin ?? lo, zmax: t.zmax ?? hi, scale: t.colorscale,
         lut: lut(t.colorscale, t.reversescale), bar: t.showscale !== false && t.colorbar !== null,
-        colorbar: t.colorbar ?? {}, pad: false};
+        colorbar: t.colorbar ?? {}, pad: false,
+        texts: t.texttemplate === '%{text}' && Array.isArray(t.text) ? t.text : null, style};
     },
     extent(p, letter) { return extent(letter === 'x' ? p.xe : p.ye); },
     draw(ctx, p, xa, ya) {
@@ -122,10 +123,30 @@ const TRACES = {
       ctx.scale((X1 - X0) / p.cols, (Y1 - Y0) / p.rows);  // row 0 is y[0]: drawn upwards
       ctx.drawImage(off, 0, 0);
       ctx.restore();
+      if (p.texts) cellTexts(ctx, p, xa, ya, span);
     },
   },
 };
 TRACES.scattergl = TRACES.scatter;
+
+// a heatmap's cell texts (texttemplate "%{text}"): centred in each cell, in black or white
+// whichever reads on the cell's colour (Plotly's "auto" text colour), sized to fit the cell
+function cellTexts(ctx, p, xa, ya, span) {
+  const cw = Math.abs(xa.p(p.xe[1]) - xa.p(p.xe[0])), ch = Math.abs(ya.p(p.ye[1]) - ya.p(p.ye[0]));
+  const longest = Math.max(1, ...p.texts.flat().map((s) => String(s ?? '').length));
+  const size = Math.max(6, Math.min(p.style.font, ch * 0.6, cw / (0.6 * longest)));
+  for (let r = 0; r < p.rows; r++) {
+    const row = p.texts[r] ?? [];
+    for (let c = 0; c < p.cols; c++) {
+      const s = row[c];
+      if (s == null || s === '') continue;
+      const v = p.a[r * p.cols + c], k = Number.isFinite(v) ? Math.round(255 * Math.min(1, Math.max(0, (v - p.zmin) / span))) * 4 : -1;
+      const lum = k < 0 ? 255 : 0.299 * p.lut[k] + 0.587 * p.lut[k + 1] + 0.114 * p.lut[k + 2];
+      const x = xa.p((p.xe[c] + p.xe[c + 1]) / 2), y = ya.p((p.ye[r] + p.ye[r + 1]) / 2);
+      text(ctx, [String(s)], x, y, {size, style: p.style, color: lum < 140 ? '#fff' : '#222', xanchor: 'center', yanchor: 'middle'});
+    }
+  }
+}
 
 // one marker's outline added to the current path (Plotly's symbols by name or number)
 function markerPath(ctx, symbol, X, Y, r) {
@@ -214,6 +235,25 @@ function formatter(ax, dtick, values) {
   const trim = (s) => (s.includes('.') ? s.replace(/\.?0+$/, '') : s);   // Plotly: 1, 0.8
   return (v) => pre + (v === 0 ? '0' : trim((v / unit).toFixed(Math.min(dec, 10))).replace('-', '\u2212') + si) + post;
 }
+const SUP = {'-': '\u207b', 0: '\u2070', 1: '\u00b9', 2: '\u00b2', 3: '\u00b3', 4: '\u2074',
+  5: '\u2075', 6: '\u2076', 7: '\u2077', 8: '\u2078', 9: '\u2079'};
+const SI = {'-15': 'f', '-12': 'p', '-9': 'n', '-6': '\u03bc', '-3': 'm', 0: '', 3: 'k', 6: 'M', 9: 'G', 12: 'T'};
+function decadeText(p, c) {                    // 10^p on a log axis: [label, size factor]
+  const ef = c.exponentformat ?? 'B', pre = c.tickprefix ?? '', post = c.ticksuffix ?? '';
+  const wrap = (s, k = 1) => [pre + s + post, k];
+  if (c.tickformat) return wrap(formatter({tickformat: c.tickformat}, 1, [10 ** p])(+(10 ** p).toPrecision(6)));
+  const beyond = p > 14 || p < -15;
+  if (ef === 'power' || (beyond && ['B', 'SI'].includes(ef))) {   // Plotly: 1, 10, 10^p (x1.25)
+    if (p === 0) return wrap('1', 1.25);
+    if (p === 1) return wrap('10', 1.25);
+    return wrap('10' + String(p).split('').map((ch) => SUP[ch]).join(''), 1.25);
+  }
+  if ((ef === 'e' || ef === 'E') && Math.abs(p) > 2) return wrap(`1${ef}${p > 0 ? '+' : '\u2212'}${Math.abs(p)}`);
+  if (ef === 'none' || Math.abs(p) <= 3) return wrap(p < 0 ? (10 ** p).toFixed(-p) : String(10 ** p));
+  const e3 = 3 * Math.round((p - 1) / 3);     // Plotly's hover-style rounding: 10k, 100k, 1M, 10μ
+  const si = ef === 'B' && e3 === 9 ? 'B' : SI[e3];
+  return wrap(String(10 ** (p - e3)) + si);
+}
 function ticks(ax, measure) {                 // [[value, label]]; auto ticks thin out until
   let out = autoTicks(ax, 1);                   // their labels no longer overlap
   for (let k = 2; measure && ax.letter === 'x' && !ax.cfg.tickvals && k <= 16 && out.length > 2; k *= 2) {
@@ -229,26 +269,44 @@ function autoTicks(ax, thin) {
     const text = c.ticktext ?? c.tickvals.map(formatter(c, 1, c.tickvals));
     return c.tickvals.map((v, i) => [log ? Math.log10(v) : v, String(text[i] ?? '')]);
   }
+  if (ax.base && (c.tickmode ?? 'sync') === 'sync' && !c.dtick) {   // Plotly's default for an
+    const b = ax.base, vals = autoTicks(b, thin).map(([v]) => ax.r0 + (v - b.r0) / (b.r1 - b.r0) * (ax.r1 - ax.r0));
+    const step = vals.length > 1 ? Math.abs(vals[1] - vals[0]) : 1;   // overlaying axis: its
+    const fmt = formatter(c, step / 100, vals);                        // ticks at the base's
+    return vals.map((v) => [v, fmt(ax.log ? +(10 ** v).toPrecision(3) : v)]);
+  }
   let values, dtick;
-  if (log) {                                    // powers of ten, or linear ticks in a decade
-    const lo = Math.min(ax.r0, ax.r1), hi = Math.max(ax.r0, ax.r1);
-    if (hi - lo >= 2) {
-      values = [];
-      for (let k = Math.ceil(lo - 1e-9); k <= hi + 1e-9; k++) values.push(k);
-      const fmt = formatter(c, 10 ** Math.min(0, ...values), values.map((v) => 10 ** v));   // 0.001, not 0
-      return values.map((v) => [v, fmt(+(10 ** v).toPrecision(6))]);
+  const nt = c.nticks || Math.min(9, Math.max(4, ax.len / (ax.letter === 'y' ? 40 : 80))) + 1;
+  if (log) {                                    // Plotly's log ticks (axes.autoTicks, formatLog)
+    const lo = Math.min(ax.r0, ax.r1), hi = Math.max(ax.r0, ax.r1), rough = (hi - lo) / nt * thin;
+    const decade = (p) => decadeText(p, c);
+    if (rough > 0.7) {                          // powers of ten, every ceil(rough) decades
+      dtick = Math.ceil(rough); values = [];
+      for (let k = Math.ceil(lo / dtick - 1e-9) * dtick; k <= hi + 1e-9; k += dtick) values.push(k);
+      return values.map((k) => [k, ...decade(k)]);
     }
-    ({values, dtick} = niceTicks(10 ** lo, 10 ** hi, Math.max(3, ax.len / 50) / thin));
-    const fmt = formatter(c, dtick, values);
-    return values.filter((v) => v > 0).map((v) => [Math.log10(v), fmt(v)]);
+    if (hi - lo < 1) {                          // within a decade: linear ticks, labelled fully
+      ({values, dtick} = niceTicks(10 ** lo, 10 ** hi, 1.5 * nt / thin));
+      const fmt = formatter(c, dtick, values);
+      return values.filter((v) => v > 0).map((v) => [Math.log10(v), fmt(v)]);
+    }
+    const digits = rough > 0.3 ? [1, 2, 5] : [1, 2, 3, 4, 5, 6, 7, 8, 9];   // "D2" / "D1"
+    const out = [];
+    for (let k = Math.floor(lo); k <= Math.ceil(hi); k++) {
+      for (const d of digits) {
+        const v = k + Math.log10(d);
+        if (v < lo - 1e-9 || v > hi + 1e-9) continue;
+        out.push(d === 1 ? [v, ...decade(k)] : [v, String(d), 0.7]);   // Plotly: small digits
+      }
+    }
+    return out;
   }
   if (c.dtick && typeof c.dtick === 'number') {
     dtick = c.dtick; values = [];
     const t0 = c.tick0 ?? 0;
     for (let v = t0 + Math.ceil((ax.r0 - t0) / dtick - 1e-9) * dtick; v <= ax.r1 + 1e-9; v += dtick) values.push(+v.toPrecision(12));
   } else {
-    const target = c.nticks || Math.min(9, Math.max(4, ax.len / (ax.letter === 'y' ? 40 : 80))) + 1;
-    ({values, dtick} = niceTicks(ax.r0, ax.r1, target / thin));
+    ({values, dtick} = niceTicks(ax.r0, ax.r1, nt / thin));
   }
   const fmt = formatter(c, dtick, values);
   return values.map((v) => [v, fmt(v)]);
@@ -273,6 +331,7 @@ function buildAxes(spec, prepared) {
   });
   for (const ax of Object.values(axes)) {
     const c = ax.cfg, base = c.overlaying ? add(c.overlaying).cfg : c;
+    if (c.overlaying) ax.base = axes[c.overlaying];
     ax.domain = base.domain ?? [0, 1];
     ax.side = c.side ?? (ax.letter === 'x' ? 'bottom' : 'left');
     ax.anchor = c.anchor ?? (ax.letter === 'x' ? 'y' : 'x');
@@ -281,8 +340,14 @@ function buildAxes(spec, prepared) {
       let lo = ax.lo, hi = ax.hi;
       if (!Number.isFinite(lo)) [lo, hi] = ax.letter === 'x' ? [-1, 6] : [-1, 4];
       if (hi === lo) { lo -= 1; hi += 1; }
+      const mode = ax.log ? 'normal' : c.rangemode ?? 'normal';   // Plotly: tozero, nonnegative
+      if (mode === 'tozero') { lo = Math.min(lo, 0); hi = Math.max(hi, 0); }
+      if (mode === 'nonnegative') { lo = Math.max(lo, 0); hi = Math.max(hi, lo + 1e-9); }
       const pad = ax.pad ? 0.05 * (hi - lo) : 0;
-      [ax.r0, ax.r1] = c.autorange === 'reversed' ? [hi + pad, lo - pad] : [lo - pad, hi + pad];
+      let r0 = lo - pad, r1 = hi + pad;
+      if (mode !== 'normal' && lo === 0) r0 = 0;   // no padding below zero
+      if (mode === 'tozero' && hi === 0) r1 = 0;
+      [ax.r0, ax.r1] = c.autorange === 'reversed' ? [r1, r0] : [r0, r1];
     }
     ax.visible = c.visible !== false;
     ax.labels = ax.visible && c.showticklabels !== false;
@@ -328,6 +393,7 @@ function text(ctx, lines, x, y, {size, style, color, xanchor = 'left', yanchor =
   lines.forEach((line, i) => ctx.fillText(line, 0, top + (i + 0.5) * lh));
   ctx.restore();
 }
+const labelWidth = (ctx, labels, tick, style) => Math.max(0, ...labels.map(([, s, k]) => widthOf(ctx, [s], Math.round(tick * (k ?? 1)), style)));
 const widthOf = (ctx, lines, size, style) => { ctx.font = font(style, size); return Math.max(0, ...lines.map((l) => ctx.measureText(l).width)); };
 
 function legendItems(spec, prepared) {
@@ -355,15 +421,25 @@ function draw(chart) {
   const tick = style.tick, fsize = style.font, legend = legendItems(spec, prepared);
   const horizontal = (L.legend?.orientation ?? 'v') === 'h';
   // automargin: room for tick labels, axis titles, title, colour bars and the legend
+  let axisB = 0;                                 // the bottom axes' labels and titles
   for (const ax of Object.values(axes)) {
     if (!ax.visible) continue;
     ax.len = ax.letter === 'x' ? W / 2 : H / 2;
-    const labels = ax.labels ? autoTicks(ax, 1).map(([, s]) => s) : [];
+    const labels = ax.labels ? autoTicks(ax, 1) : [];
     const title = titleText(ax.cfg.title), tsize = ax.cfg.title?.font?.size ?? fsize;
+    // a margin grows by what the labels need beyond the plot area (Plotly's automargin): a
+    // subplot's inner axis has the gap between subplots, a secondary y axis the part of the
+    // width its x domain leaves (estimated with the margins so far)
+    const o = axes[ax.anchor], od = o ? o.domain : [0, 1];
+    const atick = ax.cfg.tickfont?.size ?? tick, pw = Math.max(10, W - m.l - m.r), ph = Math.max(10, H - m.t - m.b);
     if (ax.letter === 'y') {
-      const need = widthOf(ctx, labels, tick, style) + 8 + (title ? tsize * 1.25 + 8 : 0);
-      if (ax.side === 'right') m.r = Math.max(m.r, need + 4); else m.l = Math.max(m.l, need + 4);
-    } else m.b = Math.max(m.b, (labels.length ? tick * 1.25 + 8 : 0) + (title ? tsize * 1.25 + 8 : 0) + 4);
+      const need = labelWidth(ctx, labels, atick, style) + 8 + (title ? tsize * 1.25 + 8 : 0) + 4;
+      if (ax.side === 'right') m.r = Math.max(m.r, need - (1 - od[1]) * pw); else m.l = Math.max(m.l, need - od[0] * pw);
+    } else if (ax.side !== 'top') {
+      const big = Math.max(1, ...labels.map(([, , k]) => k ?? 1));
+      const tall = Math.abs(ax.cfg.tickangle ?? 0) === 90 ? labelWidth(ctx, labels, atick, style) : atick * 1.25 * big;
+      axisB = Math.max(axisB, (labels.length ? tall + 8 : 0) + (title ? tsize * 1.25 + 8 : 0) + 4 - od[0] * ph);
+    }
   }
   const title = titleText(L.title), sub = titleText(L.title?.subtitle);
   if (title) m.t = Math.max(m.t, 0.02 * H + style.title * 1.3 * plain(title).length
@@ -379,12 +455,28 @@ function draw(chart) {
   const items = legend.map((it) => ({...it, w: 40 + ctx.measureText(it.name).width + 8}));
   const ltitle = plain(titleText(L.legend?.title) ?? '')[0] ?? '';
   const tw = ltitle && items.length ? ctx.measureText(ltitle).width + 10 : 0;   // Plotly: left of row 1
-  if (items.length && horizontal) {              // a grid: columns as wide as the widest entry
-    const col = Math.max(...items.map((it) => it.w)), per = Math.max(1, Math.floor((W - m.l - tw) / col));
-    items.forEach((it, k) => { it.row = Math.floor(k / per); it.x = tw + (k % per) * col; });
-    m.b += Math.ceil(items.length / per) * fsize * 1.6 + 6;
+  let legendW = 0;
+  if (items.length && horizontal) {              // Plotly: one row of entries as wide as each
+    const room = W - m.l - m.r - tw, sum = items.reduce((a, it) => a + it.w, 0);
+    if (sum <= room) {
+      let x = tw;
+      items.forEach((it) => { it.row = 0; it.x = x; x += it.w; });
+      legendW = x;
+    } else {                                     // else a grid: columns as wide as the widest
+      const col = Math.max(...items.map((it) => it.w)), per = Math.max(1, Math.floor((W - m.l - tw) / col));
+      items.forEach((it, k) => { it.row = Math.floor(k / per); it.x = tw + (k % per) * col; });
+      legendW = tw + Math.min(per, items.length) * col;
+    }
+    axisB += (Math.max(...items.map((it) => it.row)) + 1) * fsize * 1.6 + 6;
   } else if (items.length) m.r += Math.max(...items.map((it) => it.w)) + 10;
+  m.b = Math.max(m.b, axisB);                    // Plotly: the legend inside a margin asked for
   const plot = {l: m.l, t: m.t, w: Math.max(10, W - m.l - m.r), h: Math.max(10, H - m.t - m.b)};
+  if (legendW) {                                 // legend x / xanchor (paper), kept on the figure
+    const lg = L.legend ?? {}, lx = lg.x ?? 0;
+    const xa = lg.xanchor && lg.xanchor !== 'auto' ? lg.xanchor : lx >= 2 / 3 ? 'right' : lx > 1 / 3 ? 'center' : 'left';
+    const shift = lx * plot.w - legendW * ({left: 0, center: 0.5, right: 1}[xa] ?? 0);
+    plot.legendShift = Math.max(-m.l, Math.min(W - m.l - legendW, shift));
+  }
   place(axes, plot);
   const ax = Object.values(axes), anchorPos = (a) => {
     const o = axes[a.anchor];
@@ -433,12 +525,14 @@ function draw(chart) {
     let extentPx = 0;
     if (a.labels) {
       const labels = tickCache.get(a);
-      for (const [v, s] of labels) {
-        const q = a.t(v);
-        if (a.letter === 'x') text(ctx, [s], q, pos + sign * 8, {size: tick, style, xanchor: 'center', yanchor: sign > 0 ? 'top' : 'bottom'});
-        else text(ctx, [s], pos + sign * 8, q, {size: tick, style, xanchor: sign > 0 ? 'left' : 'right', yanchor: 'middle'});
+      const atick = a.cfg.tickfont?.size ?? tick, upright = a.letter === 'x' && Math.abs(a.cfg.tickangle ?? 0) === 90;
+      for (const [v, s, k] of labels) {        // k: Plotly's size factor (10^p, small digits)
+        const q = a.t(v), size = Math.round(atick * (k ?? 1));
+        if (upright) text(ctx, [s], q, pos + sign * 8, {size, style, xanchor: sign > 0 ? 'right' : 'left', yanchor: 'middle', angle: -90});
+        else if (a.letter === 'x') text(ctx, [s], q, pos + sign * 8, {size, style, xanchor: 'center', yanchor: sign > 0 ? 'top' : 'bottom'});
+        else text(ctx, [s], pos + sign * 8, q, {size, style, xanchor: sign > 0 ? 'left' : 'right', yanchor: 'middle'});
       }
-      extentPx = a.letter === 'x' ? tick * 1.25 : widthOf(ctx, labels.map(([, s]) => s), tick, style);
+      extentPx = a.letter === 'x' && !upright ? atick * 1.25 * Math.max(1, ...labels.map(([, , k]) => k ?? 1)) : labelWidth(ctx, labels, atick, style);
     }
     const tt = titleText(c.title);
     if (tt) {
@@ -463,13 +557,14 @@ function draw(chart) {
   }
 }
 
-function refPos(ref, v, axes, plot, letter) {  // "paper" / "x2 domain" / "x2" -> pixel
+function refPos(ref, v, axes, plot, letter, logged = false) {  // "paper" / "x2 domain" / "x2" -> pixel
+  // (logged: v is already log10 on a log axis, as Plotly's annotations; shapes are not)
   ref = ref ?? letter;
   if (ref === 'paper') return letter === 'x' ? plot.l + v * plot.w : plot.t + (1 - v) * plot.h;
   const a = axes[ref.split(' ')[0]];
   if (!a) return NaN;
   if (ref.endsWith('domain')) return letter === 'x' ? a.start + v * a.len : a.start + (1 - v) * a.len;
-  return a.p(v);
+  return logged && a.log ? a.t(v) : a.p(v);
 }
 function drawShape(ctx, s, axes, plot) {
   const X = (v) => refPos(s.xref, v, axes, plot, 'x'), Y = (v) => refPos(s.yref, v, axes, plot, 'y');
@@ -498,7 +593,7 @@ function drawShape(ctx, s, axes, plot) {
 }
 function drawAnnotation(ctx, n, axes, plot, style) {
   if (n.visible === false) return;
-  let x = refPos(n.xref, n.x ?? 0.5, axes, plot, 'x') + (n.xshift ?? 0), y = refPos(n.yref, n.y ?? 0.5, axes, plot, 'y') - (n.yshift ?? 0);
+  let x = refPos(n.xref, n.x ?? 0.5, axes, plot, 'x', true) + (n.xshift ?? 0), y = refPos(n.yref, n.y ?? 0.5, axes, plot, 'y', true) - (n.yshift ?? 0);
   const paperish = (r) => r === 'paper' || String(r).endsWith('domain');
   const auto = (ref, v, lo, mid, hi) => (!paperish(ref) ? mid : v <= 1 / 3 ? lo : v >= 2 / 3 ? hi : mid);
   let xanchor = n.xanchor ?? 'auto', yanchor = n.yanchor ?? 'auto';
@@ -535,10 +630,10 @@ function drawLegend(ctx, items, horizontal, plot, H, style, barW, title) {
   const size = style.font, lh = size * 1.6;
   if (title && horizontal) {
     const rows = Math.max(...items.map((i) => i.row)) + 1;
-    text(ctx, [title], plot.l, H - 6 - (rows - 0.5) * lh, {size, style, xanchor: 'left', yanchor: 'middle'});
+    text(ctx, [title], plot.l + (plot.legendShift ?? 0), H - 6 - (rows - 0.5) * lh, {size, style, xanchor: 'left', yanchor: 'middle'});
   }
   items.forEach((it, k) => {
-    const x = horizontal ? plot.l + it.x : plot.l + plot.w + 10 + barW;
+    const x = horizontal ? plot.l + (plot.legendShift ?? 0) + it.x : plot.l + plot.w + 10 + barW;
     const rows = horizontal ? Math.max(...items.map((i) => i.row)) + 1 : 0;
     const y = horizontal ? H - 6 - (rows - it.row - 0.5) * lh : plot.t + (k + 0.5) * lh;
     const p = it.p;
@@ -614,6 +709,7 @@ function paint(slot, payload) {               // {spec} on the canvas, or {html}
 // viz/live_push.py: GET poll.url answers {slots: {slot: payload}, next_ms, rerun}. One
 // request in flight at a time; the next one next_ms after the previous one started.
 const POLLS = (window.__dlplayPolls = window.__dlplayPolls || new Map());
+const NEW_SLOTS = (window.__dlplayNewSlots = window.__dlplayNewSlots || new Map());   // url -> names
 function listen(poll, slotName, slot, trigger) {
   let p = POLLS.get(poll.url);
   if (!p) {
@@ -646,7 +742,15 @@ async function fetchFrame(p) {
         if (entry && payload) paint(entry.slot, payload);
       }
       if (frame.slots && Object.keys(frame.slots).length) document.body.dataset.dlplayFrames = String(++p.frames);
-      if (frame.rerun && !p.asked && p.trigger) { p.asked = true; p.trigger('rerun', true); }
+      // a slot no component shows yet (a part the page places from a later frame on, as the
+      // attention page's curves once the run has steps): one rerun places it; asked once per
+      // slot name and page, so a part a page never places cannot loop reruns
+      const seen = NEW_SLOTS.get(p.url) ?? new Set();
+      const fresh = Object.keys(frame.slots ?? {}).filter((n) => !p.slots.has(n) && !seen.has(n));
+      if ((frame.rerun || fresh.length) && !p.asked && p.trigger) {
+        fresh.forEach((n) => seen.add(n)); NEW_SLOTS.set(p.url, seen);
+        p.asked = true; p.trigger('rerun', true);
+      }
     } else next = Math.max(next, 1000);      // a server error: try again, slower
   } catch (e) {
     next = Math.max(2 * next, 1000);           // offline or restarting

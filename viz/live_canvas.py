@@ -13,7 +13,8 @@ Only what the live figures use is drawn (a whitelist; anything else keeps Plotly
           symbol circle/square/diamond/x/cross/star,
           size, opacity, per-point colour arrays; line colour, width, dash, shape hv/vh),
           heatmap (z grid, x/y centres, colour scale given as pairs, zmin/zmax, opacity,
-          colour bar);
+          colour bar, cell texts with texttemplate "%{text}");
+  category axes (string coordinates) are made numeric here first (categories_as_numbers);
   layout  title, axes (range, autorange, reversed, log, domain, anchor, overlaying, side,
           tick values/text/format, scaleanchor), shapes (line, rect, M/L/Z paths),
           annotations (text), legend, margins, height.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -46,7 +48,7 @@ _SCATTER = _IGNORED | {"type", "x", "y", "mode", "name", "marker", "line", "opac
 _HEATMAP = _IGNORED | {"type", "x", "y", "z", "colorscale", "zmin", "zmax", "zmid",
                        "opacity", "showscale", "colorbar", "name", "xaxis", "yaxis",
                        "visible", "showlegend", "zsmooth", "reversescale", "text",
-                       "xgap", "ygap", "hoverongaps", "zauto"}
+                       "xgap", "ygap", "hoverongaps", "zauto", "texttemplate"}
 _MARKER = {"color", "size", "opacity", "symbol", "line", "colorscale", "cmin", "cmax",
            "showscale", "reversescale", "cauto"}
 _LINE = {"color", "width", "dash", "shape", "simplify", "smoothing"}
@@ -109,6 +111,7 @@ def _scatter_ok(t: dict) -> bool:
 
 def _heatmap_ok(t: dict) -> bool:
     return (set(t) <= _HEATMAP and _numeric_array(t.get("z")) and _colorscale(t.get("colorscale"))
+            and t.get("texttemplate") in (None, "%{text}")       # cell texts: the text as given
             and all(_numeric_array(t.get(a, [])) for a in "xy")
             and t.get("zsmooth", False) in (False, None))
 
@@ -167,10 +170,61 @@ def _style(layout: dict) -> dict:
             "margin": {"l": 60, "r": 20, "t": 50, "b": 50, "pad": 0}}
 
 
+# strings Plotly's autotype reads as numbers or dates, not categories
+_NOT_CATEGORY = re.compile(r"^\s*([-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|\d{4}-\d{1,2}(-\d{1,2})?.*)\s*$")
+
+
+def _labels(value: Any) -> list[str] | None:
+    """Category coordinates (token labels): a non-empty list / array of strings, else None."""
+    if isinstance(value, np.ndarray) and value.dtype.kind in "UO":
+        value = value.tolist()
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+        return list(value)
+    return None
+
+
+def categories_as_numbers(spec: dict) -> dict:
+    """Category axes (string coordinates, as the attention maps' token labels) made numeric
+    the way Plotly lays them out: the n categories of an axis, in order of appearance over its
+    traces, at 0..n-1; the axis linear with those tick values and the labels as tick texts,
+    range [-0.5, n-0.5] (reversed when autorange says so). The canvas then draws them with
+    nothing new. An axis Plotly would not treat as categories is left as it is (so Plotly
+    keeps the figure)."""
+    data, layout = spec.get("data", []), spec.get("layout", {})
+    order: dict[str, dict[str, int]] = {}
+    out = []
+    for t in data:
+        if not isinstance(t, dict):
+            return spec
+        for letter in "xy":
+            labels = _labels(t.get(letter))
+            if labels is None:
+                continue
+            cats = order.setdefault(t.get(f"{letter}axis", letter), {})
+            t = {**t, letter: [cats.setdefault(s, len(cats)) for s in labels]}
+        out.append(t)
+    if not order:
+        return spec
+    layout = dict(layout)
+    for ax, cats in order.items():
+        name = f"{ax[0]}axis{ax[1:]}"
+        a = dict(layout.get(name) or {})
+        kind = a.get("type", "-")
+        if (kind not in ("-", "category") or "range" in a or "tickvals" in a
+                or kind == "-" and any(_NOT_CATEGORY.match(s) for s in cats)):
+            return spec
+        n = len(cats)
+        a.update(type="linear", tickvals=list(range(n)), ticktext=list(cats),
+                 range=[n - 0.5, -0.5] if a.pop("autorange", None) == "reversed" else [-0.5, n - 0.5])
+        a.pop("dtick", None)
+        layout[name] = a
+    return {**spec, "data": out, "layout": layout}
+
+
 def to_spec(fig: go.Figure | dict) -> dict | None:
     """The payload the canvas draws: {"data", "layout", "style"}; None when the figure uses
     something the canvas does not draw (the caller then draws it with Plotly)."""
-    spec = figure_dict(fig)
+    spec = categories_as_numbers(figure_dict(fig))
     if not supported(spec):
         return None
     layout = {k: v for k, v in spec.get("layout", {}).items() if k != "template"}

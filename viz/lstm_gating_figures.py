@@ -202,7 +202,9 @@ def accuracy_vs_delay(delays: np.ndarray, acc: Mapping[str, np.ndarray],
             fig.add_vline(x=levels[kind], line=dict(color=KIND_COLORS[kind], dash="dot"))
     fig.add_hline(y=chance, line=dict(color="#7f7f7f", dash="dash"),
                   annotation_text="chance", annotation_position="bottom right")
-    fig.update_layout(title="Accuracy vs delay (dotted: delay in training)",
+    # the note as a subtitle: one long title line was cut off in a half-width column
+    fig.update_layout(title=dict(text="Accuracy vs delay",
+                                 subtitle=dict(text="dotted: the delay trained at")),
                       xaxis_title="delay D", yaxis=dict(range=[0, 1.05], title="accuracy"),
                       height=380)
     return fig

@@ -12,7 +12,12 @@ function context() {
       if (name in target) return target[name];
       return (...args) => {
         calls[name] = (calls[name] ?? 0) + 1;
-        if (name === 'fillText') (calls.texts = calls.texts ?? []).push(String(args[0]));
+        if (name === 'fillText') {
+          (calls.texts = calls.texts ?? []).push(String(args[0]));
+          // where: text() translates to the anchor, then writes at (0, line offset)
+          (calls.placed = calls.placed ?? []).push([String(args[0]), ...(target.at ?? [0, 0])]);
+        }
+        if (name === 'translate') target.at = args;
         return undefined;
       };
     },

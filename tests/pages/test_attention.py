@@ -208,15 +208,17 @@ def test_a_corrupt_shipped_file_warns_and_trains_from_scratch(tmp_path, monkeypa
     assert "Model shown: trained live** in this session" in text
 
 
-def test_the_playing_live_transformer_falls_back_to_reruns(monkeypatch):
-    """Issue 22 (the route's switch forced on, trainers inline here): the live frame is built
-    as parts, but its attention maps are heatmaps on category axes (the token labels), which
-    the live canvas does not draw: the page is not pushed, Play keeps the fragment's
-    run_every (reruns as before) and mounts no polling component (the curves still go on
-    the canvas per rerun, the maps stay Plotly). Only the two maps are what
-    the canvas lacks; the answer lines have an HTML form."""
+def test_the_playing_live_transformer_mounts_its_slots_and_the_route_serves_its_frames(
+        monkeypatch):
+    """Issue 22 (the route's switch forced on, trainers inline here): the live frame's
+    attention maps are heatmaps on category axes (the token labels), which the canvas draws
+    once viz/live_canvas.categories_as_numbers made them numeric (tick texts = the labels,
+    queries top-down as Plotly's reversed category axis): the page is pushed, Play gives the
+    fragment no run_every, every slot is a live component bound to the page's token and the
+    route answers that token with the same slots. Pause draws Plotly again."""
+    import gc
     import json
-    from tests.apptest import record_run_every
+    from tests.apptest import plotly_array, record_run_every
     from topic_pages import attention as page
     from viz import live_push
     from viz.frame_budget import FrameBudget
@@ -226,27 +228,43 @@ def test_the_playing_live_transformer_falls_back_to_reruns(monkeypatch):
     asked = record_run_every(monkeypatch)
     at = page_at("Trained transformer", at_task="copy", at_source="train from scratch",
                  at_layers=1, at_dmodel=32)
-    assert at.session_state["at_train__pushes"] is False
+    assert at.session_state["at_train__pushes"] is True
     asked.clear()
     at.button(key="at_train__play").click().run()
     assert not at.exception and at.session_state["at_train__playing"]
-    assert [a for a in asked if a]
-    assert not [c for c in at.get("bidi_component") if json.loads(c.proto.json).get("poll")]
-    assert "at_train__push_source" not in at.session_state
-    assert "Model shown: trained live** in this session, iteration" in all_text(at)
+    assert None in asked and not [a for a in asked if a]
+    mounted = {json.loads(c.proto.json)["poll"]["slot"]: json.loads(c.proto.json)
+               for c in at.get("bidi_component")}
+    assert {"at_fig_live_grid", "at_fig_live_head", "at_fig_live_answer",
+            live_push.STATUS_SLOT} <= set(mounted)
+    token = at.session_state["at_train__push_token"]
+    assert all(m["poll"]["url"] == "/_dlplay/frame/" + token for m in mounted.values())
+    head = mounted["at_fig_live_head"]["spec"]
+    labels = head["layout"]["yaxis"]["ticktext"]
+    assert labels[0].startswith("0:") and head["layout"]["yaxis"]["range"][0] > 0  # top-down
+    assert head["layout"]["xaxis"]["ticktext"] == labels
+    assert list(plotly_array(head["data"][0]["x"])) == list(range(len(labels)))
+    assert not at.get("plotly_chart")
+    status, body = live_push.answer(token)
+    assert status == 200 and set(json.loads(body)["slots"]) == set(mounted)
+    assert "<b>Model shown: trained live</b> in this session" in mounted["at_live_model"]["html"]
     at.button(key="at_train__play").click().run()                 # Pause
     assert not at.exception and metric(at, "loss") and metric(at, "batch accuracy")
+    assert "Model shown: trained live** in this session, iteration" in all_text(at)
+    assert not at.get("bidi_component") and len(at.get("plotly_chart")) >= 2
     view = at.session_state["at_train__view"]
     handle = at.session_state["at_train__handle"]
     parts = page.live_parts_of(view, handle.read, task_name="copy",
                                digits=(3, 1, 4, 1, 5, 9, 2, 6), choice=page.AUTO)
     payload = Payload.of(parts, classroom=False)
-    assert {s for s, p in payload.slots.items() if p is None} == {"at_fig_live_grid",
-                                                                  "at_fig_live_head"}
-    assert "spec" in payload.slots["at_fig_curves"]
+    assert all(p is not None for p in payload.slots.values())       # every part drawable
+    assert "spec" in payload.slots["at_fig_curves"] and "spec" in payload.slots["at_fig_live_grid"]
     answer = payload.slots["at_fig_live_answer"]["html"]
     assert "<code>3 1 4 1 5 9 2 6</code>" in answer and "**" not in answer
     assert json.dumps(payload.slots["at_live_model"]).count("<b>Model shown: trained live</b>")
+    del at
+    gc.collect()
+    assert live_push.answer(token)[0] == 404
 
 
 def test_markdown_html_reads_the_answer_line():
