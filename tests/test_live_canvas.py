@@ -432,3 +432,25 @@ def test_a_slot_no_component_shows_asks_for_one_rerun(tmp_path):
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
     assert out["triggers"] == [["rerun", True]] and out["fetched"] >= 5
+
+
+def test_a_single_level_contour_is_drawn_as_its_line():
+    """The generalization boundary (one level, coloring "none") becomes a scatter line through
+    the marching-squares segments of that level: on a circle z = x² + y², level 0.25, every
+    point lies at radius 0.5 (within the linear interpolation), and the line keeps its
+    colour, width and axes. A filled contour stays Plotly."""
+    x, y = np.linspace(-1, 1, 41), np.linspace(-1, 1, 31)
+    X, Y = np.meshgrid(x, y)
+    line = go.Contour(x=x, y=y, z=X ** 2 + Y ** 2, showscale=False, line=dict(color="black", width=2),
+                      contours=dict(start=0.25, end=0.25, size=1, coloring="none"), xaxis="x2")
+    spec = _spec(go.Figure([line], dict(xaxis2=dict(anchor="y"))))
+    trace = spec["data"][0]
+    assert trace["type"] == "scatter" and trace["mode"] == "lines" and trace["xaxis"] == "x2"
+    assert trace["line"] == {"color": "black", "width": 2}
+    xs, ys = plotly_array(trace["x"]), plotly_array(trace["y"])
+    r = np.hypot(xs, ys)[~np.isnan(xs)]
+    assert len(r) > 100 and np.all(np.abs(r - 0.5) < 0.01)
+    assert np.isnan(xs[2::3]).all()                          # segment, segment, gap
+    filled = go.Figure(go.Contour(x=x, y=y, z=X ** 2 + Y ** 2))
+    style_figure(filled)
+    assert lc.to_spec(filled) is None

@@ -92,8 +92,13 @@ class Fig:
         return r["xaxis"], r["yaxis"]
 
     def add(self, kind: str, row: int = 1, col: int = 1, **trace: Any) -> dict:
+        """Append a trace to the subplot. A colour scale given by name ("RdBu_r") becomes
+        explicit pairs here: unvalidated figures reach plotly.js as they are, and plotly.js
+        knows neither the "_r" names nor some of plotly.py's (it fell back to its default
+        scale: the generalization boundary and the initialization χ map were drawn in the
+        wrong colours), nor does the live canvas draw names."""
         x, y = self.refs(row, col)
-        t = {"type": kind, **trace}
+        t = {"type": kind, **_named_scales_as_pairs(trace)}
         if (x, y) != ("x", "y"):
             t.update(xaxis=x, yaxis=y)
         self.data.append(t)
@@ -149,6 +154,16 @@ class Fig:
 
     def figure(self) -> go.Figure:
         return go.Figure({"data": self.data, "layout": self.layout}, _validate=False)
+
+
+def _named_scales_as_pairs(trace: dict) -> dict:
+    out = dict(trace)
+    if isinstance(out.get("colorscale"), str):
+        out["colorscale"] = [list(p) for p in colorscale(out["colorscale"])]
+    marker = out.get("marker")
+    if isinstance(marker, dict) and isinstance(marker.get("colorscale"), str):
+        out["marker"] = {**marker, "colorscale": [list(p) for p in colorscale(marker["colorscale"])]}
+    return out
 
 
 # ---- single-panel figures from trace dicts (live frames) ------------------------------

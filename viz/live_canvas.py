@@ -25,6 +25,7 @@ no per-point work: converting costs ~1 ms per figure.
 """
 from __future__ import annotations
 
+import base64
 import functools
 import os
 import re
@@ -35,6 +36,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from viz.contour_lines import level_segments
 from viz.theme import COLORWAY, FONT_FAMILY, SIZES
 
 _JS = Path(__file__).with_name("live_canvas.js")
@@ -221,10 +223,53 @@ def categories_as_numbers(spec: dict) -> dict:
     return {**spec, "data": out, "layout": layout}
 
 
+def _array(value: Any) -> np.ndarray | None:
+    """A figure's array (numpy, a list, or plotly's {"dtype", "bdata", "shape"}) as numpy."""
+    if isinstance(value, dict) and "bdata" in value:
+        a = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        shape = value.get("shape")
+        return a.reshape([int(n) for n in str(shape).split(",")]) if shape else a
+    try:
+        return np.asarray(value, dtype=np.float64) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _typed(a: np.ndarray) -> dict:
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    return {"dtype": "f4", "bdata": base64.b64encode(a.tobytes()).decode()}
+
+
+def contours_as_lines(spec: dict) -> dict:
+    """A contour trace drawn as one black line (a single level, coloring "none": the
+    generalization page's 0.5 decision boundary) becomes a scatter line through that level's
+    marching-squares segments (viz/contour_lines.py); other contours are left (Plotly)."""
+    data = spec.get("data", [])
+    if not any(isinstance(t, dict) and t.get("type") == "contour" for t in data):
+        return spec
+    out = []
+    for t in data:
+        c = (t.get("contours") or {}) if isinstance(t, dict) else {}
+        if not (isinstance(t, dict) and t.get("type") == "contour"):
+            out.append(t)
+            continue
+        x, y, z = (_array(t.get(k)) for k in "xyz")
+        if (c.get("coloring") != "none" or c.get("start") is None or c.get("start") != c.get("end")
+                or x is None or y is None or z is None or z.ndim != 2):
+            out.append(t)
+            continue
+        xs, ys = level_segments(x, y, z, float(c["start"]))
+        line = {k: v for k, v in (t.get("line") or {}).items() if k in ("color", "width", "dash")}
+        out.append({"type": "scatter", "mode": "lines", "x": _typed(xs), "y": _typed(ys),
+                    "line": line, "showlegend": False, "name": t.get("name", ""),
+                    **{k: t[k] for k in ("xaxis", "yaxis", "opacity", "visible") if k in t}})
+    return {**spec, "data": out}
+
+
 def to_spec(fig: go.Figure | dict) -> dict | None:
     """The payload the canvas draws: {"data", "layout", "style"}; None when the figure uses
     something the canvas does not draw (the caller then draws it with Plotly)."""
-    spec = categories_as_numbers(figure_dict(fig))
+    spec = contours_as_lines(categories_as_numbers(figure_dict(fig)))
     if not supported(spec):
         return None
     layout = {k: v for k, v in spec.get("layout", {}).items() if k != "template"}

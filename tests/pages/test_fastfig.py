@@ -45,3 +45,15 @@ def test_the_cached_grid_is_not_shared_between_figures():
     a.update(height=100)
     a.axes(1, 1, x=dict(range=[0, 1]))
     assert "height" not in b.layout and "range" not in b.layout.get("xaxis", {})
+
+
+def test_a_named_colour_scale_goes_out_as_pairs():
+    """plotly.js does not know "RdBu_r" (it fell back to its default scale) and the live
+    canvas draws only pairs: Fig.add resolves names, for traces and markers."""
+    from viz.fastfig import Fig
+    f = Fig()
+    heat = f.add("heatmap", z=[[0.0, 1.0]], colorscale="RdBu_r")
+    dots = f.add("scatter", x=[0], y=[0], marker=dict(color=[0.5], colorscale="Viridis"))
+    assert heat["colorscale"][0] == [0.0, "rgb(5,48,97)"]          # 0: blue ...
+    assert heat["colorscale"][-1] == [1.0, "rgb(103,0,31)"]        # ... 1: red
+    assert dots["marker"]["colorscale"][0][0] == 0.0 and dots["marker"]["color"] == [0.5]
