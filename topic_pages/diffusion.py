@@ -308,7 +308,7 @@ def train_frame_parts(view, read, points: np.ndarray) -> dict:
     """One live frame of the Train tab as parts (viz/parts.py; pure, so the frame route can
     build it too): the current net's samples over the data, and the loss curve."""
     return {"df_fig_train_samples": Figure(figs.samples_vs_data(
-                view.snapshot().samples, points, LIM, "Current net's samples (DDIM, 25 steps)")),
+                view.snapshot().samples, points, LIM, "Model samples (DDIM, 25 steps)")),
             "df_fig_loss": Figure(
                 figs.loss_curve(*view.history.as_arrays("loss")))}
 
