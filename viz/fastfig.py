@@ -122,16 +122,19 @@ class Fig:
 
     def vline(self, x: float, row: int = 1, col: int = 1, line: dict | None = None,
               text: str | None = None, top: bool = True, left: bool = False,
-              size: int | None = None) -> None:
+              size: int | None = None, log_x: bool = False) -> None:
         """A vertical line over the subplot's height (add_vline), with an optional label at
-        its top (or bottom) right (or left)."""
+        its top (or bottom) right (or left). x is a data value; log_x: the x axis is
+        logarithmic, where plotly.js places shapes at data values but annotations at log10
+        of them (the label then goes to log10(x))."""
         xr, yr = self.refs(row, col)
         self.layout.setdefault("shapes", []).append(
             {"type": "line", "x0": x, "x1": x, "xref": xr, "y0": 0, "y1": 1,
              "yref": f"{yr} domain", "line": line or {}})
         if text:
-            self._label(text, x, xr, 1 if top else 0, f"{yr} domain",
-                        "right" if left else "left", "top" if top else "bottom", size)
+            self._label(text, float(np.log10(x)) if log_x else x, xr, 1 if top else 0,
+                        f"{yr} domain", "right" if left else "left", "top" if top else "bottom",
+                        size)
 
     def hline(self, y: float, row: int = 1, col: int = 1, line: dict | None = None,
               text: str | None = None, top: bool = False, left: bool = False) -> None:

@@ -146,10 +146,10 @@ def double_descent_figure(curves: Mapping[str, DoubleDescentCurve]) -> go.Figure
                 name=f"train, {name}", line=dict(color=color, dash="dot", width=1.5))
         fig.add("scatter", 2, 1, x=c.widths, y=c.coef_norm, mode="lines", name=f"‖a‖, {name}",
                 line=dict(color=color, width=2), showlegend=False)
-    if n is not None:       # shapes on a log axis take log10 coordinates
+    if n is not None:       # on the log axis: the line at p = n, its label at log10(n)
         for row in (1, 2):
-            fig.vline(float(np.log10(n)), row, 1, line=dict(color="#7f7f7f", dash="dash"),
-                      text=f"p = n = {n}" if row == 1 else None, left=True)
+            fig.vline(float(n), row, 1, line=dict(color="#7f7f7f", dash="dash"),
+                      text=f"p = n = {n}" if row == 1 else None, left=True, log_x=True)
     fig.axes(2, 1, x=dict(type="log", title=dict(text="number of random features p")),
              y=dict(type="log"))
     fig.axes(1, 1, x=dict(type="log"), y=dict(type="log", title=dict(text="mean squared error")))

@@ -3,6 +3,7 @@ widget changes that must change what is drawn, bad URL values, and every claim o
 seed (tests/test_claims.py checks seed 0)."""
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 import pytest
 
@@ -101,6 +102,11 @@ def test_double_descent_controls_move_the_peak_and_the_ridge_curve():
     assert metric(at, "… with ridge 0.0001") != ridge_before
     fig = chart_figure(at, "gen_double_fig")
     assert {t["name"] for t in fig["data"]} >= {"test, min-norm (ridge 0)", "test, ridge 0.0001"}
+    # the threshold line at p = n = 60 (plotly.js: a shape on a log axis in data units) and
+    # its label at log10(60) (an annotation there is in log10 units); it was drawn at p = 1.8
+    assert [s["x0"] for s in fig["layout"]["shapes"]] == [60.0, 60.0]
+    label = next(a for a in fig["layout"]["annotations"] if a["text"] == "p = n = 60")
+    assert label["x"] == pytest.approx(np.log10(60))
 
 
 def test_every_preset_applies_and_opens_its_view():
