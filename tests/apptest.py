@@ -18,7 +18,8 @@ TIMEOUT = 120
 
 def run_app(query: dict | None = None, page: str | None = None,
             timeout: float = TIMEOUT) -> AppTest:
-    """Run playground.py (the script app.py serves) with the given URL query, then switch to `page` ("topic_pages/<slug>.py")."""
+    """Run playground.py (the script app.py serves) with the given URL query, then switch to
+    `page` ("topic_pages/<slug>.py")."""
     at = AppTest.from_file(APP, default_timeout=timeout)
     for k, v in (query or {}).items():
         at.query_params[k] = v
@@ -168,3 +169,51 @@ def record_run_every(monkeypatch) -> list:
 
     monkeypatch.setattr(streamlit, "fragment", recording_fragment)
     return asked
+
+
+def push_on(monkeypatch) -> list:
+    """Playing frames fetched from the frame route in AppTest (viz/live_push.py; trainers stay
+    inline here): the route's switch forced on, a private frame budget, and each fragment's
+    run_every recorded (the list returned)."""
+    from viz import live_push
+    from viz.frame_budget import FrameBudget
+    monkeypatch.setattr(live_push, "enabled", lambda mode: True)
+    monkeypatch.setattr(live_push, "BUDGET", FrameBudget(fps=10.0))
+    return record_run_every(monkeypatch)
+
+
+def play_and_fetch(at: AppTest, key: str, slots, asked: list) -> tuple[dict, dict]:
+    """Press Play on live page `key` (its parts checked drawable while paused) and check the
+    push wiring: the fragment gets no run_every; the slots plus the status line are live
+    components bound to the page's token; the route answers that token with the same slots.
+    Returns (the mounted payloads by slot, the route's frame)."""
+    import json
+
+    from viz import live_push
+    assert at.session_state[f"{key}__pushes"] is True               # checked while paused
+    asked.clear()
+    at.button(key=f"{key}__play").click().run()
+    assert not at.exception and at.session_state[f"{key}__playing"]
+    assert None in asked and not [a for a in asked if a]             # the live fragment: no timer
+    mounted = {json.loads(c.proto.json)["poll"]["slot"]: json.loads(c.proto.json)
+               for c in at.get("bidi_component")}
+    assert set(mounted) == set(slots) | {live_push.STATUS_SLOT}
+    token = at.session_state[f"{key}__push_token"]
+    assert all(m["poll"]["url"] == "/_dlplay/frame/" + token for m in mounted.values())
+    status, body = live_push.answer(token)
+    frame = json.loads(body)
+    assert status == 200 and frame["rerun"] is False and set(frame["slots"]) == set(mounted)
+    return mounted, frame
+
+
+def pause_and_forget(at: AppTest, key: str) -> None:
+    """Press Pause: no live component is left and the page's token stops answering (404)."""
+    import gc
+
+    from viz import live_push
+    token = at.session_state[f"{key}__push_token"]
+    at.button(key=f"{key}__play").click().run()
+    assert not at.exception and not at.session_state[f"{key}__playing"]
+    assert not at.get("bidi_component")
+    gc.collect()
+    assert live_push.answer(token)[0] == 404

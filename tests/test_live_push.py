@@ -202,33 +202,18 @@ def test_a_playing_gan_page_mounts_its_slots_once_and_the_route_serves_its_frame
     every slot (the two figures, the summary, the status line) is a live component bound to
     the page's token, and the route answers that token with the same slots; Pause drops the
     source (the route answers 404, the browser's poller stops) and draws Plotly again."""
-    from tests.apptest import open_page, record_run_every
-    monkeypatch.setattr(live_push, "enabled", lambda mode: True)
-    asked = record_run_every(monkeypatch)
+    from tests.apptest import open_page, pause_and_forget, play_and_fetch, push_on
+    asked = push_on(monkeypatch)
     at = open_page("topic_pages/gan.py")
-    assert at.session_state["gan__pushes"] is True          # checked while paused
-    asked.clear()
-    at.button(key="gan__play").click().run()
-    assert not at.exception and at.session_state["gan__playing"]
-    assert None in asked and not [a for a in asked if a]     # the live fragment: no timer
-    mounted = {json.loads(c.proto.json)["poll"]["slot"]: json.loads(c.proto.json)
-               for c in at.get("bidi_component")}
-    assert set(mounted) == {"gan_fig_samples", "gan_summary", "gan_fig_curves",
-                            live_push.STATUS_SLOT}
-    token = at.session_state["gan__push_token"]
-    assert all(m["poll"]["url"] == "/_dlplay/frame/" + token for m in mounted.values())
+    mounted, frame = play_and_fetch(
+        at, "gan", {"gan_fig_samples", "gan_summary", "gan_fig_curves"}, asked)
     assert "spec" in mounted["gan_fig_samples"] and "gan-badge" in mounted["gan_summary"]["html"]
     assert not at.get("plotly_chart") or all(
         "gan_fig" not in c.proto.id for c in at.get("plotly_chart"))
-    status, frame = _get(token)
-    assert status == 200 and set(frame["slots"]) == set(mounted)
     assert "spec" in frame["slots"]["gan_fig_curves"] and "Iteration" in \
         frame["slots"][live_push.STATUS_SLOT]["html"]
-    at.button(key="gan__play").click().run()                 # Pause
-    assert not at.session_state["gan__playing"] and not at.get("bidi_component")
+    pause_and_forget(at, "gan")
     assert len(at.get("plotly_chart")) >= 2
-    gc.collect()
-    assert live_push.answer(token)[0] == 404
 
 
 def _fallback_page():

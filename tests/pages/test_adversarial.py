@@ -211,38 +211,16 @@ def test_a_playing_curves_tab_mounts_its_slots_once_and_the_route_serves_its_fra
     fragment gets no run_every, both slots and the status line are live components bound to
     the page's token, and the frame route answers that token with the same slots; Pause
     draws Plotly and st.caption again and the token stops answering."""
-    import gc
-
-    from tests.apptest import record_run_every
-    from viz import live_push
-    from viz.frame_budget import FrameBudget
-    monkeypatch.setattr(live_push, "BUDGET", FrameBudget(fps=10.0))
-    monkeypatch.setattr(live_push, "enabled", lambda mode: True)
-    asked = record_run_every(monkeypatch)
+    from tests.apptest import pause_and_forget, play_and_fetch, push_on
+    asked = push_on(monkeypatch)
     at = open_view(_page(), SLUG, "Robustness curves")
-    assert at.session_state["adv_live__pushes"] is True          # checked while paused
     assert not [c for c in at.caption if c.value.startswith("Live CNN")]
-    asked.clear()
-    at.button(key="adv_live__play").click().run()
-    assert not at.exception and at.session_state["adv_live__playing"]
-    assert None in asked and not [a for a in asked if a]         # the live fragment: no timer
-    mounted = {json.loads(c.proto.json)["poll"]["slot"]: json.loads(c.proto.json)
-               for c in at.get("bidi_component")}
-    assert set(mounted) == {"adv_curves", "adv_live_note", live_push.STATUS_SLOT}
-    token = at.session_state["adv_live__push_token"]
-    assert all(m["poll"]["url"] == "/_dlplay/frame/" + token for m in mounted.values())
+    mounted, frame = play_and_fetch(at, "adv_live", {"adv_curves", "adv_live_note"}, asked)
     assert "spec" in mounted["adv_curves"] and "html" in mounted["adv_live_note"]
     assert not any(c.proto.id.endswith("adv_curves") for c in at.get("plotly_chart"))
-    status, body = live_push.answer(token)
-    frame = json.loads(body)
-    assert status == 200 and frame["rerun"] is False and set(frame["slots"]) == set(mounted)
     names = [t.get("name", "") for t in frame["slots"]["adv_curves"]["spec"]["data"]]
     assert any("trained live" in n for n in names)               # Play trained a first frame
     assert "Live CNN after" in frame["slots"]["adv_live_note"]["html"]
-    at.button(key="adv_live__play").click().run()                # Pause
-    assert not at.exception and not at.session_state["adv_live__playing"]
-    assert not at.get("bidi_component")
+    pause_and_forget(at, "adv_live")
     assert any("trained live" in t["name"] for t in chart_figure(at, "adv_curves")["data"])
     assert [c for c in at.caption if c.value.startswith("Live CNN after")]
-    gc.collect()
-    assert live_push.answer(token)[0] == 404

@@ -132,37 +132,15 @@ def test_a_playing_train_tab_mounts_its_slots_once_and_the_route_serves_its_fram
     they are drawable; on Play its fragment gets no run_every, both figures and the status
     line are live components bound to the page's token, and the frame route answers that token
     with the same slots; Pause draws Plotly again and the token stops answering."""
-    import gc
-    import json
-
-    from tests.apptest import record_run_every
-    from viz import live_push
-    from viz.frame_budget import FrameBudget
-    monkeypatch.setattr(live_push, "BUDGET", FrameBudget(fps=10.0))
-    monkeypatch.setattr(live_push, "enabled", lambda mode: True)
-    asked = record_run_every(monkeypatch)
+    from tests.apptest import pause_and_forget, play_and_fetch, push_on
+    asked = push_on(monkeypatch)
     at = open_view(_page(), SLUG, "Train")
-    assert at.session_state["df_train__pushes"] is True          # checked while paused
-    asked.clear()
-    at.button(key="df_train__play").click().run()
-    assert not at.exception and at.session_state["df_train__playing"]
-    assert None in asked and not [a for a in asked if a]         # the live fragment: no timer
-    mounted = {json.loads(c.proto.json)["poll"]["slot"]: json.loads(c.proto.json)
-               for c in at.get("bidi_component")}
-    assert set(mounted) == {"df_fig_train_samples", "df_fig_loss", live_push.STATUS_SLOT}
-    token = at.session_state["df_train__push_token"]
-    assert all(m["poll"]["url"] == "/_dlplay/frame/" + token for m in mounted.values())
+    mounted, frame = play_and_fetch(at, "df_train", {"df_fig_train_samples", "df_fig_loss"},
+                                    asked)
     assert all("spec" in mounted[s] for s in ("df_fig_train_samples", "df_fig_loss"))
     assert not any(c.proto.id.endswith(("df_fig_train_samples", "df_fig_loss"))
                    for c in at.get("plotly_chart"))
-    status, body = live_push.answer(token)
-    frame = json.loads(body)
-    assert status == 200 and frame["rerun"] is False and set(frame["slots"]) == set(mounted)
     assert frame["slots"]["df_fig_loss"]["spec"]["data"][0]["name"] == "loss"
-    at.button(key="df_train__play").click().run()                # Pause
-    assert not at.exception and not at.session_state["df_train__playing"]
-    assert not at.get("bidi_component")
+    pause_and_forget(at, "df_train")
     assert {"df_fig_train_samples", "df_fig_loss"} <= {
         c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
-    gc.collect()
-    assert live_push.answer(token)[0] == 404

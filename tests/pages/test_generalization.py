@@ -153,12 +153,8 @@ def test_every_claim_also_holds_on_seed_1(source, settings, claim, monkeypatch):
 def push(monkeypatch):
     """The frame route's switch forced on (trainers stay inline here), a private frame budget
     and the fragments' run_every recorded (issue 22)."""
-    from tests.apptest import record_run_every
-    from viz import live_push
-    from viz.frame_budget import FrameBudget
-    monkeypatch.setattr(live_push, "enabled", lambda mode: True)
-    monkeypatch.setattr(live_push, "BUDGET", FrameBudget(fps=10.0))
-    return record_run_every(monkeypatch)
+    from tests.apptest import push_on
+    return push_on(monkeypatch)
 
 
 @pytest.mark.parametrize("title, key, slots", [
@@ -171,28 +167,11 @@ def test_a_playing_view_mounts_its_slots_once_and_the_route_serves_its_frames(
     slot (the figure, the metric row as one element, the status line) is a live component
     bound to the page's token, and the route answers that token with the same slots. Pause
     draws Plotly and the st.metric row again."""
-    import gc
-    import json
-    from viz import live_push
+    from tests.apptest import pause_and_forget, play_and_fetch
     at = open_view(open_page(PAGE), SLUG, title)
-    assert at.session_state[f"{key}__pushes"] is True
-    push.clear()
-    at.button(key=f"{key}__play").click().run()
-    assert not at.exception and at.session_state[f"{key}__playing"]
-    assert None in push and not [a for a in push if a]
-    mounted = {json.loads(c.proto.json)["poll"]["slot"]: json.loads(c.proto.json)
-               for c in at.get("bidi_component")}
-    assert set(mounted) == slots | {live_push.STATUS_SLOT}
-    token = at.session_state[f"{key}__push_token"]
-    assert all(m["poll"]["url"] == "/_dlplay/frame/" + token for m in mounted.values())
+    mounted, frame = play_and_fetch(at, key, slots, push)
     assert "spec" in mounted[f"{key}_fig"] and "dlplay-metrics" in mounted[f"{key}_metrics"]["html"]
     assert not at.get("plotly_chart") and not at.metric
-    status, body = live_push.answer(token)
-    frame = json.loads(body)
-    assert status == 200 and set(frame["slots"]) == set(mounted)
     assert "alidation" in frame["slots"][f"{key}_metrics"]["html"]
-    at.button(key=f"{key}__play").click().run()                 # Pause
-    assert not at.session_state[f"{key}__playing"] and not at.get("bidi_component")
+    pause_and_forget(at, key)
     assert chart_figure(at, f"{key}_fig")["data"] and len(at.metric) == 4
-    gc.collect()
-    assert live_push.answer(token)[0] == 404

@@ -166,35 +166,14 @@ def test_a_playing_train_tab_mounts_its_slots_once_and_the_route_serves_its_fram
     run_every, the figure and the status line are live components bound to the page's token,
     and the frame route answers that token with the same slots; Pause draws Plotly again and
     the token stops answering."""
-    import gc
-
-    from tests.apptest import record_run_every
-    from viz import live_push
-    from viz.frame_budget import FrameBudget
-    monkeypatch.setattr(live_push, "BUDGET", FrameBudget(fps=10.0))
-    monkeypatch.setattr(live_push, "enabled", lambda mode: True)
-    asked = record_run_every(monkeypatch)
+    from tests.apptest import pause_and_forget, play_and_fetch, push_on
+    asked = push_on(monkeypatch)
     at = open_view(open_page(PAGE), SLUG, "Train")
-    assert at.session_state["in_train__pushes"] is True          # checked while paused
-    asked.clear()
-    at.button(key="in_train__play").click().run()
+    mounted, frame = play_and_fetch(at, "in_train", {"in_train_fig"}, asked)
     _no_errors(at)
-    assert at.session_state["in_train__playing"]
-    assert None in asked and not [a for a in asked if a]         # the live fragment: no timer
-    mounted = {json.loads(c.proto.json)["poll"]["slot"]: json.loads(c.proto.json)
-               for c in at.get("bidi_component")}
-    assert set(mounted) == {"in_train_fig", live_push.STATUS_SLOT}
-    token = at.session_state["in_train__push_token"]
-    assert all(m["poll"]["url"] == "/_dlplay/frame/" + token for m in mounted.values())
     assert "spec" in mounted["in_train_fig"]
     assert not any(c.proto.id.endswith("in_train_fig") for c in at.get("plotly_chart"))
-    status, body = live_push.answer(token)
-    frame = json.loads(body)
-    assert status == 200 and frame["rerun"] is False and set(frame["slots"]) == set(mounted)
     assert len(frame["slots"]["in_train_fig"]["spec"]["data"]) == 6      # 3 nets x 2 panels
-    at.button(key="in_train__play").click().run()                # Pause
+    pause_and_forget(at, "in_train")
     _no_errors(at)
-    assert not at.session_state["in_train__playing"] and not at.get("bidi_component")
     assert chart_figure(at, "in_train_fig")["data"]
-    gc.collect()
-    assert live_push.answer(token)[0] == 404

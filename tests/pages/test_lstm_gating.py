@@ -218,36 +218,15 @@ def test_a_playing_race_mounts_its_slots_once_and_the_route_serves_its_frames(mo
     are checked drawable; on Play its fragment gets no run_every, both figures and the status
     line are live components bound to the page's token, and the route answers that token with
     the same slots (accuracies computed next to the trainer). Pause draws Plotly again."""
-    import gc
-    import json
-    from tests.apptest import record_run_every
-    from viz import live_push
-    from viz.frame_budget import FrameBudget
-    monkeypatch.setattr(live_push, "enabled", lambda mode: True)
-    monkeypatch.setattr(live_push, "BUDGET", FrameBudget(fps=10.0))
-    asked = record_run_every(monkeypatch)
+    from tests.apptest import pause_and_forget, play_and_fetch, push_on
+    asked = push_on(monkeypatch)
     at = _page(view="train")
     at.slider(key="lg_tr_delay").set_value(5).run()
-    assert at.session_state["lg_race__pushes"] is True
-    asked.clear()
-    at.button(key="lg_race__play").click().run()
+    mounted, frame = play_and_fetch(at, "lg_race", {"lg_fig_acc", "lg_fig_hist"}, asked)
     _ok(at)
-    assert at.session_state["lg_race__playing"]
-    assert None in asked and not [a for a in asked if a]
-    mounted = {json.loads(c.proto.json)["poll"]["slot"]: json.loads(c.proto.json)
-               for c in at.get("bidi_component")}
-    assert set(mounted) == {"lg_fig_acc", "lg_fig_hist", live_push.STATUS_SLOT}
-    token = at.session_state["lg_race__push_token"]
-    assert all(m["poll"]["url"] == "/_dlplay/frame/" + token for m in mounted.values())
     assert "spec" in mounted["lg_fig_acc"] and "spec" in mounted["lg_fig_hist"]
     assert not at.get("plotly_chart") or all(
         "lg_fig" not in c.proto.id for c in at.get("plotly_chart"))
-    status, body = live_push.answer(token)
-    frame = json.loads(body)
-    assert status == 200 and set(frame["slots"]) == set(mounted)
     assert "spec" in frame["slots"]["lg_fig_acc"]
-    at.button(key="lg_race__play").click().run()                 # Pause
-    assert not at.session_state["lg_race__playing"] and not at.get("bidi_component")
+    pause_and_forget(at, "lg_race")
     assert chart_figure(at, "lg_fig_acc")["data"] and chart_figure(at, "lg_fig_hist")["data"]
-    gc.collect()
-    assert live_push.answer(token)[0] == 404
