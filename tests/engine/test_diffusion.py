@@ -305,7 +305,7 @@ def test_mmd_rbf_matches_formula():
 
 def test_mode_weights_counts_nearest_mean():
     s = np.array([[0.1, 0], [0.2, 0], [3, 0], [np.nan, 0]])
-    np.testing.assert_allclose(mode_weights(s, [[0, 0], [3, 0]]), [2 / 3, 1 / 3])
+    np.testing.assert_allclose(mode_weights(s, [[0, 0], [3, 0]]), [2 / 3, 1 / 3], rtol=1e-6)
 
 
 def test_steps_vs_quality_table_shape_and_trend():

@@ -244,7 +244,8 @@ def test_seeded_noise_is_reproducible_and_shared_by_a_race():
                RaceEntry("momentum", 0.1, {"beta": 0.5})]
     result = race(q, entries, (1.0, 1.0), 50, seed=7, grad_noise=0.5)
     assert list(result) == ["gd", "adam", "rprop", "momentum"]
-    np.testing.assert_array_equal(result["gd"].points, a.points)
+    # a race runs its family as one batch: another code path, compared at float64 tolerance
+    np.testing.assert_allclose(result["gd"].points, a.points, rtol=1e-12, atol=1e-15)
     solo = optimize(q, "momentum", (1.0, 1.0), 50, lr=0.1, beta=0.5, seed=7, grad_noise=0.5)
     np.testing.assert_allclose(result["momentum"].points, solo.points, atol=1e-15)
 
