@@ -17,7 +17,7 @@ LINE_RGB = "31, 119, 180"
 
 def figure_height(n_tokens: int) -> int:
     """Tall enough for the token labels, short enough for a projector's first screen."""
-    return int(np.clip(110 + 17 * n_tokens, 340, 470))
+    return int(np.clip(110 + 17 * n_tokens, 340, 450))
 
 
 def _head_lines(w: np.ndarray, focus: int | None) -> list[go.Scatter]:
@@ -25,6 +25,7 @@ def _head_lines(w: np.ndarray, focus: int | None) -> list[go.Scatter]:
     with a focus token, only its row, in the highlight colour."""
     T = w.shape[0]
     rows = [focus] if focus is not None else range(T)
+    thin = min(1.0, 16 / T)            # long texts: thinner lines, as their rows are closer
     traces = []
     for level in range(1, LINE_LEVELS + 1):
         lo, hi = (level - 1) / LINE_LEVELS, level / LINE_LEVELS
@@ -38,7 +39,7 @@ def _head_lines(w: np.ndarray, focus: int | None) -> list[go.Scatter]:
         colour = (f"rgba(214, 39, 40, {0.25 + 0.75 * hi:.2f})" if focus is not None
                   else f"rgba({LINE_RGB}, {hi:.2f})")
         traces.append(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
-                                 line=dict(color=colour, width=1 + 3 * hi),
+                                 line=dict(color=colour, width=(1 + 3 * hi) * thin),
                                  name=f"weights ≤ {hi:.2f}", xaxis="x", yaxis="y"))
     return traces
 
@@ -53,10 +54,13 @@ def _token_column(tokens: Sequence[str], x: float, side: str, focus: int | None,
     if w_row is not None:              # the focused row's weights beside the keys
         text = [f"{t} {w_row[j]:.2f}" if w_row[j] >= MIN_LINE else t
                 for j, t in enumerate(tokens)]
+    font = dict(color=colours)
+    if T > 20:                         # long texts: labels as small as their rows
+        font["size"] = max(7, int((figure_height(T) - 60) / T) - 2)
     return go.Scatter(
         x=[x] * T, y=[-i for i in range(T)], mode="text", text=text, showlegend=False,
         textposition="middle left" if side == "left" else "middle right",
-        textfont=dict(color=colours), name="queries" if side == "left" else "keys",
+        textfont=font, name="queries" if side == "left" else "keys",
         hovertemplate="%{text}<extra></extra>", xaxis="x", yaxis="y")
 
 
@@ -81,13 +85,10 @@ def head_view_figure(w: np.ndarray, tokens: Sequence[str], title: str,
         xaxis=dict(domain=[0.0, 0.44], range=[-0.75, 1.75], visible=False, fixedrange=True),
         yaxis=dict(range=[-T + 0.5, 0.5], visible=False, fixedrange=True),
         xaxis2=dict(domain=[0.56, 0.95], anchor="y2", type="category", showticklabels=False,
-                    showgrid=False, title=None),
+                    showgrid=False, ticks=""),
         yaxis2=dict(domain=[0.0, 1.0], anchor="x2", type="category", autorange="reversed",
-                    showticklabels=False, showgrid=False),
-        annotations=[dict(text="queries → keys (line opacity = weight)", x=0.22, y=1.0,
-                          xref="paper", yref="paper", yanchor="bottom", showarrow=False),
-                     dict(text="weights (rows: queries, columns: keys)", x=0.755, y=1.0,
-                          xref="paper", yref="paper", yanchor="bottom", showarrow=False)])
+                    showticklabels=False, showgrid=False, ticks=""),
+    )
     return go.Figure(data=data, layout=layout)
 
 
@@ -131,16 +132,14 @@ def model_view_figure(weights: np.ndarray, tokens: Sequence[str], sel: tuple[int
         title=dict(text=title, automargin=False), shapes=[frame], dragmode=False,
         xaxis=dict(domain=[0.0, 0.64], showgrid=False, zeroline=False, fixedrange=True,
                    tickvals=[h * step + (T - 1) / 2 for h in range(H)],
-                   ticktext=[f"H{h + 1}" for h in range(H)], automargin=False),
+                   ticktext=[str(h + 1) for h in range(H)], tickangle=0, automargin=False),
         yaxis=dict(showgrid=False, zeroline=False, autorange="reversed", fixedrange=True,
                    tickvals=[l * step + (T - 1) / 2 for l in range(L)],
                    ticktext=[f"L{l + 1}" for l in range(L)], automargin=False),
         xaxis2=dict(domain=[0.70, 0.95], anchor="y2", type="category", showticklabels=False,
-                    showgrid=False),
-        yaxis2=dict(domain=[0.15, 0.85], anchor="x2", type="category", autorange="reversed",
-                    showticklabels=False, showgrid=False),
-        annotations=[dict(text=f"enlarged: layer {l0 + 1} · head {h0 + 1}", x=0.825, y=0.87,
-                          xref="paper", yref="paper", yanchor="bottom", showarrow=False)])
+                    showgrid=False, ticks=""),
+        yaxis2=dict(domain=[0.1, 0.9], anchor="x2", type="category", autorange="reversed",
+                    showticklabels=False, showgrid=False, ticks=""))
     return go.Figure(data=data, layout=layout)
 
 

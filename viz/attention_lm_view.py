@@ -68,17 +68,18 @@ def real_model_view(panel, state) -> None:
         if typed.problem:
             st.error(f"Input not usable: {typed.problem}. Showing “{typed.text}” instead.",
                      icon=":material/error:")
-        for note in typed.notes:
-            st.info(note, icon=":material/info:")
         title = f"{LM.MODEL_NAME} · layer {l + 1} · head {h + 1} ({C.head_type_of(s)})"
         if mode == C.VIEWS[0]:
             show_figure(figs.head_view_figure(maps.weights[l, h], tokens, title, focus),
                         key="at_fig_lm_head")
         else:
-            show_figure(figs.model_view_figure(maps.weights, tokens, (l, h),
-                                               f"{LM.MODEL_NAME}: 6 layers × 12 heads"),
+            show_figure(figs.model_view_figure(
+                maps.weights, tokens, (l, h),
+                f"All 72 heads · enlarged: L{l + 1} H{h + 1} ({C.head_type_of(s)})"),
                         key=GRID_KEY, on_select=_on_pick, selection_mode="points")
         st.caption(_figure_caption(s, mode, focus, tokens))
+        for note in typed.notes:           # under the figure: it stays on the first screen
+            st.info(note, icon=":material/info:")
     with panel.notes:
         _notes(s, typed, l, h)
 
@@ -87,9 +88,8 @@ def _head_metrics(s, l: int, h: int) -> None:
     kind = C.head_type_of(s)
     st.metric("Head type (8 built-in sentences)", kind)
     shown = kind if kind in C.SCORE_COLUMNS else "broad"
-    cols = st.columns(2)
-    cols[0].metric(f"{shown}: typed", f"{C.selected_score(s, shown, typed=True):.3f}")
-    cols[1].metric(f"{shown}: 8 sentences", f"{C.selected_score(s, shown):.3f}",
+    st.metric(f"{shown} score: typed text", f"{C.selected_score(s, shown, typed=True):.3f}")
+    st.metric(f"{shown} score: 8 sentences", f"{C.selected_score(s, shown):.3f}",
                    help=f"Mean over the built-in sentences; the lowest one: "
                         f"{C.worst_sentence_score(s, shown):.3f}.")
 
@@ -101,8 +101,8 @@ def _figure_caption(s, mode: str, focus: int | None, tokens: list[str]) -> str:
                 f"every query's lines (weights under {figs.MIN_LINE} not drawn)")
         return (f"Left: the sentence twice, queries on the left and keys on the right, {what}. "
                 "Right: the same head's weights. Every row sums to 1.")
-    return ("Each small map is one head (rows: queries, columns: keys), layer 1 at the top; "
-            "click one (or use Layer and Head) to enlarge it on the right.")
+    return (f"{LM.MODEL_NAME}: each small map is one head (rows: queries, columns: keys), "
+            "layer 1 at the top; click one (or use Layer and Head) to enlarge it on the right.")
 
 
 def _notes(s, typed: C.Typed, l: int, h: int) -> None:

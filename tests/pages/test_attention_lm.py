@@ -39,7 +39,7 @@ def test_default_sentence_head_view_matches_the_engine():
     np.testing.assert_allclose(w, ref, atol=1e-5)
     np.testing.assert_allclose(w.sum(1), 1.0, atol=1e-5)
     assert metric(at, "Head type") == "previous"
-    assert float(metric(at, "previous: typed")) > 0.95
+    assert float(metric(at, "previous score: typed text")) > 0.95
     assert at.dataframe and len(at.dataframe[0].value) == 72
 
 
