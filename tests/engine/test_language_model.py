@@ -141,3 +141,20 @@ def test_masking_effects_are_cosine_distances():
     assert (e > -1e-5).all() and (e <= 2).all()
     assert e.max() > 0.05                             # some head matters
     assert np.median(e) < 0.01                        # most heads alone do not
+
+
+def test_sessions_in_threads_do_not_see_each_others_head_masks():
+    """Two passes with head masks of different batch sizes at once: without the model lock,
+    one pass's hooks would apply to the other's batch (a shape error or a wrong answer)."""
+    from concurrent.futures import ThreadPoolExecutor
+    lm = LM.load()
+    two = torch.ones(2, lm.layers, lm.heads)
+    two[1, 5, 11] = 0.0
+    want_two, want_effects = LM.sentence_embeddings(TEXT, two), LM.masking_effects(TEXT)
+    with ThreadPoolExecutor(4) as pool:
+        pairs = [pool.submit(LM.sentence_embeddings, TEXT, two) for _ in range(12)]
+        effects = [pool.submit(LM.masking_effects, TEXT) for _ in range(4)]
+        for f in pairs:
+            np.testing.assert_allclose(f.result(), want_two, atol=1e-5)
+        for f in effects:
+            np.testing.assert_allclose(f.result(), want_effects, atol=1e-5)
