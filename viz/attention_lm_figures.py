@@ -82,13 +82,17 @@ def head_view_figure(w: np.ndarray, tokens: Sequence[str], title: str,
     layout = dict(
         height=figure_height(T), margin=dict(l=10, r=10, t=46, b=10),
         title=dict(text=title, automargin=False),
-        xaxis=dict(domain=[0.0, 0.44], range=[-0.75, 1.75], visible=False, fixedrange=True),
+        xaxis=dict(domain=[0.0, 0.46], range=[-0.8, 2.1], visible=False, fixedrange=True),
         yaxis=dict(range=[-T + 0.5, 0.5], visible=False, fixedrange=True),
         xaxis2=dict(domain=[0.56, 0.95], anchor="y2", type="category", showticklabels=False,
                     showgrid=False, ticks=""),
         yaxis2=dict(domain=[0.0, 1.0], anchor="x2", type="category", autorange="reversed",
                     showticklabels=False, showgrid=False, ticks=""),
     )
+    if focus is not None:              # the isolated token's row in the matrix too
+        layout["shapes"] = [dict(type="rect", xref="x2 domain", yref="y2", x0=0, x1=1,
+                                 y0=focus - 0.5, y1=focus + 0.5,
+                                 line=dict(color=HIGHLIGHT, width=2))]
     return go.Figure(data=data, layout=layout)
 
 
