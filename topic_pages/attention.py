@@ -23,6 +23,8 @@ from viz.attention_compute import (
     shipped_model, shipped_problem, digits_of, shipped_prediction, head_masses, shown_head,
     allowed_of, entries_per_n_sqrt_n, two_hop_coverage, nonzero_counts, NS)
 from viz.attention_tour import PRESETS, STEPS
+from viz.attention_lm_tour import PRESETS as LM_PRESETS, STEPS as LM_STEPS
+from viz.attention_lm_view import CONTROLS as LM_CONTROLS, real_model_view
 from viz.live import live_training, read_trainer
 from viz.live_push import live_parts, place
 from viz.page import View, topic_page, user_errors
@@ -63,7 +65,9 @@ STATE = StateTable([
     Control("at_mask", "causal", "Pattern", kind="selectbox", options=list(A.MASKS)),
     Control("at_mask_n", 16, "Sequence length n", lo=4, hi=64, step=1),
     Control("at_window", 4, "Window / stride", lo=1, hi=16, step=1),
+    *LM_CONTROLS,                            # the Real model tab (viz/attention_lm_view.py)
 ])
+PRESETS, STEPS = {**PRESETS, **LM_PRESETS}, [*STEPS, *LM_STEPS]
 
 
 
@@ -421,7 +425,8 @@ def masks_view(panel) -> None:
 VIEWS = [View("mechanics", "Mechanics", mechanics_view),
          View("positions", "Positional encoding", positions_view),
          View("trained", "Trained transformer", trained_view),
-         View("masks", "Masks", masks_view)]
+         View("masks", "Masks", masks_view),
+         View("real", "Real model", functools.partial(real_model_view, state=STATE))]
 
 if __name__ == "__main__":
     topic_page("attention", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,

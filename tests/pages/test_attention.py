@@ -16,7 +16,7 @@ from viz.topics import ROOT
 WEIGHTS = ROOT / "assets" / "weights"
 PAGE = "topic_pages/attention.py"
 SLUG = "attention"
-VIEWS = ["Mechanics", "Positional encoding", "Trained transformer", "Masks"]
+VIEWS = ["Mechanics", "Positional encoding", "Trained transformer", "Masks", "Real model"]
 
 
 def page_at(view: str | None = None, **state) -> AppTest:

@@ -1,0 +1,60 @@
+"""Attention page, Real model tab: loading the packaged all-MiniLM-L6-v2, one sentence's
+attention maps after load (target ≤ 150 ms for ≤ 32 tokens), and the head-masking effects
+(73 embeddings in one batched pass)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from benchmarks import Measurement, median_time
+from engine import language_model as LM
+from viz.topics import ROOT
+
+SENTENCE = "A student opened the book and started to read the first chapter."
+
+
+def load_time() -> Measurement:
+    """A fresh process: import transformers and load the tokenizer and weights (what the
+    first visit of the tab costs a server once)."""
+    code = ("import time; t = time.perf_counter(); from engine import language_model as LM; "
+            "LM.load(); print(time.perf_counter() - t, time.process_time())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, check=True)
+    wall, cpu = map(float, out.stdout.strip().splitlines()[-1].split())
+    return Measurement(wall, "s", f"fresh process: import transformers + tokenizer + 6x12 "
+                                  f"model, once; CPU {cpu:.1f} s")
+
+
+def per_sentence() -> Measurement:
+    LM.load()
+    n = len(LM.attention_maps(SENTENCE).tokens)
+    cpu0 = time.process_time()
+    t = median_time(lambda: LM.attention_maps(SENTENCE), repeat=20, warmup=3)
+    cpu = (time.process_time() - cpu0) / 23
+    return Measurement(t * 1e3, "ms", f"attention_maps, {n} tokens, 6 layers x 12 heads, "
+                                      f"after load; CPU {cpu * 1e3:.1f} ms/call; "
+                                      "target ≤ 150 ms")
+
+
+def masking() -> Measurement:
+    LM.load()
+    cpu0 = time.process_time()
+    t = median_time(lambda: LM.masking_effects(SENTENCE), repeat=5, warmup=1)
+    cpu = (time.process_time() - cpu0) / 6
+    return Measurement(t * 1e3, "ms", "masking_effects: 72 heads masked one at a time + the "
+                                      "unmasked sentence, one batched forward pass; "
+                                      f"CPU {cpu * 1e3:.0f} ms/call")
+
+
+def builtin_scores() -> Measurement:
+    LM.load()
+    t = median_time(lambda: LM.mean_scores(), repeat=3, warmup=1)
+    return Measurement(t * 1e3, "ms", f"head-type scores on the {len(LM.SENTENCES)} built-in "
+                                      "sentences")
+
+
+BENCHMARKS = {"language model: load (fresh process)": load_time,
+              "language model: attention maps of one sentence": per_sentence,
+              "language model: head-masking effects": masking,
+              "language model: scores on the built-in sentences": builtin_scores}
