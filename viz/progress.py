@@ -1,0 +1,83 @@
+"""Progress for work that takes more than a couple of seconds: a bar with steps done / total.
+
+    with progress("Training 10 nets", unit="nets") as report:
+        result = cached_work(..., _progress=report)      # report(done, total) after each step
+
+The bar appears at the first report and is removed when the block ends, so a cached result
+(whose function does not run) shows nothing. `chunked_steps` splits a long "train to N" into
+chunks with a bar and a Cancel button between them: Streamlit stops a running script when a
+widget changes, and the Cancel callback forgets the target, so the trainer keeps the steps it
+has done and nothing else runs."""
+from __future__ import annotations
+
+import contextlib
+from typing import Callable, Iterator
+
+import streamlit as st
+
+Report = Callable[[int, int], None]
+
+
+def progress_text(label: str, done: int, total: int, unit: str) -> str:
+    return f"{label}: {done:,} of {total:,} {unit}"
+
+
+@contextlib.contextmanager
+def progress(label: str, unit: str = "steps") -> Iterator[Report]:
+    slot = st.empty()
+
+    def report(done: int, total: int) -> None:
+        total = max(int(total), 1)
+        slot.progress(min(max(done / total, 0.0), 1.0),
+                      text=progress_text(label, int(done), total, unit))
+    try:
+        yield report
+    finally:
+        slot.empty()
+
+
+def chunk_targets(start: int, target: int, chunks: int = 20) -> list[int]:
+    """Intermediate targets from `start` (exclusive) to `target` (inclusive), about `chunks` of
+    them, each at least one step further: [start + c, start + 2c, ..., target]."""
+    if target <= start:
+        return []
+    size = max(1, -(-(target - start) // max(1, chunks)))
+    return list(range(start + size, target, size)) + [target]
+
+
+def _pending_key(key: str) -> str:
+    return f"{key}__pending_target"
+
+
+def request_target(key: str, target: int) -> None:
+    """Button callback: ask for `target` steps; `chunked_steps` does the work in the script."""
+    st.session_state[_pending_key(key)] = int(target)
+
+
+def cancel_target(key: str) -> None:
+    st.session_state.pop(_pending_key(key), None)
+
+
+def chunked_steps(key: str, label: str, steps_of: Callable[[], int | None],
+                  advance_to: Callable[[int], None], chunks: int = 20) -> bool:
+    """Run the target a button asked for (request_target) in chunks, with a bar of steps done /
+    total and a Cancel button; `steps_of()` is the trainer's step count (None: no trainer yet,
+    the target waits), `advance_to(t)` trains up to step t. Returns True when it ran."""
+    target = st.session_state.get(_pending_key(key))
+    if target is None:
+        return False
+    start = steps_of()
+    if start is None:
+        return False
+    st.button("Cancel", key=f"{key}__cancel", on_click=cancel_target, args=(key,),
+              icon=":material/cancel:")
+    with progress(label, unit="iterations") as report:
+        report(0, target - start)
+        for t in chunk_targets(start, target, chunks):
+            advance_to(t)
+            done = steps_of()
+            report((done if done is not None else t) - start, target - start)
+            if done is not None and done < t:       # stopped early (diverged): nothing more to do
+                break
+    cancel_target(key)
+    return True
