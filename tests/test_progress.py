@@ -83,3 +83,32 @@ def test_cancel_forgets_the_target(monkeypatch):
     assert state == {"t__pending_target": 10}
     P.cancel_target("t")
     assert state == {}
+
+
+def test_lr_sweep_one_rate_at_a_time_equals_one_sweep():
+    """The page's sweep (one cached learning rate at a time, to report progress) equals the
+    engine's sweep over every rate, on a small net."""
+    import numpy as np
+    from engine import signal_training as T
+    lrs, kw = (0.1, 3.0), dict(depth=2, width=8, steps=5, seed=1)
+    whole = T.lr_sweep(lrs=lrs, **kw)
+    cols = [T.lr_sweep(lrs=(lr,), **kw) for lr in lrs]
+    pieces = T.sweep_from_losses(lrs, cols[0].labels,
+                                 np.concatenate([c.final_loss for c in cols], axis=1), 5)
+    np.testing.assert_allclose(pieces.final_loss, whole.final_loss, rtol=1e-6)
+    assert (pieces.trains == whole.trains).all()
+    np.testing.assert_array_equal(pieces.max_stable_lr, whole.max_stable_lr)
+
+
+def test_robustness_points_equal_one_call_over_every_eps():
+    """The page's curves, one cached (network, attack, ε) point at a time, equal the engine's
+    one call over every ε."""
+    from engine import adversarial as adv
+    from viz import adversarial_compute as C
+    d = C.heldout_digits()
+    for kind in ("FGSM", "PGD"):
+        spec = C._curve_spec(kind, 3, 2)
+        ref = adv.robust_accuracy(C.model_of("robust", "cpu"), d.images, d.labels,
+                                  [0.05, 0.1], spec)
+        ours = [C._curve_point("robust", kind, 3, 2, "cpu", eps) for eps in (0.05, 0.1)]
+        assert max(abs(a - b) for a, b in zip(ours, ref.accuracy)) <= 1.0 / ref.n

@@ -32,6 +32,7 @@ from viz.live import is_playing, live_training
 from viz.live_push import live_parts, place
 from viz.page import View, topic_page, user_errors
 from viz.parts import Caption, Figure
+from viz.progress import progress
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.widgets import export_buttons
@@ -150,8 +151,9 @@ def curves_view(panel) -> None:
     seed, device = session.seed(), session.device()
     with panel.figure:
         with user_errors("measure the robustness curves"), \
-                st.spinner("Attacking the 359 held-out digits at 8 values of ε, both networks…"):
-            curves = curves_of(s, seed, device)
+                progress("Attacking the 359 held-out digits (2 networks × FGSM, PGD × ε)",
+                         unit="curve points") as bar:
+            curves = curves_of(s, seed, device, progress=bar)
         cfg = _train_config(s, seed)
 
         def make_trainer():

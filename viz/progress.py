@@ -1,16 +1,21 @@
 """Progress for work that takes more than a couple of seconds: a bar with steps done / total.
 
-    with progress("Training 10 nets", unit="nets") as report:
-        result = cached_work(..., _progress=report)      # report(done, total) after each step
+    with progress("Training nets for the sweep", unit="nets") as report:
+        for i, piece in enumerate(pieces):
+            parts.append(cached_piece(piece))            # st.cache_data per piece
+            report(i + 1, len(pieces))
 
-The bar appears at the first report and is removed when the block ends, so a cached result
-(whose function does not run) shows nothing. `chunked_steps` splits a long "train to N" into
+Report between cached calls, never from inside one: st.cache_data records the elements a
+cached function draws and replays them, which fails for a bar drawn in an outer block. The bar
+appears once the work has taken `delay_s` and is removed when the block ends, so pieces read
+back from the cache send nothing. `chunked_steps` splits a long "train to N" into
 chunks with a bar and a Cancel button between them: Streamlit stops a running script when a
 widget changes, and the Cancel callback forgets the target, so the trainer keeps the steps it
 has done and nothing else runs."""
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import Callable, Iterator
 
 import streamlit as st
@@ -23,10 +28,15 @@ def progress_text(label: str, done: int, total: int, unit: str) -> str:
 
 
 @contextlib.contextmanager
-def progress(label: str, unit: str = "steps") -> Iterator[Report]:
+def progress(label: str, unit: str = "steps", delay_s: float = 0.3) -> Iterator[Report]:
+    """report(done, total) draws the bar once `delay_s` has passed since the block began, so
+    work read back from a cache (done in milliseconds) sends nothing to the browser."""
     slot = st.empty()
+    start = time.perf_counter()
 
     def report(done: int, total: int) -> None:
+        if time.perf_counter() - start < delay_s and done < total:
+            return
         total = max(int(total), 1)
         slot.progress(min(max(done / total, 0.0), 1.0),
                       text=progress_text(label, int(done), total, unit))
