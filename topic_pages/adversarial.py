@@ -178,8 +178,8 @@ def curves_view(panel) -> None:
         explain("Each point attacks all 359 held-out digits. Red: the standard CNN; blue: the "
                 "same CNN adversarially trained (PGD-7 at ε = 0.15, 920 steps, shipped in "
                 "assets/weights); dotted FGSM, solid PGD. **Play** trains a fresh CNN on the "
-                "training examples the controls choose (920 minibatches of 64, i.e. 40 epochs; "
-                "about half a minute to a few minutes on one CPU core) and draws its PGD curve in "
+                "training examples the controls choose (920 minibatches of 64, i.e. 40 epochs, "
+                "each minibatch attacked with 7 PGD steps) and draws its PGD curve in "
                 "green after every frame; with *clean* it is ordinary training and the green "
                 "curve falls like the red one.")
         rows = pd.DataFrame(figs.curve_table(curves))
