@@ -28,10 +28,16 @@ def progress_text(label: str, done: int, total: int, unit: str) -> str:
 
 
 @contextlib.contextmanager
-def progress(label: str, unit: str = "steps", delay_s: float = 0.3) -> Iterator[Report]:
+def progress(label: str, unit: str = "steps", delay_s: float = 0.3,
+             below: Callable[[], None] | None = None) -> Iterator[Report]:
     """report(done, total) draws the bar once `delay_s` has passed since the block began, so
-    work read back from a cache (done in milliseconds) sends nothing to the browser."""
-    slot = st.empty()
+    work read back from a cache (done in milliseconds) sends nothing to the browser. `below()`
+    draws elements under the bar (a Cancel button) that leave with it."""
+    holder = st.empty()
+    with holder.container():
+        slot = st.empty()
+        if below is not None:
+            below()
     start = time.perf_counter()
 
     def report(done: int, total: int) -> None:
@@ -43,7 +49,7 @@ def progress(label: str, unit: str = "steps", delay_s: float = 0.3) -> Iterator[
     try:
         yield report
     finally:
-        slot.empty()
+        holder.empty()
 
 
 def chunk_targets(start: int, target: int, chunks: int = 20) -> list[int]:
@@ -79,9 +85,10 @@ def chunked_steps(key: str, label: str, steps_of: Callable[[], int | None],
     start = steps_of()
     if start is None:
         return False
-    st.button("Cancel", key=f"{key}__cancel", on_click=cancel_target, args=(key,),
-              icon=":material/cancel:")
-    with progress(label, unit="iterations") as report:
+    def cancel_button() -> None:
+        st.button("Cancel", key=f"{key}__cancel", on_click=cancel_target, args=(key,),
+                  icon=":material/cancel:")
+    with progress(label, unit="iterations", below=cancel_button) as report:
         report(0, target - start)
         for t in chunk_targets(start, target, chunks):
             advance_to(t)
