@@ -82,7 +82,8 @@ class Server:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
              "--server.address", "127.0.0.1", "--server.port", str(self.port),
-             "--browser.gatherUsageStats", "false"], cwd=cwd,
+             "--browser.gatherUsageStats", "false",
+             "--server.fileWatcherType", "none"], cwd=cwd,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env={**os.environ, "DLPLAY_DEVICE": "cpu", "PYTHONPATH": str(ROOT)})
         deadline = time.time() + 90

@@ -13,11 +13,10 @@ from typing import Callable
 import numpy as np
 
 from benchmarks import Measurement, median_time
+from benchmarks.cuda_graph import GraphedStep, classifier_step_fn, mlp_step, sync
 from engine import attention, conv, diffusion, gan, optim, recurrent, regions, vae
 from engine.datasets import DATASETS
-from engine.cuda_graph import GraphedStep, classifier_step_fn
 from engine.device import available_devices
-from engine.workload import DevicePicker, mlp_step, sync
 from engine.training import MLPClassifierTrainer
 from viz.topics import ROOT
 
@@ -96,7 +95,7 @@ STEP_ITERS = 300
 
 def _mlp_step_rate(device: str, graph: bool, depth: int = 2, width: int = 128) -> float:
     """it/s of one full-batch Adam step (batch 256) of a depth x width MLP: eager, or replayed
-    from a CUDA graph (engine.cuda_graph.GraphedStep; no host sync inside the loop)."""
+    from a CUDA graph (benchmarks.cuda_graph.GraphedStep; no host sync inside the loop)."""
     model, opt, x, y, eager = mlp_step(device, depth, width, capturable=graph)
     if graph:
         graphed = GraphedStep(classifier_step_fn(model, opt), {"x": x, "y": y}, warmup=3)
@@ -113,14 +112,6 @@ def _mlp_step_rate(device: str, graph: bool, depth: int = 2, width: int = 128) -
     return STEP_ITERS / (time.perf_counter() - t0)
 
 
-def _auto_pick(key: str) -> Measurement:
-    t0 = time.perf_counter()
-    pick = DevicePicker(path=None).pick(key)
-    rates = ", ".join(f"{d} {r:,.0f} it/s" for d, r in pick.rates.items()) or "nothing measured"
-    return Measurement(time.perf_counter() - t0, "s",
-                       f"auto picks {pick.device} ({pick.source}: {rates}) for {key}")
-
-
 def _entries() -> dict[str, Callable[[], Measurement]]:
     entries: dict[str, Callable[[], Measurement]] = {}
     step_note = "2x128 tanh MLP, Adam, full batch 256 (the 2x128 GAN nets' size)"
@@ -131,8 +122,6 @@ def _entries() -> dict[str, Callable[[], Measurement]]:
             entries["devices: 2x128 MLP step CUDA graph on cuda"] = (
                 lambda: Measurement(_mlp_step_rate("cuda", True), "it/s",
                                     step_note + ", captured once, replayed"))
-    for key in ("gan:2x128", "mlp:4x1024"):
-        entries[f"devices: auto pick {key}"] = lambda k=key: _auto_pick(k)
     for device in available_devices()[::-1]:      # cpu first
         for name, (factory, what) in TRAINERS.items():
             entries[f"devices: {name} on {device}"] = (

@@ -244,8 +244,15 @@ def lr_sweep(lrs: tuple[float, ...] = (0.1, 0.3, 1.0, 3.0, 10.0),
                                             log_every=10 ** 9, seed=seed), device)
         tr.step(steps)
         losses[:, j] = final_loss(tr.snapshot())
+    return sweep_from_losses(lrs, tuple(n.label for n in nets), losses, steps, train_fraction)
+
+
+def sweep_from_losses(lrs, labels: tuple[str, ...], losses: np.ndarray, steps: int,
+                      train_fraction: float = 0.75) -> LRSweep:
+    """The sweep of final losses (n_nets, n_lr), e.g. trained one learning rate at a time:
+    a net trains at lr when its loss is finite and < train_fraction · ln 10."""
+    losses = np.asarray(losses, float)
     trains = np.isfinite(losses) & (losses < train_fraction * CHANCE_LOSS)
     lr_arr = np.asarray(lrs, float)
     best = np.array([lr_arr[t].max() if t.any() else np.nan for t in trains])
-    return LRSweep(lr_arr, tuple(n.label for n in nets), losses, trains, best, int(steps),
-                   float(train_fraction))
+    return LRSweep(lr_arr, tuple(labels), losses, trains, best, int(steps), float(train_fraction))

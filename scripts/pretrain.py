@@ -7,12 +7,15 @@ Each topic that ships weights adds scripts/pretrain_<topic>.py with a function
 `pretrain(out_dir: pathlib.Path, seed: int = 0) -> list[pathlib.Path]` that trains with
 the engine's own trainer and writes files through engine/weights.py (`weights.save`, each
 < 2 MB); they are read back with `weights.load` (torch.load(..., weights_only=True)).
+Every topic trains under scripts/reproducible.deterministic() (one thread, deterministic
+kernels) and prints its progress per model and epoch (or step chunk).
 """
 from __future__ import annotations
 
 import importlib
 import pkgutil
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,9 +33,15 @@ def main(argv: list[str]) -> int:
         return 2
     out = ROOT / "assets" / "weights"
     out.mkdir(parents=True, exist_ok=True)
-    for name in wanted:
+    from scripts.reproducible import deterministic
+    for k, name in enumerate(wanted, 1):
+        print(f"[{k}/{len(wanted)}] {name}: training...", flush=True)
+        t0 = time.perf_counter()
+        deterministic()
         module = importlib.import_module(f"scripts.pretrain_{name}")
-        for path in module.pretrain(out):
+        paths = module.pretrain(out)
+        print(f"[{k}/{len(wanted)}] {name}: done in {time.perf_counter() - t0:.0f} s", flush=True)
+        for path in paths:
             size = path.stat().st_size / 1e6
             print(f"{name}: wrote {path.relative_to(ROOT)} ({size:.2f} MB)")
             if size >= 2.0:

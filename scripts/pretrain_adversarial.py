@@ -21,6 +21,7 @@ from engine.adversarial import AttackSpec, robust_accuracy
 from engine.adversarial_training import (AdvTrainConfig, AdversarialTrainer, config_meta,
                                          save_model, heldout_digits)
 from engine.conv import train_digits_cnn
+from scripts.reproducible import deterministic, step_with_progress
 
 ROBUST = AdvTrainConfig(train_eps=0.15, attack="pgd", attack_steps=7, total_steps=920, seed=0)
 STANDARD_EPOCHS = 12
@@ -41,16 +42,17 @@ def train_standard() -> tuple[torch.nn.Module, dict]:
 
 def train_robust() -> tuple[torch.nn.Module, dict]:
     trainer = AdversarialTrainer(ROBUST)
-    trainer.step(ROBUST.total_steps)
+    step_with_progress(trainer, ROBUST.total_steps, "robust CNN (2/2, PGD training)")
     return trainer.model.eval(), {"recipe": "engine.adversarial_training.AdversarialTrainer",
                                   **config_meta(ROBUST)}
 
 
 def pretrain(out_dir: Path, seed: int = 0) -> list[Path]:
-    torch.set_num_threads(1)
+    deterministic()
     paths = []
     for name, train in (("standard", train_standard), ("robust", train_robust)):
         t0 = time.perf_counter()
+        print(f"  adversarial: training the {name} CNN...", flush=True)
         model, meta = train()
         meta = {**meta, **measured(model), "train_seconds": round(time.perf_counter() - t0, 1)}
         print(f"adversarial: {name} CNN {meta}")

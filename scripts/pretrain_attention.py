@@ -53,8 +53,8 @@ def pretrain_task(task: str, out_dir: Path, seed: int = 0) -> Path:
 
 
 def pretrain(out_dir: Path, seed: int = 0, tasks=None) -> list[Path]:
-    import torch
-    torch.set_num_threads(1)   # tiny model: one thread is as fast and spares the CPU
+    from scripts.reproducible import deterministic
+    deterministic()            # one thread: bit-for-bit reruns; as fast for a tiny model
     return [pretrain_task(task, out_dir, seed) for task in (tasks or RECIPES)]
 
 

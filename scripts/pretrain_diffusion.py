@@ -23,6 +23,7 @@ import torch
 
 from engine.diffusion import (DIFFUSION_DATA, PRETRAINED, DiffusionTrainer, Schedule,
                               save_model)
+from scripts.reproducible import deterministic
 
 N_POINTS = 4000
 
@@ -66,10 +67,11 @@ def train_one(name: str, seed: int = 0, recipe: Recipe | None = None) -> Diffusi
 
 
 def pretrain(out_dir: Path, seed: int = 0, names=PRETRAINED) -> list[Path]:
-    torch.set_num_threads(1)
+    deterministic()
     paths = []
-    for name in names:
+    for k, name in enumerate(names, 1):
         t0 = time.perf_counter()
+        print(f"  {name} ({k}/{len(names)}): training...", flush=True)
         trainer = train_one(name, seed)
         path = weights_path(out_dir, name)
         save_model(trainer.model, trainer.schedule, path,

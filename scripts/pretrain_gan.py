@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from scripts.reproducible import Progress, deterministic
 from engine.gan import (PRETRAINED, GANTrainer, make_target, save_trainer,
                         trainer_config)
 
@@ -23,14 +24,16 @@ def weights_path(out_dir: Path, name: str) -> Path:
 
 
 def pretrain(out_dir: Path) -> list[Path]:
-    torch.set_num_threads(1)
+    deterministic()
     paths = []
-    for name, spec in PRETRAINED.items():
+    for k, (name, spec) in enumerate(PRETRAINED.items(), 1):
         t0 = time.perf_counter()
         trainer = GANTrainer(make_target(spec.target, spec.std, spec.seed), seed=spec.seed,
                              device="cpu", **spec.kwargs)
+        bar = Progress(f"{name} ({k}/{len(PRETRAINED)})", spec.steps, "iteration")
         while trainer.steps < spec.steps:
             trainer.step(min(CHUNK, spec.steps - trainer.steps))
+            bar(trainer.steps)
         cov = trainer.coverage()
         path = weights_path(out_dir, name)
         save_trainer(trainer, path, trainer_config(spec.target, spec.std, spec.seed,

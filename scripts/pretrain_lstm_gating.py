@@ -18,6 +18,7 @@ import torch
 from engine.recurrent import (TASKS, RecurrentNet, _init_net, accuracy_by_length, save_net,
                               task_loss)
 from engine.device import make_generator
+from scripts.reproducible import Progress, deterministic
 
 DELAYS = (1, 60)                 # trained range of D (inclusive); the page's slider range
 TASK_PARAMS = {"n_symbols": 4, "distract": 1.0}
@@ -34,7 +35,8 @@ def train(kind: str, steps: int, seed: int = 0) -> RecurrentNet:
     _init_net(net, seed, RECIPE["forget_bias"])
     opt = torch.optim.Adam(net.parameters(), lr=RECIPE["lr"])
     gen = make_generator(seed + 1, "cpu")
-    for _ in range(steps):
+    bar = Progress(f"{kind}", steps)
+    for i in range(steps):
         delay = int(torch.randint(DELAYS[0], DELAYS[1] + 1, (1,), generator=gen))
         b = spec.make(RECIPE["batch"], delay, gen, "cpu", **TASK_PARAMS)
         loss = task_loss("delayed_recall", net(b.x), b.y)
@@ -42,11 +44,12 @@ def train(kind: str, steps: int, seed: int = 0) -> RecurrentNet:
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
         opt.step()
+        bar(i + 1)
     return net.eval()
 
 
 def pretrain(out_dir: Path, seed: int = 0) -> list[Path]:
-    torch.set_num_threads(1)
+    deterministic()
     paths = []
     for kind, steps in STEPS.items():
         net = train(kind, steps, seed)

@@ -17,16 +17,19 @@ import torch
 
 from engine.vae import (PRETRAIN_EPOCHS, SHIPPED, SHIPPED_HIDDEN, VAETrainer,  # noqa: F401
                         reconstruction_mse, save_trainer, shipped_name)
+from scripts.reproducible import deterministic, step_with_progress
 
 EPOCHS = PRETRAIN_EPOCHS
 
 
 def pretrain(out_dir: Path, seed: int = 0) -> list[Path]:
-    torch.set_num_threads(1)   # small matmuls: one thread is faster than two on a busy machine
+    deterministic()            # one thread: bit-for-bit reruns (and faster for small matmuls)
     paths = []
-    for name, kw in SHIPPED.items():
+    for k, (name, kw) in enumerate(SHIPPED.items(), 1):
+        torch.manual_seed(seed)
         tr = VAETrainer(seed=seed, device="cpu", hidden=SHIPPED_HIDDEN, **kw)
-        tr.step(int(round(EPOCHS * tr.steps_per_epoch)))
+        step_with_progress(tr, int(round(EPOCHS * tr.steps_per_epoch)),
+                           f"{name} ({k}/{len(SHIPPED)}, {EPOCHS} epochs)")
         path = Path(out_dir) / name
         save_trainer(tr, path, {"trainer": {**kw, "hidden": list(SHIPPED_HIDDEN)},
                                 "epochs": EPOCHS, "seed": seed, "steps": tr.steps})

@@ -32,6 +32,7 @@ from viz.live import is_playing, live_training
 from viz.live_push import live_parts, place
 from viz.page import View, topic_page, user_errors
 from viz.parts import Caption, Figure
+from viz.progress import progress
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.widgets import export_buttons
@@ -150,8 +151,9 @@ def curves_view(panel) -> None:
     seed, device = session.seed(), session.device()
     with panel.figure:
         with user_errors("measure the robustness curves"), \
-                st.spinner("Attacking the 359 held-out digits at 8 values of ε, both networks…"):
-            curves = curves_of(s, seed, device)
+                progress("Attacking the 359 held-out digits (2 networks × FGSM, PGD × ε)",
+                         unit="curve points") as bar:
+            curves = curves_of(s, seed, device, progress=bar)
         cfg = _train_config(s, seed)
 
         def make_trainer():
@@ -176,8 +178,8 @@ def curves_view(panel) -> None:
         explain("Each point attacks all 359 held-out digits. Red: the standard CNN; blue: the "
                 "same CNN adversarially trained (PGD-7 at ε = 0.15, 920 steps, shipped in "
                 "assets/weights); dotted FGSM, solid PGD. **Play** trains a fresh CNN on the "
-                "training examples the controls choose (920 minibatches of 64, i.e. 40 epochs; "
-                "about half a minute to a few minutes on one CPU core) and draws its PGD curve in "
+                "training examples the controls choose (920 minibatches of 64, i.e. 40 epochs, "
+                "each minibatch attacked with 7 PGD steps) and draws its PGD curve in "
                 "green after every frame; with *clean* it is ordinary training and the green "
                 "curve falls like the red one.")
         rows = pd.DataFrame(figs.curve_table(curves))

@@ -28,6 +28,7 @@ from viz.generalization_tour import PRESETS, STEPS
 from viz.live import live_training, read_trainer
 from viz.live_push import live_parts, place_all
 from viz.page import View, topic_page, user_errors
+from viz.progress import chunked_steps, request_target
 from viz.parts import Figure, Metrics
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
@@ -75,15 +76,18 @@ STATE = StateTable([
 
 
 # ----------------------------------------------------------------------------- views
-def _train_to(key: str, target: int) -> None:
-    """Button callback: advance the live trainer to `target` iterations at once."""
-    read_trainer(key, functools.partial(M.train_to, target=target))
+def _steps_of(key: str) -> int | None:
+    return read_trainer(key, lambda trainer: int(trainer.steps))
 
 
 def _train_to_button(key: str, target: int, label: str) -> None:
-    st.button(label, key=f"{key}__to{target}", on_click=_train_to, args=(key, target),
+    """The button asks for `target` iterations; they run here in chunks with a bar (done /
+    total) and a Cancel, before the live view draws the result."""
+    st.button(label, key=f"{key}__to{target}", on_click=request_target, args=(key, target),
               icon=":material/fast_forward:", width="stretch",
-              help=f"Runs the remaining iterations up to {target:,} at once (a few seconds).")
+              help=f"Runs the remaining iterations up to {target:,} at once, with a progress bar.")
+    chunked_steps(key, f"Training to {target:,}", lambda: _steps_of(key),
+                  lambda t: read_trainer(key, functools.partial(M.train_to, target=t)))
 
 
 def _live_config(config: Any) -> dict[str, Any]:

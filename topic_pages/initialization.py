@@ -30,6 +30,7 @@ from viz.live import live_training
 from viz.live_push import live_parts, place
 from viz.page import View, topic_page, user_errors
 from viz.parts import Figure
+from viz.progress import progress
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.widgets import export_buttons
@@ -63,7 +64,7 @@ STATE = StateTable([
     Control("bn_batches", 60, "Mini-batches seen", lo=1, hi=300, step=1),
     Control("bn_gamma", 1.0, "γ (scale)", lo=0.1, hi=3.0, step=0.1),
     Control("bn_beta", 0.0, "β (shift)", lo=-2.0, hi=2.0, step=0.1),
-    Control("bn_sweep", False, "Compare learning rates with and without BN (~10 s)",
+    Control("bn_sweep", False, "Compare learning rates with and without BN (10 trainings)",
             kind="toggle"),
 ])
 
@@ -219,7 +220,8 @@ def bn_view(panel) -> None:
     with panel.figure:
         if s["bn_sweep"]:                  # the figure the switch asks for comes first
             with user_errors("run the learning-rate sweep"):
-                r = sweep_of(seed)
+                with progress("Training nets for the learning-rate sweep", unit="nets") as bar:
+                    r = sweep_of(seed, progress=bar)
                 show_figure(figs.lr_sweep_figure(r), key="in_bn_sweep")
                 st.caption(f"Largest learning rate that trains: without BN "
                            f"**{r.max_stable_lr[0]:g}**, with BN **{r.max_stable_lr[1]:g}**.")

@@ -116,22 +116,40 @@ def targeted_rate(s: Mapping[str, Any], seed: int = 0, device: str = "cpu") -> f
                           file_version(s["adv_model"]))
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def _curves(steps: int, seed: int, device: str, versions=None) -> dict:
+@st.cache_data(max_entries=16 * 2 * len(MODELS) * len(CURVE_EPS), show_spinner=False)
+def _curve_point(model: str, kind: str, steps: int, seed: int, device: str, eps: float,
+                 versions=None) -> float:
+    """Accuracy of one shipped CNN under one attack at one ε on the held-out digits (each
+    attack seeds its own random start from the spec, so points equal one call over every ε)."""
     d = heldout_digits()
-    out = {}
+    return float(adv.robust_accuracy(model_of(model, device), d.images, d.labels, [eps],
+                                     _curve_spec(kind, steps, seed)).accuracy[0])
+
+
+def _curve_spec(kind: str, steps: int, seed: int) -> adv.AttackSpec:
+    return adv.AttackSpec("fgsm") if kind == "FGSM" else adv.AttackSpec("pgd", steps=steps,
+                                                                         seed=seed)
+
+
+def curves_of(s: Mapping[str, Any], seed: int = 0, device: str = "cpu", progress=None) -> dict:
+    """{(model, "FGSM" | "PGD"): RobustnessCurve} over CURVE_EPS, both shipped CNNs, one cached
+    point at a time; `progress(done, total)` after each (network, attack, ε)."""
+    steps, versions = int(s["adv_steps"]), tuple(map(file_version, MODELS))
+    n = len(heldout_digits().labels)
+    total, done, out = 2 * len(MODELS) * len(CURVE_EPS), 0, {}
     for model in MODELS:
-        net = model_of(model, device)
-        out[(model, "FGSM")] = adv.robust_accuracy(net, d.images, d.labels, CURVE_EPS,
-                                                   adv.AttackSpec("fgsm"))
-        out[(model, "PGD")] = adv.robust_accuracy(net, d.images, d.labels, CURVE_EPS,
-                                                  adv.AttackSpec("pgd", steps=steps, seed=seed))
+        for kind in ("FGSM", "PGD"):
+            acc = []
+            for eps in CURVE_EPS:
+                acc.append(_curve_point(model, kind, steps, int(seed), device, float(eps),
+                                        versions))
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+            out[(model, kind)] = adv.RobustnessCurve(
+                np.asarray(CURVE_EPS, np.float64), np.asarray(acc, np.float64),
+                adv.attack_label(_curve_spec(kind, steps, int(seed))), n)
     return out
-
-
-def curves_of(s: Mapping[str, Any], seed: int = 0, device: str = "cpu") -> dict:
-    """{(model, "FGSM" | "PGD"): RobustnessCurve} over CURVE_EPS, both shipped CNNs."""
-    return _curves(int(s["adv_steps"]), int(seed), device, tuple(map(file_version, MODELS)))
 
 
 def curve_at(s, model: str, attack: str, eps: float) -> float:

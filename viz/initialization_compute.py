@@ -112,9 +112,27 @@ def gap_at(s: Mapping[str, Any], batch: int, seed: int) -> float:
     return float(gaps_of(s, seed)[GAP_BATCHES.index(batch)])
 
 
-@st.cache_data(max_entries=4, show_spinner="Training 10 nets for the learning-rate sweep…")
-def sweep_of(seed: int = 0) -> T.LRSweep:
-    return T.lr_sweep(seed=int(seed), device="cpu")
+SWEEP_LRS = (0.1, 0.3, 1.0, 3.0, 10.0)     # engine.signal_training.lr_sweep's default rates
+
+
+@st.cache_data(max_entries=4 * len(SWEEP_LRS), show_spinner=False)
+def _sweep_column(seed: int, lr: float) -> T.LRSweep:
+    return T.lr_sweep(lrs=(float(lr),), seed=int(seed), device="cpu")
+
+
+def sweep_of(seed: int = 0, progress=None) -> T.LRSweep:
+    """engine lr_sweep, one learning rate at a time (each cached; every rate trains fresh nets
+    from the same seed, so the columns equal one sweep's), with `progress(done, total)` in nets
+    after each rate that had to be trained or read back."""
+    cols = []
+    for j, lr in enumerate(SWEEP_LRS):
+        cols.append(_sweep_column(int(seed), lr))
+        if progress is not None:
+            progress((j + 1) * len(cols[0].labels), len(SWEEP_LRS) * len(cols[0].labels))
+    first = cols[0]
+    return T.sweep_from_losses(SWEEP_LRS, first.labels,
+                               np.concatenate([c.final_loss for c in cols], axis=1),
+                               first.steps, first.train_fraction)
 
 
 # ---- measurements the claims use (on both seeds)

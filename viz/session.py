@@ -9,31 +9,21 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.device import available_devices, default_device
-from engine.workload import MakeProbe, pick_device
 
-AUTO = "auto"   # the sidebar's "auto (per page)": each workload runs where it is fastest
+AUTO = "auto"   # the sidebar's "auto": the default device (CUDA > MPS > CPU, or DLPLAY_DEVICE)
 SEED_MAX = 2**31 - 1
 DEFAULT_SEED = 0
 
 
-def device(workload: str | None = None, make_probe: MakeProbe | None = None) -> str:
+def device() -> str:
     """The compute device for this page ("cpu" | "cuda" | "mps").
 
-    An explicit sidebar choice wins, then DLPLAY_DEVICE naming an existing device. On "auto"
-    (or nothing chosen): with a `workload` key such as "gan:2x128" the device measured
-    fastest for it (engine.workload.pick_device, once per process; `make_probe` overrides
-    the default probe), without one the default device (CUDA > MPS > CPU), as before.
-    With a single device (CPU-only machine) nothing is measured and the answer is "cpu"."""
+    An explicit sidebar choice wins; on "auto" (or nothing chosen) the default device:
+    DLPLAY_DEVICE naming an existing device, else CUDA > MPS > CPU (engine.device)."""
     name = st.session_state.get("device")
     if name in available_devices():
         return name
-    choice = default_device()
-    if workload is None or choice.reason != "auto":
-        return choice.name
-    try:
-        return pick_device(workload, make_probe)
-    except Exception:     # measuring is an optimisation: never break a page over it
-        return choice.name
+    return default_device().name
 
 
 def seed() -> int:

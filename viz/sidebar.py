@@ -1,9 +1,8 @@
 """The sidebar every page shares: compute device, global seed, classroom mode.
 
-- device: select box of "auto (per page)" (only where more than one device exists) and the
-  devices that exist, bound to ?device=. On auto each page's workload runs on the device
-  measured fastest for it (engine.workload); DLPLAY_DEVICE naming a device makes that device
-  the default choice; an explicit choice wins.
+- device: select box of "auto" (only where more than one device exists) and the devices
+  that exist, bound to ?device=. auto is the default device (DLPLAY_DEVICE naming a device,
+  else CUDA > MPS > CPU); an explicit choice wins.
 - seed: bound to ?seed= (an invalid value in the URL is ignored by Streamlit -> default 0).
 - classroom: toggle, synced by hand with ?classroom=1 because the URL convention is "1",
   which Streamlit's bound toggles (true/false only) would reject.
@@ -55,8 +54,7 @@ def device_options(devices: list[str], choice: DeviceChoice) -> tuple[list[str],
 
 def _device_caption() -> str:
     if st.session_state.get("device") == session.AUTO:
-        return ("In use: **auto**: each page's model runs where it trains fastest "
-                "(measured once per model size)")
+        return f"In use: **auto** ({device_label(session.device())})"
     return f"In use: **{device_label(session.device())}**"
 
 
@@ -69,12 +67,12 @@ def shared_sidebar() -> None:
         st.markdown("### Settings")
         st.selectbox("Compute device", options, index=index, key="device",
                      bind="query-params",
-                     format_func=lambda d: "auto (per page)" if d == session.AUTO else d,
-                     help="Where the PyTorch engine runs. auto (per page): each page times "
-                          "its model on every device once and uses the fastest; the small "
-                          "2-D models train faster on the CPU (measured on an H200: 0.2-0.9x "
-                          "on CUDA), the transformer and the CNN gradients gain 5-18x on "
-                          "CUDA. The environment variable DLPLAY_DEVICE sets the default.")
+                     format_func=lambda d: "auto" if d == session.AUTO else d,
+                     help="Where the PyTorch engine runs. auto: CUDA when present, else MPS, "
+                          "else the CPU. The small 2-D models train faster on the CPU "
+                          "(measured on an H200: 0.2-0.9x on CUDA), the transformer and the "
+                          "CNN gradients gain 5-18x on CUDA. The environment variable "
+                          "DLPLAY_DEVICE sets the default.")
         st.caption(_device_caption())
         if choice.warning:
             st.warning(choice.warning)

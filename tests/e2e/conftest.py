@@ -20,7 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu",
                   "--disable-background-networking", "--disable-component-update",
                   "--no-first-run", "--disable-sync", "--disable-quic"]
-SCREENSHOTS = Path(os.environ.get("DLPLAY_SCREENSHOTS", ROOT / "assets" / "screenshots"))
+# Tests never write tracked files: their screenshots go to a git-ignored folder.
+# scripts/refresh_screenshots.sh points DLPLAY_SCREENSHOTS at assets/screenshots on purpose.
+SCREENSHOTS = Path(os.environ.get("DLPLAY_SCREENSHOTS",
+                                  ROOT / "tests" / "e2e" / "_artifacts" / "screenshots"))
 
 
 def _need(what: str, reason: str):
@@ -42,7 +45,8 @@ def _start(script: str, log_name: str):
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false"],
+         "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
         env={**os.environ, "DLPLAY_DEVICE": os.environ.get("DLPLAY_DEVICE", "cpu"),
              "PYTHONPATH": str(ROOT)})

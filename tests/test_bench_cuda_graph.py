@@ -1,11 +1,10 @@
-"""engine.cuda_graph: k replayed steps of a captured training step equal k eager steps.
+"""benchmarks.cuda_graph: k replayed steps of a captured training step equal k eager steps.
 The capture tests need CUDA; on a CPU-only machine they are skipped (scripts/device_check.sh
 runs them on a lent GPU)."""
 import pytest
 import torch
 
-from engine.cuda_graph import GraphedStep, classifier_step_fn, use_cuda_graph
-from engine.workload import mlp_step
+from benchmarks.cuda_graph import GraphedStep, classifier_step_fn, mlp_step, use_cuda_graph
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
                                 reason="CUDA graphs need a CUDA device; none on this machine "

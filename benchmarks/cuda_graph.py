@@ -1,4 +1,6 @@
-"""One training step captured in a CUDA graph and replayed: for small, launch-bound models.
+"""Benchmark helper: one training step captured in a CUDA graph and replayed, against the same
+step run eagerly (`python -m benchmarks devices`, scripts/device_check.sh). No page trains this
+way: it measures what a graph would buy the small, launch-bound models on a GPU.
 
 A 2x128 GAN step is ~40 tiny kernels; eager CUDA pays a launch (~5-10 us of CPU each) per
 kernel and trained at 275 it/s on an H200, slower than one CPU core (342 it/s). Replaying a
@@ -19,7 +21,7 @@ step_fn(**inputs) must zero the gradients with set_to_none=True, run forward, ba
 optimizer.step(), and return a dict of tensors (e.g. {"loss": loss.detach()}); the returned
 tensors are the graph's static outputs, overwritten by the next call (clone to keep them).
 
-How a trainer opts in (engine trainers are owned elsewhere; nothing here edits them): build its
+How a trainer would opt in: build its
 optimizers with capturable=True on CUDA, move the body of `_iteration` that touches tensors into
 a step_fn over fixed-size batches, keep `float(loss)` *outside* it (read the returned tensor
 only when a frame needs it), and call `GraphedStep(...)` from `_iteration` when
@@ -31,6 +33,7 @@ from __future__ import annotations
 from typing import Callable
 
 import torch
+from torch import nn
 
 StepFn = Callable[..., dict[str, torch.Tensor]]
 
@@ -97,3 +100,40 @@ def classifier_step_fn(model: torch.nn.Module, opt: torch.optim.Optimizer) -> St
         opt.step()
         return {"loss": loss.detach()}
     return step_fn
+
+
+def sync(device: str) -> None:
+    """Wait for queued kernels, so wall time covers the work (CUDA/MPS run asynchronously)."""
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    elif device == "mps":
+        torch.mps.synchronize()
+
+
+def mlp_step(device: str, depth: int = 2, width: int = 128, batch: int = 256, seed: int = 0,
+             capturable: bool = False):
+    """(model, optimizer, x, y, step) for one full-batch Adam step of a depth x width tanh MLP
+    on 2-D points (logistic loss). step() zeroes the gradients, runs forward and backward and
+    the optimizer, and returns the loss tensor (no host sync). `capturable=True` gives an Adam
+    whose state lives on the device, as a CUDA graph needs (GraphedStep above)."""
+    g = torch.Generator().manual_seed(int(seed))
+    dims = [2] + [int(width)] * int(depth)
+    layers: list[nn.Module] = []
+    for a, b in zip(dims[:-1], dims[1:]):
+        layers += [nn.Linear(a, b), nn.Tanh()]
+    model = nn.Sequential(*layers, nn.Linear(dims[-1], 1))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=g) / p.shape[-1] ** 0.5)
+    model.to(device)
+    x = torch.randn(batch, 2, generator=g).to(device)
+    y = (x[:, 0] * x[:, 1] > 0).float()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, capturable=capturable)
+
+    def step() -> torch.Tensor:
+        opt.zero_grad(set_to_none=True)
+        loss = nn.functional.binary_cross_entropy_with_logits(model(x).squeeze(-1), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+    return model, opt, x, y, step

@@ -1,0 +1,32 @@
+# The playground on a CPU-only server, in the hosting profile (deploy/hosting.env).
+#   podman build -t dlplay .   (or docker build)      one server: podman run -p 8501:8501 dlplay
+#   N replicas behind nginx on one port: compose.yaml
+# Debian 12's python3 is 3.11, inside pyproject.toml's requires-python; its pip refuses
+# system-wide installs, hence the venv. nginx serves compose.yaml's proxy from the same image.
+FROM debian:bookworm-slim
+
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        python3 python3-venv nginx ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+
+ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH \
+    PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+RUN python3 -m venv /opt/venv
+
+WORKDIR /app
+COPY requirements.txt ./
+# The CPU build of torch first, with requirements.txt's own range, from PyTorch's CPU wheel
+# index (a bare `torch` would pull the multi-GB CUDA build); then the rest.
+RUN pip install "$(grep -E '^torch[<>=]' requirements.txt)" \
+        --index-url https://download.pytorch.org/whl/cpu \
+ && pip install -r requirements.txt
+
+COPY . .
+RUN useradd --system --uid 10001 --home-dir /app dlplay && chown -R dlplay /app
+USER dlplay
+
+EXPOSE 8501
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=4 \
+    CMD ["python3", "deploy/healthcheck.py", "8501"]
+CMD ["deploy/host.sh", "8501"]
