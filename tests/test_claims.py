@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from viz.claims import page_claims
+from viz.claims import claim_line, page_claims
 from viz.topics import TOPICS
 
 CLAIMS = [c for t in TOPICS if t.ready for c in page_claims(t.slug)]
@@ -15,6 +15,8 @@ CLAIMS = [c for t in TOPICS if t.ready for c in page_claims(t.slug)]
 def test_claim_holds(pc):
     value, ok = pc.claim.check(pc.settings)
     assert ok, f"{pc.id}: measured {value:.6g}, expected {pc.claim.threshold}"
+    if pc.claim.live:       # the card beside the figure prints this same value
+        assert f"**{pc.claim.format(value)}** ✓" in claim_line(pc.claim, pc.settings), pc.id
 
 
 def test_claims_exist():
