@@ -21,3 +21,34 @@ def test_claim_holds(pc):
 
 def test_claims_exist():
     assert len(CLAIMS) >= 10
+
+
+# ---------------------------------------------------------------- texts the figure contradicted
+# Each text below was false on screen; its claim now measures what the figure shows.
+def _page(slug):
+    from viz.claims import skeleton_module
+    return skeleton_module(slug)
+
+
+def _whats(item):
+    return [c.what for c in item.claims]
+
+
+def test_gradient_descent_momentum_swings_first_grow():
+    from viz.gradient_descent_compute import swing_growth
+    m = _page("gradient_descent")
+    preset, step = m.PRESETS["Optimal momentum: faster, not smoother"], m.STEPS[3]
+    s = m.STATE.resolve(preset.settings)
+    assert swing_growth(s, "momentum") > 2 and swing_growth(s, "gd") <= 1
+    for text in (preset.description, step.body):
+        assert "smaller" not in text and "shrinks every swing" not in text and "grow" in text
+    assert "heavy ball's largest swing across the valley / its first" in _whats(step)
+
+
+def test_gradient_descent_rosenbrock_newton_leaves_the_valley():
+    from viz.gradient_descent_compute import peak_gap
+    m = _page("gradient_descent")
+    preset = m.PRESETS["Rosenbrock valley"]
+    assert peak_gap(m.STATE.resolve(preset.settings), "newton") > 100
+    assert "follows the curvature" not in preset.description
+    assert "jumps out of the valley" in preset.description
