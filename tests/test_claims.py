@@ -52,3 +52,20 @@ def test_gradient_descent_rosenbrock_newton_leaves_the_valley():
     assert peak_gap(m.STATE.resolve(preset.settings), "newton") > 100
     assert "follows the curvature" not in preset.description
     assert "jumps out of the valley" in preset.description
+
+
+def test_backpropagation_gradient_check_larger_h_is_to_the_right():
+    """The text's 'right of each minimum (larger h) the error grows' read on the figure: h grows
+    to the right and the central error at the largest h exceeds its minimum."""
+    import numpy as np
+    from viz.backpropagation_compute import gradcheck_of
+    from viz.backpropagation_figures import gradcheck_figure
+    m = _page("backpropagation")
+    preset = m.PRESETS["Gradient check on the sigmoid neuron"]
+    c = gradcheck_of(m.STATE.resolve(preset.settings))
+    fig = gradcheck_figure(c)
+    assert fig.layout.xaxis.autorange != "reversed"
+    right = np.asarray(c.hs) > c.best_h["central"]
+    assert np.nanmin(c.errors["central"][right]) >= c.best_error["central"]
+    assert c.errors["central"][np.argmax(c.hs)] > 100 * c.best_error["central"]
+    assert "(larger h) the error grows" in preset.description
