@@ -27,7 +27,8 @@ class Claim:
     lo: float = -math.inf
     hi: float = math.inf
     slow: bool = False                                  # needs training: a slow test
-    fmt: str = ""              # how the card prints the value ("{:.1%}"); "" = 3 significant
+    fmt: Any = ""              # how the card prints the value: "{:.1%}", a function (YES_NO)
+                               # or "" = 3 significant digits
     needs: str = ""            # not measurable on the screen the text is shown with: what it
                                # takes ("press Train"); the card says so instead of a number
 
@@ -38,6 +39,8 @@ class Claim:
 
     def format(self, value: float) -> str:
         """The value as the card prints it."""
+        if callable(self.fmt):
+            return self.fmt(value)
         if self.fmt:
             return self.fmt.format(value)
         return format_number(value)
@@ -52,6 +55,14 @@ class Claim:
         if self.lo > -math.inf and self.hi < math.inf:
             return f"{self.lo:g} ≤ x ≤ {self.hi:g}"
         return f"≥ {self.lo:g}" if self.lo > -math.inf else f"≤ {self.hi:g}"
+
+
+PERCENT = "{:.1%}"
+
+
+def YES_NO(value: float) -> str:          # noqa: N802 - a format, named like PERCENT
+    """A 0/1 measurement (does the digit flip?) as the card states it."""
+    return "yes" if value >= 0.5 else "no"
 
 
 def format_number(value: float) -> str:
