@@ -196,13 +196,14 @@ def _tour_bar(slug: str, steps, views) -> None:
     st.caption(f"Tour step {active + 1} of {n}")
 
 
-def _claim_list(claims, state, on_screen: bool) -> None:
+def _claim_list(claims, state, on_screen: bool, own=None) -> None:
     """Each claim of the card with its value measured live on the settings on screen
-    (viz.claims.claim_line: the value tests/test_claims.py asserts)."""
+    (viz.claims.claim_line: the value tests/test_claims.py asserts); `own`: settings the
+    text's own action changes, read at the text's values."""
     if not claims:
         return
     from viz.claims import claim_line
-    settings = state.values() if (on_screen and state is not None) else None
+    settings = state.values(own) if (on_screen and state is not None) else None
     st.markdown("\n".join(f"- {claim_line(c, settings)}" for c in claims))
 
 
@@ -215,7 +216,8 @@ def _note_card(slug: str, presets, steps, views, state=None) -> None:
         with st.container(border=True, key=f"{slug}__card"):
             st.markdown(f"**{active + 1}/{len(steps)} · {step.title}**")
             st.markdown(step.body)
-            _claim_list(step.claims, state, settings_match(step.settings))
+            _claim_list(step.claims, state, settings_match(step.held),
+                        {k: step.settings[k] for k in step.acts_on})
             if step.settings or step.view:
                 st.button("Show me", key=f"{tour_key(slug)}__show", type="primary",
                           icon=":material/visibility:", width="stretch",
@@ -225,11 +227,12 @@ def _note_card(slug: str, presets, steps, views, state=None) -> None:
     chosen = st.session_state.get(preset_key(slug))
     if presets and chosen in presets:
         preset = presets[chosen]
-        if settings_match(preset.settings):
+        if settings_match(preset.held):
             if preset.description:
                 with st.container(key=f"{slug}__preset_card"):
                     st.info(f"**{chosen}.** {preset.description}", icon=":material/lightbulb:")
-                    _claim_list(preset.claims, state, True)
+                    _claim_list(preset.claims, state, True,
+                                {k: preset.settings[k] for k in preset.acts_on})
         else:
             st.caption(f"Controls changed since the preset “{chosen}” was applied.")
 
