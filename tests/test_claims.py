@@ -69,3 +69,11 @@ def test_backpropagation_gradient_check_larger_h_is_to_the_right():
     assert np.nanmin(c.errors["central"][right]) >= c.best_error["central"]
     assert c.errors["central"][np.argmax(c.hs)] > 100 * c.best_error["central"]
     assert "(larger h) the error grows" in preset.description
+
+
+def test_generalization_texts_state_only_what_the_screen_shows():
+    """Dropout's boundary keeps pockets around flipped points (it read 'stays smooth'), and the
+    decay view shows no unregularized run to compare ‖θ‖ with (it read 'under 0.7×')."""
+    m = _page("generalization")
+    assert "stays smooth" not in m.PRESETS["Dropout 0.5 narrows the gap"].description
+    assert "0.7×" not in m.PRESETS["λ = 1: Adam + L2 collapses, AdamW still learns"].description
