@@ -42,7 +42,7 @@ def test_gradient_descent_momentum_swings_first_grow():
     assert swing_growth(s, "momentum") > 2 and swing_growth(s, "gd") <= 1
     for text in (preset.description, step.body):
         assert "smaller" not in text and "shrinks every swing" not in text and "grow" in text
-    assert "heavy ball's largest swing across the valley / its first" in _whats(step)
+    assert "heavy ball's largest distance across the valley / at the start" in _whats(step)
 
 
 def test_gradient_descent_rosenbrock_newton_leaves_the_valley():

@@ -43,9 +43,9 @@ C_MOMENTUM = (Claim("steps to f − f* ≤ 1e-8: heavy ball / GD",
                     lambda s: tail_rate(s, "momentum"), lo=0.74, hi=0.80),
               Claim("share of heavy-ball steps flipping the steep direction's sign",
                     lambda s: eigen_flip_share(s, "momentum", 1), lo=0.3),
-              Claim("heavy ball's largest swing across the valley / its first",
+              Claim("heavy ball's largest distance across the valley / at the start",
                     lambda s: swing_growth(s, "momentum"), lo=2.0),
-              Claim("GD's largest swing across the valley / its first",
+              Claim("GD's largest distance across the valley / at the start",
                     lambda s: swing_growth(s, "gd"), hi=1.0))
 C_ADAPTIVE = (Claim("RMSProp's mean step over the last 100 steps (it keeps hopping)",
                     lambda s: mean_late_step(s, "rmsprop"), lo=0.05),
@@ -85,8 +85,8 @@ PRESETS = {
         MOMENTUM, "GD at its best η has rate (κ−1)/(κ+1) = 0.96; the heavy ball at its optimal "
                   "(η, β) has (√κ−1)/(√κ+1) = 0.75 and reaches 1e-8 in under a third of GD's "
                   "steps. It does not remove the oscillation: its first swings across the valley "
-                  "even grow (to over twice the first, where GD's only shrink), then they "
-                  "die out at the faster rate.", "race", C_MOMENTUM),
+                  "even grow (to over twice the start's distance, where GD's only shrink), "
+                  "then they die out at the faster rate.", "race", C_MOMENTUM),
     "Adam vs RMSProp, ill-conditioned and rotated": Preset(
         ADAPTIVE, "RMSProp divides by a running RMS of the gradient, so its step stays near η "
                   "and it keeps hopping around x* (mean step over the last 100 of 1,000 steps "
@@ -131,7 +131,8 @@ STEPS = [
          "β = ((√κ−1)/(√κ+1))² its rate improves from (κ−1)/(κ+1) = 0.96 to "
          "(√κ−1)/(√κ+1) = 0.75: it reaches 1e-8 in under a third of GD's steps. The path still "
          "oscillates (the two roots are complex), so 'momentum removes the zigzag' is not what "
-         "happens: its first swings even grow to over twice the first, then die out at the "
+         "happens: its first swings even grow to over twice the start's distance across the "
+         "valley, then die out at the "
          "faster rate. The tab *Momentum phase diagram* maps the "
          "rate over (η, β).", MOMENTUM, "race", C_MOMENTUM),
     Step("Adaptive methods rescale coordinates, not directions",
