@@ -10,7 +10,7 @@ from viz.lstm_gating_compute import (
     rnn_max_accuracy, accuracy_at, unit_forget_over_delay, unit_cell_at_query,
     unit_input_gate_jump, unit_output_gate_jump, weakest_storing_unit, max_abs_cell,
     clamped_acc, rnn_fall, orders_lstm_over_rnn, orders_fb2_over_fb0, unclipped_growth,
-    clipped_max, f_at_rest, half_life, race_accuracy, chance)
+    clipped_max, f_at_rest, half_life, race_accuracy, chance, flows_of, flow_at)
 from viz.widgets import Preset, Step
 
 # ----------------------------------------------------------------------------- presets
@@ -58,11 +58,21 @@ C_ERASED = (Claim("accuracy unclamped at delay 40 (512 sequences)", accuracy_at,
 C_VANISH = (Claim("orders of magnitude the RNN's gradient falls over 149 steps", rnn_fall,
                   lo=9.5, hi=11.5),
             Claim(f"log₁₀ of LSTM / RNN gradient at lag {FLOW_LAG}", orders_lstm_over_rnn,
-                  lo=5, hi=6.5))
+                  lo=5, hi=6.5),
+            Claim("RNN gradient at the longest lag (149)",
+                  lambda s: flows_of(s)["rnn"].norms[-1], lo=1e-11, hi=1e-10),
+            Claim(f"LSTM gradient at lag {FLOW_LAG}, forget bias 2",
+                  lambda s: flow_at(s, "lstm"), lo=0.02, hi=0.06),
+            Claim(f"RNN gradient at lag {FLOW_LAG}", lambda s: flow_at(s, "rnn"),
+                  lo=5e-8, hi=1e-7))
 C_FB0 = (Claim(f"log₁₀ of LSTM / RNN gradient at lag {FLOW_LAG}, forget bias 0",
                orders_lstm_over_rnn, lo=-10.5, hi=-8),
          Claim(f"log₁₀ of LSTM gradient at lag {FLOW_LAG}: forget bias 2 / 0",
-               orders_fb2_over_fb0, lo=14, hi=16))
+               orders_fb2_over_fb0, lo=14, hi=16),
+         Claim(f"LSTM gradient at lag {FLOW_LAG}, forget bias 0", lambda s: flow_at(s, "lstm"),
+               lo=1e-17, hi=1e-16),
+         Claim(f"RNN gradient at lag {FLOW_LAG}", lambda s: flow_at(s, "rnn"),
+               lo=5e-8, hi=1e-7))
 C_EXPLODE = (Claim("unclipped RNN gradient: lag 99 / lag 1", unclipped_growth, lo=1e3),
              Claim("largest clipped RNN gradient", clipped_max, hi=1.0 + 1e-9))
 C_SHORT = (Claim("f at rest = σ(0)", f_at_rest, lo=0.499, hi=0.501),
