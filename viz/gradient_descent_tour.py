@@ -35,7 +35,10 @@ C_ONE_STEP = (Claim("GD's f − f* after one step", lambda s: gap(s, "gd", 1), h
 C_ZIGZAG = (Claim("share of GD steps flipping the steep direction's sign",
                   lambda s: eigen_flip_share(s, "gd", 1), lo=0.95),
             Claim("GD's measured rate (flat-direction factor 1 − 1.9/50 = 0.962)",
-                  lambda s: tail_rate(s, "gd"), lo=0.955, hi=0.97))
+                  lambda s: tail_rate(s, "gd"), lo=0.955, hi=0.97),
+            Claim("steep-direction factor 1 − ηλmax",
+                  lambda s: 1 - 10 ** s["gd_loglr"] * float(curvature_of(s).max()),
+                  lo=-0.901, hi=-0.899))
 C_DIVERGE = (Claim("step where GD diverges", lambda s: diverged_at(s, "gd"), lo=100, hi=300),)
 C_MOMENTUM = (Claim("steps to f − f* ≤ 1e-8: heavy ball / GD",
                     lambda s: steps_to(s, "momentum") / steps_to(s, "gd"), hi=0.3),
