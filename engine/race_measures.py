@@ -4,6 +4,7 @@
     sign_flip_share(z)  = mean_k [sign z_{k+1} != sign z_k]   over |z_k| > 1e-12
     mean_late_step(x)   = mean over the last n steps of |x_{k+1} - x_k|
     tail_rate(e)        = engine.optim.measured_rate(e)         (second half of the run)
+    swing_growth(z)     = max_k |z_k| / |z_0|                    (> 1: the swings first grow)
 """
 from __future__ import annotations
 
@@ -35,6 +36,12 @@ def sign_flip_share(z: np.ndarray, floor: float = 1e-12) -> float:
 def eigen_flip_share(problem: Landscape, tr: Trajectory, which: int) -> float:
     """sign_flip_share of the error along eigenvector `which` (0 = flattest)."""
     return sign_flip_share(eigen_errors(problem, tr.points)[:, which])
+
+
+def swing_growth(problem: Landscape, tr: Trajectory, which: int) -> float:
+    """Largest |error| along eigenvector `which` over the run, relative to the start's."""
+    z = np.abs(eigen_errors(problem, tr.points)[:, which])
+    return float(z.max() / z[0]) if z[0] > 0 else float("inf")
 
 
 def tail_rate(problem: Landscape, tr: Trajectory) -> float:

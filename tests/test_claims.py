@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from viz.claims import page_claims
+from viz.claims import claim_line, page_claims
 from viz.topics import TOPICS
 
 CLAIMS = [c for t in TOPICS if t.ready for c in page_claims(t.slug)]
@@ -15,7 +15,65 @@ CLAIMS = [c for t in TOPICS if t.ready for c in page_claims(t.slug)]
 def test_claim_holds(pc):
     value, ok = pc.claim.check(pc.settings)
     assert ok, f"{pc.id}: measured {value:.6g}, expected {pc.claim.threshold}"
+    if pc.claim.live:       # the card beside the figure prints this same value
+        assert f"**{pc.claim.format(value)}** ✓" in claim_line(pc.claim, pc.settings), pc.id
 
 
 def test_claims_exist():
     assert len(CLAIMS) >= 10
+
+
+# ---------------------------------------------------------------- texts the figure contradicted
+# Each text below was false on screen; its claim now measures what the figure shows.
+def _page(slug):
+    from viz.claims import skeleton_module
+    return skeleton_module(slug)
+
+
+def _whats(item):
+    return [c.what for c in item.claims]
+
+
+def test_gradient_descent_momentum_swings_first_grow():
+    from viz.gradient_descent_compute import swing_growth
+    m = _page("gradient_descent")
+    preset, step = m.PRESETS["Optimal momentum: faster, not smoother"], m.STEPS[3]
+    s = m.STATE.resolve(preset.settings)
+    assert swing_growth(s, "momentum") > 2 and swing_growth(s, "gd") <= 1
+    for text in (preset.description, step.body):
+        assert "smaller" not in text and "shrinks every swing" not in text and "grow" in text
+    assert "heavy ball's largest distance across the valley / at the start" in _whats(step)
+
+
+def test_gradient_descent_rosenbrock_newton_leaves_the_valley():
+    from viz.gradient_descent_compute import peak_gap
+    m = _page("gradient_descent")
+    preset = m.PRESETS["Rosenbrock valley"]
+    assert peak_gap(m.STATE.resolve(preset.settings), "newton") > 100
+    assert "follows the curvature" not in preset.description
+    assert "jumps out of the valley" in preset.description
+
+
+def test_backpropagation_gradient_check_larger_h_is_to_the_right():
+    """The text's 'right of each minimum (larger h) the error grows' read on the figure: h grows
+    to the right and the central error at the largest h exceeds its minimum."""
+    import numpy as np
+    from viz.backpropagation_compute import gradcheck_of
+    from viz.backpropagation_figures import gradcheck_figure
+    m = _page("backpropagation")
+    preset = m.PRESETS["Gradient check on the sigmoid neuron"]
+    c = gradcheck_of(m.STATE.resolve(preset.settings))
+    fig = gradcheck_figure(c)
+    assert fig.layout.xaxis.autorange != "reversed"
+    right = np.asarray(c.hs) > c.best_h["central"]
+    assert np.nanmin(c.errors["central"][right]) >= c.best_error["central"]
+    assert c.errors["central"][np.argmax(c.hs)] > 100 * c.best_error["central"]
+    assert "(larger h) the error grows" in preset.description
+
+
+def test_generalization_texts_state_only_what_the_screen_shows():
+    """Dropout's boundary keeps pockets around flipped points (it read 'stays smooth'), and the
+    decay view shows no unregularized run to compare ‖θ‖ with (it read 'under 0.7×')."""
+    m = _page("generalization")
+    assert "stays smooth" not in m.PRESETS["Dropout 0.5 narrows the gap"].description
+    assert "0.7×" not in m.PRESETS["λ = 1: Adam + L2 collapses, AdamW still learns"].description

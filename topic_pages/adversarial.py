@@ -93,7 +93,10 @@ def attack_view(panel) -> None:
             "pgd_l2": f"L2 PGD-{s['adv_steps']} (radius 8ε)"}[s["adv_attack"]]
     with panel.figure:
         with user_errors("attack the digit"):
-            r = attack_of(s, seed, device)
+            # the first open attacks all held-out digits: a spinner, not a blank column
+            with st.spinner(f"Attacking this digit and the {N_HELDOUT} held-out digits…"):
+                r = attack_of(s, seed, device)
+                heldout_accuracy(s, seed, device)
             show_figure(figs.attack_figure(r, s["adv_model"], name),
                         key="adv_attack_fig")
             c = st.columns(3)

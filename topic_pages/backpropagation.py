@@ -22,7 +22,7 @@ from viz import session
 from viz.autoplay import Autoplay
 from viz.backpropagation_compute import (
     DEFAULT_EXPR, DEFAULT_VALUES, MISSING_VALUE, env_of, graph_of, gradcheck_of, layer_of,
-    modes_of)
+    gradient_text, modes_of, singular_note)
 from viz.backpropagation_tour import PRESETS, STEPS
 from viz.page import View, topic_page
 from viz.render import explain, show_figure
@@ -195,11 +195,16 @@ def _gradient_table(d: autodiff.Differentiation) -> None:
         return
     rows = [{"input": n, "ours": d.gradients[n], "torch.autograd": d.torch_gradients[n]}
             for n in d.input_names]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="bp_table", column_config={
+    # Styler text, not a NumberColumn format: a NumberColumn shows NaN as an empty "None"
+    table = pd.DataFrame(rows).style.format(gradient_text, subset=["ours", "torch.autograd"])
+    st.dataframe(table, hide_index=True, key="bp_table", column_config={
         "input": st.column_config.TextColumn("∂f/∂"),
-        "ours": st.column_config.NumberColumn("ours", format="%.4g"),
-        "torch.autograd": st.column_config.NumberColumn("autograd", format="%.4g")})
+        "ours": st.column_config.Column("ours"),
+        "torch.autograd": st.column_config.Column("autograd")})
     st.caption(f"f = {d.output:.6g} · max |ours − torch| = {d.max_torch_diff:.1e} (float64)")
+    note = singular_note(d)
+    if note:
+        st.warning(note, icon=":material/warning:")
 
 
 def _export_graph(s, d: autodiff.Differentiation) -> None:

@@ -20,7 +20,7 @@ from viz.autoplay import Autoplay
 from viz.convolution_compute import (  # noqa: F401 (read as page.<name> by tests)
     FM_LAYERS, DIGITS_ERF_SEEDS, centre_of, image_of, gray_of, geometry, output_of,
     frames_of, out_index, erf_of, digits_erf, peak_to_mean, digits_test_accuracy,
-    digits_concentration_ratio, _digits, _digits_cnn)
+    digits_concentration_ratio, _digits, _digits_cnn, slide_input, wrap_note)
 from viz.convolution_controls import (
     STATE, image_kernel_controls, geometry_controls, stack_controls)
 from viz.convolution_tour import PRESETS, STEPS
@@ -175,6 +175,9 @@ def slide_view(panel) -> None:
         with user_errors("show the sliding window (kernel larger than this small padded "
                          "input)"):
             frames = frames_of(s, image, kernel)
+            note = slide_input(s, gray_of(image), kernel)[-1]
+            if note:
+                st.info(note, icon=":material/info:")
         if frames is not None:
             _sliding_window(frames, kernel, panel.controls)
     with panel.notes:
@@ -342,6 +345,9 @@ def equi_view(panel) -> None:
                                          pool, session.device())
         if eq is None:
             return
+        note = wrap_note(eq.conv_of_shifted.shape[-2:], dy, dx)
+        if note:
+            st.info(note, icon=":material/sync:")
         m = st.columns(3)
         m[0].metric("max |conv(Tx) − T conv(x)|", f"{eq.equivariance_error:.1e}")
         m[1].metric("Change without pooling", f"{eq.change_unpooled:.2f}",

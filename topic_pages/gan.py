@@ -24,6 +24,7 @@ from engine.gan import LOSSES, PRETRAINED, dirac_gan_field, parallel_lines, trai
 from engine.gan_measures import (SMOOTH_CHECKS, build_trainer, coverage_table_of, export_of,
                                  frame_of, smoothed_modes, step_part)
 from viz import session
+from viz.claims import format_number
 from viz.gan_compute import (  # noqa: F401 (settings_of: read as page.settings_of)
     UPLOAD, STEPS_PER_FRAME, FRAME_INTERVAL_S, DIRAC_LOSSES, STATE, settings_of, trainer_kwargs,
     dirac_runs)
@@ -209,7 +210,8 @@ def dirac_view(panel) -> None:
         m = st.columns(len(runs))
         for col, (name, tr) in zip(m, runs.items()):
             col.metric(f"Distance to (0, 0) after {len(tr.distance) - 1} it. ({name})",
-                       f"{tr.distance[-1]:.3f}", f"{tr.distance[-1] - tr.distance[0]:+.3f}",
+                       format_number(float(tr.distance[-1])),    # 1e-6 must not read 0.000
+                       f"{tr.distance[-1] - tr.distance[0]:+.3f}",
                        delta_color="inverse")
     with panel.notes:
         st.latex(r"p_{data}=\delta_0,\quad p_\theta=\delta_\theta,\quad D_\psi(x)=\psi x,"

@@ -17,14 +17,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import signal as S
 from engine import signal_training as T
 from engine.nets import INITS
 from viz import initialization_figures as figs
 from viz import session, warm
 from viz.initialization_compute import (
     ACTIVATIONS, NORMS, INIT_LABELS, SW_RANGE, SB_RANGE, GAP_BATCHES, propagation_of, map_of,
-    chi_of, grad_ratio, train_config, bn_trace_of, gaps_of, sweep_of)
+    chi_of, grad_ratio, train_config, bn_trace_of, gaps_of, signal_metrics, sweep_of)
 from viz.initialization_tour import PRESETS, STEPS
 from viz.live import live_training
 from viz.live_push import live_parts, place
@@ -99,12 +98,11 @@ def signal_view(panel) -> None:
             st.warning(f"The activations overflowed float32 at layer {p.diverged_at}: the "
                        f"curves stop there.", icon=":material/warning:")
         show_figure(figs.signal_figure(p, _propagation_title(s)), key="in_signal")
-        ratio, g = S.per_layer_ratio(p.act_var), grad_ratio(p)
+        shown = signal_metrics(p)        # never "nan": too few layers or an overflow named
         cols = st.columns(3)
-        cols[0].metric("Var(h_L) / Var(h_1)", f"{p.act_var[-1] / p.act_var[1]:.3g}"
-                       if p.diverged_at is None else "overflow")
-        cols[1].metric("per-layer variance ratio", f"{ratio:.3g}")
-        cols[2].metric("backward gradient factor", f"{g:.3g}")
+        cols[0].metric("Var(h_L) / Var(h_1)", shown["end"])
+        cols[1].metric("per-layer variance ratio", shown["ratio"])
+        cols[2].metric("backward gradient factor", shown["grad"])
     if p is None:
         return
     with panel.notes:

@@ -21,7 +21,7 @@ from viz.live_push import live_parts, place
 from viz.lstm_gating_compute import (  # noqa: F401 (WEIGHTS: read as page.WEIGHTS)
     DELAYS, WEIGHTS, KINDS, K, HIDDEN, CHECK_DELAYS, PROBE, FLOW_LAG, GATE_TITLES,
     load_shipped, shipped_problem, lstm_net, clamps_of, input_of, trace_of, storing_units,
-    unit_of, accuracy_by_delay, flows_of, cell_trace_of)
+    unit_of, accuracy_by_delay, flows_of, cell_trace_of, clamped_note)
 from viz.lstm_gating_tour import PRESETS, STEPS
 from viz.page import View, topic_page, user_errors
 from viz.parts import Figure
@@ -168,7 +168,8 @@ def gates_view(panel) -> None:
         if load_shipped("lstm") is not None:
             acc = accuracy_by_delay("lstm")
             st.caption("Shipped LSTM, accuracy by delay (512 sequences each): "
-                       + ", ".join(f"D={d}: {a:.0%}" for d, a in zip(CHECK_DELAYS, acc)) + ".")
+                       + ", ".join(f"D={d}: {a:.0%}" for d, a in zip(CHECK_DELAYS, acc)) + "."
+                       + clamped_note(s))
         with st.expander("Export"):
             export_buttons(figs.trace_frame(trace, labels),
                            {"input": s["lg_input"], "clamp": clamps_of(s), "T": T, "hidden": H,

@@ -21,7 +21,8 @@ from viz.parts import Caption, Figure, Info, Metrics
 from viz.page import View, topic_page, user_errors
 from viz.relu_regions_compute import (  # noqa: F401 (arrangement_count, partition_of: tests)
     arrangement_count, partition_of, BUDGETS, BUDGET_SEEDS, COUNT_EVERY, LRS, OUTPUTS,
-    SLOW_UNITS, box_of, budget_of, make_trainer, net_of, sawtooth_of, widths_of)
+    SLOW_UNITS, box_of, budget_of, make_trainer, net_of, sawtooth_caption, sawtooth_of,
+    widths_of)
 from viz.relu_regions_tour import PRESETS, STEPS
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
@@ -245,8 +246,8 @@ def sawtooth_view(panel) -> None:
                         key="rr_fig_saw")
             st.metric("Linear pieces", f"{len(saw.kinks()) + 1}",
                       help="A single hidden layer needs 2^depth - 1 units for this many.")
-            st.caption(f"{k} layers × 2 units: only {2 * k} ReLUs; a one-hidden-layer network "
-                       f"needs {2 ** k - 1}. Red dots: breakpoints, where the slope changes.")
+            st.caption(f"{sawtooth_caption(k)} Red dots: breakpoints, where the slope "
+                       f"changes.")
         with cols[1], user_errors("compute the pieces of the 1-D network"):
             net = net_of(s, seed, input_dim=1)
             pieces = reg.linear_pieces_1d(net, (box[0], box[1]))

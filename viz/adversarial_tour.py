@@ -6,7 +6,7 @@ from __future__ import annotations
 from viz.adversarial_compute import (
     clean_accuracy, heldout_accuracy, targeted_rate, curve_at, fgsm_minus_pgd, linear_of,
     loglog_slope, fooled, kept, CLAIM_EPS)
-from viz.claims import Claim
+from viz.claims import PERCENT, YES_NO, Claim
 from viz.widgets import Preset, Step
 
 # ----------------------------------------------------------------------------- presets
@@ -24,31 +24,46 @@ TARGETED_ROBUST = {**TARGETED, "adv_model": "robust"}
 LINEAR = {"adv_lin_eps": 0.01}
 
 C_STANDARD = (Claim("standard CNN's held-out accuracy under PGD-10 at ε = 0.125",
-                    heldout_accuracy, hi=0.20),
+                    heldout_accuracy, hi=0.20, fmt=PERCENT),
               Claim("standard CNN's clean held-out accuracy",
-                    clean_accuracy, lo=0.97),
-              Claim("this 0 is read as another class", fooled, lo=1),
+                    clean_accuracy, lo=0.97, fmt=PERCENT),
+              Claim("this 0 is read as another class", fooled, lo=1, fmt=YES_NO),
               Claim("standard CNN's held-out accuracy under PGD-10 at ε = 0.1",
-                    lambda s: curve_at(s, "standard", "PGD", 0.1), lo=0.35, hi=0.45))
+                    lambda s: curve_at(s, "standard", "PGD", 0.1), lo=0.35, hi=0.45,
+                    fmt=PERCENT),
+              Claim("standard CNN's held-out accuracy under FGSM at ε = 0.125",
+                    lambda s: curve_at(s, "standard", "FGSM", CLAIM_EPS), lo=0.25, hi=0.35,
+                    fmt=PERCENT))
 C_ROBUST = (Claim("robust CNN's held-out accuracy under PGD-10 at ε = 0.125",
-                  heldout_accuracy, lo=0.70),
+                  heldout_accuracy, lo=0.70, fmt=PERCENT),
             Claim("robust CNN's clean held-out accuracy",
-                  clean_accuracy, lo=0.97),
-            Claim("this 0 stays a 0", kept, lo=1))
-C_FGSM_ONE = (Claim("the 0 is read as another class after one FGSM step", fooled, lo=1),
+                  clean_accuracy, lo=0.97, fmt=PERCENT),
+            Claim("this 0 stays a 0", kept, lo=1, fmt=YES_NO),
+            Claim("standard CNN's held-out accuracy under the same attack",
+                  lambda s: curve_at(s, "standard", "PGD", CLAIM_EPS), hi=0.20, fmt=PERCENT))
+C_FGSM_ONE = (Claim("the 0 is read as another class after one FGSM step", fooled, lo=1,
+                    fmt=YES_NO),
+              Claim("standard CNN's clean held-out accuracy",
+                    clean_accuracy, lo=0.97, fmt=PERCENT),
               Claim("standard CNN's held-out accuracy under FGSM at ε = 0.1",
-                    heldout_accuracy, lo=0.40, hi=0.55))
+                    heldout_accuracy, lo=0.40, hi=0.55, fmt=PERCENT))
 C_FGSM_WEAKER = (Claim("min over ε and both CNNs of acc(FGSM) − acc(PGD)", fgsm_minus_pgd,
-                       lo=0.0),
+                       lo=0.0, fmt=PERCENT),
                  Claim("standard CNN at ε = 0.125: acc(FGSM) − acc(PGD)",
                        lambda s: curve_at(s, "standard", "FGSM", CLAIM_EPS)
-                       - curve_at(s, "standard", "PGD", CLAIM_EPS), lo=0.05))
-C_TARGETED = (Claim("the 6 is read as the target 8", fooled, lo=1),
+                       - curve_at(s, "standard", "PGD", CLAIM_EPS), lo=0.05, fmt=PERCENT),
+                 Claim("standard CNN at ε = 0.125: acc(FGSM)",
+                       lambda s: curve_at(s, "standard", "FGSM", CLAIM_EPS), lo=0.25, hi=0.35,
+                       fmt=PERCENT),
+                 Claim("standard CNN at ε = 0.125: acc(PGD)",
+                       lambda s: curve_at(s, "standard", "PGD", CLAIM_EPS), hi=0.20,
+                       fmt=PERCENT))
+C_TARGETED = (Claim("the 6 is read as the target 8", fooled, lo=1, fmt=YES_NO),
               Claim("held-out digits of other classes sent to 8 (standard CNN, ε = 0.2)",
-                    targeted_rate, lo=0.90))
-C_TARGETED_ROBUST = (Claim("the 6 stays a 6 on the robust CNN", kept, lo=1),
+                    targeted_rate, lo=0.90, fmt=PERCENT))
+C_TARGETED_ROBUST = (Claim("the 6 stays a 6 on the robust CNN", kept, lo=1, fmt=YES_NO),
                      Claim("held-out digits sent to 8 (robust CNN, ε = 0.2)", targeted_rate,
-                           hi=0.40))
+                           hi=0.40, fmt=PERCENT))
 C_LINEAR = (Claim("log-log slope of the worst case ε‖w‖₁ vs d",
                   lambda s: loglog_slope(linear_of(s).dims, linear_of(s).worst_change),
                   lo=0.97, hi=1.03),
@@ -112,8 +127,8 @@ STEPS = [
          ROBUST_PGD, "attack", C_ROBUST),
     Step("Accuracy against ε",
          "The curves measure both networks over ε. FGSM (dotted) never beats PGD (solid). "
-         "Press Play under the figure to train a CNN robustly yourself and watch its curve "
-         "rise.", CURVES, "curves", C_FGSM_WEAKER),
+         "Press **Play** on this tab to train a CNN robustly yourself and watch its (green) "
+         "curve rise.", CURVES, "curves", C_FGSM_WEAKER),
     Step("Why: linear models in high dimension",
          "Goodfellow et al.'s explanation: a score wᵀx moves by ε‖w‖₁ ≈ ε·d·E|wᵢ| when every "
          "input moves by ε against it. Each pixel changes a little, but d pixels add up.",

@@ -67,6 +67,8 @@ C_LOOKUP = (Claim("example answered right (share of tokens)", example_accuracy, 
                   lambda s: lookup_heads(s)[1], lo=0.9))
 C_SPARSE = (Claim("allowed pairs / (n√n) at n = 36, window = stride = 6",
                   entries_per_n_sqrt_n, lo=1.3, hi=1.4),
+            Claim("allowed pairs at n = 36 (of 1,296)",
+                  lambda s: round(entries_per_n_sqrt_n(s) * 36 ** 1.5), lo=291, hi=291),
             Claim("allowed pairs / (n√n) at n = 512 (window = stride = 23)",
                   lambda s: sparse_constant_at(512), lo=1.45, hi=1.5),
             Claim("share of earlier positions reachable in ≤ 2 hops", two_hop_coverage, lo=1.0))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+import numpy as np
 import streamlit as st
 
 from engine import autodiff
@@ -105,3 +106,27 @@ def sigmoid_local(s) -> float:
 def max_abs_grad(s) -> float:
     return max(abs(v) for v in graph_of(s).gradients.values())
 
+
+
+def singular_note(d: autodiff.Differentiation) -> str | None:
+    """A sentence naming the inputs whose gradient (or the output) is not finite at these
+    values, or None when every number is finite: x/0, log of 0, √ at 0 are singular points
+    where the derivative does not exist, and the table must say so rather than look empty."""
+    bad = [n for n in d.input_names if not np.isfinite(d.gradients[n])]
+    if np.isfinite(d.output) and not bad:
+        return None
+    names = ([] if np.isfinite(d.output) else [f"f = {gradient_text(d.output)}"]) + \
+        [f"∂f/∂{n} = {gradient_text(d.gradients[n])}" for n in bad]
+    return (f"{', '.join(names)}: not finite at these values. The expression is singular "
+            f"or undefined here (a division by 0, a log of a number ≤ 0, √ of a negative "
+            f"number or at 0, …), so its derivative does not exist; pick other input values.")
+
+
+def gradient_text(v: float) -> str:
+    """A table cell: 4 significant digits, or nan / ∞ / −∞ spelled out (a NumberColumn would
+    show a NaN as an empty 'None')."""
+    if np.isnan(v):
+        return "nan"
+    if np.isinf(v):
+        return "∞" if v > 0 else "−∞"
+    return f"{v:.4g}"

@@ -173,7 +173,7 @@ def gradcheck_figure(c: GradcheckCurve) -> go.Figure:
         fig.add_vline(x=c.theory_h[kind], line=dict(color=color, dash="dot", width=1.5))
     fig.update_layout(
         title="Finite differences vs autodiff",
-        xaxis=dict(type="log", title="step h", autorange="reversed", exponentformat="power"),
+        xaxis=dict(type="log", title="step h (larger to the right)", exponentformat="power"),
         yaxis=dict(type="log", title="relative error of the gradient", exponentformat="power"),
         legend=dict(x=1.02, y=1, xanchor="left", yanchor="top"), height=470,
         margin=dict(r=10))

@@ -112,8 +112,8 @@ PRESETS = {
         CHECK, "Central differences reach a relative error of about 1e-11, at an h within a "
         "decade of ε^(1/3)·scale = 1.8e-5 (red dotted line; scale = the largest |input| = 3); "
         "forward differences only get down to about 5e-9, near √ε·scale = 4.5e-8 (blue). Right "
-        "of each minimum the error falls as h² (central) or h (forward): truncation; left of "
-        "it, it grows as 1/h: round-off.", "gradcheck", C_CHECK),
+        "of each minimum (larger h) the error grows as h² (central) or h (forward): "
+        "truncation; left of it (smaller h) it grows as 1/h: round-off.", "gradcheck", C_CHECK),
     "Linear layer + cross-entropy": Preset(
         LAYER, "y = W x + b on a batch of 4: dL/dW = δᵀx has W's shape (3, 5), dL/dx = δW has "
         "x's shape (4, 5), dL/db sums δ over the batch; autograd agrees to 1e-12.", "layers",

@@ -74,12 +74,51 @@ def output_of(s: Mapping[str, Any], image: np.ndarray | None = None,
     return conv.convolve(image, kernel, *geometry(s), session.device())
 
 
+ANIM_MAX = 12          # the sliding window's largest input (every number must stay readable)
+
+
+def slide_input(s: Mapping[str, Any], gray: np.ndarray, kernel: np.ndarray
+                ) -> tuple[np.ndarray, int, int, int, str]:
+    """(small input, stride, padding, dilation, note) for the sliding window. The geometry is
+    shared with the Convolution tab, where the input is large; on the small input a dilated
+    kernel can span more than the padded input, d(k − 1) + 1 > n + 2p, and there is no
+    output. Then the input grows (up to ANIM_MAX px, and no larger than the image), then the
+    dilation shrinks, then the padding grows, until the window fits; `note` says what changed
+    ("" when nothing did)."""
+    stride, pad, dil = geometry(s)
+    want = int(s["cv_anim_n"])
+    k = int(max(np.shape(kernel)))
+
+    def span(d: int) -> int:
+        return d * (k - 1) + 1
+
+    small = first = conv.downscale(gray, want)
+    if span(dil) > min(small.shape[:2]) + 2 * pad:
+        small = conv.downscale(gray, max(want, min(ANIM_MAX, span(dil) - 2 * pad)))
+    n = int(min(small.shape[:2]))
+    d, p = dil, pad
+    while d > 1 and span(d) > n + 2 * p:
+        d -= 1
+    if span(d) > n + 2 * p:
+        p = -(-(span(d) - n) // 2)
+    size = "×".join(map(str, small.shape[:2]))
+    changed = ([f"the input is {size} px (not {'×'.join(map(str, first.shape[:2]))})"]
+               if small.shape != first.shape else [])
+    changed += [f"the dilation is {d} (not {dil})"] if d != dil else []
+    changed += [f"the padding is {p} (not {pad})"] if p != pad else []
+    note = ("" if not changed else f"A {k}×{k} kernel with dilation {dil} spans {span(dil)} "
+            f"px, more than this small input with padding {pad} holds: here "
+            + " and ".join(changed) + ".")
+    return small, stride, p, d, note
+
+
 def frames_of(s: Mapping[str, Any], image: np.ndarray | None = None,
               kernel: np.ndarray | None = None) -> conv.ConvFrames:
     image = image_of(s) if image is None else image
     kernel = kernel_of(s) if kernel is None else kernel
-    small = conv.downscale(gray_of(image), int(s["cv_anim_n"]))
-    return conv.conv_animation_frames(small, kernel, *geometry(s))
+    small, stride, pad, dil, _ = slide_input(s, gray_of(image), kernel)
+    return conv.conv_animation_frames(small, kernel, stride, pad, dil)
+
 
 
 def specs_of(s: Mapping[str, Any]) -> list[conv.LayerSpec]:
@@ -211,3 +250,17 @@ def predicted_right(s) -> float:
     d = _digits()
     _, probs = conv.feature_maps(_digits_cnn(), d.images[int(s["cv_digit"])])
     return float(int(probs.argmax()) == int(d.labels[int(s["cv_digit"])]))
+
+
+def wrap_note(shape: tuple[int, int], dy: int, dx: int) -> str | None:
+    """The shift is circular: on an h × w image a shift of (dy, dx) acts as (dy mod h,
+    dx mod w). A sentence saying so when that differs from what the sliders ask (a shift by
+    8 on an 8 px digit is no shift at all), else None."""
+    h, w = int(shape[0]), int(shape[1])
+    parts = [f"{name} {v} px on {n} px is {v % n} px" for name, v, n in
+             (("down", dy, h), ("right", dx, w)) if abs(v) >= n]
+    if not parts:
+        return None
+    return ("The shift wraps around (circular): " + "; ".join(parts)
+            + (". The image is not shifted at all, so every change is 0." if
+               dy % h == 0 and dx % w == 0 else "."))

@@ -3,7 +3,7 @@
 viz/diffusion_compute.py)."""
 from __future__ import annotations
 
-from viz.claims import Claim
+from viz.claims import PERCENT, Claim
 from viz.diffusion_compute import (EXACT, PRETRAINED, NEAR, langevin_weights, measure,
                                    near_share, schedule_alpha_bar)
 from viz.widgets import Preset, Step
@@ -31,7 +31,8 @@ C_FORWARD = (Claim("ᾱ₅₀₀ of the linear schedule", lambda s: schedule_alp
                    lo=5.0))
 C_DDPM = tuple(Claim(f"share of samples at mode {k} (truth {w})", measure(f"w{k}"),
                      lo=w - 0.06, hi=w + 0.06) for k, w in enumerate((0.6, 0.2, 0.2)))
-C_DDIM10 = (Claim(f"share of samples within {NEAR} of the moons", near_share, lo=0.85),)
+C_DDIM10 = (Claim(f"share of samples within {NEAR} of the moons", near_share, lo=0.85,
+                  fmt=PERCENT),)
 C_DDIM10_NOISY = (
     Claim("10 steps: sliced W, η = 1 / η = 0 (η = 1 a little worse)",
           lambda s: measure("sw")(s) / measure("sw", df_eta=0.0)(s), lo=1.02, hi=1.5),

@@ -192,6 +192,10 @@ def curves_figure(history: History, n_modes: int | None, steps: np.ndarray | Non
     layout["annotations"] = [dict(text=t, x=x, y=1.0, xref="paper", yref="paper",
                                   xanchor="center", yanchor="bottom", showarrow=False,
                                   font=dict(size=16)) for t, x in titles]
+    if not len(history.as_arrays("loss_d")[0]):       # a fresh GAN: say why the axes are empty
+        layout["annotations"] += [dict(text="Press Play or Step:<br>curves start here", x=x,
+                                       y=0.5, xref="paper", yref="paper", showarrow=False,
+                                       font=dict(size=14, color="#666")) for _, x in titles]
     return plain_figure(traces, layout)
 
 

@@ -147,3 +147,12 @@ def mean_late_step(s, method: str, last: int = 100) -> float:
 
 def diverged_at(s, method: str) -> float:
     return M.diverged_at(race_of(s)[method])
+
+
+def swing_growth(s, method: str, which: int = 1) -> float:
+    return M.swing_growth(problem_of(s)[0], race_of(s)[method], which)
+
+
+def peak_gap(s, method: str) -> float:
+    """Largest f − f* on the path (a step that leaves the valley shows as a spike)."""
+    return float(np.max(race_of(s)[method].losses) - problem_of(s)[0].f_star)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from viz.claims import Claim
 from viz.gradient_descent_compute import (
-    diverged_at, eigen_flip_share, gap, hkey, log10, mean_late_step, steps_to, tail_rate)
+    curvature_of, diverged_at, eigen_flip_share, gap, hkey, log10, mean_late_step, peak_gap, steps_to,
+    swing_growth, tail_rate)
 from viz.widgets import Preset, Step
 
 # ----------------------------------------------------------------------------- presets
@@ -34,21 +35,29 @@ C_ONE_STEP = (Claim("GD's f − f* after one step", lambda s: gap(s, "gd", 1), h
 C_ZIGZAG = (Claim("share of GD steps flipping the steep direction's sign",
                   lambda s: eigen_flip_share(s, "gd", 1), lo=0.95),
             Claim("GD's measured rate (flat-direction factor 1 − 1.9/50 = 0.962)",
-                  lambda s: tail_rate(s, "gd"), lo=0.955, hi=0.97))
+                  lambda s: tail_rate(s, "gd"), lo=0.955, hi=0.97),
+            Claim("steep-direction factor 1 − ηλmax",
+                  lambda s: 1 - 10 ** s["gd_loglr"] * float(curvature_of(s).max()),
+                  lo=-0.901, hi=-0.899))
 C_DIVERGE = (Claim("step where GD diverges", lambda s: diverged_at(s, "gd"), lo=100, hi=300),)
 C_MOMENTUM = (Claim("steps to f − f* ≤ 1e-8: heavy ball / GD",
                     lambda s: steps_to(s, "momentum") / steps_to(s, "gd"), hi=0.3),
               Claim("heavy ball's measured tail rate (theory (√κ−1)/(√κ+1) = 0.752)",
                     lambda s: tail_rate(s, "momentum"), lo=0.74, hi=0.80),
               Claim("share of heavy-ball steps flipping the steep direction's sign",
-                    lambda s: eigen_flip_share(s, "momentum", 1), lo=0.3))
+                    lambda s: eigen_flip_share(s, "momentum", 1), lo=0.3),
+              Claim("heavy ball's largest distance across the valley / at the start",
+                    lambda s: swing_growth(s, "momentum"), lo=2.0),
+              Claim("GD's largest distance across the valley / at the start",
+                    lambda s: swing_growth(s, "gd"), hi=1.0))
 C_ADAPTIVE = (Claim("RMSProp's mean step over the last 100 steps (it keeps hopping)",
                     lambda s: mean_late_step(s, "rmsprop"), lo=0.05),
               Claim("Adam's mean step over the last 100 steps (its step anneals)",
                     lambda s: mean_late_step(s, "adam"), hi=1e-3),
               Claim("final f − f*: Adam / RMSProp", lambda s: gap(s, "adam") / gap(s, "rmsprop"),
-                    hi=0.01),
-              Claim("final f − f*: GD / Adam", lambda s: gap(s, "gd") / gap(s, "adam"), hi=0.01))
+                    hi=0.01, fmt="{:.2%}"),
+              Claim("final f − f*: GD / Adam", lambda s: gap(s, "gd") / gap(s, "adam"), hi=0.01,
+                    fmt="{:.2%}"))
 C_SADDLE = (Claim("GD's f − f* at the end (stuck at the saddle)", lambda s: gap(s, "gd"),
                   lo=0.24, hi=0.26),)
 C_SADDLE_NOISE = (Claim("GD's f − f* at the end (escaped into a minimum)",
@@ -57,7 +66,11 @@ C_SADDLE_NOISE = (Claim("GD's f − f* at the end (escaped into a minimum)",
                         lambda s: gap(s, "newton"), lo=0.2))
 C_ROSENBROCK = (Claim("final f − f*: momentum / GD", lambda s: gap(s, "momentum") / gap(s, "gd"),
                       hi=0.5),
-                Claim("Newton's final f − f*", lambda s: gap(s, "newton"), hi=1e-10))
+                Claim("Newton's final f − f*", lambda s: gap(s, "newton"), hi=1e-10),
+                Claim("Newton's largest f − f* on its path (it leaves the valley)",
+                      lambda s: peak_gap(s, "newton"), lo=100),
+                Claim("Newton's steps to f − f* ≤ 1e-8", lambda s: steps_to(s, "newton"),
+                      hi=6))
 
 PRESETS = {
     "κ = 1, η = 1/λ: one step": Preset(
@@ -74,14 +87,16 @@ PRESETS = {
     "Optimal momentum: faster, not smoother": Preset(
         MOMENTUM, "GD at its best η has rate (κ−1)/(κ+1) = 0.96; the heavy ball at its optimal "
                   "(η, β) has (√κ−1)/(√κ+1) = 0.75 and reaches 1e-8 in under a third of GD's "
-                  "steps. It does not remove the oscillation: its path still swings across the "
-                  "valley, but each swing is smaller.", "race", C_MOMENTUM),
+                  "steps. It does not remove the oscillation: its first swings across the valley "
+                  "even grow (to over twice the start's distance, where GD's only shrink), "
+                  "then they die out at the faster rate.", "race", C_MOMENTUM),
     "Adam vs RMSProp, ill-conditioned and rotated": Preset(
         ADAPTIVE, "RMSProp divides by a running RMS of the gradient, so its step stays near η "
                   "and it keeps hopping around x* (mean step over the last 100 of 1,000 steps "
                   "≈ 0.07). Adam's momentum averages the hops away and its step anneals (below "
-                  "1e-3): it ends over 100× closer in f. Neither rescaling undoes the 45° "
-                  "rotation, and plain GD at a tuned η ends closer than both.", "race",
+                  "1e-3): its final f − f* is under 1% of RMSProp's. Neither rescaling undoes "
+                  "the 45° rotation, and plain GD at a tuned η ends closer than both (under 1% "
+                  "of Adam's).", "race",
         C_ADAPTIVE),
     "Saddle: GD stalls": Preset(
         SADDLE, "Started on the line x₂ = 0 the gradient has no x₂ part: GD slides into the "
@@ -94,7 +109,9 @@ PRESETS = {
     "Rosenbrock valley": Preset(
         ROSENBROCK, "A curved, narrow valley: GD (η = 0.001, near its stability limit across "
                     "the valley) crawls; momentum builds speed along the floor and ends at less "
-                    "than half GD's error; Newton follows the curvature to the minimum.",
+                    "than half GD's error. Newton's full step trusts a local quadratic: its "
+                    "second step jumps out of the valley (f − f* over 100), yet it reaches "
+                    "the minimum within 6 steps.",
         "race", C_ROSENBROCK),
 }
 
@@ -117,7 +134,9 @@ STEPS = [
          "β = ((√κ−1)/(√κ+1))² its rate improves from (κ−1)/(κ+1) = 0.96 to "
          "(√κ−1)/(√κ+1) = 0.75: it reaches 1e-8 in under a third of GD's steps. The path still "
          "oscillates (the two roots are complex), so 'momentum removes the zigzag' is not what "
-         "happens: it shrinks every swing faster. The tab *Momentum phase diagram* maps the "
+         "happens: its first swings even grow to over twice the start's distance across the "
+         "valley, then die out at the "
+         "faster rate. The tab *Momentum phase diagram* maps the "
          "rate over (η, β).", MOMENTUM, "race", C_MOMENTUM),
     Step("Adaptive methods rescale coordinates, not directions",
          "RMSProp divides each coordinate of the step by a running RMS of its gradient: its "
@@ -128,10 +147,17 @@ STEPS = [
     Step("Saddles: GD stalls, noise escapes",
          "At a saddle the Hessian has a negative eigenvalue. Exactly on the stable line GD "
          "converges to the saddle; SGD's gradient noise puts a little mass on the unstable "
-         "direction, which then grows by |1 − ηλ| = 1.1 per step. Choose the preset "
+         "direction, which then grows by the factor |1 − ηλ| > 1 (λ < 0) per step. Choose the "
+         "preset "
          "*Saddle + gradient noise* next to add the noise.", SADDLE, "race", C_SADDLE),
     Step("Rosenbrock: a curved valley",
-         "Curvature changes along the path: across the valley it is ~1000, along it ~1. "
+         "Curvature changes along the path: at the minimum it is ~1000 across the valley and "
+         "under 1 along it. "
          "GD's η is capped by the steep direction and crawls along the floor.",
-         ROSENBROCK, "race", C_ROSENBROCK),
+         ROSENBROCK, "race",
+         (*C_ROSENBROCK,
+          Claim("Hessian eigenvalue across the valley at the minimum",
+                lambda s: float(curvature_of(s).max()), lo=900, hi=1100),
+          Claim("Hessian eigenvalue along the valley at the minimum",
+                lambda s: float(curvature_of(s).min()), lo=0.0, hi=1.0))),
 ]

@@ -3,6 +3,7 @@ signal propagation, the mean-field map, the three trained nets, batch norm, and 
 the claims read (each also shown on the page). Shared by the views and the claims."""
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -167,3 +168,32 @@ def grad_in_over_out(s, seed) -> float:
 
 def chi_error(s, seed) -> float:
     return abs(grad_ratio(propagation_of(s, seed)) / chi_of(s) - 1.0)
+
+
+def finite_prefix(values: np.ndarray) -> np.ndarray:
+    """`values` up to (not including) the first non-finite entry: the layers an overflow left
+    drawn (the curves stop there)."""
+    v = np.asarray(values, dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(v) | (v <= 0))
+    return v if not len(bad) else v[:bad[0]]
+
+
+def signal_metrics(p: S.Propagation) -> dict[str, str]:
+    """The signal view's three metrics as shown, measured on the finite layers (an overflow
+    stops the curves, not the numbers), and named instead of "nan" when the net has too few
+    layers for a ratio: Var(h_L)/Var(h_1), the per-layer ratio of Var(h_l) (layers 1..L), the
+    backward factor of the gradient variance (grad_ratio, middle layers)."""
+    act = finite_prefix(p.act_var)
+    grad = finite_prefix(p.grad_var[::-1])[::-1]
+    cut = "" if len(act) == len(p.act_var) else f" (to layer {len(act) - 1})"
+    end = f"{act[-1] / act[1]:.3g}{cut}" if len(act) > 2 else "— (needs L ≥ 2)"
+    ratio = S.per_layer_ratio(act) if len(act) > 2 else math.nan
+    if len(grad) == len(p.grad_var):
+        g = grad_ratio(p)
+    else:          # backwards from the top over the finite layers
+        back = p.grad_var[::-1][:len(finite_prefix(p.grad_var[::-1]))]
+        g = S.per_layer_ratio(back) if len(back) > 2 else math.nan
+    short = "overflow" if p.diverged_at is not None else None
+    return {"end": end if len(act) > 2 or short is None else short,
+            "ratio": f"{ratio:.3g}{cut}" if math.isfinite(ratio) else short or "— (needs L ≥ 2)",
+            "grad": f"{g:.3g}" if math.isfinite(g) else short or "— (needs L ≥ 3)"}

@@ -104,6 +104,19 @@ def pick_from_selection(event, w_bounds: tuple[float, float],
     return snap(x, *w_bounds), snap(y, *b_bounds)
 
 
+LOSS_CAP = 4 * float(np.log(10))       # a loss axis taller than this only shows a divergence
+
+
+def loss_axis_top(losses: np.ndarray) -> float:
+    """Top of the training-loss axis: the highest finite loss, capped at 4·ln 10 (four times
+    chance). A net that blows up before it diverges (losses in the millions) would otherwise
+    stretch the axis and flatten every other curve onto 0; its legend says it diverged."""
+    finite = np.asarray(losses, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    top = float(finite.max()) if finite.size else float(np.log(10))
+    return 1.08 * max(min(top, LOSS_CAP), float(np.log(10)))
+
+
 def training_figure(s: DeepNetsSnapshot, max_points: int = 400) -> go.Figure:
     """Left: mini-batch loss per net (decimated). Right: ‖∂loss/∂W_l‖ per layer at the latest
     record (log y)."""
@@ -130,7 +143,7 @@ def training_figure(s: DeepNetsSnapshot, max_points: int = 400) -> go.Figure:
     fig.hline(float(np.log(10)), 1, 1, line=dict(color="#999", dash="dot"),
               text="chance: ln 10", top=True)
     fig.axes(1, 1, x=dict(title=dict(text="step")),
-             y=dict(title=dict(text="cross-entropy"), rangemode="tozero"))
+             y=dict(title=dict(text="cross-entropy"), range=[0, loss_axis_top(s.losses)]))
     fig.axes(1, 2, x=dict(title=dict(text="layer l (1 = input side)")),
              y=dict(type="log", title=dict(text="‖∂loss/∂W_l‖"), exponentformat="power"))
     fig.update(height=420, legend=dict(orientation="h", y=-0.22, x=0))

@@ -273,10 +273,14 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
                    disabled=playing, on_click=_whole_page(press_step), args=(state, key))
     cols[2].button("Reset", key=f"{key}__reset", on_click=_whole_page(press_reset), args=(state, key),
                    icon=":material/restart_alt:", width="stretch")
+    kept = f"{key}__spf_kept"       # Streamlit drops a widget's state while its tab is closed:
+    if f"{key}__spf" not in state and kept in state:      # the choice survives a round trip
+        state[f"{key}__spf"] = state[kept]
     spf = cols[3].slider("Steps per frame", 1, max_steps_per_frame, steps_per_frame,
                          key=f"{key}__spf",
                          help=f"Iterations per redraw (each frame also stops after "
                               f"{budget_s:.1f} s of training).")
+    state[kept] = spf
 
     mode = trainer_mode()
     push = playing and live_push.enabled(mode) and bool(state.get(live_push.pushes_key(key)))

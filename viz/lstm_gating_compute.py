@@ -185,6 +185,22 @@ def clamped_acc(s) -> float:
     return clamped_accuracy(tuple(sorted(clamps_of(s).items())), int(s["lg_delay"]))
 
 
+def clamped_note(s) -> str:
+    """The clamped net's accuracy beside the shipped (unclamped) one's, or "" when no gate is
+    clamped: the caption's 100% is the free net's, not the one on screen."""
+    clamps = clamps_of(s)
+    if not clamps:
+        return ""
+    names = ", ".join(f"{g} = {v:g}" for g, v in sorted(clamps.items()))
+    return (f" With {names} clamped: {clamped_acc(s):.1%} at D={int(s['lg_delay'])} "
+            f"(64 sequences; chance {1 / K:.0%}).")
+
+
+def chance(_s) -> float:
+    """Accuracy of a guess among the K symbols."""
+    return 1.0 / K
+
+
 def rnn_fall(s) -> float:
     """Orders of magnitude the RNN's gradient falls from lag 0 to the longest lag."""
     n = flows_of(s)["rnn"].norms

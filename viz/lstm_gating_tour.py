@@ -4,13 +4,13 @@ viz/lstm_gating_compute.py)."""
 from __future__ import annotations
 
 from engine import recurrent as rec
-from viz.claims import Claim
+from viz.claims import PERCENT, Claim
 from viz.lstm_gating_compute import (
     DELAYS, KINDS, CHECK_DELAYS, RACE_AT, RACE_SEEDS, FLOW_LAG, min_accuracy,
     rnn_max_accuracy, accuracy_at, unit_forget_over_delay, unit_cell_at_query,
     unit_input_gate_jump, unit_output_gate_jump, weakest_storing_unit, max_abs_cell,
     clamped_acc, rnn_fall, orders_lstm_over_rnn, orders_fb2_over_fb0, unclipped_growth,
-    clipped_max, f_at_rest, half_life, race_accuracy)
+    clipped_max, f_at_rest, half_life, race_accuracy, chance, flows_of, flow_at)
 from viz.widgets import Preset, Step
 
 # ----------------------------------------------------------------------------- presets
@@ -29,11 +29,14 @@ LONG = {**FREE, **CELL, "lg_s_f_b": 4.0, "lg_s_f_u": 0.0, "lg_s_i_b": -2.0, "lg_
 TRAIN = {**FREE, "lg_tr_delay": 40, "lg_tr_curr": False, "lg_tr_hidden": 16,
          "lg_tr_lr": 0.01}
 
+C_CHANCE = Claim("chance: a guess among 4 symbols", chance, lo=0.25, hi=0.25, fmt="{:.0%}")
 C_ALL_DELAYS = (Claim(f"shipped LSTM: lowest accuracy over delays {CHECK_DELAYS}",
-                      min_accuracy, lo=0.95),
+                      min_accuracy, lo=0.95, fmt=PERCENT),
                 Claim("shipped RNN: highest accuracy over the same delays", rnn_max_accuracy,
-                      hi=0.4))
-C_REMEMBER = (Claim("accuracy at delay 40 (512 sequences)", accuracy_at, lo=0.95),
+                      hi=0.4, fmt=PERCENT),
+                C_CHANCE)
+C_REMEMBER = (Claim("accuracy at delay 40 (512 sequences)", accuracy_at, lo=0.95,
+                    fmt=PERCENT),
               Claim("storing unit: forget gate over the delay (this sequence)",
                     unit_forget_over_delay, lo=0.9),
               Claim("storing unit: |c| at '?' (tanh(c) saturated)", unit_cell_at_query, lo=3),
@@ -44,17 +47,32 @@ C_REMEMBER = (Claim("accuracy at delay 40 (512 sequences)", accuracy_at, lo=0.95
               Claim("weakest d′ of the four symbols' storing units", weakest_storing_unit,
                     lo=3))
 C_FROZEN = (Claim("largest |c| over units and steps", max_abs_cell, hi=0.0),
-            Claim("accuracy with f = 1, i = 0 (64 sequences)", clamped_acc, hi=0.4))
-C_ERASED = (Claim("accuracy with f = 0 (64 sequences; 100% unclamped)", clamped_acc,
-                  lo=0.3, hi=0.6),)
+            Claim("accuracy with f = 1, i = 0 (64 sequences)", clamped_acc, hi=0.4,
+                  fmt=PERCENT),
+            C_CHANCE)
+C_ERASED = (Claim("accuracy unclamped at delay 40 (512 sequences)", accuracy_at, lo=0.95,
+                  fmt=PERCENT),
+            Claim("accuracy with f = 0 (64 sequences)", clamped_acc, lo=0.3, hi=0.6,
+                  fmt=PERCENT),
+            C_CHANCE)
 C_VANISH = (Claim("orders of magnitude the RNN's gradient falls over 149 steps", rnn_fall,
                   lo=9.5, hi=11.5),
             Claim(f"log₁₀ of LSTM / RNN gradient at lag {FLOW_LAG}", orders_lstm_over_rnn,
-                  lo=5, hi=6.5))
+                  lo=5, hi=6.5),
+            Claim("RNN gradient at the longest lag (149)",
+                  lambda s: flows_of(s)["rnn"].norms[-1], lo=1e-11, hi=1e-10),
+            Claim(f"LSTM gradient at lag {FLOW_LAG}, forget bias 2",
+                  lambda s: flow_at(s, "lstm"), lo=0.02, hi=0.06),
+            Claim(f"RNN gradient at lag {FLOW_LAG}", lambda s: flow_at(s, "rnn"),
+                  lo=5e-8, hi=1e-7))
 C_FB0 = (Claim(f"log₁₀ of LSTM / RNN gradient at lag {FLOW_LAG}, forget bias 0",
                orders_lstm_over_rnn, lo=-10.5, hi=-8),
          Claim(f"log₁₀ of LSTM gradient at lag {FLOW_LAG}: forget bias 2 / 0",
-               orders_fb2_over_fb0, lo=14, hi=16))
+               orders_fb2_over_fb0, lo=14, hi=16),
+         Claim(f"LSTM gradient at lag {FLOW_LAG}, forget bias 0", lambda s: flow_at(s, "lstm"),
+               lo=1e-17, hi=1e-16),
+         Claim(f"RNN gradient at lag {FLOW_LAG}", lambda s: flow_at(s, "rnn"),
+               lo=5e-8, hi=1e-7))
 C_EXPLODE = (Claim("unclipped RNN gradient: lag 99 / lag 1", unclipped_growth, lo=1e3),
              Claim("largest clipped RNN gradient", clipped_max, hi=1.0 + 1e-9))
 C_SHORT = (Claim("f at rest = σ(0)", f_at_rest, lo=0.499, hi=0.501),

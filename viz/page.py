@@ -133,6 +133,7 @@ def _apply_everywhere(slug: str, views: Sequence[View], settings: Mapping[str, A
     (Callbacks run before the script: st.rerun(scope="app") here turns the fragment run into
     one full run.)"""
     apply_setting(slug, views, settings, view)
+    st.session_state[preset_key(slug)] = None      # the picker no longer names a preset
     st.rerun(scope="app")
 
 
@@ -176,6 +177,8 @@ def _tour_bar(slug: str, steps, views) -> None:
 
     def _go(i: int | None) -> None:
         st.session_state[key] = i
+        if i is not None:        # a step's settings replace the preset's: the picker must not
+            st.session_state[preset_key(slug)] = None          # keep naming the old preset
 
     if active is None or not 0 <= active < n:
         st.button(f"Guided tour ({n} steps)", key=f"{key}__start", on_click=_go, args=(0,),
@@ -193,7 +196,18 @@ def _tour_bar(slug: str, steps, views) -> None:
     st.caption(f"Tour step {active + 1} of {n}")
 
 
-def _note_card(slug: str, presets, steps, views) -> None:
+def _claim_list(claims, state, on_screen: bool, own=None) -> None:
+    """Each claim of the card with its value measured live on the settings on screen
+    (viz.claims.claim_line: the value tests/test_claims.py asserts); `own`: settings the
+    text's own action changes, read at the text's values."""
+    if not claims:
+        return
+    from viz.claims import claim_line
+    settings = state.values(own) if (on_screen and state is not None) else None
+    st.markdown("\n".join(f"- {claim_line(c, settings)}" for c in claims))
+
+
+def _note_card(slug: str, presets, steps, views, state=None) -> None:
     """The text of the active tour step (with Show me), else of the applied preset, at the
     top of the controls column: beside the figure, never above it."""
     active = st.session_state.get(tour_key(slug))
@@ -202,6 +216,8 @@ def _note_card(slug: str, presets, steps, views) -> None:
         with st.container(border=True, key=f"{slug}__card"):
             st.markdown(f"**{active + 1}/{len(steps)} · {step.title}**")
             st.markdown(step.body)
+            _claim_list(step.claims, state, settings_match(step.held),
+                        {k: step.settings[k] for k in step.acts_on})
             if step.settings or step.view:
                 st.button("Show me", key=f"{tour_key(slug)}__show", type="primary",
                           icon=":material/visibility:", width="stretch",
@@ -211,21 +227,24 @@ def _note_card(slug: str, presets, steps, views) -> None:
     chosen = st.session_state.get(preset_key(slug))
     if presets and chosen in presets:
         preset = presets[chosen]
-        if settings_match(preset.settings):
+        if settings_match(preset.held):
             if preset.description:
-                st.info(f"**{chosen}.** {preset.description}", icon=":material/lightbulb:")
+                with st.container(key=f"{slug}__preset_card"):
+                    st.info(f"**{chosen}.** {preset.description}", icon=":material/lightbulb:")
+                    _claim_list(preset.claims, state, True,
+                                {k: preset.settings[k] for k in preset.acts_on})
         else:
             st.caption(f"Controls changed since the preset “{chosen}” was applied.")
 
 
-def _run_view(slug: str, view: View, presets, steps, views) -> None:
+def _run_view(slug: str, view: View, presets, steps, views, state=None) -> None:
     def body() -> None:
         if len(views) > 1 and st.session_state.get(view_key(slug), view.title) != view.title:
             st.rerun(scope="app")      # a fragment rerun after another tab was asked for
         left, right = st.columns(view.split, gap="medium")
         notes = st.container()
         with left:
-            _note_card(slug, presets, steps, views)
+            _note_card(slug, presets, steps, views, state)
         with user_errors(f"draw the {view.title.lower()} view"):
             view.draw(Panel(left, right, notes))
 
@@ -247,10 +266,10 @@ def topic_page(slug: str, *, state, views: Sequence[View], formula: str | None =
     if st.session_state.get(view_key(slug)) not in (None, *titles):
         st.session_state[view_key(slug)] = titles[0]          # stale value from an old URL
     if len(views) == 1:
-        _run_view(slug, views[0], presets, steps, views)
+        _run_view(slug, views[0], presets, steps, views, state)
         return
     tabs = st.tabs(titles, key=view_key(slug), bind="query-params", on_change="rerun")
     for tab, view in zip(tabs, views):
         if tab.open:
             with tab:
-                _run_view(slug, view, presets, steps, views)
+                _run_view(slug, view, presets, steps, views, state)

@@ -128,3 +128,15 @@ def near_bend(s: Mapping[str, Any], seed: int, steps: int = TRAIN_STEPS) -> tupl
     """Share of regions within RegionTrainer.NEAR of the target's bend, (at step 0, at
     `steps`): the caption under the live figure."""
     return _cached_near_bend(tuple(sorted(s.items())), int(seed), int(steps))
+
+
+def sawtooth_caption(k: int) -> str:
+    """What the sawtooth's ReLU count says against one hidden layer's: 2^k pieces from
+    k layers × 2 units = 2k ReLUs, where one hidden layer needs 2^k − 1 units. Depth is
+    cheaper only from k = 3 on (6 < 7); below, the shallow net needs fewer units."""
+    deep, shallow = 2 * k, 2 ** k - 1
+    head = f"{k} layer{'s' if k > 1 else ''} × 2 units = {deep} ReLUs for {2 ** k} pieces; "
+    if deep < shallow:
+        return head + f"a one-hidden-layer network needs {shallow}."
+    return head + (f"a one-hidden-layer network needs only {shallow}: depth pays off from 3 "
+                   f"layers on (6 ReLUs against 7).")

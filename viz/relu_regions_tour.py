@@ -22,6 +22,9 @@ C_LINES = (Claim("regions − (1 + lines crossing the box + crossings inside it)
                  lambda s: partition_of(s).count - arrangement_count(s), lo=0, hi=0),)
 C_BUDGET = (Claim("effective-dim bound: 6×4 / 1×24", lambda s: budget_bound(s, 6) /
                   budget_bound(s, 1), lo=1000),
+            Claim("effective-dim bound, 1×24", lambda s: budget_bound(s, 1), lo=301, hi=301),
+            Claim("effective-dim bound, 6×4", lambda s: budget_bound(s, 6), lo=1.7e6,
+                  hi=1.85e6, fmt="{:,.0f}"),
             Claim("mean exact count 1×24 (3 seeds)", lambda s: budget_mean(s, 1), lo=200, hi=210),
             Claim("mean exact count 6×4 (3 seeds)", lambda s: budget_mean(s, 6), lo=50, hi=60),
             Claim("mean exact count: 1×24 / 6×4", lambda s: budget_mean(s, 1) /

@@ -4,6 +4,7 @@ the claims read (each also shown on the page). Shared by the views and the claim
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -180,6 +181,12 @@ def grid_spread(s: Mapping[str, Any], seed: int, epochs: float) -> float:
 
 def test_metric(s: Mapping[str, Any], name: str, seed: int, epochs: float) -> float:
     return float(trained(s, seed, epochs).history.last(name))
+
+
+def peak_metric(s: Mapping[str, Any], name: str, seed: int, epochs: float) -> float:
+    """Largest logged value of metric `name` over the first `epochs` epochs of training from
+    scratch (the loss curve's peak, not only its last point)."""
+    return float(max(trained(s, seed, epochs).history.values.get(name, [math.nan])))
 
 
 def worst(f, agg=max):

@@ -94,6 +94,11 @@ def latent_scatter(means2: np.ndarray, labels: np.ndarray, *, grid: LatentGrid |
         gx, gy = lattice(grid.zx, grid.zy)
         traces.append(dict(type="scatter", x=gx, y=gy, mode="lines", name="grid",
                            hoverinfo="skip", line=dict(color="#c8c8c8", width=1)))
+    if picked is not None:     # an open star under the dots: codes collapsed onto it stay seen
+        traces.append(dict(type="scatter", x=[float(picked[0])], y=[float(picked[1])],
+                           mode="markers", name="decoded", hoverinfo="skip",
+                           marker=dict(symbol="star-open", size=16, color="black",
+                                       line=dict(width=1.5))))
     for c in range(10):
         sel = labels == c
         if not sel.any():
@@ -102,10 +107,6 @@ def latent_scatter(means2: np.ndarray, labels: np.ndarray, *, grid: LatentGrid |
                            mode="markers", name=str(c),
                            marker=dict(size=6, color=COLORWAY[c % len(COLORWAY)], opacity=0.8),
                            hovertemplate=f"digit {c}<br>z=(%{{x:.2f}}, %{{y:.2f}})<extra></extra>"))
-    if picked is not None:
-        traces.append(dict(type="scatter", x=[float(picked[0])], y=[float(picked[1])],
-                           mode="markers", name="decoded", hoverinfo="skip",
-                           marker=dict(symbol="star", size=16, color="black")))
     r = extent if extent is not None else latent_extent(means2, grid)
     # legend under the plot: beside a square plot in a half-width column it took a third of
     # the width

@@ -31,6 +31,13 @@ class Preset:
     description: str = ""      # what to look at once it is applied
     view: str | None = None    # the view (tab) it opens: a View.key of the page skeleton
     claims: tuple = ()         # viz.claims.Claim: what `description` states, as measurements
+    acts_on: tuple = ()        # keys the text's own action changes ("press Fit q"): the card
+                               # stays, and its claims read the preset's values for them
+
+    @property
+    def held(self) -> dict[str, Any]:
+        """The settings that must still hold for the card to describe the screen."""
+        return {k: v for k, v in self.settings.items() if k not in self.acts_on}
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,11 @@ class Step:
     settings: dict[str, Any] = field(default_factory=dict)
     view: str | None = None    # the view (tab) "Show me" opens
     claims: tuple = ()         # viz.claims.Claim: what `body` states, as measurements
+    acts_on: tuple = ()        # keys the text's own action changes (see Preset.acts_on)
+
+    @property
+    def held(self) -> dict[str, Any]:
+        return {k: v for k, v in self.settings.items() if k not in self.acts_on}
 
 
 def apply_settings(settings: Mapping[str, Any]) -> None:

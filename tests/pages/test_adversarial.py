@@ -224,3 +224,25 @@ def test_a_playing_curves_tab_mounts_its_slots_once_and_the_route_serves_its_fra
     pause_and_forget(at, "adv_live")
     assert any("trained live" in t["name"] for t in chart_figure(at, "adv_curves")["data"])
     assert [c for c in at.caption if c.value.startswith("Live CNN after")]
+
+
+def test_the_first_open_shows_a_spinner_while_the_held_out_digits_are_attacked(monkeypatch):
+    """The figure column stayed blank with no word while 359 digits were attacked."""
+    import contextlib
+
+    import streamlit as st
+    said = []
+
+    @contextlib.contextmanager
+    def spinner(text="", **kw):
+        said.append(text)
+        yield
+
+    monkeypatch.setattr(st, "spinner", spinner)
+    _page()
+    assert any("held-out digits" in t for t in said), said
+
+
+def test_the_curves_step_points_to_play_where_it_is():
+    from viz.adversarial_tour import STEPS
+    assert "under the figure" not in STEPS[4].body and "Play" in STEPS[4].body

@@ -271,3 +271,17 @@ def test_a_200_node_graph_stays_small_and_fast_to_draw():
     assert len(_trace(fig, "nodes")["text"]) == 202
     assert "hover a node" in fig["layout"]["annotations"][-1]["text"]   # too tall to label
     assert not any(t.get("name") == "forward value" for t in fig["data"])
+
+
+@pytest.mark.parametrize("expr, values, shown", [("x / y", "x = 1, y = 0", "∞"),
+                                                 ("sqrt(x) * y", "x = -1, y = 2", "nan")])
+def test_a_singular_point_is_named_and_its_gradients_spelled_out(expr, values, shown):
+    """A NaN gradient used to show as an empty 'None' cell, and x/0 without a word."""
+    import pyarrow as pa
+    at = _page({"bp_expr": expr, "bp_values": values})
+    assert any("singular or undefined here" in w.value for w in at.warning)
+    table = next(d for d in at.dataframe if d.value.columns[0] == "input")
+    display = pa.ipc.open_stream(table.proto.arrow_data.styler.display_values).read_all()
+    assert shown in display.to_pandas()["ours"].tolist()
+    fine = _page({"bp_expr": "x * y", "bp_values": "x = 1, y = 2"})
+    assert not any("singular" in w.value for w in fine.warning)

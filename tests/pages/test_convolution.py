@@ -65,12 +65,14 @@ def test_convolution_view_numbers_follow_the_widgets():
                                         conv.KERNELS["gaussian blur"], 2, 1, 1)
     at.slider(key="cv_pos").set_value(3).run()
     assert any(f"**{frames.sums[3]:.4f}**" in c.value for c in at.caption)
-    # a kernel that cannot fit: a message, not a traceback
+    # a dilated kernel wider than the small input: it still slides, on a geometry that fits,
+    # and says what changed (it used to leave an error and no figure)
     at.select_slider(key="cv_size").set_value(32).run()
     at.slider(key="cv_padding").set_value(0).run()
     at.slider(key="cv_dilation").set_value(6).run()
     at.slider(key="cv_anim_n").set_value(5).run()
-    assert not at.exception and any("Could not show the sliding window" in e.value for e in at.error)
+    assert not at.exception and not at.error
+    assert any("spans 13 px" in i.value for i in at.info)
 
 
 def test_every_preset_then_every_step_then_every_view_in_order():
@@ -461,3 +463,21 @@ def test_show_me_clicked_inside_the_view_fragment_opens_the_steps_view():
     assert at.session_state[view_key(SLUG)] == TITLES["slide"]
     assert at.slider(key="cv_pos").value == 0                  # the sliding window is drawn
     assert any("Σ products" in c.value for c in at.caption)
+
+
+def test_a_dilation_too_wide_for_the_small_input_still_slides_and_says_so():
+    """A geometry set on the Convolution tab left Sliding window as an error, no figure."""
+    at = open_page("topic_pages/convolution.py", {"cv_dilation": "6"})
+    open_view(at, "convolution", "Sliding window")
+    assert not at.error and not at.exception
+    assert any("spans 13 px" in i.value and "the dilation is" in i.value for i in at.info)
+    assert at.get("plotly_chart")
+
+
+def test_a_shift_by_the_image_size_says_it_wraps_to_no_shift():
+    """'Shift right 8' on an 8 px digit wrapped to no shift and read 'change 0.00'."""
+    from viz.convolution_compute import wrap_note
+    assert wrap_note((8, 8), 0, 8).endswith("every change is 0.")
+    assert "right 9 px on 8 px is 1 px" in wrap_note((8, 8), 0, 9)
+    assert wrap_note((8, 8), 1, -1) is None and wrap_note((8, 8), 1, 3) is None
+    assert wrap_note((8, 8), -8, 0).endswith("every change is 0.")

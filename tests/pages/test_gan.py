@@ -327,3 +327,30 @@ def test_lazy_expanders_draw_their_widgets_only_when_open_and_keep_values():
     at.selectbox(key="gan_loss").select("hinge").run()     # another widget: a new trainer
     config = json.loads(at.session_state["gan__config"])
     assert config["unrolled_steps"] == 3 and config["loss"] == "hinge" and not at.exception
+
+
+def test_steps_per_frame_survive_a_tab_round_trip():
+    """The slider fell back from 500 to 50 after visiting another tab (Streamlit drops a
+    widget's state while its tab is closed)."""
+    at = _page()
+    at.slider(key="gan__spf").set_value(500).run()
+    open_view(at, "gan", "Dirac-GAN")
+    open_view(at, "gan", "Train a GAN")
+    assert at.slider(key="gan__spf").value == 500
+
+
+def test_a_fresh_gan_says_why_its_curve_axes_are_empty():
+    at = _page()
+    at.button(key="gan__reset").click().run()
+    texts = [a.get("text", "") for fig in _charts(at) for a in fig["layout"].get("annotations", [])]
+    assert any("Press Play or Step" in t for t in texts), texts
+    at.button(key="gan__step").click().run()
+    texts = [a.get("text", "") for fig in _charts(at) for a in fig["layout"].get("annotations", [])]
+    assert not any("Press Play or Step" in t for t in texts)
+
+
+def test_the_dirac_metric_shows_r1_reaching_one_millionth():
+    """'R1 reaches (0, 0) to 1e-6' against a metric with 3 decimals (0.000)."""
+    at = choose_preset(_page(), "gan", "Dirac-GAN: non-saturating converges slowly")
+    value = metric(at, "Distance to (0, 0) after 1000 it. (R1")
+    assert value != "0.000" and float(value) < 1e-6

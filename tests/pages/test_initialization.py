@@ -177,3 +177,26 @@ def test_a_playing_train_tab_mounts_its_slots_once_and_the_route_serves_its_fram
     pause_and_forget(at, "in_train")
     _no_errors(at)
     assert chart_figure(at, "in_train_fig")["data"]
+
+
+def test_signal_metrics_name_what_they_cannot_measure_instead_of_nan():
+    """Depth 1 and an overflow showed 'nan' metrics under a clean plot."""
+    at = open_page(PAGE, {"in_depth": "1"})
+    shown = {m.label: m.value for m in at.metric}
+    assert "nan" not in " ".join(shown.values()) and "needs L ≥ 2" in shown["Var(h_L) / Var(h_1)"]
+    at = open_page(PAGE, {"in_act": "relu", "in_init": "normal", "in_sw": "4", "in_depth": "100",
+                          "in_norm": "none"})
+    shown = {m.label: m.value for m in at.metric}
+    assert "nan" not in " ".join(shown.values()), shown
+    assert "(to layer" in shown["per-layer variance ratio"]
+
+
+def test_a_diverging_net_does_not_stretch_the_loss_axis():
+    """One net at loss 5·10⁶ rescaled the axis and flattened the others onto 0."""
+    from engine.signal_training import DeepNetsSnapshot
+    from viz.initialization_figures import LOSS_CAP, training_figure
+    losses = np.array([[2.3, 1.5, 0.9], [2.3, 2.3, 2.29], [2.3, 5e6, np.nan]])
+    snap = DeepNetsSnapshot(3, ("He", "normal", "big"), np.arange(3), losses, np.arange(0),
+                            np.zeros((0, 3, 4)), np.zeros(3), (None, None, 2))
+    top = training_figure(snap).layout.yaxis.range[1]
+    assert 2.3 < top <= 1.08 * LOSS_CAP

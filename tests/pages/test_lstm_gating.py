@@ -230,3 +230,15 @@ def test_a_playing_race_mounts_its_slots_once_and_the_route_serves_its_frames(mo
     assert "spec" in frame["slots"]["lg_fig_acc"]
     pause_and_forget(at, "lg_race")
     assert chart_figure(at, "lg_fig_acc")["data"] and chart_figure(at, "lg_fig_hist")["data"]
+
+
+def test_a_clamped_gate_shows_its_own_accuracy_next_to_the_shipped_one():
+    """'Accuracy drops from 100% to about 47%' had no clamped accuracy on screen (the caption
+    gave only the free net's 100%): the caption and the card now show both."""
+    at = choose_preset(open_page(PAGE), SLUG, "Erase every step (f = 0)")
+    captions = " ".join(c.value for c in at.caption)
+    assert "With f = 0 clamped: 46.9% at D=40" in captions, captions
+    card = "\n".join(m.value for m in at.markdown)
+    assert "accuracy with f = 0 (64 sequences): **46.9%** ✓" in card
+    assert "accuracy unclamped at delay 40 (512 sequences): **100.0%** ✓" in card
+    assert "chance: a guess among 4 symbols: **25%** ✓" in card

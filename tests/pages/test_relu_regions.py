@@ -267,3 +267,13 @@ def test_a_playing_frame_emits_few_elements():
     assert paused["metrics"] == 5 and len(at.caption) <= paused["captions"]
     caption = next(c.value for c in at.caption if c.value.startswith("Architecture"))
     assert "of the regions lie within" in caption            # merged into one element
+
+
+def test_the_sawtooth_caption_never_calls_more_relus_fewer():
+    """At depth 1 it said 'only 2 ReLUs; a one-hidden-layer network needs 1'."""
+    from viz.relu_regions_compute import sawtooth_caption
+    at = open_page("topic_pages/relu_regions.py", {"rr_saw": "1"})
+    open_view(at, SLUG, "1-D & sawtooth")
+    caption = next(c.value for c in at.caption if "ReLUs" in c.value)
+    assert "only 2 ReLUs" not in caption and "needs only 1" in caption
+    assert "needs only" in sawtooth_caption(2) and "needs 63." in sawtooth_caption(6)

@@ -345,7 +345,7 @@ def test_a_playing_frame_draws_the_scatter_on_the_canvas_and_pause_makes_it_clic
     assert set(canvases) == {"vae_scatter", "vae_gridfig", "vae_curves"}
     scatter = canvases["vae_scatter"]
     assert scatter["layout"]["title"]["subtitle"]["text"] == "Press Pause to click on this chart"
-    assert "star" in [t.get("marker", {}).get("symbol") for t in scatter["data"]]
+    assert "star-open" in [t.get("marker", {}).get("symbol") for t in scatter["data"]]
     assert not at.get("plotly_chart") and not at.metric
     row = [h.proto.body for h in at.get("html") if "dlplay-metrics" in h.proto.body]
     assert len(row) == 1 and "Test ELBO (nats)" in row[0] and "Epoch" in row[0]
@@ -355,3 +355,29 @@ def test_a_playing_frame_draws_the_scatter_on_the_canvas_and_pause_makes_it_clic
     chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("vae_scatter"))
     assert list(chart.proto.selection_mode)                   # clickable again
     assert float(metric(at, "Epoch")) > 100
+
+
+def test_the_elbo_preset_text_stays_when_its_own_fit_q_is_pressed():
+    """The preset asks for Fit q; pressing it changed q's sliders and the card vanished
+    ("controls changed"). Its claims keep reading the start the text names."""
+    from viz.vae_tour import PRESETS
+    name = "ELBO: Fit q finds a local optimum"
+    at = choose_preset(_page(), "vae", name)
+    at.button(key="vae_fitq").click().run()
+    assert not at.exception
+    assert any(name in i.value for i in at.info)
+    text = "\n".join(m.value for m in at.markdown)
+    assert "Controls changed" not in "\n".join(c.value for c in at.caption)
+    for c in PRESETS[name].claims:
+        assert f"{c.what}: **" in text and "✓" in text, (c.what, text)
+
+
+def test_kl_text_matches_the_first_epochs_spike():
+    """The text said 'KL stays near 0 for the first ~10 epochs' while the curve spikes in
+    epochs 1-2; the claims now measure the spike (slow: it trains) and the text names it."""
+    from viz.vae_tour import PRESETS, STEPS
+    text = PRESETS["Train a VAE from scratch"].description
+    assert "stays near 0" not in text and "spike" in text and "spike" in STEPS[1].body
+    assert any("largest test KL in the first 10 epochs" in c.what
+               for c in PRESETS["Train a VAE from scratch"].claims)
+    assert "80 snapshots" not in STEPS[2].body

@@ -43,3 +43,14 @@ def test_the_scatter_draws_the_grid_as_one_line_trace():
     traces = [t for t in fig.data if t.name == "grid"]
     assert len(traces) == 1 and traces[0].mode == "lines"
     assert np.isfinite(np.asarray(traces[0].x, float)).all()
+
+
+def test_collapsed_codes_stay_visible_over_the_decoded_marker():
+    """β = 8 puts every code at 0, where the decoded point's star sits: the star used to be
+    drawn last, filled, and hid every dot. It is an open star drawn under the dots now."""
+    from viz.vae_figures import latent_scatter
+    fig = latent_scatter(np.zeros((20, 2)), np.arange(20) % 10, picked=(0.0, 0.0))
+    names = [t.name for t in fig.data]
+    star = names.index("decoded")
+    assert star < min(names.index(str(c)) for c in range(10))
+    assert fig.data[star].marker.symbol == "star-open"
