@@ -21,6 +21,7 @@ from engine import signal_training as T
 from engine.nets import INITS
 from viz import initialization_figures as figs
 from viz import session, warm
+from viz.claims import measured
 from viz.initialization_compute import (
     ACTIVATIONS, NORMS, INIT_LABELS, SW_RANGE, SB_RANGE, GAP_BATCHES, propagation_of, map_of,
     chi_of, grad_ratio, train_config, bn_trace_of, gaps_of, signal_metrics, sweep_of)
@@ -250,6 +251,8 @@ def _preset_jobs(seed: int, device: str):
             yield functools.partial(propagation_of, s, seed, device)
             if x.view == "chaos":
                 yield functools.partial(map_of, s)
+            # the card measures its claims on other seeds too: warm those as well
+            yield from (functools.partial(measured, c, s) for c in x.claims if c.live)
 
 
 VIEWS = [View("signal", "Signal", signal_view), View("chaos", "Edge of chaos", chaos_view),
