@@ -10,6 +10,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import streamlit as st
 
+from viz import url_check
+from viz.state import Control
 from viz.topics import ROOT, TOPICS_BY_SLUG
 from viz.widgets import CHOOSE, settings_match
 
@@ -102,6 +104,9 @@ class Panel:
 def view_key(slug: str) -> str:
     """Session/URL key of the open view (tab) of page `slug`."""
     return f"{slug}_view"
+
+
+url_check.KNOWN.update(view_key(slug) for slug in TOPICS_BY_SLUG)
 
 
 def preset_key(slug: str) -> str:
@@ -242,6 +247,7 @@ def topic_page(slug: str, *, state, views: Sequence[View], formula: str | None =
     presets and steps may only name its keys (tests/pages/test_skeleton.py checks)."""
     topic = TOPICS_BY_SLUG[slug]
     presets = presets or {}
+    url_check.apply(state[k] for k in state)    # every URL value, drawn now or later
     _header(topic, formula, presets, steps, views, slug)
     titles = [v.title for v in views]
     if st.session_state.get(view_key(slug)) not in (None, *titles):
@@ -249,6 +255,7 @@ def topic_page(slug: str, *, state, views: Sequence[View], formula: str | None =
     if len(views) == 1:
         _run_view(slug, views[0], presets, steps, views)
         return
+    url_check.apply([Control(view_key(slug), titles[0], "View", kind="selectbox", options=titles)])
     tabs = st.tabs(titles, key=view_key(slug), bind="query-params", on_change="rerun")
     for tab, view in zip(tabs, views):
         if tab.open:
