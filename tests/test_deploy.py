@@ -14,11 +14,17 @@ def test_backoff_doubles_up_to_the_cap():
     assert [b.delay(k) for k in (1, 2, 3, 4, 5, 6, 7)] == [1, 2, 4, 8, 16, 30, 30]
 
 
-def test_a_dead_process_is_restarted_after_its_backoff_and_the_others_left_alone(caplog):
+def test_a_dead_process_is_restarted_after_its_backoff_and_the_others_left_alone():
     """Two `sleep` processes stand in for replicas: killing one restarts that one only."""
+    import io
+    import logging
     import subprocess
     import sys
-    from deploy.replicas import Backoff, Supervised
+    from deploy.replicas import LOG, Backoff, Supervised
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    LOG.addHandler(handler)
+    LOG.setLevel(logging.INFO)
     spawn = lambda: subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     a, b = Supervised("replica :1", spawn), Supervised("replica :2", spawn)
     backoff = Backoff(first=1, factor=2, cap=30, healthy_s=60)
@@ -28,15 +34,14 @@ def test_a_dead_process_is_restarted_after_its_backoff_and_the_others_left_alone
         first_a, first_b = a.proc, b.proc
         first_a.kill()
         first_a.wait()
-        with caplog.at_level("INFO", logger="dlplay.deploy"):
-            for unit in (a, b):
-                unit.step(5.0, backoff)
-            assert a.restart_at == 6.0 and a.proc is first_a       # waits its backoff
-            for unit in (a, b):
-                unit.step(6.0, backoff)
+        for unit in (a, b):
+            unit.step(5.0, backoff)
+        assert a.restart_at == 6.0 and a.proc is first_a       # waits its backoff
+        for unit in (a, b):
+            unit.step(6.0, backoff)
         assert a.proc is not first_a and a.proc.poll() is None and a.restarts == 1
         assert b.proc is first_b and first_b.poll() is None        # untouched
-        log = caplog.text
+        log = out.getvalue()
         assert "replica :1: pid" in log and "exited with code -9" in log and "restart in 1 s" in log
         assert "replica :2" not in log
         a.proc.kill()
@@ -44,6 +49,7 @@ def test_a_dead_process_is_restarted_after_its_backoff_and_the_others_left_alone
         a.step(7.0, backoff)                   # died again within a minute: the wait doubles
         assert a.restart_at == 9.0
     finally:
+        LOG.removeHandler(handler)
         for unit in (a, b):
             if unit.proc.poll() is None:
                 unit.proc.kill()
