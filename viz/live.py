@@ -321,6 +321,10 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
             return
         state[k["view"]] = view
         if view.error is not None:
+            if state.get(k["playing"]):       # the buttons say what is true: Play, disabled
+                state[k["playing"]] = False
+                handle.pause()
+                st.rerun(scope="app")
             st.error(view.error, icon=":material/error:")
             return
         status = st.container() if push else _status_line(view, tick)
@@ -371,10 +375,13 @@ def _budget_says_rerun(key: str, every: float, base: float) -> bool:
 
 
 def status_text(trainer: TrainerView, tick: TickResult | None) -> str:
-    """The line over a live frame: "Iteration **N** · R it/s this frame"."""
+    """The line over a live frame: "Iteration **N** · R it/s this frame", and for a minute
+    after a worker died "· The training worker restarted; resumed from iteration M."."""
     text = f"Iteration **{trainer.steps:,}**"
     if tick is not None and tick.steps_done and tick.seconds > 0:
         text += f" · {tick.steps_done / tick.seconds:,.0f} it/s this frame"
+    if getattr(trainer, "notice", None):      # its worker died: resumed from a checkpoint
+        text += f" · {trainer.notice}"
     return text
 
 
