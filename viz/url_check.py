@@ -20,9 +20,10 @@ Each replacement is a Fix(key, given, used); the page shows them in one short no
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
+
+from viz.plain_text import elide, plain
 
 MAX_TEXT = 2000         # characters a URL-bound text box accepts unless it declares max_chars
 SHOWN_FIXES = 4         # fixes told in full; the others only by name
@@ -47,12 +48,6 @@ class Fix:
         if not self.used:
             return f"{self.key} is not a setting of this page (ignored)"
         return f"{self.key}={self.given} is not valid; using {self.used}"
-
-
-def elide(text: str, n: int = SHOWN) -> str:
-    """`text` cut to n characters with "…" and its length when longer."""
-    text = str(text)
-    return text if len(text) <= n else f"{text[:n]}… ({len(text):,} characters)"
 
 
 def _raw_values(raw: str | list[str]) -> list[str]:
@@ -167,12 +162,6 @@ def unknown(params: Iterable[str], known: Iterable[str] = ()) -> list[Fix]:
 
 def _unknown_first(fixes: list[Fix]) -> list[Fix]:
     return sorted(fixes, key=lambda f: bool(f.used))
-
-
-def plain(text: str) -> str:
-    """`text` shown as typed by st.markdown-based elements: every ASCII punctuation mark
-    backslash-escaped (Markdown, LaTeX `$`, HTML `<` lose their meaning)."""
-    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)
 
 
 def notice_text(fixes: list[Fix]) -> str:
