@@ -30,7 +30,6 @@ notice = st.empty()     # the page's one notice about a URL it could not use (vi
 try:
     navigation.run()
 finally:
-    if navigation is not HOME:      # the gallery declares no controls: nothing to judge by
-        url_check.drop_unknown()
+    url_check.drop_unknown()        # only after a topic page checked its whole table
     url_check.show_notice(notice)
 server_gc.after_run()   # freeze what the imports made: reruns stop walking it (viz/server_gc.py)

@@ -130,3 +130,14 @@ def test_a_page_with_every_parameter_bad_loads_and_says_so(slug):
     for k, v in query.items():
         if k in state and k in at.query_params:
             assert url_check.check_value(state[k], at.query_params[k]) is None, k
+
+
+def test_another_pages_parameter_is_not_a_setting_here():
+    at = run_app({"gan_loss": "hinge", "gd_steps": "300"})
+    at.switch_page("topic_pages/gradient_descent.py")
+    at.run()
+    assert not at.exception and not at.error
+    notices = _notices(at)
+    assert len(notices) == 1 and "gan_loss is not a setting of this page" in notices[0]
+    assert "gd_steps" not in notices[0] and at.query_params.get("gd_steps") == "300"
+    assert "gan_loss" not in at.query_params

@@ -106,9 +106,6 @@ def view_key(slug: str) -> str:
     return f"{slug}_view"
 
 
-url_check.KNOWN.update(view_key(slug) for slug in TOPICS_BY_SLUG)
-
-
 def preset_key(slug: str) -> str:
     return f"{slug}__preset"
 
@@ -247,15 +244,18 @@ def topic_page(slug: str, *, state, views: Sequence[View], formula: str | None =
     presets and steps may only name its keys (tests/pages/test_skeleton.py checks)."""
     topic = TOPICS_BY_SLUG[slug]
     presets = presets or {}
-    url_check.apply(state[k] for k in state)    # every URL value, drawn now or later
-    _header(topic, formula, presets, steps, views, slug)
     titles = [v.title for v in views]
+    url_check.apply(state[k] for k in state)    # every URL value, drawn now or later
+    if len(views) > 1:
+        url_check.apply([Control(view_key(slug), titles[0], "View", kind="selectbox",
+                                 options=titles)])
+    url_check.declare_page()                    # unknown URL parameters dropped after the run
+    _header(topic, formula, presets, steps, views, slug)
     if st.session_state.get(view_key(slug)) not in (None, *titles):
         st.session_state[view_key(slug)] = titles[0]          # stale value from an old URL
     if len(views) == 1:
         _run_view(slug, views[0], presets, steps, views)
         return
-    url_check.apply([Control(view_key(slug), titles[0], "View", kind="selectbox", options=titles)])
     tabs = st.tabs(titles, key=view_key(slug), bind="query-params", on_change="rerun")
     for tab, view in zip(tabs, views):
         if tab.open:

@@ -30,7 +30,6 @@ assert session.DEFAULT_SEED == 0, "the seed widget's default is its min_value"
 SEED_WIDGET_DEFAULT = "min"
 SEED = Control("seed", session.DEFAULT_SEED, "Seed", kind="number", lo=0, hi=session.SEED_MAX,
                step=1)
-url_check.KNOWN.update({"seed", "device"})
 
 
 def _classroom_from_url() -> bool:

@@ -155,7 +155,6 @@ class StateTable(Mapping[str, Control]):
             if c.key in self._controls:
                 raise ValueError(f"control {c.key!r} declared twice")
             self._controls[c.key] = c
-        url_check.KNOWN.update(k for k, c in self._controls.items() if c.url)
 
     def __getitem__(self, key: str) -> Control:
         return self._controls[key]

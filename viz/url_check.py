@@ -15,7 +15,8 @@ kind, and a bad one is replaced in the URL the widget reads its initial value fr
     text               at most `max_chars` (else MAX_TEXT) characters, else the default
 
 Each replacement is a Fix(key, given, used); the page shows them in one short notice
-(`notice_text`). Parameters no declared control names are dropped with a notice too.
+(`notice_text`). Parameters that no control of the page (or the sidebar) declares are dropped
+with a notice too, after the page ran (`drop_unknown`).
 """
 from __future__ import annotations
 
@@ -32,10 +33,8 @@ SHOWN = 40              # characters of a bad value repeated in the notice
 NOT_WIDGETS = frozenset({"classroom", "embed", "embed_options"})
 NOTICE_KEY = "_url_fixes"
 
-# Every URL-bound key a StateTable (or the sidebar) declared in this process: a parameter
-# outside it is unknown. Tables are built when their page runs, so a key of a page not yet
-# opened is not known yet; such a key is ignored by Streamlit and reported once it is.
-KNOWN: set[str] = set(NOT_WIDGETS)
+DECLARED_KEY = "_url_declared"   # the keys this run checked (session state, per run)
+PAGE_KEY = "_url_page_declared"  # set once the page's whole table was checked this run
 
 
 @dataclass(frozen=True)
@@ -155,8 +154,8 @@ def check(controls: Iterable[Any], params: Mapping[str, Any],
 
 
 def unknown(params: Iterable[str], known: Iterable[str] = ()) -> list[Fix]:
-    """A fix for each parameter no declared control names."""
-    names = KNOWN | set(known)
+    """A fix for each parameter no control of this page (or the sidebar) declares."""
+    names = NOT_WIDGETS | set(known)
     return [Fix(elide(k), "", "") for k in params if k not in names]
 
 
@@ -190,6 +189,8 @@ def apply(controls: Iterable[Any], bounds: Mapping[str, tuple[Any, Any]] | None 
     if manager is None:
         return
     controls = list(controls)
+    declared = st.session_state.setdefault(DECLARED_KEY, set())
+    declared.update(c.key for c in controls if c.url)
     with manager as qp:
         initial = qp._initial_query_params
         params = {c.key: initial[c.key] for c in controls if c.url and c.key in initial}
@@ -207,14 +208,24 @@ def apply(controls: Iterable[Any], bounds: Mapping[str, tuple[Any, Any]] | None 
         _record(st, fixes)
 
 
-def drop_unknown() -> None:
-    """Drop URL parameters no declared control names (after the page ran)."""
+def declare_page() -> None:
+    """Called by a page once its whole table is checked: only then may drop_unknown judge."""
     import streamlit as st
+    st.session_state[PAGE_KEY] = True
+
+
+def drop_unknown() -> None:
+    """Drop URL parameters that no control this run checked declares (after a page that
+    called declare_page ran; a run stopped before that judges nothing)."""
+    import streamlit as st
+    declared = st.session_state.pop(DECLARED_KEY, set())
+    if not st.session_state.pop(PAGE_KEY, False):
+        return
     manager = _query_params()
     if manager is None:
         return
     with manager as qp:
-        fixes = unknown(list(qp._query_params))
+        fixes = unknown(list(qp._query_params), declared)
         for f in fixes:
             for key in [k for k in qp._query_params if elide(k) == f.key]:
                 del qp._query_params[key]
