@@ -263,3 +263,29 @@ def test_the_janitors_session_probe_asks_streamlits_runtime(monkeypatch):
     monkeypatch.setattr(Runtime, "exists", classmethod(lambda cls: True))
     monkeypatch.setattr(Runtime, "instance", classmethod(lambda cls: FakeRuntime()))
     assert live._session_active("connected") and not live._session_active("closed tab")
+
+
+def test_a_trainer_whose_worker_is_still_starting_gets_its_picture_without_a_click(
+        monkeypatch):
+    """Many sessions opening at once share one worker's start-up: a page whose trainer has
+    no picture yet says so and looks again on a timer (it used to wait for a click while
+    paused: no figure until the user did something)."""
+    import time
+
+    from tests.apptest import record_run_every
+    from viz import live
+    monkeypatch.setenv("DLPLAY_TRAINERS", "process")
+    monkeypatch.setattr(live, "FIRST_VIEW_WAIT_S", 0.0)    # the worker is still importing
+    asked = record_run_every(monkeypatch)
+    at = _harness()
+    handle = at.session_state["h__handle"]
+    assert not at.exception and not at.error
+    assert asked and asked[-1] == live.FIRST_VIEW_POLL_S    # the fragment polls, paused
+    assert any("picture updates on the next frame" in i.value for i in at.info)
+    t0 = time.monotonic()
+    while handle.link.latest() is None and time.monotonic() - t0 < 60:
+        time.sleep(0.1)
+    asked.clear()
+    at.run()                                                # (the timer's run, here by hand)
+    assert not at.exception and _steps(at) == 0             # the picture is there
+    assert asked[-1] is None                                # and the timer is gone
