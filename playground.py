@@ -4,7 +4,7 @@ import streamlit as st
 from engine.device import configure_threads
 from viz.gallery import gallery
 from viz.sidebar import classroom_requested, shared_sidebar
-from viz import server_gc
+from viz import server_gc, url_check
 from viz.topics import ROOT, SECTIONS, TOPICS
 
 ICON = ROOT / "assets" / "favicon.png"
@@ -26,5 +26,10 @@ navigation = st.navigation({"Start": [HOME],
                             **{s: [PAGES[t.slug] for t in TOPICS if t.section == s]
                                for s in SECTIONS}})
 shared_sidebar()
-navigation.run()
+notice = st.empty()     # the page's one notice about a URL it could not use (viz/url_check.py)
+try:
+    navigation.run()
+finally:
+    url_check.drop_unknown()        # only after a topic page checked its whole table
+    url_check.show_notice(notice)
 server_gc.after_run()   # freeze what the imports made: reruns stop walking it (viz/server_gc.py)

@@ -63,6 +63,7 @@ class TrainerView:
     data: Any = field(repr=False)
     error: str | None = None          # the worker lost this trainer (crash): say so, offer Reset
     at: float = 0.0                   # time.time() when it was taken (ticks measure it/s)
+    notice: str | None = None         # its worker died and it resumed from a checkpoint: say so
 
     def snapshot(self) -> Any:
         return self.data

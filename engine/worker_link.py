@@ -4,8 +4,11 @@ writer at a time) and a receiver thread, and a `Link` per hosted trainer keeps t
 latest pickled view, its pending replies and its error.
 
 Why not multiprocessing's spawn: it re-imports the parent's __main__ (Streamlit's CLI, pytest,
-a benchmark script). A worker that dies (EOF on the pipe) fails every Link it hosted with
-WORKER_STOPPED and asks its pool to replace it.
+a benchmark script). A worker that dies (EOF on the pipe) hands its Links to its pool, which
+starts a new worker and resumes each trainer there from its last checkpoint (the trainer as it
+was at most engine.worker_loop.CHECKPOINT_S earlier, playing again if it was); the view then
+carries a notice saying so. A trainer whose worker died MAX_RESUMES times in a row without
+a newer checkpoint fails with WORKER_STOPPED (a trainer that kills its worker cannot loop).
 """
 from __future__ import annotations
 
@@ -15,6 +18,8 @@ import pickle
 import socket
 import subprocess
 import sys
+import dataclasses
+import functools
 import threading
 import time
 from multiprocessing.connection import Connection
@@ -28,6 +33,9 @@ from engine.handle import TrainerBusy, TrainerLost, TrainerView
 ROOT = str(Path(__file__).resolve().parent.parent)
 log = logging.getLogger("engine.workers")
 WORKER_STOPPED = "The training worker stopped; press Reset."
+RESUMED = "The training worker restarted; resumed from iteration {steps:,}."
+MAX_RESUMES = 3      # deaths in a row without a newer checkpoint before the trainer is given up
+NOTICE_S = 60.0      # how long the view carries the notice
 
 
 class Link:
@@ -44,12 +52,26 @@ class Link:
         self.error: str | None = None
         self.closed = False
         self.gone_since: float | None = None      # janitor: first seen without a session
+        self.factory: bytes | None = None         # what built it (resume before a checkpoint)
+        self.checkpoint: bytes | None = None      # the trainer pickled at checkpoint_steps
+        self.checkpoint_steps = 0
+        self.playing = False                      # the last play/pause/pace sent (to resume)
+        self.pace: Any = None
+        self.resumes = 0                          # deaths since the last newer checkpoint
+        self.notice: str | None = None
+        self.notice_until = 0.0
 
     # ---- from the receiver thread --------------------------------------------------------
     def on_view(self, seq: int, data: bytes) -> None:
         with self.cond:
             self.seq_seen, self.view_bytes, self._view = max(self.seq_seen, seq), data, None
             self.cond.notify_all()
+
+    def on_checkpoint(self, steps: int, data: bytes) -> None:
+        with self.cond:
+            if self.checkpoint is None or steps != self.checkpoint_steps:
+                self.resumes = 0
+            self.checkpoint, self.checkpoint_steps = data, int(steps)
 
     def on_seen(self, seq: int) -> None:
         with self.cond:
@@ -74,6 +96,12 @@ class Link:
                 raise TrainerLost(self.error)
             self.seq_sent += 1
             seq = self.seq_sent
+            if kind == "create":
+                self.factory = self.factory or args[0]
+            elif kind == "cmd" and args[0] in ("play", "pause"):
+                self.playing = args[0] == "play"
+            elif kind == "cmd" and args[0] == "pace":
+                self.pace = args[1]
         if not self.worker.send((kind, self.tid, seq, *args)):
             self.fail(WORKER_STOPPED)
             raise TrainerLost(WORKER_STOPPED)
@@ -108,7 +136,39 @@ class Link:
                 return TrainerView.failed(self.error, steps)
             if self._view is None:
                 raise TrainerBusy("the trainer's worker has not sent a picture yet")
+            if self.notice is not None and time.monotonic() < self.notice_until:
+                return dataclasses.replace(self._view, notice=self.notice)
             return self._view
+
+    def resume(self, worker: "WorkerProc") -> bool:
+        """Host this trainer again on `worker`, from its last checkpoint (else from its
+        factory), playing if it was; False (and WORKER_STOPPED) when it cannot be."""
+        with self.cond:
+            state = self.checkpoint if self.checkpoint is not None else self.factory
+            if self.closed or self.error is not None:
+                return False
+            self.resumes += 1
+            if state is None or self.resumes > MAX_RESUMES:
+                self.error = WORKER_STOPPED
+                self.cond.notify_all()
+                return False
+            steps = self.checkpoint_steps if self.checkpoint is not None else 0
+            self.worker = worker
+            self.replies.clear()
+            self.notice = RESUMED.format(steps=steps)
+            self.notice_until = time.monotonic() + NOTICE_S
+            playing, pace = self.playing, self.pace
+        with worker.lock:
+            worker.links[self.tid] = self
+        try:
+            self.send("create", _rebuild(state) if self.checkpoint is not None else state)
+            if pace is not None:
+                self.send("cmd", "pace", pace)
+            if playing:
+                self.send("cmd", "play", None)
+        except TrainerLost:
+            return False
+        return True
 
     def latest(self) -> TrainerView | None:
         try:
@@ -176,6 +236,8 @@ class WorkerProc:
                     link.on_reply(msg[2], msg[3], msg[4])
                 elif msg[0] == "seen":
                     link.on_seen(msg[2])
+                elif msg[0] == "checkpoint":
+                    link.on_checkpoint(msg[2], msg[3])
         except (EOFError, OSError, pickle.UnpicklingError):
             pass
         self._died()
@@ -184,17 +246,19 @@ class WorkerProc:
         with self.lock:
             self.alive = False
             links, self.links = list(self.links.values()), {}
-        for link in links:
-            link.fail(WORKER_STOPPED)
         try:
             self.conn.close()
             self.proc.wait(5.0)          # reap it
         except (OSError, subprocess.TimeoutExpired):
             pass
-        if not self.pool.closing:
-            log.warning("training worker %s (pid %s) stopped; %d trainer(s) lost",
-                        self.index, self.pid, len(links))
-            self.pool.replace(self)
+        if self.pool.closing:
+            for link in links:
+                link.fail(WORKER_STOPPED)
+            return
+        log.warning("training worker %s (pid %s) stopped (exit code %s); resuming its %d "
+                    "trainer(s) on a new worker", self.index, self.pid, self.proc.returncode,
+                    len(links))
+        self.pool.replace(self, links)
 
     def stop(self, timeout: float = 5.0) -> None:
         self.send(("stop",))
@@ -203,6 +267,11 @@ class WorkerProc:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout)
+
+
+def _rebuild(checkpoint: bytes) -> bytes:
+    """A factory (pickled) that rebuilds a trainer from its checkpoint bytes."""
+    return cloudpickle.dumps(functools.partial(pickle.loads, checkpoint))
 
 
 def spawn_worker(chunk_s: float, publish_s: float) -> tuple[Connection, subprocess.Popen]:

@@ -9,6 +9,7 @@ Wire protocol on one duplex pipe, each message a cloudpickled tuple (send_bytes/
                     ("read", tid, seq, fn)              fn(trainer) -> plain data (fn: bytes)
                     ("stop",)                           the worker exits
     worker -> web   ("view", tid, seq, view)            a pickled TrainerView; seq: last command
+                    ("checkpoint", tid, steps, trainer) the whole trainer pickled (bytes)
                     ("reply", tid, seq, ok, payload)    payload: the result, or the error text
                     ("seen", tid, seq)                  a read done that changed no steps
                     ("ready", pid)                      once, after the imports
@@ -25,6 +26,11 @@ while training every publish_s seconds, with the history decimated
 10x the snapshot's cost (so snapshots take <= ~10% of a worker) and otherwise carries the last
 one: a trainer whose snapshot is costly (the adversarial page's robustness curve, ~1 s) still
 shows its iteration count and loss history moving several times a second.
+
+Checkpoints: a trainer that trained since its last checkpoint is pickled whole (weights,
+optimizer state, history) every CHECKPOINT_S seconds, or every CHECKPOINT_SHARE x its pickling
+cost when that is longer (<= ~5% of the worker), and sent to the web process, which keeps the
+last one and resumes the trainer from it on a new worker if this one dies (engine/workers.py).
 """
 from __future__ import annotations
 
@@ -44,6 +50,9 @@ from engine.training import run_for
 
 PUBLISH_S = 0.15
 NICE = 5                 # DLPLAY_WORKER_NICE: training yields CPU to the web process (0: off)
+CHECKPOINT_S = float(os.environ.get("DLPLAY_CHECKPOINT_S", "") or 3.0)   # a playing trainer's
+#                          checkpoint is at most this old when its worker dies
+CHECKPOINT_SHARE = 20.0  # ... or 20 x its pickling cost when longer (<= ~5% of the worker)
 SNAPSHOT_SHARE = 10.0    # publish at most every 10 x the snapshot's cost (GAN: ~18 ms -> 0.18 s)
 
 
@@ -64,6 +73,14 @@ class Slot:
     snap_s: float = 0.0             # what its last snapshot cost, seconds
     snapped: float = 0.0            # when that snapshot was taken (perf_counter)
     snap: Any = None                # and what it was
+    ckpt_steps: int = 0             # iterations of the last checkpoint sent (0: the factory's)
+    ckpt_at: float = field(default_factory=time.perf_counter)
+    ckpt_s: float = 0.0             # what pickling it cost (inf: it cannot be pickled)
+
+    def checkpoint_due(self, now: float) -> bool:
+        steps = getattr(self.trainer, "steps", 0)
+        return self.trainer is not None and steps != self.ckpt_steps and \
+            now - self.ckpt_at >= max(CHECKPOINT_S, CHECKPOINT_SHARE * self.ckpt_s)
 
     def snapshot_due(self, now: float) -> bool:
         """A fresh snapshot at most every SNAPSHOT_SHARE x its cost: <= ~10% of the worker."""
@@ -104,6 +121,18 @@ class Worker:
         self.send("view", tid, slot.seq, data)     # bytes: the web side unpickles on demand
         slot.published, slot.dirty = time.perf_counter(), False
 
+    def checkpoint(self, tid: int, slot: Slot) -> None:
+        """Send the whole trainer pickled; one that cannot be pickled is not tried again."""
+        t0 = time.perf_counter()
+        slot.ckpt_at, slot.ckpt_steps = t0, int(slot.trainer.steps)
+        try:
+            data = cloudpickle.dumps(slot.trainer)
+        except Exception:  # noqa: BLE001 - no checkpoint: a worker death restarts it at 0
+            slot.ckpt_s = math.inf
+            return
+        slot.ckpt_s = time.perf_counter() - t0
+        self.send("checkpoint", tid, slot.ckpt_steps, data)
+
     def handle(self, msg: tuple) -> None:
         kind = msg[0]
         if kind == "stop":
@@ -114,6 +143,7 @@ class Worker:
             slot = Slot(seq=seq)
             try:
                 slot.trainer = cloudpickle.loads(msg[3])()
+                slot.ckpt_steps = int(getattr(slot.trainer, "steps", 0))
             except Exception as exc:  # noqa: BLE001 - bad settings: a message, not a crash
                 slot.error = f"Building the trainer failed: {type(exc).__name__}: {exc}"
             self.slots[tid] = slot
@@ -133,6 +163,9 @@ class Worker:
             self.request(tid, slot, kind, msg[3])
         if tid not in self.slots:
             return
+        if not slot.playing and slot.trainer is not None and \
+                slot.trainer.steps != slot.ckpt_steps and slot.ckpt_s < math.inf:
+            self.checkpoint(tid, slot)        # Pause or Step: the state a worker death keeps
         if kind == "read" and getattr(slot.trainer, "steps", None) == steps:
             self.send("seen", tid, seq)       # a read that trained nothing: no new picture
         else:
@@ -232,6 +265,8 @@ class Worker:
             for tid, slot in list(self.slots.items()):
                 if slot.dirty and now - slot.published >= self.publish_s:
                     self.publish(tid, slot, fresh=False)
+                if slot.checkpoint_due(now):
+                    self.checkpoint(tid, slot)
 
 
 def _pid() -> int:

@@ -21,8 +21,10 @@ crosses; one whose trainer cannot be pickled either stays inline (logged warning
 Freeing: a handle that is garbage-collected (its session state dropped) closes its trainer
 (weakref.finalize); the janitor thread closes the trainers of sessions that a probe (set by
 viz/live.py from Streamlit's session manager; engine/ never imports streamlit) reports gone
-for longer than LEASE_S. A worker that dies is restarted; its trainers' views carry `error`
-(WORKER_STOPPED) and their pages offer Reset.
+for longer than LEASE_S. A worker that dies is restarted and its trainers resume there from
+their last checkpoint (every few seconds, kept in this process: engine/worker_link.py); their
+views carry a notice "resumed from iteration N". One that cannot be resumed says
+WORKER_STOPPED and its page offers Reset.
 """
 from __future__ import annotations
 
@@ -103,13 +105,28 @@ class WorkerPool:
         self._start_janitor()
         return link
 
-    def replace(self, dead: WorkerProc) -> None:
-        """Restart a dead worker at once; one that died young (< 10 s: e.g. it cannot start)
-        is restarted only when the next trainer needs it, so a broken worker cannot spin."""
+    def replace(self, dead: WorkerProc, links: list[Link] = ()) -> None:
+        """Restart a dead worker and resume its trainers there from their checkpoints
+        (Link.resume). A worker that died young (< 10 s: e.g. it cannot start) and hosted no
+        trainer is restarted only when the next trainer needs it, so it cannot spin; one that
+        hosted trainers is restarted at once (each trainer gives up after MAX_RESUMES)."""
+        links = [link for link in links if not link.closed]
         with self.lock:
-            if not self.closing and self.workers[dead.index] is dead:
-                young = time.monotonic() - dead.started < 10.0
-                self.workers[dead.index] = None if young else WorkerProc(self, dead.index)
+            if self.closing or self.workers[dead.index] is not dead:
+                worker = None
+            elif links or time.monotonic() - dead.started >= 10.0:
+                worker = self.workers[dead.index] = WorkerProc(self, dead.index)
+            else:
+                worker = self.workers[dead.index] = None
+        resumed = [link for link in links if worker is not None and link.resume(worker)]
+        for link in links:
+            if link not in resumed:
+                link.fail(WORKER_STOPPED)
+        if links:
+            log.warning("resumed %d of %d trainer(s) on worker %s (pid %s): %s", len(resumed),
+                        len(links), dead.index, worker.pid if worker else None,
+                        ", ".join(f"from iteration {link.checkpoint_steps}" for link in resumed)
+                        or "none")
 
     def links(self) -> list[Link]:
         with self.lock:
@@ -204,6 +221,12 @@ class ProcessTrainerHandle:
     def error(self) -> str | None:
         return self.link.error
 
+    @property
+    def notice(self) -> str | None:
+        """"The training worker restarted; resumed from iteration N." for a while after."""
+        view = self.link.latest()
+        return getattr(view, "notice", None)
+
     def _cmd(self, name: str, arg: Any = None) -> None:
         try:
             self.link.send("cmd", name, arg)
@@ -243,6 +266,8 @@ class ProcessTrainerHandle:
         view = self.link.latest()
         if view is None:
             return None
+        if view.steps < self._tick_steps:     # resumed from an earlier checkpoint
+            self._tick_steps = view.steps
         done = max(0, view.steps - self._tick_steps)
         seconds = max(view.at - self._tick_at, 1e-9) if done else 0.0
         self._tick_steps, self._tick_at = view.steps, view.at

@@ -199,8 +199,10 @@ def play_and_fetch(at: AppTest, key: str, slots, asked: list) -> tuple[dict, dic
                for c in at.get("bidi_component")}
     assert set(mounted) == set(slots) | {live_push.STATUS_SLOT}
     token = at.session_state[f"{key}__push_token"]
-    assert all(m["poll"]["url"] == "/_dlplay/frame/" + token for m in mounted.values())
-    status, body = live_push.answer(token)
+    frame_id = at.session_state[f"{key}__push_id"]
+    assert all(m["poll"]["url"] == "/_dlplay/frame/" + frame_id and m["poll"]["token"] == token
+               and token not in m["poll"]["url"] for m in mounted.values())
+    status, body = live_push.answer_request(frame_id, token, "browser-a")
     frame = json.loads(body)
     assert status == 200 and frame["rerun"] is False and set(frame["slots"]) == set(mounted)
     return mounted, frame

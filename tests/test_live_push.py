@@ -169,30 +169,57 @@ def test_the_route_serves_answers_with_no_caching(budget, monkeypatch):
     from viz import frame_route
     monkeypatch.setattr(live_push, "MOUNTED", False)       # restored after the test
     routes = frame_route.routes()
-    assert live_push.MOUNTED and routes[0].path == "/_dlplay/frame/{token}"
-    live_push.register("tok-h", source := _source(_playing(steps=2)))   # noqa: F841
+    assert live_push.MOUNTED and routes[0].path == "/_dlplay/frame/{frame_id}"
+    source = _source(_playing(steps=2))
+    source.frame_id = "f1"
+    live_push.register("tok-h", source)
 
     sent = []
 
-    async def call(token):
-        scope = {"type": "http", "method": "GET", "path": f"/_dlplay/frame/{token}",
-                 "raw_path": f"/_dlplay/frame/{token}".encode(), "query_string": b"",
-                 "headers": [], "root_path": "", "scheme": "http", "server": ("t", 80)}
+    async def call(frame_id, token, cookie):
+        headers = [(b"x-dlplay-token", token.encode())] if token else []
+        if cookie:
+            headers.append((b"cookie", f"dlplay_client={cookie}".encode()))
+        scope = {"type": "http", "method": "GET", "path": f"/_dlplay/frame/{frame_id}",
+                 "raw_path": f"/_dlplay/frame/{frame_id}".encode(), "query_string": b"",
+                 "headers": headers, "root_path": "", "scheme": "http", "server": ("t", 80)}
 
         async def receive():
             return {"type": "http.request", "body": b"", "more_body": False}
 
         async def send(message):
             sent.append(message)
-        await routes[0].handle(scope | {"path_params": {"token": token}}, receive, send)
+        await routes[0].handle(scope | {"path_params": {"frame_id": frame_id}}, receive, send)
 
-    _in_thread(call("tok-h"))
+    _in_thread(call("f1", "tok-h", "browser-a"))
     start, body = sent[0], sent[1]["body"]
     assert start["status"] == 200 and (b"cache-control", b"no-store") in start["headers"]
     assert json.loads(body)["steps"] == 2
+    for frame_id, token, cookie in [("f1", "nope", "browser-a"),     # unknown token
+                                    ("f1", "tok-h", "browser-b"),    # another browser
+                                    ("f1", "tok-h", None),           # no cookie
+                                    ("f1", None, "browser-a"),       # no token
+                                    ("f2", "tok-h", "browser-a")]:   # another frame id
+        sent.clear()
+        _in_thread(call(frame_id, token, cookie))
+        assert sent[0]["status"] == 404, (frame_id, token, cookie)
     sent.clear()
-    _in_thread(call("nope"))
-    assert sent[0]["status"] == 404
+    _in_thread(call("f1", "tok-h", "browser-a"))                     # its own still works
+    assert sent[0]["status"] == 200
+
+
+def test_a_frame_token_is_bound_to_the_first_browser_and_kept_out_of_the_path(budget):
+    """The token is a header, the path a public id; the first browser to use the token owns
+    it: another session's cookie, a missing cookie or a mismatched id get 404."""
+    source = _source(_playing(steps=3))
+    source.frame_id = "pub"
+    live_push.register("tok-secret", source)
+    assert live_push.answer_request("pub", "tok-secret", "mine")[0] == 200
+    assert live_push.answer_request("pub", "tok-secret", "theirs")[0] == 404
+    assert live_push.answer_request("pub", "tok-secret", "")[0] == 404
+    assert live_push.answer_request("tok-secret", "tok-secret", "mine")[0] == 404
+    assert live_push.answer_request("pub", "tok-secret", "mine")[0] == 200
+    assert live_push.answer_request("pub", "tok-secre", "mine")[0] == 404
 
 
 def test_a_playing_gan_page_mounts_its_slots_once_and_the_route_serves_its_frames(

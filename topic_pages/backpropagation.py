@@ -25,6 +25,7 @@ from viz.backpropagation_compute import (
     gradient_text, modes_of, singular_note)
 from viz.backpropagation_tour import PRESETS, STEPS
 from viz.page import View, topic_page
+from viz.plain_text import elide, plain
 from viz.render import explain, show_figure
 from viz.state import Control, StateTable
 from viz.widgets import export_buttons
@@ -75,10 +76,10 @@ def expression_controls() -> dict[str, Any] | None:
         _show_parse_error(s["bp_expr"], exc)
         return None
     if missing:
-        st.warning(f"No value for {', '.join(missing)}: using {MISSING_VALUE:g}.",
-                   icon=":material/warning:")
+        st.warning(plain(f"No value for {elide(', '.join(missing), 120)}: using "
+                         f"{MISSING_VALUE:g}."), icon=":material/warning:")
     if unused:
-        st.caption(f"Not in the expression (ignored): {', '.join(unused)}.")
+        st.caption(plain(f"Not in the expression (ignored): {elide(', '.join(unused), 120)}."))
     if not graph.input_names:
         st.info("The expression has no variables: nothing to differentiate.",
                 icon=":material/info:")
@@ -87,7 +88,7 @@ def expression_controls() -> dict[str, Any] | None:
 
 def _show_parse_error(expr: str, exc: ValueError) -> None:
     message = str(exc)
-    st.error(f"Cannot read this: {message}", icon=":material/error:")
+    st.error(plain(f"Cannot read this: {message}"), icon=":material/error:")
     col = _column_of(message)
     if col is not None and len(expr) <= 120:
         st.code(f"{expr}\n{' ' * (col - 1)}^", language=None)
@@ -133,6 +134,7 @@ def graph_view(panel) -> None:
     d = graph_of(s)
     n = len(d.trace)
     with panel.controls:
+        _nonfinite_notice(d)
         c = st.columns(3, gap="small")
         c[0].button("Step", key="bp_next", width="stretch",
                     on_click=_step_to, args=(None, n), disabled=n == 0,
@@ -154,6 +156,15 @@ def graph_view(panel) -> None:
                 "gradient of each input, and sends the product down the edge (orange), where "
                 "it is added to what that input already has.")
         _export_graph(s, d)
+
+
+def _nonfinite_notice(d: autodiff.Differentiation) -> None:
+    """Where an inf or NaN starts and why (engine/autodiff/nonfinite.py), at most 3 causes."""
+    found = autodiff.nonfinite_notes(d)
+    if found:
+        more = f"; and {len(found) - 3} more" if len(found) > 3 else ""
+        st.warning(plain("Not a finite number: " + "; ".join(found[:3]) + more + "."),
+                   icon=":material/warning:")
 
 
 def _walk(d: autodiff.Differentiation) -> None:

@@ -117,9 +117,9 @@ def singular_note(d: autodiff.Differentiation) -> str | None:
         return None
     names = ([] if np.isfinite(d.output) else [f"f = {gradient_text(d.output)}"]) + \
         [f"∂f/∂{n} = {gradient_text(d.gradients[n])}" for n in bad]
+    # the cause (which node, which operation) is the page's "Not a finite number" notice
     return (f"{', '.join(names)}: not finite at these values. The expression is singular "
-            f"or undefined here (a division by 0, a log of a number ≤ 0, √ of a negative "
-            f"number or at 0, …), so its derivative does not exist; pick other input values.")
+            f"or undefined here, so its derivative does not exist; pick other input values.")
 
 
 def gradient_text(v: float) -> str:

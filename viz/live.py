@@ -65,6 +65,11 @@ from viz.render import live_frame
 
 DEFAULT_BUDGET_S = 0.4   # docs/ARCHITECTURE.md: time-budgeted ticks keep ~0.6-0.8x plain-loop speed
 DEFAULT_INTERVAL_S = 0.5
+# A trainer in a worker that is still starting (many sessions opening at once share its
+# start-up and its trainer builds) has no picture yet: the page waits FIRST_VIEW_WAIT_S for
+# it, then says so and looks again every FIRST_VIEW_POLL_S instead of waiting for a click.
+FIRST_VIEW_WAIT_S = WAIT_S
+FIRST_VIEW_POLL_S = 1.0
 HOSTED_INTERVAL_S = 0.3  # frames when a worker trains: a frame only fetches a view (~30 ms CPU)
 
 
@@ -287,6 +292,9 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
     if not push:
         state.pop(k["push_source"], None)     # its token stops answering: the poller stops
     every, base = _redraw_interval(key, interval_s, playing, push)
+    pending = _first_view_pending(handle)
+    if pending and every is None:
+        every = FIRST_VIEW_POLL_S
 
     def make_source(parts) -> live_push.Source:
         ctx = get_script_run_ctx(suppress_warning=True)
@@ -297,7 +305,7 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
 
     @st.fragment(run_every=every)
     def _frame() -> None:
-        if every is not None and _budget_says_rerun(key, every, base):
+        if playing and every is not None and _budget_says_rerun(key, every, base):
             st.rerun(scope="app")             # the class grew or shrank: a new redraw interval
         source = state.get(k["push_source"])
         if push and source is not None and source.fallback:
@@ -318,13 +326,19 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
             handle.pause()
             st.rerun(scope="app")
         try:
-            view = handle.view()
+            view = handle.view(FIRST_VIEW_WAIT_S) if pending else handle.view()
         except TrainerBusy:
             st.info("The trainer is busy; the picture updates on the next frame.",
                     icon=":material/hourglass:")
             return
+        if pending and not playing:
+            st.rerun(scope="app")             # the first picture is here: no more polling
         state[k["view"]] = view
         if view.error is not None:
+            if state.get(k["playing"]):       # the buttons say what is true: Play, disabled
+                state[k["playing"]] = False
+                handle.pause()
+                st.rerun(scope="app")
             st.error(view.error, icon=":material/error:")
             return
         status = st.container() if push else _status_line(view, tick)
@@ -353,6 +367,12 @@ def _who(key: str) -> tuple[str, str]:
     return (ctx.session_id if ctx is not None else "", key)
 
 
+def _first_view_pending(handle: Any) -> bool:
+    """True while a worker-hosted trainer has not sent its first picture."""
+    link = getattr(handle, "link", None)
+    return link is not None and link.error is None and link.latest() is None
+
+
 def _redraw_interval(key: str, interval_s: float, playing: bool,
                      push: bool = False) -> tuple[float | None, float]:
     """(run_every of the fragment, the page's own redraw interval): while playing, the page's
@@ -375,10 +395,13 @@ def _budget_says_rerun(key: str, every: float, base: float) -> bool:
 
 
 def status_text(trainer: TrainerView, tick: TickResult | None) -> str:
-    """The line over a live frame: "Iteration **N** · R it/s this frame"."""
+    """The line over a live frame: "Iteration **N** · R it/s this frame", and for a minute
+    after a worker died "· The training worker restarted; resumed from iteration M."."""
     text = f"Iteration **{trainer.steps:,}**"
     if tick is not None and tick.steps_done and tick.seconds > 0:
         text += f" · {tick.steps_done / tick.seconds:,.0f} it/s this frame"
+    if getattr(trainer, "notice", None):      # its worker died: resumed from a checkpoint
+        text += f" · {trainer.notice}"
     return text
 
 

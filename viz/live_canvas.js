@@ -713,7 +713,7 @@ const NEW_SLOTS = (window.__dlplayNewSlots = window.__dlplayNewSlots || new Map(
 function listen(poll, slotName, slot, trigger) {
   let p = POLLS.get(poll.url);
   if (!p) {
-    p = {url: poll.url, slots: new Map(), next: poll.next_ms ?? 300, timer: null, stopped: false, asked: false, frames: 0};
+    p = {url: poll.url, token: poll.token, slots: new Map(), next: poll.next_ms ?? 300, timer: null, stopped: false, asked: false, frames: 0};
     POLLS.set(poll.url, p);
     p.timer = setTimeout(() => fetchFrame(p), p.next);
   }
@@ -726,11 +726,24 @@ function listen(poll, slotName, slot, trigger) {
     if (!p.slots.size) { p.stopped = true; clearTimeout(p.timer); if (POLLS.get(p.url) === p) POLLS.delete(p.url); }
   };
 }
+// The page's token goes in a header (never in the URL: access logs keep paths); the route binds
+// it to this browser's dlplay_client cookie on first use (viz/live_push.answer_request).
+function clientCookie() {
+  try {
+    if (!/(^|;\s*)dlplay_client=/.test(document.cookie ?? '')) {
+      const bytes = crypto.getRandomValues(new Uint8Array(16));
+      const id = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+      document.cookie = `dlplay_client=${id}; path=/; SameSite=Strict`;
+    }
+  } catch (e) { /* no cookies here: the route answers 404 and the page reruns instead */ }
+}
 async function fetchFrame(p) {
   const t0 = performance.now();
   let next = p.next;
   try {
-    const r = await fetch(p.url, {cache: 'no-store', credentials: 'same-origin'});
+    clientCookie();
+    const r = await fetch(p.url, {cache: 'no-store', credentials: 'same-origin',
+                                  headers: p.token ? {'X-Dlplay-Token': p.token} : {}});
     if (p.stopped) return;
     if (r.status === 404 || r.status === 410) { p.stopped = true; POLLS.delete(p.url); return; }
     if (r.ok) {

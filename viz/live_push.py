@@ -8,8 +8,9 @@ Instead, while Play is on:
   1. the fragment runs once: the page's `draw` builds its frame with live_parts() and lays the
      parts out with place(); each part is a live component (viz/live_canvas.js) told which
      token and slot it shows, and the fragment gets no run_every;
-  2. the component polls GET /_dlplay/frame/<token> (viz/frame_route.py, served by app.py)
-     every `next_ms`; the route calls answer(token): the trainer's view, the page's pure
+  2. the component polls GET /_dlplay/frame/<frame id> with the token in a header
+     (viz/frame_route.py, served by app.py) every `next_ms`; the route calls
+     answer_request -> answer(token): the trainer's view, the page's pure
      parts function on it, each part as JSON ({"spec"} for the canvas, {"html"});
   3. the component paints the slots: a fetch, a JSON parse and a canvas draw per frame;
   4. when the run must end (diverged, the step cap, a lost worker) or a part is no longer
@@ -19,8 +20,11 @@ Instead, while Play is on:
 Pause, Step, Reset and every widget stay Streamlit: a widget inside the fragment (the VAE's
 decode sliders) reruns it, which registers the parts function again with the new inputs.
 
-A token is random per session and page, known only to that session's browser; the registry
-holds its Source weakly (the session's state owns it), and a source whose session is gone is
+A token is random per session and page, known only to that session's browser, and travels in
+the X-Dlplay-Token header, never in the path (so no access log holds it; the path carries a
+public frame id). The first request of a token binds it to the browser's `dlplay_client`
+cookie (random, set by the component); a request with another cookie or none, with another
+frame id or an unknown token is answered 404 alike. The registry holds its Source weakly (the session's state owns it), and a source whose session is gone is
 answered 410. The frame budget (viz/frame_budget.py) sets next_ms: all playing pages of the
 process together ask for at most DLPLAY_FRAME_BUDGET frames a second.
 """
@@ -43,6 +47,9 @@ from viz.frame_budget import BUDGET
 from viz.parts import Caption, Parts, PartsFn, Payload
 
 PATH = "/_dlplay/frame/"
+TOKEN_HEADER = "x-dlplay-token"
+CLIENT_COOKIE = "dlplay_client"
+NOT_FOUND = b'{"error": "unknown frame token"}'
 STATUS_SLOT = "status"
 MOUNTED = False              # True once app.py serves the frame route (viz.frame_route.routes)
 ENV_VAR = "DLPLAY_PUSH"      # 0: playing frames rerun the fragment as before
@@ -81,6 +88,8 @@ class Source:
     fallback: bool = False               # set by the route: a part stopped being drawable
     frames: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    frame_id: str = ""                   # the public part of its URL (set at register)
+    client: str | None = None            # the browser cookie its first request came with
 
 
 _REGISTRY: "weakref.WeakValueDictionary[str, Source]" = weakref.WeakValueDictionary()
@@ -95,6 +104,14 @@ def register(token: str, source: Source) -> None:
 def lookup(token: str) -> Source | None:
     with _REGISTRY_LOCK:
         return _REGISTRY.get(token)
+
+
+def frame_id_of(state: MutableMapping[str, Any], key: str) -> str:
+    """The public id in the frame URL of page `key` (random, kept for the session)."""
+    name = f"{key}__push_id"
+    if name not in state:
+        state[name] = secrets.token_hex(6)
+    return state[name]
 
 
 def token_of(state: MutableMapping[str, Any], key: str) -> str:
@@ -165,6 +182,7 @@ def live_parts(fn: PartsFn, view: Any, **inputs: Any) -> Parts:
         if ctx.push and drawable:
             ctx.registered, ctx.payload = ctx.make_source(bound), payload
             ctx.state[f"{ctx.key}__push_source"] = ctx.registered     # the session owns it
+            ctx.registered.frame_id = frame_id_of(ctx.state, ctx.key)
             register(token_of(ctx.state, ctx.key), ctx.registered)
     return parts
 
@@ -189,7 +207,8 @@ def place_all(parts: Parts) -> None:
 def mount(ctx: FrameContext, slot: str, payload: dict) -> None:
     """The live component of `slot`, drawn now with `payload`, then fed by the route."""
     from viz import live_canvas
-    poll = {"url": url_prefix() + token_of(ctx.state, ctx.key), "slot": slot,
+    poll = {"url": url_prefix() + frame_id_of(ctx.state, ctx.key),
+            "token": token_of(ctx.state, ctx.key), "slot": slot,
             "next_ms": round(1000 * BUDGET.interval(ctx.registered.base_interval_s))}
     live_canvas.mount(f"{ctx.key}-{slot}", payload, poll)
 
@@ -201,6 +220,21 @@ def session_alive(session_id: str | None) -> bool:
     return session_id is None or _session_active(session_id)
 
 
+def answer_request(frame_id: str, token: str | None, client: str | None) -> tuple[int, bytes]:
+    """(HTTP status, JSON body) for an HTTP request of frame `frame_id` carrying `token` (the
+    header) and `client` (the cookie): answer(token) when they belong together and to the
+    browser the token first answered; else 404, the same as an unknown token."""
+    source = lookup(token) if token else None
+    if source is None or not client or source.frame_id != frame_id:
+        return 404, NOT_FOUND
+    with _REGISTRY_LOCK:
+        if source.client is None:
+            source.client = client
+    if not secrets.compare_digest(source.client, client):
+        return 404, NOT_FOUND
+    return answer(token)
+
+
 def answer(token: str) -> tuple[int, bytes]:
     """(HTTP status, JSON body) for GET /_dlplay/frame/<token>.
 
@@ -209,7 +243,7 @@ def answer(token: str) -> tuple[int, bytes]:
     200: {"slots": {slot: payload}, "next_ms", "rerun", "steps"}."""
     source = lookup(token)
     if source is None:
-        return 404, b'{"error": "unknown frame token"}'
+        return 404, NOT_FOUND
     if not session_alive(source.session_id) or source.handle.cancelled:
         return 410, b'{"error": "this page is no longer playing"}'
     if not source.lock.acquire(blocking=False):           # a frame of it is being built

@@ -10,6 +10,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import streamlit as st
 
+from viz import url_check
+from viz.state import Control
 from viz.topics import ROOT, TOPICS_BY_SLUG
 from viz.widgets import CHOOSE, settings_match
 
@@ -261,8 +263,13 @@ def topic_page(slug: str, *, state, views: Sequence[View], formula: str | None =
     presets and steps may only name its keys (tests/pages/test_skeleton.py checks)."""
     topic = TOPICS_BY_SLUG[slug]
     presets = presets or {}
-    _header(topic, formula, presets, steps, views, slug)
     titles = [v.title for v in views]
+    url_check.apply(state[k] for k in state)    # every URL value, drawn now or later
+    if len(views) > 1:
+        url_check.apply([Control(view_key(slug), titles[0], "View", kind="selectbox",
+                                 options=titles)])
+    url_check.declare_page()                    # unknown URL parameters dropped after the run
+    _header(topic, formula, presets, steps, views, slug)
     if st.session_state.get(view_key(slug)) not in (None, *titles):
         st.session_state[view_key(slug)] = titles[0]          # stale value from an old URL
     if len(views) == 1:

@@ -3,7 +3,8 @@
 - device: select box of "auto" (only where more than one device exists) and the devices
   that exist, bound to ?device=. auto is the default device (DLPLAY_DEVICE naming a device,
   else CUDA > MPS > CPU); an explicit choice wins.
-- seed: bound to ?seed= (an invalid value in the URL is ignored by Streamlit -> default 0).
+- seed: bound to ?seed=; its URL value is checked like any declared control (viz.url_check:
+  ?seed=inf is clamped to SEED_MAX, ?seed=abc uses 0, and the page says so).
 - classroom: toggle, synced by hand with ?classroom=1 because the URL convention is "1",
   which Streamlit's bound toggles (true/false only) would reject.
 """
@@ -12,8 +13,9 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.device import DeviceChoice, available_devices, default_device, device_label
-from viz import session
+from viz import session, url_check
 from viz.page import inject_css
+from viz.state import Control
 
 TRUTHY = {"1", "true", "yes", "on"}
 
@@ -25,6 +27,8 @@ TRUTHY = {"1", "true", "yes", "on"}
 # default seed, so the widget starts at 0 without the warning.
 assert session.DEFAULT_SEED == 0, "the seed widget's default is its min_value"
 SEED_WIDGET_DEFAULT = "min"
+SEED = Control("seed", session.DEFAULT_SEED, "Seed", kind="number", lo=0, hi=session.SEED_MAX,
+               step=1)
 
 
 def _classroom_from_url() -> bool:
@@ -63,6 +67,8 @@ def shared_sidebar() -> None:
         st.session_state["classroom"] = _classroom_from_url()
     choice = default_device()
     options, index = device_options(available_devices(), choice)
+    url_check.apply([SEED, Control("device", options[index], "Compute device", kind="selectbox",
+                                   options=options)])
     with st.sidebar:
         st.markdown("### Settings")
         st.selectbox("Compute device", options, index=index, key="device",

@@ -12,7 +12,8 @@ the same table (in the spirit of tensorflow/playground's state.ts).
     s = STATE.values()                        # {key: current value}, defaults where not drawn
 
 A value outside the control's range (a preset, a bad URL value, a range that depends on other
-widgets) is clamped or replaced by the default before the widget is drawn, never raised.
+widgets) is clamped or replaced by the default before the widget is drawn, never raised; a bad
+URL value is also named in the page's notice (viz.url_check).
 """
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import streamlit as st
+
+from viz import url_check
 
 KINDS = ("slider", "select_slider", "selectbox", "radio", "segmented", "multiselect", "number",
          "checkbox", "toggle", "text")
@@ -93,6 +96,8 @@ class Control:
         box = box or st
         lo = self.lo if lo is None else lo
         hi = self.hi if hi is None else hi
+        if self.url:
+            url_check.apply([self], {self.key: (lo, hi)})
         current = st.session_state.get(self.key)
         if current is not None and not self.valid(current, lo, hi):
             st.session_state[self.key] = self.coerce(current, lo, hi)

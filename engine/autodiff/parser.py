@@ -86,6 +86,29 @@ class _Builder:
                                getattr(at, "col_offset", -1) + 1 + self.indent, value))
         return len(self.nodes) - 1
 
+    def binop(self, node: ast.BinOp) -> str:
+        op = BINOPS.get(type(node.op))
+        if op is None:
+            col = self.operator_column(node)
+            token = OPERATOR_TOKENS.get(type(node.op), type(node.op).__name__)
+            self.fail(node, f"operator {token!r}", f" is not allowed: "
+                      f"{HINTS.get(type(node.op), 'use + - * / **')}", col)
+        return op
+
+    def chain(self, node: ast.BinOp, depth: int) -> int:
+        """A binary operation; a left chain of one family (x1 + x2 + ... + xk) is walked as
+        the flat list it is (one level deep, not k), iteratively (no recursion per term)."""
+        links = [node]
+        family = _family(node)
+        while family is not None and _family(links[-1].left) == family:
+            links.append(links[-1].left)
+        ops = [self.binop(link) for link in links]
+        acc = self.visit(links[-1].left, depth + 1)
+        for link, op in zip(reversed(links), reversed(ops)):
+            b = self.visit(link.right, depth + 1)
+            acc = self.add(op, (acc, b), OPS[op].symbol, link)
+        return acc
+
     def visit(self, node: ast.AST, depth: int) -> int:
         """The node id of `node`; depth = how many operations enclose it."""
         if depth > MAX_DEPTH:
@@ -95,15 +118,7 @@ class _Builder:
         if isinstance(node, ast.Name):
             return self.name(node)
         if isinstance(node, ast.BinOp):
-            op = BINOPS.get(type(node.op))
-            if op is None:
-                col = self.operator_column(node)
-                token = OPERATOR_TOKENS.get(type(node.op), type(node.op).__name__)
-                self.fail(node, f"operator {token!r}", f" is not allowed: "
-                          f"{HINTS.get(type(node.op), 'use + - * / **')}", col)
-            a = self.visit(node.left, depth + 1)
-            b = self.visit(node.right, depth + 1)
-            return self.add(op, (a, b), OPS[op].symbol, node)
+            return self.chain(node, depth)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             a = self.visit(node.operand, depth + 1)
             return a if isinstance(node.op, ast.UAdd) else self.add("neg", (a,), "−", node)
@@ -166,6 +181,15 @@ class _Builder:
         return self.add(op.name, args, op.symbol, node)
 
 
+def _family(node: ast.AST) -> str | None:
+    """"sum" for + and -, "product" for * and /: a left chain of one family (a + b - c + d)
+    is flat, not nested."""
+    if not isinstance(node, ast.BinOp):
+        return None
+    return {ast.Add: "sum", ast.Sub: "sum", ast.Mult: "product", ast.Div: "product"}.get(
+        type(node.op))
+
+
 def _describe(node: ast.AST) -> str:
     kinds = {ast.Attribute: "attribute access", ast.Subscript: "subscript",
              ast.Lambda: "lambda", ast.Compare: "comparison", ast.BoolOp: "boolean operator",
@@ -181,6 +205,11 @@ def _describe(node: ast.AST) -> str:
     return type(node).__name__
 
 
+def _short(text: str, n: int = 40) -> str:
+    """repr(text), elided to about n characters (a message never echoes a long input)."""
+    return repr(text) if len(text) <= n else f"{text[:n]!r}… ({len(text):,} characters)"
+
+
 def parse_values(text: str) -> dict[str, float]:
     """'x = -2, y = 5; z = -4' -> {"x": -2.0, "y": 5.0, "z": -4.0}. Each number is read by
     float() (never eval); a bad item raises ValueError naming it."""
@@ -191,12 +220,12 @@ def parse_values(text: str) -> dict[str, float]:
             continue
         name, sep, number = (part.strip() for part in item.partition("="))
         if not sep or not name.isidentifier() or name.startswith("_"):
-            raise ValueError(f"cannot read {item!r}: write name = number, e.g. x = -2")
+            raise ValueError(f"cannot read {_short(item)}: write name = number, e.g. x = -2")
         try:
             value = float(number)
         except ValueError:
-            raise ValueError(f"cannot read the number in {item!r}") from None
+            raise ValueError(f"cannot read the number in {_short(item)}") from None
         if not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite number, not {number!r}")
+            raise ValueError(f"{_short(name)} must be a finite number, not {_short(number)}")
         values[name] = value
     return values

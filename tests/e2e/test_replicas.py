@@ -1,10 +1,16 @@
 """Two Streamlit replicas behind nginx (deploy/replicas.py): sessions spread over both
 replicas, each browser stays on one (its websocket, its media files), a page renders through
-the proxy and a download served from the session's replica arrives."""
+the proxy and a download served from the session's replica arrives; a killed replica costs
+only its own sessions (the last test)."""
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import socket
+import threading
+import time
+import urllib.request
 
 import pytest
 
@@ -35,15 +41,25 @@ def _free(port: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def proxy_url():
+def deployment():
     if shutil.which("nginx") is None and not __import__("os").path.exists("/usr/sbin/nginx"):
         _need("nginx", "apt-get install -y nginx")
     from deploy.replicas import Deployment
     deployment = Deployment(_free_block(3), 2).start()
+    done = threading.Event()
+    watcher = threading.Thread(target=deployment.watch, args=(done.is_set,), daemon=True)
+    watcher.start()
     try:
-        yield deployment.url
+        yield deployment
     finally:
+        done.set()
+        watcher.join(timeout=5)
         deployment.stop()
+
+
+@pytest.fixture(scope="module")
+def proxy_url(deployment):
+    return deployment.url
 
 
 def _replicas_seen(context, page, url: str) -> set[str]:
@@ -87,3 +103,62 @@ def test_page_and_download_through_the_proxy(browser, proxy_url):
         assert text.startswith("method,step,x1,x2") and text.count("\n") > 100
     finally:
         context.close()
+
+
+def _get(url: str, route: str) -> tuple[str, str]:
+    """(body, replica) of GET `url` from a browser whose route cookie is `route`."""
+    req = urllib.request.Request(url, headers={"Cookie": f"dlplay_route={route}"})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        return r.read().decode(), r.headers.get("X-Dlplay-Replica", "")
+
+
+def test_a_killed_replica_takes_only_its_own_sessions(browser, deployment):
+    """SIGKILL one replica: the launcher and nginx stay up, the browsers routed to the dead
+    replica are served by the other within 10 s, the survivor's process is untouched, and the
+    dead one is restarted and logged."""
+    url = deployment.url
+    dead_port, alive_port = deployment.backends
+    routes = {}
+    for i in range(64):                          # a route cookie on each replica
+        _, replica = _get(f"{url}/_stcore/health", f"r{i}")
+        routes.setdefault(replica.rsplit(":", 1)[-1], f"r{i}")
+        if len(routes) == 2:
+            break
+    assert set(routes) == {str(dead_port), str(alive_port)}, routes
+    survivor = deployment.replica(alive_port).proc
+    victim = deployment.replica(dead_port).proc
+    nginx = deployment.units[-1].proc
+    os.kill(victim.pid, signal.SIGKILL)
+    killed = time.time()
+    while True:                                  # the dead replica's browsers fail over
+        try:
+            body, replica = _get(f"{url}/", routes[str(dead_port)])
+            if replica.endswith(f":{alive_port}") and "<html" in body.lower():
+                break
+        except OSError:
+            pass
+        assert time.time() - killed < 10, "no replica answered the dead one's browser in 10 s"
+        time.sleep(0.2)
+    failover_s = time.time() - killed
+    context = browser.new_context(viewport={"width": 1200, "height": 800})
+    try:
+        context.add_cookies([{"name": "dlplay_route", "value": routes[str(dead_port)],
+                              "url": url}])
+        page = context.new_page()
+        page.goto(f"{url}/gradient_descent")
+        page.wait_for_selector("h1", timeout=120_000)      # a new session works
+        settle(page)
+        assert page.locator(ERRORS).count() == 0
+    finally:
+        context.close()
+    assert survivor.poll() is None and deployment.replica(alive_port).proc is survivor
+    assert nginx.poll() is None and deployment.units[-1].proc is nginx
+    deadline = time.time() + 120                 # restarted after its backoff
+    while deployment.replica(dead_port).restarts < 1 or \
+            _get(f"http://127.0.0.1:{dead_port}/_stcore/health", "x")[0] != "ok":
+        assert time.time() < deadline, "the dead replica was not restarted"
+        time.sleep(0.5)
+    log = (deployment.prefix / "deploy.log").read_text()
+    assert f"replica :{dead_port}: pid {victim.pid} exited with code -9" in log
+    assert f"replica :{dead_port}: restarted as pid" in log
+    print(f"failover in {failover_s:.1f} s")

@@ -386,3 +386,53 @@ def test_jacobian_cost_is_safe_in_concurrent_threads():
         costs = list(pool.map(lambda n: cost_forward_vs_reverse(n, 3), [40, 41, 42, 43] * 3))
     assert [c.forward_passes for c in costs] == [40, 41, 42, 43] * 3
     assert max(c.max_error for c in costs) < 1e-14
+
+
+# ---- flat chains, long inputs, inf/NaN explained ---------------------------------------------
+
+def test_a_flat_sum_or_product_is_not_nested():
+    """x0 + x1 + ... is a chain, not nesting: 400 terms parse (the nesting limit is 200) and
+    compute what Python computes, in the same node order as a nested walk."""
+    from engine.autodiff import differentiate
+    names = [f"x{i}" for i in range(400)]
+    env = {n: float(i) for i, n in enumerate(names)}
+    d = differentiate("+".join(names), env)
+    assert d.output == sum(env.values()) and d.gradients["x7"] == 1.0
+    g = parse("a - b + c * d / e - 2")
+    assert [(n.op, n.inputs) for n in g.nodes] == [
+        ("input", ()), ("input", ()), ("sub", (0, 1)), ("input", ()), ("input", ()),
+        ("mul", (3, 4)), ("input", ()), ("div", (5, 6)), ("add", (2, 7)), ("const", ()),
+        ("sub", (8, 9))]
+    assert parse("x * y / z * 2").forward({"x": 3, "y": 4, "z": 6}) == 4.0
+    with pytest.raises(ValueError, match="'%'"):
+        parse("x + y % z + w")
+
+
+def test_messages_never_echo_a_long_input():
+    from engine.autodiff import parse_values
+    with pytest.raises(ValueError) as exc:
+        parse_values("a" * 10_000)
+    assert len(str(exc.value)) < 150 and "10,000 characters" in str(exc.value)
+    with pytest.raises(ValueError) as exc:
+        parse_values("x = " + "9" * 5000 + "z")
+    assert len(str(exc.value)) < 150
+
+
+@pytest.mark.parametrize("expr, env, expected", [
+    ("log(x)", {"x": -1.0}, ["log of a negative number (-1) at node 1 (log, column 1): NaN"]),
+    ("log(x) * y", {"x": 0.0, "y": 1.0}, ["log of 0 (it is -inf) at node 1 (log, column 1): -inf"]),
+    ("9**9**9", {}, ["9 ** 3.874e+08 overflows (more than 1.8e+308) at node 4 (^, column 1): inf"]),
+    ("exp(x) + 1", {"x": 1000.0}, ["exp(1000) overflows (more than 1.8e+308: a > 709.78) at "
+                                   "node 1 (exp, column 1): inf"]),
+    ("x / y", {"x": 1.0, "y": 0.0}, ["division by zero (1 / 0) at node 2 (÷, column 1): inf"]),
+    ("sqrt(x)", {"x": -4.0}, ["square root of a negative number (-4) at node 1 (√, column 1): NaN"]),
+    ("(0 - 8) ** 0.5", {}, ["a negative number to a non-integer power ((-8) ** 0.5) at node 4 "
+                            "(^, column 1): NaN"]),
+    ("x * y", {"x": 1e200, "y": 1e200}, ["the result overflows float64 at node 2 (×, column 1): inf"]),
+    ("sqrt(x)", {"x": 0.0}, ["the local gradient of node 1 (√, column 1) with respect to node 0 "
+                             "is inf: the gradient node 0 receives is inf"]),
+    ("x * y + 1", {"x": 2.0, "y": 3.0}, []),
+])
+def test_an_inf_or_nan_is_explained_once_where_it_starts(expr, env, expected):
+    from engine.autodiff import differentiate, nonfinite_notes
+    assert nonfinite_notes(differentiate(expr, env)) == expected

@@ -194,23 +194,64 @@ def test_janitor_frees_trainers_of_gone_sessions_after_the_lease(pool):
         pool.session_alive = None
 
 
-def test_a_killed_worker_is_restarted_and_its_trainers_say_so():
+def test_a_killed_worker_is_restarted_and_its_trainers_resume_from_their_checkpoints(
+        monkeypatch):
+    """SIGKILL the worker while two trainers play: both continue on a new worker from >= 90%
+    of their iterations, still playing, the view says so; a paused one resumes exactly where
+    it was (Pause and Step checkpoint at once)."""
+    monkeypatch.setenv("DLPLAY_CHECKPOINT_S", "0.3")
+    pool = WorkerPool(size=1)
+    try:
+        a, b, c = _open(pool, tag="a"), _open(pool, tag="b"), _open(pool, tag="c")
+        c.step(17)                                             # paused at 17
+        for h in (a, b):
+            h.set_pace(400.0)
+            h.play()
+        assert _until(lambda: min(a.steps, b.steps) >= 1500, timeout=60)
+        pid = a.read(lambda tr: os.getpid())
+        before = {h: h.view().steps for h in (a, b)}
+        os.kill(pid, signal.SIGKILL)
+        assert _until(lambda: a.view().notice is not None and b.view().notice is not None)
+        for h in (a, b):
+            assert h.error is None and h.playing
+            assert _until(lambda h=h: h.view().steps > before[h])   # playing again
+            resumed_from = int(h.view().notice.rsplit(" ", 1)[-1].rstrip(".").replace(",", ""))
+            assert resumed_from >= 0.9 * before[h], (resumed_from, before[h])
+            assert h.view().notice == f"The training worker restarted; resumed from " \
+                                      f"iteration {resumed_from:,}."
+        assert c.view(timeout=5).steps == 17 and c.step(3).steps_done == 3
+        assert c.read(lambda tr: (tr.steps, tr.tag, os.getpid()))[:2] == (20, "c")
+        assert a.read(lambda tr: os.getpid()) != pid
+        assert a.read(lambda tr: len(tr.history.steps)) > 0    # its history came along
+    finally:
+        pool.shutdown()
+
+
+def test_a_trainer_that_keeps_killing_its_worker_is_given_up():
+    """A trainer whose worker dies MAX_RESUMES + 1 times in a row (no newer checkpoint between)
+    says WORKER_STOPPED, Play is off, and Reset (a new trainer) works."""
+    from engine.worker_link import MAX_RESUMES
     pool = WorkerPool(size=1)
     try:
         h = _open(pool)
         h.step(5)
-        pid = h.read(lambda tr: os.getpid())
-        os.kill(pid, signal.SIGKILL)
+        pids = set()
+        for _ in range(MAX_RESUMES + 1):
+            assert _until(lambda: h.error is not None or h.view().steps == 5)
+            if h.error is not None:
+                break
+            pid = h.read(lambda tr: os.getpid(), timeout=60)
+            pids.add(pid)
+            os.kill(pid, signal.SIGKILL)
+            assert _until(lambda: pool.workers[0] is None or pool.workers[0].pid != pid)
         assert _until(lambda: h.view().error == WORKER_STOPPED)
-        view = h.view()
-        assert view.steps == 5 and view.snapshot() is None    # what it had, and the message
+        assert len(pids) == MAX_RESUMES + 1              # resumed MAX_RESUMES times
         with pytest.raises(TrainerLost):
             h.step(1)
         h.play()
         assert not h.playing                                   # Play is off; Reset is the way
-        fresh = _open(pool)                                    # Reset: a new trainer works
+        fresh = _open(pool)
         assert fresh.step(7).steps_done == 7
-        assert fresh.read(lambda tr: os.getpid()) != pid
     finally:
         pool.shutdown()
 

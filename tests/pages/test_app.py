@@ -46,11 +46,11 @@ def test_url_seed_and_classroom_reproduce_state():
     assert at.session_state["classroom"] is True
 
 
-@pytest.mark.parametrize("bad", ["abc", "-5", "1e99", ""])
-def test_bad_seed_in_url_falls_back_to_default(bad):
+@pytest.mark.parametrize("bad, used", [("abc", 0), ("-5", 0), ("1e99", 2**31 - 1), ("", 0)])
+def test_bad_seed_in_url_is_clamped_or_defaulted(bad, used):
     at = run_app({"seed": bad, "classroom": "maybe"})
     assert not at.exception
-    assert at.number_input(key="seed").value == 0
+    assert at.number_input(key="seed").value == used
     assert at.toggle(key="classroom").value is False
 
 

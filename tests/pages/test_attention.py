@@ -238,7 +238,9 @@ def test_the_playing_live_transformer_mounts_its_slots_and_the_route_serves_its_
     assert {"at_fig_live_grid", "at_fig_live_head", "at_fig_live_answer",
             live_push.STATUS_SLOT} <= set(mounted)
     token = at.session_state["at_train__push_token"]
-    assert all(m["poll"]["url"] == "/_dlplay/frame/" + token for m in mounted.values())
+    frame_id = at.session_state["at_train__push_id"]
+    assert all(m["poll"]["url"] == "/_dlplay/frame/" + frame_id and m["poll"]["token"] == token
+               for m in mounted.values())
     head = mounted["at_fig_live_head"]["spec"]
     labels = head["layout"]["yaxis"]["ticktext"]
     assert labels[0].startswith("0:") and head["layout"]["yaxis"]["range"][0] > 0  # top-down

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import numpy as np
+import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -49,8 +50,13 @@ def _title(fig: dict) -> str:
     return fig["layout"]["title"]["text"]
 
 
+def _shown(markdown: str) -> str:
+    """What a Markdown element shows for text escaped by viz.plain_text.plain."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+
+
 def _errors(at: AppTest) -> list[str]:
-    return [e.value for e in at.error]
+    return [_shown(e.value) for e in at.error]
 
 
 def test_defaults_show_the_course_example_and_torch_agrees():
@@ -178,9 +184,9 @@ def test_second_tour_step_shows_the_first_backward_step():
 def test_typing_an_expression_and_values_changes_everything():
     at = _page()
     at.text_input(key="bp_expr").input("tanh(a) * b + a").run()
-    assert [w.value for w in at.warning] == ["No value for a, b: using 1."]
+    assert [_shown(w.value) for w in at.warning] == ["No value for a, b: using 1."]
     at.text_input(key="bp_values").input("a = 0.5, b = 2, c = 7").run()
-    assert not at.warning and any("ignored): c" in c.value for c in at.caption)
+    assert not at.warning and any("ignored): c" in _shown(c.value) for c in at.caption)
     table = _table(at)
     import math
     assert table.loc["a", "ours"] == pytest.approx(2 * (1 - math.tanh(0.5) ** 2) + 1, abs=1e-15)
@@ -285,3 +291,33 @@ def test_a_singular_point_is_named_and_its_gradients_spelled_out(expr, values, s
     assert shown in display.to_pandas()["ours"].tolist()
     fine = _page({"bp_expr": "x * y", "bp_values": "x = 1, y = 2"})
     assert not any("singular" in w.value for w in fine.warning)
+
+# ---- bad input: plain-text messages, inf/NaN explained, flat sums, long inputs ------------
+
+def test_messages_are_plain_text_not_markdown():
+    at = _page({"bp_expr": '__import__("os")'})
+    raw = at.error[0].value
+    assert r"\_\_import\_\_" in raw                     # shown as typed, not bold "import"
+    assert "unknown function '__import__' at column 1" in _shown(raw)
+
+
+@pytest.mark.parametrize("expr, values, why", [
+    ("log(x) * y", "x = -1, y = 2", "log of a negative number (-1) at node 1 (log, column 1)"),
+    ("9**9**9 + x", "x = 1", "overflows"),
+    ("x / y", "x = 1, y = 0", "division by zero (1 / 0) at node 2"),
+    ("sqrt(x)", "x = 0", "the local gradient of node 1"),
+])
+def test_inf_and_nan_results_say_where_and_why(expr, values, why):
+    at = _page({"bp_expr": expr, "bp_values": values})
+    assert not at.exception and not _errors(at)
+    notes = [_shown(w.value) for w in at.warning if "Not a finite number" in _shown(w.value)]
+    assert len(notes) == 1 and why in notes[0], [_shown(w.value) for w in at.warning]
+
+
+def test_a_long_flat_sum_is_not_called_nested_and_long_inputs_are_elided():
+    at = _page({"bp_expr": " + ".join(f"x{i}" for i in range(250)), "bp_values": "x0 = 1"})
+    assert not at.exception and not _errors(at) and _graph(at)["data"]
+    assert all(len(w.value) < 400 for w in at.warning)          # 249 names, elided
+    at = _page({"bp_values": "a" * 1500})          # (over 2,000 the URL check resets it)
+    assert not at.exception and len(_errors(at)) == 1 and len(_errors(at)[0]) < 300
+    assert "1,500 characters" in _errors(at)[0]
