@@ -8,11 +8,14 @@ Each job is a call of an st.cache_data/st.cache_resource function; its result la
 every session shares. The jobs run one after the other in one daemon thread named
 "dlplay-warm-<name>" at a lower CPU priority (nice NICE on Linux: it yields to page runs);
 an error is logged and skipped (the page computes, and reports, it again
-when asked). Streamlit's cache spinners have no page to draw on in that thread and would log
+when asked). At interpreter exit the threads stop after their current job and are joined: a
+daemon thread killed inside a torch op aborts the process ("terminate called without an active
+exception", exit code 134) after the server or the test run has otherwise ended well. Streamlit's cache spinners have no page to draw on in that thread and would log
 "missing ScriptRunContext" once per call: that line is dropped for these threads only.
 """
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
@@ -24,6 +27,9 @@ log = logging.getLogger("dlplay")
 PREFIX = "dlplay-warm-"
 NICE = 10          # the warm-up threads' nice value (Linux), below the server's own threads
 _CTX_LOGGER = "streamlit.runtime.scriptrunner_utils.script_run_context"
+EXIT_JOIN_S = 60.0   # at exit, how long to wait for a warm-up's current job
+_stop = threading.Event()
+_threads: list[threading.Thread] = []
 
 
 def _not_warm_thread(record: logging.LogRecord) -> bool:
@@ -43,6 +49,8 @@ def _lower_priority() -> None:
 def _run(name: str, jobs: Iterable[Callable[[], object]]) -> None:
     _lower_priority()
     for job in jobs:
+        if _stop.is_set():
+            return
         try:
             job()
         except Exception:  # noqa: BLE001 - a warm-up never breaks a page
@@ -59,5 +67,14 @@ def start(name: str, key: Hashable, _jobs: Callable[[], Iterable[Callable[[], ob
         logger.addFilter(_not_warm_thread)
     thread = threading.Thread(target=lambda: _run(name, _jobs()), name=f"{PREFIX}{name}",
                               daemon=True)
+    _threads[:] = [t for t in _threads if t.is_alive()] + [thread]
     thread.start()
     return thread
+
+
+@atexit.register
+def _stop_at_exit() -> None:
+    """Let every warm-up finish its current job and end before the interpreter tears down."""
+    _stop.set()
+    for thread in list(_threads):
+        thread.join(EXIT_JOIN_S)
