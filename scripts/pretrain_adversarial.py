@@ -47,7 +47,8 @@ def train_robust() -> tuple[torch.nn.Module, dict]:
 
 
 def pretrain(out_dir: Path, seed: int = 0) -> list[Path]:
-    torch.set_num_threads(1)
+    from engine.device import configure_threads
+    configure_threads({})   # one thread for torch and BLAS alike
     paths = []
     for name, train in (("standard", train_standard), ("robust", train_robust)):
         t0 = time.perf_counter()

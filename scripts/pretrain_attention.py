@@ -54,7 +54,8 @@ def pretrain_task(task: str, out_dir: Path, seed: int = 0) -> Path:
 
 def pretrain(out_dir: Path, seed: int = 0, tasks=None) -> list[Path]:
     import torch
-    torch.set_num_threads(1)   # tiny model: one thread is as fast and spares the CPU
+    from engine.device import configure_threads
+    configure_threads({})   # one thread for torch and BLAS alike
     return [pretrain_task(task, out_dir, seed) for task in (tasks or RECIPES)]
 
 

@@ -66,7 +66,8 @@ def train_one(name: str, seed: int = 0, recipe: Recipe | None = None) -> Diffusi
 
 
 def pretrain(out_dir: Path, seed: int = 0, names=PRETRAINED) -> list[Path]:
-    torch.set_num_threads(1)
+    from engine.device import configure_threads
+    configure_threads({})   # one thread for torch and BLAS alike
     paths = []
     for name in names:
         t0 = time.perf_counter()

@@ -23,7 +23,8 @@ def weights_path(out_dir: Path, name: str) -> Path:
 
 
 def pretrain(out_dir: Path) -> list[Path]:
-    torch.set_num_threads(1)
+    from engine.device import configure_threads
+    configure_threads({})   # one thread for torch and BLAS alike
     paths = []
     for name, spec in PRETRAINED.items():
         t0 = time.perf_counter()

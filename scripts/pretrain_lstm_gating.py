@@ -46,7 +46,8 @@ def train(kind: str, steps: int, seed: int = 0) -> RecurrentNet:
 
 
 def pretrain(out_dir: Path, seed: int = 0) -> list[Path]:
-    torch.set_num_threads(1)
+    from engine.device import configure_threads
+    configure_threads({})   # one thread for torch and BLAS alike
     paths = []
     for kind, steps in STEPS.items():
         net = train(kind, steps, seed)

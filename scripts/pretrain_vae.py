@@ -22,7 +22,8 @@ EPOCHS = PRETRAIN_EPOCHS
 
 
 def pretrain(out_dir: Path, seed: int = 0) -> list[Path]:
-    torch.set_num_threads(1)   # small matmuls: one thread is faster than two on a busy machine
+    from engine.device import configure_threads
+    configure_threads({})   # one thread for torch and BLAS alike
     paths = []
     for name, kw in SHIPPED.items():
         tr = VAETrainer(seed=seed, device="cpu", hidden=SHIPPED_HIDDEN, **kw)
