@@ -118,6 +118,40 @@ def trainer_vs_plain() -> Measurement:
                        f"target >= 0.95")
 
 
+PLAY_FRAMES = 40        # frames of a playing page (23 steps each, the page's pace)
+
+
+def training_share(curve_every_s: float | None) -> Measurement:
+    """Share of a playing page's time (inline mode: training and the view in one thread)
+    spent training: PLAY_FRAMES frames of 23 steps (run_for, as the page's fragment) each
+    followed by the view's snapshot (the live robustness curve), as the page builds its
+    trainer (curve_every_s: background curve at most that often; None: on every new state,
+    as before). Wall time of the page's thread (the background curve runs beside it);
+    drawing the figure (a few ms) is not included."""
+    from engine.training import run_for
+    from viz.adversarial_compute import LIVE_EPS
+    tr = AdversarialTrainer(AdvTrainConfig(), eval_eps=LIVE_EPS, curve_every_s=curve_every_s)
+    tr.snapshot()                                     # the page's first frame, before Play
+    train = view = 0.0
+    for _ in range(PLAY_FRAMES):
+        t0 = time.perf_counter()
+        run_for(tr, 23, float("inf"))
+        t1 = time.perf_counter()
+        snap = tr.snapshot()
+        view += time.perf_counter() - t1
+        train += t1 - t0
+    tr.wait_for_curve()
+    share = train / (train + view)
+    lag = snap.step - snap.curve_step
+    return Measurement(100 * share, "% training",
+                       f"{PLAY_FRAMES * 23 / (train + view):.1f} it/s played; "
+                       f"{PLAY_FRAMES} frames x 23 steps: training {train:.1f} s, view "
+                       f"{view:.1f} s; curve "
+                       + ("on every new state" if curve_every_s is None else
+                          f"in the background every >= {curve_every_s:g} s, last frame's "
+                          f"curve {lag} steps behind") + "; target >= 80%")
+
+
 BENCHMARKS = {
     "adversarial: PGD-10 on 500 digits": pgd10_500,
     "adversarial: FGSM on 500 digits": fgsm_500,
@@ -125,4 +159,13 @@ BENCHMARKS = {
     "adversarial: robustness curves on the page, cached": curve_cached,
     "adversarial: one attack on the page": one_attack,
     "adversarial: trainer / plain loop": trainer_vs_plain,
+    "adversarial: playing page, training share (inline, background curve)":
+        lambda: training_share(_page_curve_every()),
+    "adversarial: playing page, training share (inline, curve every state)":
+        lambda: training_share(None),
 }
+
+
+def _page_curve_every() -> float:
+    from topic_pages.adversarial import LIVE_CURVE_EVERY_S
+    return LIVE_CURVE_EVERY_S

@@ -8,7 +8,7 @@ import time
 import torch
 from torch.nn import functional as F
 
-from benchmarks import Measurement, median_time, torch_threads
+from benchmarks import Measurement, alternating_times, median_time, torch_threads
 from engine import attention as A
 from engine.device import make_generator
 from viz.topics import ROOT
@@ -86,6 +86,28 @@ def _rates(rounds: int = 5) -> dict[str, float]:
     return _RATES
 
 
+def explicit_vs_fused(t: int) -> Measurement:
+    """Forward + backward of causal attention, 2 heads x d 32, batch 128 * 16 / t rows:
+    the explicit softmax (engine.attention.dot_product.attention, what is drawn) against
+    torch.nn.functional.scaled_dot_product_attention (what training runs); alternating
+    rounds, median per-round CPU-time ratio."""
+    b = max(1, 128 * 16 // t)
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(b, 2, t, 32, generator=g, requires_grad=True) for _ in range(3))
+    mask = A.causal_mask(t)
+
+    def explicit():
+        A.attention(q, k, v, mask=mask)[0].sum().backward()
+
+    def fused():
+        F.scaled_dot_product_attention(q, k, v, is_causal=True).sum().backward()
+    times = alternating_times({"explicit": explicit, "fused": fused}, rounds=7)
+    ratio = statistics.median(e[1] / f[1] for e, f in zip(times["explicit"], times["fused"]))
+    ms = statistics.median(f[1] for f in times["fused"]) * 1e3
+    return Measurement(ratio, "x (explicit / fused CPU time)",
+                       f"T = {t}, batch {b}: fused {ms:.1f} ms forward + backward")
+
+
 BENCHMARKS = {
     "attention: forward + maps, shipped reverse model": forward_with_maps,
     "attention: forward + maps, 1 torch thread": lambda: forward_with_maps(threads=1),
@@ -98,4 +120,6 @@ BENCHMARKS = {
         _rates()["trainer"] / _rates()["plain"], "x plain loop",
         f"wall-time ratio; CPU-time ratio {_rates()['cpu_ratio']:.2f} (robust to machine "
         f"load); target >= 0.8"),
+    "attention: explicit weights / fused kernel, T = 16 (page)": lambda: explicit_vs_fused(16),
+    "attention: explicit weights / fused kernel, T = 1024": lambda: explicit_vs_fused(1024),
 }

@@ -14,8 +14,12 @@ part (359 digits) is the held-out set every curve on the page is measured on.
 """
 from __future__ import annotations
 
+import copy
 import math
-from dataclasses import asdict, dataclass
+import os
+import threading
+import time
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -85,16 +89,38 @@ class AdvSnapshot:
     curve: RobustnessCurve        # PGD accuracy vs eps on the test split
     lr: float
     diverged_at: int | None
+    curve_step: int = -1          # the step the curve and clean accuracy were measured at
+
+    def __post_init__(self):
+        if self.curve_step < 0:
+            object.__setattr__(self, "curve_step", self.step)
+
+
+CURVE_NICE = 10    # the background curve's thread priority (Linux nice; training's is 0)
 
 
 class AdversarialTrainer(TrainerBase):
-    """The trainer protocol of engine/training.py around the min-max loop above."""
+    """The trainer protocol of engine/training.py around the min-max loop above.
+
+    The snapshot's robustness curve costs len(eval_eps) PGD attacks on 359 digits (~0.4 s on
+    one core), far more than a training step. With `curve_every_s` = None it is measured at
+    every new state (once per state). With a number, a snapshot taken while the trainer is
+    playing (`playing`, set by the live runtime) does not wait for it: it carries the last
+    measured curve, labelled with its step (AdvSnapshot.curve_step), and a background thread
+    measures a copy of the model as it is now, at most once per `curve_every_s` seconds
+    after the previous one ended; a snapshot while not playing (paused, Step, finished)
+    measures its own state."""
 
     def __init__(self, config: AdvTrainConfig = AdvTrainConfig(), train: Digits | None = None,
                  test: Digits | None = None, eval_eps=(0.0, 0.05, 0.1, 0.125, 0.15, 0.2),
                  eval_attack: AttackSpec = AttackSpec("pgd", steps=10),
-                 device: str | torch.device | None = "cpu"):
+                 device: str | torch.device | None = "cpu", curve_every_s: float | None = None):
         super().__init__()
+        self.curve_every_s = None if curve_every_s is None else float(curve_every_s)
+        self._measured: AdvSnapshot | None = None    # the latest curve measured, any step
+        self._measuring: threading.Thread | None = None
+        self._measure_started = -math.inf
+        self.playing = False          # told by the live runtime (engine.training.tell_playing)
         self.config, self.device = config, resolve_device(device)
         train = train if train is not None else training_digits()
         self.test = test if test is not None else heldout_digits()
@@ -140,17 +166,59 @@ class AdversarialTrainer(TrainerBase):
 
     def snapshot(self) -> AdvSnapshot:
         """Clean and PGD accuracy on the test split (once per trainer state: the curve costs
-        len(eval_eps) attacks)."""
-        return self.cached("snapshot", self._snapshot)
+        len(eval_eps) attacks); with curve_every_s, see the class docstring."""
+        if self.curve_every_s is None or not self.playing or self._measured is None:
+            snap = self.cached("snapshot", lambda: self._measure(self.model, self.steps))
+            self._measured = snap
+            return snap
+        self._measure_later()
+        done = self._measured
+        return replace(done, step=self.steps, loss=self.last_loss,
+                       lr=self.learning_rate(self.steps), diverged_at=self.diverged_at)
 
-    def _snapshot(self) -> AdvSnapshot:
-        self.model.eval()
-        curve = robust_accuracy(self.model, self.test.images, self.test.labels,
+    def _measure_later(self) -> None:
+        """Start measuring a copy of the model in a background thread, unless one runs, the
+        last started less than curve_every_s ago, or this step is measured already."""
+        now = time.perf_counter()
+        if not threading.main_thread().is_alive():   # the interpreter is exiting
+            return
+        if (self._measuring is not None and self._measuring.is_alive()) or \
+                now - self._measure_started < self.curve_every_s or \
+                self._measured.curve_step == self.steps:
+            return
+        model, step = copy.deepcopy(self.model), self.steps
+
+        def run() -> None:
+            if hasattr(os, "setpriority"):         # Linux: per thread; yields to training
+                try:
+                    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), CURVE_NICE)
+                except OSError:
+                    pass
+            snap = self._measure(model, step)
+            if self._measured is None or snap.curve_step > self._measured.curve_step:
+                self._measured = snap
+            self._measure_started = time.perf_counter()   # the pause counts from the end
+
+        self._measure_started = now
+        # daemon=False, said explicitly (a thread inherits the flag of the one starting it, and
+        # Streamlit's script threads are daemons): the interpreter joins it at exit instead of
+        # killing it inside a torch op, which aborts the process
+        self._measuring = threading.Thread(target=run, name="dlplay-adv-curve", daemon=False)
+        self._measuring.start()
+
+    def wait_for_curve(self, timeout: float | None = None) -> None:
+        """Block until a background curve measurement (if any) is done (tests, benchmarks)."""
+        if self._measuring is not None:
+            self._measuring.join(timeout)
+
+    def _measure(self, model: nn.Module, step: int) -> AdvSnapshot:
+        model.eval()
+        curve = robust_accuracy(model, self.test.images, self.test.labels,
                                 self.eval_eps, self.eval_attack)
         clean = curve.accuracy[0] if self.eval_eps and self.eval_eps[0] == 0 else \
-            robust_accuracy(self.model, self.test.images, self.test.labels, [0.0]).accuracy[0]
-        return AdvSnapshot(self.steps, self.last_loss, float(clean), curve,
-                           self.learning_rate(self.steps), self.diverged_at)
+            robust_accuracy(model, self.test.images, self.test.labels, [0.0]).accuracy[0]
+        return AdvSnapshot(step, self.last_loss, float(clean), curve,
+                           self.learning_rate(step), self.diverged_at, step)
 
     def _modules(self) -> dict[str, nn.Module]:
         return {"model": self.model}
@@ -166,6 +234,7 @@ class AdversarialTrainer(TrainerBase):
         self.rng.bit_generator.state = state["rng"]
         self.order, self.cursor = np.asarray(state["order"]), int(state["cursor"])
         self.last_loss = float(state["last_loss"])
+        self._measured = None                      # a loaded state is measured afresh
 
 
 # --------------------------------------------------------------------------------------

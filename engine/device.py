@@ -82,8 +82,15 @@ def device_label(device: str | torch.device) -> str:
 THREADS_ENV_VAR = "DLPLAY_TORCH_THREADS"
 
 
+BLAS_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def configure_threads(env: dict | None = None) -> int:
-    """Set torch's intra-op threads from DLPLAY_TORCH_THREADS (default 1) and return it.
+    """Set every library's thread count from DLPLAY_TORCH_THREADS (default 1) and return it:
+    torch's intra-op threads, and through threadpoolctl the BLAS/OpenMP pools already loaded
+    (numpy's OpenBLAS starts one thread per core otherwise, which the torch setting does not
+    reach); the OMP/OpenBLAS/MKL environment variables, for a library loaded later, are set
+    only where they are not set already.
 
     One thread is the right default for this app: its models are small (a 2-layer MLP,
     a tiny transformer), where a second thread adds synchronisation but no speed, and a
@@ -96,6 +103,10 @@ def configure_threads(env: dict | None = None) -> int:
         n = 1
     if torch.get_num_threads() != n:
         torch.set_num_threads(n)
+    for name in BLAS_ENV_VARS:
+        os.environ.setdefault(name, str(n))
+    from threadpoolctl import threadpool_limits
+    threadpool_limits(limits=n)          # stays in force (not used as a context manager)
     return n
 
 

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from engine.training import History, Trainer, TickResult, run_for
+from engine.training import History, Trainer, TickResult, run_for, tell_playing
 
 CHUNK_S = 0.025          # target seconds per chunk; the stop flag is checked between chunks
 WAIT_S = 30.0            # longest wait for the lock by a Step / a draw before giving up
@@ -149,9 +149,11 @@ class TrainerHandle:
     def play(self) -> None:
         if not self._cancelled:
             self._paused.clear()
+            tell_playing(self.trainer, True)
 
     def pause(self) -> None:
         self._paused.set()
+        tell_playing(self.trainer, False)
 
     def claim(self) -> int:
         """A new script run takes over; returns its epoch (ticks of older epochs stop)."""

@@ -101,6 +101,10 @@ class DeepNetsTrainer(TrainerBase):
         widths = (self.x.shape[1], *[config.width] * config.depth, N_CLASSES)
         self.models = [mlp(widths, config.activation, s.init, s.gain, norm=s.norm,
                            seed=config.seed).to(self.device) for s in config.nets]
+        for model in self.models:
+            model.train()                 # training mode throughout; test_accuracy restores it
+        self._lins = [self._linears(m) for m in self.models]    # walked once, not per step
+        self._params = [[p for p in m.parameters()] for m in self.models]
         self.generator = make_generator(config.seed + 1, "cpu")
         self.net_diverged: list[int | None] = [None] * len(self.models)
         self._loss_steps: list[int] = []
@@ -117,7 +121,7 @@ class DeepNetsTrainer(TrainerBase):
         momenta = [bn.momentum for bn in bns]
         for bn in bns:
             bn.momentum = 0.0            # the probe must not move the running statistics
-        norms = np.stack([self._gradients(m, xb, yb)[1] for m in self.models])
+        norms = np.stack([self._gradients(i, xb, yb)[1] for i in range(len(self.models))])
         for bn, momentum in zip(bns, momenta):
             bn.momentum = momentum
         for m in self.models:
@@ -138,9 +142,9 @@ class DeepNetsTrainer(TrainerBase):
         record = self.steps % self.config.log_every == 0
         losses, norms = np.full(len(self.models), np.nan), np.full(
             (len(self.models), self.config.depth + 1), np.nan)
-        for i, model in enumerate(self.models):
+        for i in range(len(self.models)):
             if self.net_diverged[i] is None:
-                losses[i], norms[i] = self._sgd_step(model, xb, yb, record)
+                losses[i], norms[i] = self._sgd_step(i, xb, yb, record)
                 if not math.isfinite(losses[i]):
                     self.net_diverged[i] = self.steps
         self._loss_steps.append(self.steps)
@@ -158,27 +162,29 @@ class DeepNetsTrainer(TrainerBase):
         """A diverged net stops (NaN loss from then on); the run stops once all have."""
         return all(d is not None for d in self.net_diverged)
 
-    def _gradients(self, model: nn.Module, xb: torch.Tensor,
-                   yb: torch.Tensor) -> tuple[float, np.ndarray]:
-        """Loss and ‖∂loss/∂W_l‖_F per Linear, with the gradients left in .grad."""
-        model.train()
+    def _gradients(self, i: int, xb: torch.Tensor, yb: torch.Tensor,
+                   norms: bool = True) -> tuple[float, np.ndarray | None]:
+        """Loss and ‖∂loss/∂W_l‖_F per Linear of net i (only when `norms`: the page keeps
+        them every log_every steps), with the gradients left in .grad."""
+        model = self.models[i]
         model.zero_grad(set_to_none=True)
         loss = nn.functional.cross_entropy(model(xb), yb)
         loss.backward()
+        if not norms:
+            return float(loss.detach()), None
         with torch.no_grad():
-            norms = to_numpy(torch.stack([torch.linalg.vector_norm(m.weight.grad)
-                                          for m in self._linears(model)])).astype(float)
-        return float(loss.detach()), norms
+            norm = torch.stack(torch._foreach_norm([m.weight.grad for m in self._lins[i]]))
+        return float(loss.detach()), to_numpy(norm).astype(float)
 
-    def _sgd_step(self, model: nn.Module, xb: torch.Tensor, yb: torch.Tensor,
+    def _sgd_step(self, i: int, xb: torch.Tensor, yb: torch.Tensor,
                   record: bool) -> tuple[float, np.ndarray]:
-        loss, norms = self._gradients(model, xb, yb)
-        if not record:
+        """theta <- theta - lr * grad for every parameter of net i (one fused call)."""
+        loss, norms = self._gradients(i, xb, yb, norms=record)
+        if norms is None:
             norms = np.full(self.config.depth + 1, np.nan)
         with torch.no_grad():
-            for p in model.parameters():
-                if p.grad is not None:
-                    p -= self.config.lr * p.grad
+            params = [p for p in self._params[i] if p.grad is not None]
+            torch._foreach_add_(params, [p.grad for p in params], alpha=-self.config.lr)
         return loss, norms
 
     @torch.no_grad()
@@ -188,6 +194,7 @@ class DeepNetsTrainer(TrainerBase):
             if self.net_diverged[i] is None:
                 model.eval()
                 acc[i] = float((model(self.x_test).argmax(1) == self.y_test).float().mean())
+                model.train()
         return acc
 
     def snapshot(self) -> DeepNetsSnapshot:

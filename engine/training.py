@@ -133,6 +133,13 @@ def run_for(trainer: Trainer, max_steps: int, budget_s: float = 0.4,
     return TickResult(done, time.perf_counter() - t0, metrics, trainer.diverged_at)
 
 
+def tell_playing(trainer: Any, playing: bool) -> None:
+    """Tell a trainer that keeps a `playing` attribute whether it is played live (a costly
+    view can then be measured off the training path while it plays); others are left alone."""
+    if hasattr(trainer, "playing"):
+        trainer.playing = bool(playing)
+
+
 def is_finite(value: float | torch.Tensor) -> bool:
     if isinstance(value, torch.Tensor):
         return bool(torch.isfinite(value).all())

@@ -46,7 +46,7 @@ from typing import Any
 import cloudpickle
 
 from engine.handle import CHUNK_S, TrainerView
-from engine.training import run_for
+from engine.training import run_for, tell_playing
 
 PUBLISH_S = 0.15
 NICE = 5                 # DLPLAY_WORKER_NICE: training yields CPU to the web process (0: off)
@@ -174,9 +174,11 @@ class Worker:
     def command(self, tid: int, slot: Slot, name: str, arg: Any) -> None:
         if name == "play":
             slot.playing = slot.trainer is not None and slot.trainer.diverged_at is None
+            tell_playing(slot.trainer, slot.playing)
             slot.refilled, slot.tokens = time.perf_counter(), 0.0
         elif name == "pause":
             slot.playing = False
+            tell_playing(slot.trainer, False)
         elif name == "pace":
             slot.rate, slot.cap = float(arg[0]), arg[1]
         elif name == "close":
@@ -241,6 +243,7 @@ class Worker:
             if slot.trainer.diverged_at is not None or \
                     (slot.cap is not None and slot.trainer.steps >= slot.cap):
                 slot.playing, slot.dirty = False, True
+                tell_playing(slot.trainer, False)
                 self.publish(tid, slot)
             return True
         return False

@@ -14,8 +14,11 @@ import time
 
 import torch
 
+from engine.device import THREADS_ENV_VAR, configure_threads
+
 
 def deterministic(threads: int = 1) -> None:
+    configure_threads({THREADS_ENV_VAR: str(int(threads))})   # torch and numpy's BLAS alike
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(int(threads))
     try:

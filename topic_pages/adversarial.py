@@ -38,6 +38,8 @@ from viz.state import Control, StateTable
 from viz.widgets import export_buttons
 
 # ----------------------------------------------------------------------------- constants
+LIVE_CURVE_EVERY_S = 3.0   # playing: the live curve is re-measured in the background at most this often
+
 STATE = StateTable([
     Control("adv_model", "standard", "Network", kind="segmented", options=list(MODELS),
             format_func=MODEL_LABELS.get,
@@ -133,10 +135,12 @@ def curves_frame_parts(view, read, curves, train_eps: float) -> dict:
     can build it too): the curves with the live CNN's PGD curve, and the caption under them
     (empty before the first step)."""
     snap = view.snapshot()
-    label = f"trained live (ε = {train_eps:.2f}, step {snap.step})" if snap.step else None
+    label = f"trained live (ε = {train_eps:.2f}, step {snap.curve_step})" if snap.step else None
     note = ""
     if snap.step and snap.diverged_at is None:
-        note = (f"Live CNN after {snap.step} of {AdvTrainConfig().total_steps} steps: "
+        behind = f" (training is at step {snap.step})" if snap.curve_step != snap.step else ""
+        note = (f"Live CNN after {snap.curve_step} of {AdvTrainConfig().total_steps} steps"
+                f"{behind}: "
                 f"clean {snap.clean_accuracy:.1%}, PGD-10 at ε = 0.125 "
                 f"{snap.curve.accuracy[LIVE_EPS.index(0.125)]:.1%}.")
     return {"adv_curves": Figure(figs.curves_figure(
@@ -161,7 +165,8 @@ def curves_view(panel) -> None:
 
         def make_trainer():
             return AdversarialTrainer(AdvTrainConfig(**{**cfg, "attack_steps": 7}),
-                                      eval_eps=LIVE_EPS, device=device)
+                                      eval_eps=LIVE_EPS, device=device,
+                                      curve_every_s=LIVE_CURVE_EVERY_S)
 
         def draw(view, tick) -> None:
             parts = live_parts(curves_frame_parts, view, curves=curves,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from engine.device import make_generator, resolve_device, to_numpy
@@ -47,11 +48,19 @@ class Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(),
                                  nn.Linear(4 * d_model, d_model))
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None
+                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """mask: the additive causal mask, and the weights are returned (explicit softmax,
+        engine.attention.dot_product.attention); None: causal, computed by the fused
+        torch.nn.functional.scaled_dot_product_attention (the same numbers at float
+        tolerance, no T x T tensors kept), weights None. Training takes the fused path."""
         b, t, d = x.shape
         qkv = self.qkv(self.ln1(x)).reshape(b, t, 3, self.n_heads, d // self.n_heads)
         q, k, v = qkv.permute(2, 0, 3, 1, 4)             # each (B, H, T, d_head)
-        out, w = attention(q, k, v, mask=mask)
+        if mask is None:
+            out, w = F.scaled_dot_product_attention(q, k, v, is_causal=True), None
+        else:
+            out, w = attention(q, k, v, mask=mask)
         x = x + self.proj(out.transpose(1, 2).reshape(b, t, d))
         return x + self.mlp(self.ln2(x)), w
 
@@ -76,7 +85,7 @@ class TinyTransformer(nn.Module):
         when return_attention (else None)."""
         t = tokens.shape[1]
         x = self.tok(tokens) + self.pos(torch.arange(t, device=tokens.device))
-        mask = self.mask[:t, :t]
+        mask = self.mask[:t, :t] if return_attention else None    # None: the fused kernel
         maps = []
         for block in self.blocks:
             x, w = block(x, mask)

@@ -13,7 +13,7 @@ from torch import nn
 from engine.datasets import make_dataset
 from engine.device import resolve_device, to_numpy
 from engine.regions.geometry import Box, Partition, make_mlp, partition
-from engine.training import TrainerBase
+from engine.training import History, TrainerBase
 
 # --------------------------------------------------------------------------------------
 # Training: fit the MLP to a 2-D task and watch the regions move
@@ -77,17 +77,16 @@ class RegionSnapshot:
 
 
 class RegionTrainer(TrainerBase):
-    """Full-batch Adam on a Task, loss MSE (regression) or BCE-with-logits (classification), on
-    an MLP from make_mlp. Every `count_every` steps (and at step 0) it records the exact region
-    count in the box in history["regions"].
+    """Full-batch Adam (torch.optim.Adam, defaults beta = (0.9, 0.999), eps = 1e-8) on a Task,
+    loss MSE (regression) or BCE-with-logits (classification), on an MLP from make_mlp. The
+    exact region count in the box is in history["regions"] at step 0 and every `count_every`
+    steps.
 
-    Adam, written out (same numbers as torch.optim.Adam with its defaults, whose first
-    construction costs seconds of lazy imports): with g = grad(loss), t = step number,
-        m <- beta1 m + (1 - beta1) g,   v <- beta2 v + (1 - beta2) g^2,
-        p <- p - lr * (m / (1 - beta1^t)) / (sqrt(v / (1 - beta2^t)) + eps),
-    beta1 = 0.9, beta2 = 0.999, eps = 1e-8."""
-
-    betas, eps = (0.9, 0.999), 1e-8
+    The count costs an exact partition, far more than an Adam step of the small nets, so a
+    step does not compute it: at a counted step it keeps the (W, b) of the moment (a few
+    hundred numbers) and the partitions are made when the history is read (a snapshot, a
+    view, a saved state). At the page's pace, one frame per `count_every` steps, the pending
+    count is the state the frame draws, whose partition the frame needs anyway."""
 
     def __init__(self, widths: Sequence[int], task: str = "bump (regression)", seed: int = 0,
                  lr: float = 0.01, init: str = "kaiming", init_scale: float = 1.0,
@@ -105,14 +104,25 @@ class RegionTrainer(TrainerBase):
         self.model = make_mlp(widths, seed=seed, init=init, init_scale=init_scale).to(self.device)
         self.lr = float(lr)
         self.params = list(self.model.parameters())
-        self.m = [torch.zeros_like(p) for p in self.params]
-        self.v = [torch.zeros_like(p) for p in self.params]
+        self.opt = torch.optim.Adam(self.params, lr=self.lr)
         self.loss_fn = LOSSES[self.task.kind]
         self._partition: Partition | None = None
         self._partition_step = -1
+        self._pending: list[tuple[int, list[torch.Tensor]]] = []   # counted steps' (W, b)
         with torch.no_grad():
             loss0 = float(self.loss())
-        self.history.log(0, {"loss": loss0, **self._region_metrics()})
+        self._history.log(0, {"loss": loss0, **self._region_metrics()})
+
+    @property
+    def history(self) -> History:
+        """The history with every pending region count made (see the class docstring)."""
+        if self._pending:
+            self._count_pending()
+        return self._history
+
+    @history.setter
+    def history(self, value: History) -> None:
+        self._history, self._pending = value, []
 
     def loss(self) -> torch.Tensor:
         return self.loss_fn(self.model(self.x)[:, 0], self.y)
@@ -124,40 +134,41 @@ class RegionTrainer(TrainerBase):
         return self._partition
 
     def _iteration(self) -> dict[str, float]:
-        for p in self.params:
-            p.grad = None
+        self.opt.zero_grad(set_to_none=True)
         loss = self.loss()
         loss.backward()
-        self._adam(self.steps)
+        self.opt.step()
         metrics = {"loss": float(loss.detach())}
         if math.isfinite(metrics["loss"]) and self.steps % self.count_every == 0:
-            counts = self._region_metrics()
-            self.history.log(self.steps, counts)     # counts at their own step; loss per call
-            metrics.update(counts)
+            self._pending.append((self.steps, [p.detach().clone() for p in self.params]))
         return metrics
 
     def _log(self, metrics: dict[str, float]) -> None:
-        self.history.log(self.steps, {"loss": metrics["loss"]})
+        self._history.log(self.steps, {"loss": metrics["loss"]})
+
+    def _count_pending(self) -> None:
+        """Log the region metrics of every counted step not yet measured, in step order (the
+        current step's partition is the one snapshots draw: made once, shared)."""
+        pending, self._pending = self._pending, []
+        for step, params in pending:
+            if step == self.steps:
+                metrics = self._region_metrics()
+            else:
+                layers = [(to_numpy(w).astype(np.float64), to_numpy(b).astype(np.float64))
+                          for w, b in zip(params[::2], params[1::2])]
+                metrics = self._region_metrics(partition(layers, self.box))
+            self._history.log(step, metrics)
 
     NEAR = 0.3   # "near the bend": region centroid within this distance of it
 
-    def _region_metrics(self) -> dict[str, float]:
+    def _region_metrics(self, part: Partition | None = None) -> dict[str, float]:
         """The exact region count and, for tasks with a known bend, the share of regions
         whose centroid lies within NEAR of it (training moves regions there)."""
-        part = self.partition()
+        part = self.partition() if part is None else part
         out = {"regions": float(part.count)}
         if self.task.bend_distance is not None and part.count:
             out["near_bend"] = float(np.mean(self.task.bend_distance(part.centroid) < self.NEAR))
         return out
-
-    @torch.no_grad()
-    def _adam(self, t: int) -> None:
-        b1, b2 = self.betas
-        for p, m, v in zip(self.params, self.m, self.v):
-            m.mul_(b1).add_(p.grad, alpha=1 - b1)
-            v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
-            denom = (v / (1 - b2 ** t)).sqrt_().add_(self.eps)
-            p.addcdiv_(m, denom, value=-self.lr / (1 - b1 ** t))
 
     def snapshot(self) -> RegionSnapshot:
         with torch.no_grad():
@@ -169,11 +180,8 @@ class RegionTrainer(TrainerBase):
     def _modules(self) -> dict[str, nn.Module]:
         return {"model": self.model}
 
-    def _extra_state(self) -> dict:
-        return {"adam_m": [m.cpu() for m in self.m], "adam_v": [v.cpu() for v in self.v]}
+    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        return {"opt": self.opt}
 
     def _load_extra_state(self, state: dict) -> None:
-        with torch.no_grad():
-            for buf, saved in zip(self.m + self.v, state["adam_m"] + state["adam_v"]):
-                buf.copy_(saved)
         self._partition_step = -1

@@ -3,13 +3,14 @@ metrics, the encoder's reconstruction-gradient norm, and latent snapshots for th
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from engine.device import make_generator, numpy_rng, resolve_device
-from engine.training import TrainerBase
+from engine.training import History, TrainerBase
 from engine.vae.data import DigitData, load_digit_data
 from engine.vae.measures import LatentCodes, LatentGrid, encode_dataset, latent_grid
 from engine.vae.model import VAE
@@ -40,10 +41,17 @@ class VAETrainer(TrainerBase):
     On engine.training.TrainerBase with log_every: `_iteration` is one minibatch update, and
     `_log` (every log_every steps) logs the averages since the last log plus the test metrics;
     a diverged iteration (NaN/inf loss) is neither averaged, logged nor snapshotted. step(n)
-    returns the last metrics it logged, else the latest ones. State: "model" (no optimizer
-    state: a loaded model trains on with a fresh Adam, as the shipped files expect), steps,
-    diverged_at, history, "config" and the latent "snapshots".
+    returns the last training metrics it logged, else the latest ones. State: "model" (no
+    optimizer state: a loaded model trains on with a fresh Adam, as the shipped files
+    expect), steps, diverged_at, history, "config" and the latent "snapshots".
+
+    The test metrics and the latent snapshots cost passes over the test digits (about a
+    step's worth each), so a step does not compute them: at a due step it keeps a copy of
+    the parameters, and they are computed, with the same numbers, when `history` or
+    `snapshots` is read (a view, a snapshot, a saved state), or once MAX_PENDING wait.
     """
+
+    MAX_PENDING = 64
 
     def __init__(self, latent_dim: int = 2, beta: float = 1.0, likelihood: str = "bernoulli",
                  deterministic: bool = False, reparam: bool = True, lr: float = 1e-3,
@@ -67,7 +75,9 @@ class VAETrainer(TrainerBase):
         self.gen = make_generator(self.seed, self.device)
         self.rng = numpy_rng(self.seed)
         self._perm, self._pos = self.rng.permutation(len(self.x)), 0
-        self.snapshots: list[tuple[int, np.ndarray]] = []
+        self._snapshots: list[tuple[int, np.ndarray]] = []
+        self._pending: list[tuple[int, dict, bool, bool]] = []   # step, params, test?, snapshot?
+        self._eval_model: VAE | None = None                     # measures a kept copy
         self._acc = np.zeros(3)
         self._acc_n = 0
         self._logged: dict[str, float] = {}
@@ -94,12 +104,13 @@ class VAETrainer(TrainerBase):
             self._acc += vals
             self._acc_n += 1
             if self.steps % self.snapshot_every == 0:
-                self._keep_snapshot()
+                self._defer(snapshot=True)
         return {"loss": float(vals[0]), "recon": float(vals[1]), "kl": float(vals[2])}
 
     def _log(self, metrics: dict[str, float]) -> None:
         if not self._diverged(metrics):
-            self._logged = self._log_now()
+            self._logged = self._log_train()
+            self._defer(test=True)
 
     def step(self, n: int = 1) -> dict[str, float]:
         self._logged = {}
@@ -107,38 +118,94 @@ class VAETrainer(TrainerBase):
         return self._logged or self.latest()
 
     def latest(self) -> dict[str, float]:
-        return {k: self.history.last(k) for k in self.history.values}
+        return {k: self._history.last(k) for k in self._history.values}
 
-    def _keep_snapshot(self) -> None:
-        self.snapshots.append((self.steps, encode_dataset(self.model, self.data.x_test,
-                                                          self.data.y_test).means))
-        if len(self.snapshots) > self.max_snapshots:   # keep the first, thin the rest uniformly
-            self.snapshots = self.snapshots[:1] + self.snapshots[2::2]
+    # ---- measures made when read (see the class docstring) ----------------------------
+    @property
+    def history(self) -> History:
+        self._measure_pending()
+        return self._history
 
-    def encoder_grad_norm_recon(self) -> float:
+    @history.setter
+    def history(self, value: History) -> None:
+        self._history, self._pending = value, []
+
+    @property
+    def snapshots(self) -> list[tuple[int, np.ndarray]]:
+        self._measure_pending()
+        return self._snapshots
+
+    @snapshots.setter
+    def snapshots(self, value: list[tuple[int, np.ndarray]]) -> None:
+        self._snapshots, self._pending = value, []
+
+    def _defer(self, test: bool = False, snapshot: bool = False) -> None:
+        """Keep this step's parameters for a test measure and/or a latent snapshot."""
+        if self._pending and self._pending[-1][0] == self.steps:
+            step, params, t, sn = self._pending[-1]
+            self._pending[-1] = (step, params, t or test, sn or snapshot)
+        else:
+            params = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+            self._pending.append((self.steps, params, test, snapshot))
+        if len(self._pending) > self.MAX_PENDING:
+            self._measure_pending()
+
+    def _measure_pending(self) -> None:
+        pending, self._pending = self._pending, []
+        for step, params, test, snapshot in pending:
+            if step == self.steps:
+                model = self.model
+            else:
+                if self._eval_model is None:
+                    self._eval_model = copy.deepcopy(self.model)
+                self._eval_model.load_state_dict(params)
+                model = self._eval_model
+            if test:
+                self._history.log(step, self._test_metrics(model))
+            if snapshot:
+                self._keep_snapshot(step, model)
+
+    def _keep_snapshot(self, step: int, model: VAE) -> None:
+        self._snapshots.append((step, encode_dataset(model, self.data.x_test,
+                                                     self.data.y_test).means))
+        if len(self._snapshots) > self.max_snapshots:  # keep the first, thin the rest uniformly
+            self._snapshots = self._snapshots[:1] + self._snapshots[2::2]
+
+    def encoder_grad_norm_recon(self, model: VAE | None = None) -> float:
         """||d recon / d theta_encoder|| on the first 128 test digits with a fixed eps
         (exactly 0 when reparam=False: z is then sampled off the autograd graph)."""
-        params = list(self.model.encoder.parameters())
+        model = self.model if model is None else model
+        params = list(model.encoder.parameters())
         g = make_generator(self.seed + 1, self.device)
-        _, recon, _ = self.model.loss(self.x_test[:128], self.beta, 1, g, self.reparam)
+        _, recon, _ = model.loss(self.x_test[:128], self.beta, 1, g, self.reparam)
         grads = torch.autograd.grad(recon, params, allow_unused=True)
         return float(torch.sqrt(sum((gr.pow(2).sum() for gr in grads if gr is not None),
                                     torch.zeros((), device=self.device))))
 
-    def _log_now(self) -> dict[str, float]:
+    def _log_train(self) -> dict[str, float]:
+        """Log (and return) the training averages since the last log."""
         m: dict[str, float] = {}
         if self._acc_n:
             t, r, k = self._acc / self._acc_n
             m.update(train_loss=t, train_recon=r, train_kl=k, train_elbo=-(r + k))
             self._acc[:], self._acc_n = 0.0, 0
+            self._history.log(self.steps, m)
+        return m
+
+    def _test_metrics(self, model: VAE) -> dict[str, float]:
+        """Test recon, KL and ELBO (fixed eps) and the encoder's recon-gradient norm."""
         with torch.no_grad():
             g = make_generator(self.seed + 1, self.device)
-            _, r, k = self.model.loss(self.x_test, self.beta, 1, g, True)
+            _, r, k = model.loss(self.x_test, self.beta, 1, g, True)
             r, k = float(r), float(k)
-        m.update(test_recon=r, test_kl=k, test_elbo=-(r + k))
-        m["enc_grad_recon"] = self.encoder_grad_norm_recon()
-        self.history.log(self.steps, m)
-        return m
+        return {"test_recon": r, "test_kl": k, "test_elbo": -(r + k),
+                "enc_grad_recon": self.encoder_grad_norm_recon(model)}
+
+    def _log_now(self) -> dict[str, float]:
+        m = self._log_train()
+        test = self._test_metrics(self.model)
+        self._history.log(self.steps, test)
+        return {**m, **test}
 
     def snapshot(self) -> VAESnapshot:
         codes = encode_dataset(self.model, self.data.x_test, self.data.y_test)
@@ -163,5 +230,5 @@ class VAETrainer(TrainerBase):
         snaps = state.get("snapshots")
         self.snapshots = [] if snaps is None else [
             (int(s), m.numpy().copy()) for s, m in zip(snaps["steps"], snaps["means"])]
-        if not self.snapshots or self.snapshots[-1][0] != self.steps:
-            self._keep_snapshot()
+        if not self._snapshots or self._snapshots[-1][0] != self.steps:
+            self._keep_snapshot(self.steps, self.model)

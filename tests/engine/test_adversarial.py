@@ -259,6 +259,35 @@ def test_trainer_follows_the_protocol_and_resumes_exactly():
     assert a.history.as_arrays("loss")[0].tolist() == [7, 8, 12]
 
 
+def test_playing_snapshots_carry_a_background_curve_labelled_with_its_step():
+    from engine.training import tell_playing
+    cfg = AdvTrainConfig(train_eps=0.15, attack_steps=2, total_steps=40, seed=1)
+    small = heldout_digits()
+    test = type(small)(small.images[:50], small.labels[:50])
+    live = AdversarialTrainer(cfg, test=test, eval_eps=(0.0, 0.1), curve_every_s=0.0)
+    ref = AdversarialTrainer(cfg, test=test, eval_eps=(0.0, 0.1))
+    tell_playing(live, True)
+    first = live.snapshot()                          # nothing measured yet: measured now
+    assert first.step == first.curve_step == 0
+    live.step(3)
+    ref.step(3)
+    moving = live.snapshot()                         # playing: no wait for the curve
+    assert moving.step == 3 and moving.curve_step in (0, 3)
+    live.wait_for_curve(60)
+    live.step(2)
+    ref_at_3 = ref.snapshot()
+    later = live.snapshot()
+    assert later.step == 5 and later.curve_step == 3  # the background one, at its own step
+    np.testing.assert_allclose(later.curve.accuracy, ref_at_3.curve.accuracy)
+    assert later.clean_accuracy == ref_at_3.clean_accuracy
+    live.wait_for_curve(60)
+    ref.step(2)
+    tell_playing(live, False)
+    still = live.snapshot()                          # paused: its own state, measured now
+    assert still.step == still.curve_step == 5
+    np.testing.assert_allclose(still.curve.accuracy, ref.snapshot().curve.accuracy)
+
+
 def test_trainer_cosine_learning_rate():
     t = AdversarialTrainer(AdvTrainConfig(lr=0.01, total_steps=100), test=heldout_digits())
     assert t.learning_rate(0) == pytest.approx(0.01)

@@ -213,6 +213,26 @@ def reverse_model():
     return A.load_pretrained(path)
 
 
+def test_fused_training_path_equals_the_explicit_weights_path(device):
+    """Training runs the fused scaled_dot_product_attention (no weights); what is drawn runs
+    the explicit softmax: the same logits and the same gradients at float32 tolerance."""
+    cfg = A.ModelConfig(n_layers=2, n_heads=2, d_model=64)
+    model = A.init_model(cfg, seed=3, device=device)
+    tokens = torch.randint(0, A.VOCAB, (8, A.MAX_SEQ_LEN), generator=make_generator(1, device),
+                           device=device)
+    fused, none = model(tokens, return_attention=False)
+    explicit, maps = model(tokens, return_attention=True)
+    assert none is None and maps.shape == (8, 2, 2, A.MAX_SEQ_LEN, A.MAX_SEQ_LEN)
+    torch.testing.assert_close(fused, explicit)           # float32 rtol 1.3e-6, atol 1e-5
+    grads = []
+    for flag in (False, True):
+        model.zero_grad(set_to_none=True)
+        model(tokens, return_attention=flag)[0].square().mean().backward()
+        grads.append([p.grad.clone() for p in model.parameters()])
+    for g_fused, g_explicit in zip(*grads):
+        torch.testing.assert_close(g_fused, g_explicit, rtol=1e-4, atol=1e-6)
+
+
 def test_shipped_reverse_model_reverses_held_out_sequences(reverse_model):
     model, info = reverse_model
     assert info["task"] == "reverse"

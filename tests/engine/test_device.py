@@ -81,3 +81,17 @@ def test_configure_threads_from_env():
         assert configure_threads(env={"DLPLAY_TORCH_THREADS": "lots"}) == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_configure_threads_limits_numpy_blas_too():
+    """numpy's BLAS pool (OpenBLAS/MKL) follows the same setting as torch's threads."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+    from engine.device import configure_threads
+    before = torch.get_num_threads()
+    try:
+        threadpool_limits(limits=2)
+        configure_threads(env={})
+        blas = [p for p in threadpool_info() if p["user_api"] == "blas"]
+        assert blas and all(p["num_threads"] == 1 for p in blas)
+    finally:
+        torch.set_num_threads(before)
