@@ -141,8 +141,10 @@ def test_url_reproduces_view_and_bad_values_fall_back():
     expected = R.count_regions(R.make_mlp((4,), seed=0), (-3, 3, -3, 3))
     assert metric(at, "Regions") == f"{expected:,}"
     at = _open({"rr_width": "999", "rr_task": "nope", "rr_widths": "3, banana", "classroom": "1"})
-    assert not at.exception and at.slider(key="rr_width").value == 8
+    assert not at.exception and at.slider(key="rr_width").value == 32      # clamped to max
     assert at.selectbox(key="rr_task").value == "bump (regression)"
+    assert any("rr_width=999 is not valid; using 32" in w.value.replace("\\", "")  # plain text
+               for w in at.warning)
     assert any("Per-layer widths ignored" in w.value for w in at.warning)
 
 
