@@ -649,7 +649,7 @@ function drawLegend(ctx, items, horizontal, plot, H, style, barW, title) {
 function slotOf(parentElement) {
   let slot = CHARTS.get(parentElement);
   if (!slot) {
-    slot = {parent: parentElement, canvas: null, box: null, spec: null, html: null, width: 0, gen: 0, frames: 0, observer: null};
+    slot = {parent: parentElement, canvas: null, box: null, plot: null, spec: null, html: null, width: 0, gen: 0, frames: 0, observer: null};
     CHARTS.set(parentElement, slot);
   }
   return slot;
@@ -681,12 +681,63 @@ function boxOf(slot) {                        // made on the first html
   }
   return (slot.box = box);
 }
+// ---- figures the canvas does not draw (3-D, bars, fills...): plotly.js, loaded once per page
+// from the installed plotly package (app.py's route, viz/frame_route.py), Plotly.react per frame
+let plotlyUrl = null, plotlyLoading = null;
+function loadPlotly() {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (!plotlyUrl) return Promise.reject(new Error('no plotly.js URL'));
+  if (!plotlyLoading) {
+    plotlyLoading = new Promise((resolve, reject) => {
+      const s = document.createElement('script');
+      s.src = plotlyUrl; s.async = true;
+      s.onload = () => (window.Plotly ? resolve(window.Plotly) : reject(new Error('no Plotly')));
+      s.onerror = () => { plotlyLoading = null; reject(new Error('plotly.js did not load')); };
+      document.head.appendChild(s);
+    });
+  }
+  return plotlyLoading;
+}
+const PLOTLY_CONFIG = {displayModeBar: false, staticPlot: true, responsive: true};
+function plotOf(slot) {                       // made on the first plotly payload
+  if (slot.plot) return slot.plot;
+  let div = slot.parent.querySelector('div[data-testid="dlplay-live-plotly"]');
+  if (!div) {
+    div = document.createElement('div');
+    div.setAttribute('data-testid', 'dlplay-live-plotly');
+    div.style.cssText = 'display:block;width:100%';
+    slot.parent.appendChild(div);
+  }
+  return (slot.plot = div);
+}
+function react(slot, text) {                  // one Plotly.react at a time; the latest frame wins
+  slot.pendingFig = text;
+  if (slot.plotting) return;
+  slot.plotting = true;
+  loadPlotly().then(async (Plotly) => {
+    while (slot.pendingFig != null && !slot.gone) {
+      const fig = JSON.parse(slot.pendingFig);
+      slot.pendingFig = null;
+      await Plotly.react(slot.plot, fig.data ?? [], fig.layout ?? {}, PLOTLY_CONFIG);
+      slot.plot.dataset.frames = String(++slot.frames);
+    }
+  }).catch(() => { /* not loaded (yet): the next frame tries again */ })
+    .finally(() => { slot.plotting = false; });
+}
+
 const show = (el, on) => { if (el && el.style.display !== (on ? 'block' : 'none')) el.style.display = on ? 'block' : 'none'; };
-function paint(slot, payload) {               // {spec} on the canvas, or {html} in the box
-  if (payload.spec) {
+function paint(slot, payload) {               // {spec} on the canvas, {plotly} by plotly.js,
+  if (payload.plotly != null) {               // or {html} in the box
+    const div = plotOf(slot);
+    show(div, true); show(slot.canvas, false); show(slot.box, false);
+    slot.spec = null; slot.html = null;
+    const css = `${payload.height ?? 450}px`;
+    if (div.style.height !== css) div.style.height = css;
+    react(slot, payload.plotly);
+  } else if (payload.spec) {
     const spec = payload.spec, canvas = canvasOf(slot);
     if (canvas.style.display === 'none') slot.width = 0;
-    show(canvas, true); show(slot.box, false);
+    show(canvas, true); show(slot.box, false); show(slot.plot, false);
     slot.spec = spec; slot.html = null;
     slot.height = spec.layout.height ?? 450;
     const css = `${slot.height}px`;
@@ -698,7 +749,7 @@ function paint(slot, payload) {               // {spec} on the canvas, or {html}
     canvas.dataset.frames = String(++slot.frames);
   } else if (payload.html != null) {
     const box = boxOf(slot);
-    show(box, true); show(slot.canvas, false);
+    show(box, true); show(slot.canvas, false); show(slot.plot, false);
     slot.spec = null;
     if (payload.html !== slot.html) { box.innerHTML = payload.html; slot.html = payload.html; }
     box.dataset.frames = String(++slot.frames);
@@ -717,6 +768,8 @@ function listen(poll, slotName, slot, trigger) {
     POLLS.set(poll.url, p);
     p.timer = setTimeout(() => fetchFrame(p), p.next);
   }
+  if (poll.pause) p.pauseSel = poll.pause;
+  watchPause();
   const entry = {slot};                       // this call's registration (an older call's
   p.slots.set(slotName, entry);               // cleanup may run after it: it keeps this one)
   p.trigger = trigger;
@@ -725,6 +778,31 @@ function listen(poll, slotName, slot, trigger) {
     if (p.slots.get(slotName) === entry) p.slots.delete(slotName);
     if (!p.slots.size) { p.stopped = true; clearTimeout(p.timer); if (POLLS.get(p.url) === p) POLLS.delete(p.url); }
   };
+}
+// Pause acts at once, whatever Streamlit is doing: a click on a playing page's Pause button
+// (seen before Streamlit's own handler) stops its poller and tells the frame route, which
+// pauses the trainer before its next chunk. The click's rerun then shows the page paused;
+// should Streamlit drop the click, the still-mounted component asks for that rerun itself.
+const PAUSE_CHECK_MS = 3000;
+function watchPause() {
+  if (window.__dlplayPauseWatch || !document.addEventListener) return;
+  window.__dlplayPauseWatch = true;
+  document.addEventListener('click', (e) => {
+    for (const p of [...POLLS.values()]) {
+      if (p.pauseSel && e.target?.closest?.(p.pauseSel)) pauseNow(p);
+    }
+  }, true);
+}
+function pauseNow(p) {
+  p.stopped = true; clearTimeout(p.timer);
+  if (POLLS.get(p.url) === p) POLLS.delete(p.url);
+  const url = p.url + (p.url.includes('?') ? '&' : '?') + 'pause=1';
+  fetch(url, {cache: 'no-store', credentials: 'same-origin', keepalive: true}).catch(() => {});
+  document.body.dataset.dlplayPauses = String(+(document.body.dataset.dlplayPauses || 0) + 1);
+  setTimeout(() => {                          // still mounted and the button still says Pause
+    const b = document.querySelector(p.pauseSel);
+    if (p.slots.size && p.trigger && b && /Pause/.test(b.innerText ?? '')) p.trigger('rerun', true);
+  }, PAUSE_CHECK_MS);
 }
 async function fetchFrame(p) {
   const t0 = performance.now();
@@ -761,12 +839,15 @@ async function fetchFrame(p) {
 export default function ({data, parentElement, setTriggerValue}) {
   const slot = slotOf(parentElement);
   const gen = ++slot.gen;
+  if (data.poll?.plotly_js) plotlyUrl = data.poll.plotly_js;
   paint(slot, data);
   const stop = data.poll ? listen(data.poll, data.poll.slot, slot, setTriggerValue) : null;
   return () => {
     if (stop) stop();
     if (slot.gen !== gen) return;              // an older call's cleanup: keep the slot
     if (slot.observer) slot.observer.disconnect();
+    if (slot.plot && window.Plotly) window.Plotly.purge(slot.plot);
+    slot.gone = true;
     CHARTS.delete(parentElement);
   };
 }

@@ -296,6 +296,28 @@ def height_of(spec: dict) -> int:
     return int(h) if isinstance(h, (int, float)) and h > 0 else 450
 
 
+PLOTLY_ENV = "DLPLAY_LIVE_PLOTLY"
+
+
+def plotly_payload(fig: go.Figure) -> dict | None:
+    """A figure the canvas does not draw, for the live component's plotly.js: {"plotly": the
+    figure's JSON as text (plotly.io: numpy arrays as typed arrays; JSON.parse in the
+    browser), "height"}. DLPLAY_LIVE_PLOTLY=0: None (the page reruns per frame instead)."""
+    if os.environ.get(PLOTLY_ENV, "1") == "0":
+        return None
+    import plotly.io as pio
+    h = fig.layout.height
+    return {"plotly": pio.to_json(fig, validate=False),
+            "height": int(h) if isinstance(h, (int, float)) and h > 0 else 450}
+
+
+@functools.lru_cache(maxsize=1)
+def plotly_js() -> Path:
+    """plotly.js as the installed plotly package ships it (no CDN: served by app.py's route)."""
+    import plotly
+    return Path(plotly.__file__).with_name("package_data") / "plotly.min.js"
+
+
 def show(spec: dict, key: str) -> None:
     """Mount (or update in place: same key, same DOM element) the canvas chart."""
     mount(key, {"spec": spec})
@@ -310,6 +332,7 @@ def mount(key: str, payload: dict, poll: dict | None = None) -> None:
     """The live component: payload {"spec": canvas spec} or {"html": markup}; with `poll`
     ({url, slot, next_ms}) it then fetches its slot's frames from the frame route
     (viz/live_push.py) until it is unmounted."""
-    height = height_of(payload["spec"]) if "spec" in payload else "content"
+    height = (height_of(payload["spec"]) if "spec" in payload
+              else payload["height"] if "plotly" in payload else "content")
     _component()(data={**payload, "poll": poll}, key=key, height=height, width="stretch",
                  on_rerun_change=_rerun_asked)

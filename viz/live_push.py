@@ -43,6 +43,7 @@ from viz.frame_budget import BUDGET
 from viz.parts import Caption, Parts, PartsFn, Payload
 
 PATH = "/_dlplay/frame/"
+PLOTLY_PATH = "/_dlplay/plotly.min.js"    # plotly.js for the figures the canvas does not draw
 STATUS_SLOT = "status"
 MOUNTED = False              # True once app.py serves the frame route (viz.frame_route.routes)
 ENV_VAR = "DLPLAY_PUSH"      # 0: playing frames rerun the fragment as before
@@ -54,14 +55,14 @@ def enabled(mode: str) -> bool:
     return MOUNTED and mode != "inline" and os.environ.get(ENV_VAR, "1") != "0"
 
 
-def url_prefix() -> str:
+def url_prefix(path: str = PATH) -> str:
     """The route's path under the server's baseUrlPath (nginx may serve the app below /)."""
     try:
         from streamlit import config
         base = (config.get_option("server.baseUrlPath") or "").strip("/")
     except Exception:                                   # noqa: BLE001 - no config loaded
         base = ""
-    return f"/{base}{PATH}" if base else PATH
+    return f"/{base}{path}" if base else path
 
 
 # ---- one playing page of one session ------------------------------------------------------
@@ -79,6 +80,7 @@ class Source:
     max_total_steps: int | None = None
     status: Callable[[Any, Any], str] | None = None
     fallback: bool = False               # set by the route: a part stopped being drawable
+    pause_asked: bool = False            # set by the route: the browser's Pause was clicked
     frames: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -190,7 +192,9 @@ def mount(ctx: FrameContext, slot: str, payload: dict) -> None:
     """The live component of `slot`, drawn now with `payload`, then fed by the route."""
     from viz import live_canvas
     poll = {"url": url_prefix() + token_of(ctx.state, ctx.key), "slot": slot,
-            "next_ms": round(1000 * BUDGET.interval(ctx.registered.base_interval_s))}
+            "next_ms": round(1000 * BUDGET.interval(ctx.registered.base_interval_s)),
+            "plotly_js": url_prefix(PLOTLY_PATH),
+            "pause": f".st-key-{ctx.key}__play button"}     # viz.live's Play/Pause button
     live_canvas.mount(f"{ctx.key}-{slot}", payload, poll)
 
 
@@ -218,6 +222,19 @@ def answer(token: str) -> tuple[int, bytes]:
         return 200, _dumps(_frame(source))
     finally:
         source.lock.release()
+
+
+def pause(token: str) -> tuple[int, bytes]:
+    """The browser's Pause, told to the route the moment it is clicked (the component stops
+    polling at once): the trainer stops before its next chunk, and the page's next script
+    run (the click's own, or the one the component asks for should Streamlit drop the click)
+    reads `pause_asked` and shows the page paused. No lock: a flag and the handle's pause."""
+    source = lookup(token)
+    if source is None:
+        return 404, b'{"error": "unknown frame token"}'
+    source.pause_asked = True
+    source.handle.pause()
+    return 200, b'{"paused": true}'
 
 
 def _frame(source: Source) -> dict:
