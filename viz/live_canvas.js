@@ -80,8 +80,13 @@ const TRACES = {
       const mode = t.mode ?? 'lines+markers', m = t.marker ?? {}, l = t.line ?? {};
       const color = l.color ?? (typeof m.color === 'string' ? m.color : null)
         ?? style.colorway[i % style.colorway.length];
+      // Plotly's autorange: x padded (5% of the axis) only with markers, y always; markers
+      // add 1.25 x their radius in px (scatter/calc.js)
+      const markers = mode.includes('markers'), sizes = numbers(m.size);
+      const big = sizes && sizes.length ? extent(sizes)[1] : (m.size ?? style.marker);
       return {x: numbers(t.x) ?? new Float64Array(0), y: numbers(t.y) ?? new Float64Array(0),
-        lines: mode.includes('lines'), markers: mode.includes('markers'), color, pad: true,
+        lines: mode.includes('lines'), markers, color, pad: {x: markers, y: true},
+        ppad: markers ? 0.625 * big : 0,
         width: l.width ?? style.line, dash: l.dash, shape: l.shape ?? 'linear',
         mcolor: typeof m.color === 'string' ? m.color : color, msize: m.size ?? style.marker,
         mcolors: Array.isArray(m.color) || m.color?.bdata ? m.color : null, m,
@@ -101,7 +106,7 @@ const TRACES = {
       return {...g, xe: edges(t.x, g.cols), ye: edges(t.y, g.rows), opacity: t.opacity ?? 1,
         zmin: t.zmin ?? lo, zmax: t.zmax ?? hi, scale: t.colorscale,
         lut: lut(t.colorscale, t.reversescale), bar: t.showscale !== false && t.colorbar !== null,
-        colorbar: t.colorbar ?? {}, pad: false,
+        colorbar: t.colorbar ?? {}, pad: {x: false, y: false}, ppad: 0,
         texts: t.texttemplate === '%{text}' && Array.isArray(t.text) ? t.text : null, style};
     },
     extent(p, letter) { return extent(letter === 'x' ? p.xe : p.ye); },
@@ -317,7 +322,7 @@ function buildAxes(spec, prepared) {
   const add = (id) => {
     if (axes[id]) return axes[id];
     const name = `${id[0]}axis${id.slice(1)}`, cfg = L[name] ?? {};
-    return (axes[id] = {id, letter: id[0], cfg, log: cfg.type === 'log', lo: Infinity, hi: -Infinity, pad: false});
+    return (axes[id] = {id, letter: id[0], cfg, log: cfg.type === 'log', lo: Infinity, hi: -Infinity, pad: false, ppad: 0});
   };
   for (const k of Object.keys(L)) if (/^[xy]axis\d*$/.test(k)) add(k[0] + k.slice(5));
   add('x'); add('y');
@@ -326,7 +331,10 @@ function buildAxes(spec, prepared) {
       const ax = add(t[`${letter}axis`] ?? letter);
       let [lo, hi] = kind.extent(p, letter);
       if (ax.log) [lo, hi] = [Math.log10(Math.max(lo, 1e-300)), Math.log10(hi)];
-      if (Number.isFinite(lo)) { ax.lo = Math.min(ax.lo, lo); ax.hi = Math.max(ax.hi, hi); ax.pad ||= p.pad; }
+      if (Number.isFinite(lo)) {
+        ax.lo = Math.min(ax.lo, lo); ax.hi = Math.max(ax.hi, hi);
+        ax.pad ||= p.pad[letter]; ax.ppad = Math.max(ax.ppad, p.ppad);
+      }
     }
   });
   for (const ax of Object.values(axes)) {
@@ -343,22 +351,31 @@ function buildAxes(spec, prepared) {
       const mode = ax.log ? 'normal' : c.rangemode ?? 'normal';   // Plotly: tozero, nonnegative
       if (mode === 'tozero') { lo = Math.min(lo, 0); hi = Math.max(hi, 0); }
       if (mode === 'nonnegative') { lo = Math.max(lo, 0); hi = Math.max(hi, lo + 1e-9); }
-      const pad = ax.pad ? 0.05 * (hi - lo) : 0;
-      let r0 = lo - pad, r1 = hi + pad;
-      if (mode !== 'normal' && lo === 0) r0 = 0;   // no padding below zero
-      if (mode === 'tozero' && hi === 0) r1 = 0;
-      [ax.r0, ax.r1] = c.autorange === 'reversed' ? [r1, r0] : [r0, r1];
+      ax.auto = {lo, hi, mode, reversed: c.autorange === 'reversed'};
+      autoRange(ax, 500);                        // the axis length is known in place()
     }
     ax.visible = c.visible !== false;
     ax.labels = ax.visible && c.showticklabels !== false;
   }
   return axes;
 }
+// Plotly's autorange (axes.getAutoRange): the padded ends sit pad px inside the axis, pad =
+// 5% of its length (if padded) + the markers' ppad: dv = (hi - lo) / (len - 2 pad),
+// range = [lo - pad dv, hi + pad dv]; a zero end of rangemode tozero / nonnegative is tight
+function autoRange(ax, len) {
+  const {lo, hi, mode, reversed} = ax.auto;
+  const pad = (ax.pad ? 0.05 * len : 0) + ax.ppad, dv = (hi - lo) / Math.max(1, len - 2 * pad);
+  let r0 = lo - pad * dv, r1 = hi + pad * dv;
+  if (mode !== 'normal' && lo === 0) r0 = 0;
+  if (mode === 'tozero' && hi === 0) r1 = 0;
+  [ax.r0, ax.r1] = reversed ? [r1, r0] : [r0, r1];
+}
 function place(axes, plot) {                   // pixel extent of each axis, its mapping
   for (const ax of Object.values(axes)) {
     const [d0, d1] = ax.domain;
     if (ax.letter === 'x') { ax.start = plot.l + d0 * plot.w; ax.len = (d1 - d0) * plot.w; }
     else { ax.start = plot.t + (1 - d1) * plot.h; ax.len = (d1 - d0) * plot.h; }
+    if (ax.auto) autoRange(ax, ax.len);
   }
   for (const ax of Object.values(axes)) {       // scaleanchor: equal units (constrain "range")
     const other = axes[ax.cfg.scaleanchor];
@@ -449,7 +466,10 @@ function draw(chart) {
     const b = bars[0].p, th = b.colorbar.thickness ?? 30, ttl = titleText(b.colorbar.title);
     const labels = niceTicks(b.zmin, b.zmax, 6).values.map(formatter(b.colorbar, niceTicks(b.zmin, b.zmax, 6).dtick, [b.zmax]));
     b.barW = th + 6 + widthOf(ctx, labels, fsize, style) + (ttl ? fsize * 1.25 + 4 : 0);
-    m.r += b.barW + 10;
+    // Plotly's automargin: the bar at x = 1.02 (2% of the plot width past its edge), the
+    // margin the larger of the figure's and what the bar needs
+    // plus its x padding (10 px a side), tick length and label gap
+    m.r = Math.max(m.r, b.barW + 27 + 0.02 * (W - m.l - m.r));
   }
   ctx.font = font(style, fsize);
   const items = legend.map((it) => ({...it, w: 40 + ctx.measureText(it.name).width + 8}));
@@ -468,7 +488,10 @@ function draw(chart) {
       legendW = tw + Math.min(per, items.length) * col;
     }
     axisB += (Math.max(...items.map((it) => it.row)) + 1) * fsize * 1.6 + 6;
-  } else if (items.length) m.r += Math.max(...items.map((it) => it.w)) + 10;
+  } else if (items.length) {                  // Plotly: the legend at x = 1.02, as the bar
+    const need = Math.max(...items.map((it) => it.w)) + 10;
+    m.r = bars.length ? m.r + need : Math.max(m.r, need + 0.02 * (W - m.l - m.r));
+  }
   m.b = Math.max(m.b, axisB);                    // Plotly: the legend inside a margin asked for
   const plot = {l: m.l, t: m.t, w: Math.max(10, W - m.l - m.r), h: Math.max(10, H - m.t - m.b)};
   if (legendW) {                                 // legend x / xanchor (paper), kept on the figure
@@ -541,6 +564,10 @@ function draw(chart) {
       else text(ctx, plain(tt), pos + sign * (off + tsize * 0.6), a.start + a.len / 2, {size: tsize, style, xanchor: 'center', yanchor: 'middle', angle: -90});
     }
   }
+  // what was laid out, for the fidelity test's comparison with Plotly (plain numbers, cheap)
+  canvas.__dlplay = {plot, legend: items.map((it) => it.name), axes: Object.fromEntries(ax.map((a) => [
+    a.id, {range: [a.r0, a.r1], start: a.start, len: a.len, angle: a.angle ?? 0,
+      ticks: a.labels ? tickCache.get(a).map(([v, s]) => [s, a.t(v)]) : []}]))};
   for (const b of bars) drawColorbar(ctx, b.p, plot, style, axes[b.t.yaxis ?? 'y']);
   for (const n of L.annotations ?? []) drawAnnotation(ctx, n, axes, plot, style);
   drawLegend(ctx, items, horizontal, plot, H, style, bars.length ? bars[0].p.barW + 10 : 0, tw ? ltitle : '');

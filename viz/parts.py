@@ -83,7 +83,7 @@ class Figure:
         {"plotly": its JSON, "height"}: the live component draws it with plotly.js
         (Plotly.react), still no rerun per frame; None only where that is switched off."""
         style_figure(self.fig, classroom)
-        spec = live_canvas.to_spec(self.fig)
+        spec = live_canvas.to_spec(self.fig) if live_canvas.enabled() else None
         if spec is None:
             return live_canvas.plotly_payload(self.fig)
         if self.on_select != "ignore":

@@ -33,15 +33,17 @@ const kids = [];
 const parent = {kids, querySelector: () => null, appendChild(k) { kids.push(k); }};
 const poll = {url: '/_dlplay/frame/T', slot: 'surf', next_ms: 5, plotly_js: '/_dlplay/plotly.min.js'};
 mount({data: {plotly: fig(0), height: 380, poll}, parentElement: parent, setTriggerValue: noop});
-await new Promise((r) => setTimeout(r, 30));
+const until = async (ok) => { for (let i = 0; i < 1000 && !ok(); i++) await new Promise((r) => setTimeout(r, 10)); };
+await until(() => !answers.length);        // frames 1-3 arrived before plotly.js loaded
+await new Promise((r) => setTimeout(r, 20));
 const before = reacts.length;              // nothing drawn until plotly.js has loaded
 window.Plotly = Plotly;
 scripts.forEach((s) => s.onload());
-await new Promise((r) => setTimeout(r, 60));
+await until(() => reacts.length >= 1 && !answers.length);
 answers.push(...[4, 5].map((z) => ({slots: {surf: {plotly: fig(z), height: 380}}, next_ms: 5})));
-await new Promise((r) => setTimeout(r, 100));
+await until(() => reacts.some((r) => r.layout.title.text === 'f5'));
 done = true;
-await new Promise((r) => setTimeout(r, 50));
+await until(() => window.__dlplayPolls.size === 0);
 const div = kids[0];
 console.log(JSON.stringify({scripts: scripts.map((s) => s.src), before, titles: reacts.map((r) => r.layout.title.text),
   types: reacts.map((r) => r.data[0].type), testid: div['data-testid'], height: div.style.height,

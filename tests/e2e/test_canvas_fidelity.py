@@ -1,0 +1,82 @@
+"""The live canvas draws what Plotly draws: the same figure drawn by viz/live_canvas.js and by
+plotly.js (the installed package's) in Chromium; per axis the range, the tick label texts and
+their positions, the plot area, and the legend entries must agree (positions within 2 px).
+Figures like the live views': loss curves (lines: no x padding), log loss axes, sample clouds
+(markers: padded by 5% plus the marker radius), legends, big numbers (SI suffixes), heatmaps
+with a colour bar; and points outside a fixed range paint nothing outside the plot area."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from tests.e2e.canvas_fidelity import draw_both, open_harness
+
+pytestmark = pytest.mark.e2e
+
+PX = 2.0
+_rng = np.random.default_rng(0)
+_x = np.arange(200.0)
+RDBU = [[0.0, "rgb(5,48,97)"], [0.5, "rgb(247,247,247)"], [1.0, "rgb(103,0,31)"]]
+FIGURES = {
+    "loss curve": lambda: go.Figure(go.Scatter(x=_x, y=np.exp(-_x / 50) + 0.1, mode="lines")),
+    "sample cloud": lambda: go.Figure(go.Scatter(x=_rng.normal(size=100), y=_rng.normal(size=100),
+                                                 mode="markers")),
+    "lines and markers": lambda: go.Figure(go.Scatter(x=_x[:30], y=np.sqrt(_x[:30]),
+                                                      mode="lines+markers")),
+    "log loss": lambda: go.Figure(go.Scatter(x=_x, y=np.exp(-_x / 30) + 1e-3, mode="lines"),
+                                  {"yaxis": {"type": "log"}}),
+    "two curves": lambda: go.Figure([go.Scatter(x=_x, y=np.sin(_x / 20), mode="lines", name="train"),
+                                     go.Scatter(x=_x, y=np.cos(_x / 20), mode="lines", name="test")]),
+    "big numbers": lambda: go.Figure(go.Scatter(x=_x * 1000 + 1e5, y=np.sin(_x / 20), mode="lines")),
+    "heatmap": lambda: go.Figure(go.Heatmap(z=_rng.normal(size=(10, 12)), colorscale=RDBU)),
+}
+
+
+@pytest.fixture(scope="module")
+def harness(browser):
+    context, page = open_harness(browser)
+    yield page
+    context.close()
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_the_canvas_lays_out_what_plotly_lays_out(harness, name):
+    out = draw_both(harness, FIGURES[name]())
+    p, c = out["plotly"], out["canvas"]
+    assert c["legend"] == p["legend"]
+    for aid, pa in p["axes"].items():
+        ca = c["axes"][aid]
+        span = abs(pa["range"][1] - pa["range"][0])
+        np.testing.assert_allclose(ca["range"], pa["range"], atol=1e-6 * span,
+                                   err_msg=f"{name}: {aid} range")
+        assert abs(ca["start"] - pa["start"]) <= PX and abs(ca["len"] - pa["len"]) <= PX, (
+            f"{name}: {aid} plot area canvas {ca['start']:.0f}+{ca['len']:.0f} "
+            f"Plotly {pa['start']:.0f}+{pa['len']:.0f}")
+        assert [t for t, *_ in ca["ticks"]] == [t for t, *_ in pa["ticks"]], f"{name}: {aid} ticks"
+        for (t, q), (_, pq, _) in zip(ca["ticks"], pa["ticks"]):
+            assert abs(q - pq) <= PX, f"{name}: {aid} tick {t} at {q:.1f}, Plotly {pq:.1f}"
+
+
+def test_points_outside_a_fixed_range_are_clipped_to_the_plot_area(harness):
+    """GAN samples wander outside the axis range: Plotly clips them, so does the canvas (no
+    red ink outside the plot area, though a third of the points lie outside)."""
+    fig = go.Figure(go.Scatter(x=np.linspace(-6, 6, 300), y=np.linspace(-6, 6, 300),
+                               mode="markers", marker={"color": "red", "size": 9}),
+                    {"xaxis": {"range": [-3, 3]}, "yaxis": {"range": [-3, 3]},
+                     "title": {"text": "samples"}})
+    out = draw_both(harness, fig)
+    plot = out["canvas"]["plot"]
+    outside = harness.evaluate("""(plot) => {
+      const c = document.querySelector('#canvas canvas'), k = c.width / c.clientWidth;
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let red = 0, inside = 0;
+      for (let y = 0; y < c.height; y++) for (let x = 0; x < c.width; x++) {
+        const i = 4 * (y * c.width + x);
+        if (!(d[i] > 200 && d[i + 1] < 80 && d[i + 2] < 80)) continue;
+        const X = x / k, Y = y / k;
+        if (X >= plot.l - 1 && X <= plot.l + plot.w + 1 && Y >= plot.t - 1 && Y <= plot.t + plot.h + 1) inside++;
+        else red++;
+      }
+      return [red, inside]; }""", plot)
+    assert outside[1] > 500 and outside[0] == 0
