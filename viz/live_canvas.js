@@ -635,12 +635,14 @@ function drawAnnotation(ctx, n, axes, plot, style) {
   text(ctx, plain(n.text), x, y, {size: n.font?.size ?? style.font, style, color: n.font?.color, xanchor, yanchor, angle: n.textangle ?? 0});
 }
 function drawColorbar(ctx, b, plot, style, ya) {
-  const c = b.colorbar, th = c.thickness ?? 30, len = (c.len ?? 1) * plot.h;
-  const x = plot.l + plot.w + 10 + (c.x != null ? (c.x - 1.02) * plot.w : 0), top = plot.t + ((1 - (c.y ?? 0.5)) * plot.h) - len / 2;
-  for (let i = 0; i < 256; i++) {              // top = zmax
-    ctx.fillStyle = `rgb(${b.lut[i * 4]},${b.lut[i * 4 + 1]},${b.lut[i * 4 + 2]})`;
-    ctx.fillRect(x, top + len * (1 - (i + 1) / 256), th, len / 256 + 0.5);
-  }
+  // Plotly's bar: at x = 1.02 of the plot width plus its x padding (10 px), as long as the
+  // plot less its y padding (10 px a side); one smooth gradient, zmax at the top
+  const c = b.colorbar, th = c.thickness ?? 30, len = (c.len ?? 1) * plot.h - 20;
+  const x = plot.l + (c.x ?? 1.02) * plot.w + 10, top = plot.t + ((1 - (c.y ?? 0.5)) * plot.h) - len / 2;
+  const g = ctx.createLinearGradient(0, top + len, 0, top);
+  for (let i = 0; i < 256; i += 15) g.addColorStop(i / 255, `rgb(${b.lut[i * 4]},${b.lut[i * 4 + 1]},${b.lut[i * 4 + 2]})`);
+  g.addColorStop(1, `rgb(${b.lut[1020]},${b.lut[1021]},${b.lut[1022]})`);
+  ctx.fillStyle = g; ctx.fillRect(x, top, th, len);
   ctx.strokeStyle = style.axis; ctx.lineWidth = 1; ctx.strokeRect(x, top, th, len);
   const {values, dtick} = niceTicks(b.zmin, b.zmax, Math.max(3, len / 40)), fmt = formatter(c, dtick, values);
   let wmax = 0;

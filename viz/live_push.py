@@ -166,8 +166,11 @@ def live_parts(fn: PartsFn, view: Any, **inputs: Any) -> Parts:
         ctx.state[pushes_key(ctx.key)] = drawable
         if ctx.push and drawable:
             ctx.registered, ctx.payload = ctx.make_source(bound), payload
-            ctx.state[f"{ctx.key}__push_source"] = ctx.registered     # the session owns it
+            # registered before the state lets go of the previous source: the registry holds
+            # sources weakly, so the other order left the token unknown for a moment (a
+            # Pause sent to the route then was answered 404)
             register(token_of(ctx.state, ctx.key), ctx.registered)
+            ctx.state[f"{ctx.key}__push_source"] = ctx.registered     # the session owns it
     return parts
 
 
