@@ -259,20 +259,26 @@ function decadeText(p, c) {                    // 10^p on a log axis: [label, si
   const si = ef === 'B' && e3 === 9 ? 'B' : SI[e3];
   return wrap(String(10 ** (p - e3)) + si);
 }
-function ticks(ax, measure) {                 // [[value, label]]; auto ticks thin out until
-  let out = autoTicks(ax, 1);                   // their labels no longer overlap
-  for (let k = 2; measure && ax.letter === 'x' && !ax.cfg.tickvals && k <= 16 && out.length > 2; k *= 2) {
-    const widest = Math.max(...out.map(([, s]) => measure(s))), gap = Math.abs(ax.t(out[1][0]) - ax.t(out[0][0]));
-    if (!(widest + 6 > gap)) break;
-    out = autoTicks(ax, k);
-  }
-  return out;
+function ticks(ax) { return autoTicks(ax, 1); }   // [[value, label, size factor]]
+// Plotly's autotickangles [0, 30, 90]: x labels that would overlap turn 30 degrees (clockwise,
+// starting at their tick) where ticks are at least ~2.5 label heights apart, else 90
+function tickAngle(ax, labels, widest, len, size) {
+  if (typeof ax.cfg.tickangle === 'number') return ax.cfg.tickangle;
+  if (ax.letter !== 'x' || labels.length < 2) return 0;
+  let gap = Infinity;
+  for (let i = 1; i < labels.length; i++) gap = Math.min(gap, Math.abs(labels[i][0] - labels[i - 1][0]) / Math.abs(ax.r1 - ax.r0) * len);
+  if (widest + 6 <= gap) return 0;
+  return gap >= 2.5 * size + 2 ? 30 : 90;
 }
 function autoTicks(ax, thin) {
   const c = ax.cfg, log = ax.log;
   if (Array.isArray(c.tickvals)) {
     const text = c.ticktext ?? c.tickvals.map(formatter(c, 1, c.tickvals));
-    return c.tickvals.map((v, i) => [log ? Math.log10(v) : v, String(text[i] ?? '')]);
+    // a category y axis (categories_as_numbers): Plotly labels every k-th category so that
+    // labels are >= 2 font sizes apart (x labels turn instead, tickAngle)
+    const k = c.dlplay_categories && ax.letter === 'y'
+      ? Math.ceil(c.dlplay_categories / Math.max(1, ax.len / (2 * (c.tickfont?.size ?? ax.tickSize ?? 12)))) : 1;
+    return c.tickvals.map((v, i) => [log ? Math.log10(v) : v, String(text[i] ?? '')]).filter((_, i) => i % k === 0);
   }
   if (ax.base && (c.tickmode ?? 'sync') === 'sync' && !c.dtick) {   // Plotly's default for an
     const b = ax.base, vals = autoTicks(b, thin).map(([v]) => ax.r0 + (v - b.r0) / (b.r1 - b.r0) * (ax.r1 - ax.r0));
@@ -322,7 +328,7 @@ function buildAxes(spec, prepared) {
   const add = (id) => {
     if (axes[id]) return axes[id];
     const name = `${id[0]}axis${id.slice(1)}`, cfg = L[name] ?? {};
-    return (axes[id] = {id, letter: id[0], cfg, log: cfg.type === 'log', lo: Infinity, hi: -Infinity, pad: false, ppad: 0});
+    return (axes[id] = {id, letter: id[0], cfg, log: cfg.type === 'log', lo: Infinity, hi: -Infinity, pad: false, ppad: 0, tickSize: spec.style.tick});
   };
   for (const k of Object.keys(L)) if (/^[xy]axis\d*$/.test(k)) add(k[0] + k.slice(5));
   add('x'); add('y');
@@ -453,8 +459,12 @@ function draw(chart) {
       const need = labelWidth(ctx, labels, atick, style) + 8 + (title ? tsize * 1.25 + 8 : 0) + 4;
       if (ax.side === 'right') m.r = Math.max(m.r, need - (1 - od[1]) * pw); else m.l = Math.max(m.l, need - od[0] * pw);
     } else if (ax.side !== 'top') {
-      const big = Math.max(1, ...labels.map(([, , k]) => k ?? 1));
-      const tall = Math.abs(ax.cfg.tickangle ?? 0) === 90 ? labelWidth(ctx, labels, atick, style) : atick * 1.25 * big;
+      const big = Math.max(1, ...labels.map(([, , k]) => k ?? 1)), lw = labelWidth(ctx, labels, atick, style);
+      ax.angle = tickAngle(ax, labels, lw, pw * (ax.domain[1] - ax.domain[0]), atick);
+      const rad = Math.abs(ax.angle) * Math.PI / 180;
+      // turned labels: their height plus, as Plotly's automargin measured, ~half to one line
+      const tall = ax.angle ? lw * Math.sin(rad) + atick * 1.25 * Math.cos(rad) + atick * (0.5 + 0.5 * Math.sin(rad))
+        : atick * 1.25 * big;
       axisB = Math.max(axisB, (labels.length ? tall + 8 : 0) + (title ? tsize * 1.25 + 8 : 0) + 4 - od[0] * ph);
     }
   }
@@ -508,8 +518,7 @@ function draw(chart) {
   };
   const cross = (a) => axes[a.anchor] ?? {start: a.letter === 'x' ? plot.t : plot.l, len: a.letter === 'x' ? plot.h : plot.w};
   ctx.font = font(style, tick);
-  const measure = (s) => ctx.measureText(s).width;
-  const tickCache = new Map(ax.map((a) => [a, a.visible ? ticks(a, measure) : []]));
+  const tickCache = new Map(ax.map((a) => [a, a.visible ? ticks(a) : []]));
   // grid
   ctx.lineWidth = 1;
   for (const a of ax) {
@@ -548,14 +557,16 @@ function draw(chart) {
     let extentPx = 0;
     if (a.labels) {
       const labels = tickCache.get(a);
-      const atick = a.cfg.tickfont?.size ?? tick, upright = a.letter === 'x' && Math.abs(a.cfg.tickangle ?? 0) === 90;
+      const atick = a.cfg.tickfont?.size ?? tick, ang = a.letter === 'x' ? a.angle ?? 0 : 0;
       for (const [v, s, k] of labels) {        // k: Plotly's size factor (10^p, small digits)
         const q = a.t(v), size = Math.round(atick * (k ?? 1));
-        if (upright) text(ctx, [s], q, pos + sign * 8, {size, style, xanchor: sign > 0 ? 'right' : 'left', yanchor: 'middle', angle: -90});
+        if (ang) text(ctx, [s], q, pos + sign * 8, {size, style, xanchor: (ang > 0) === (sign > 0) ? 'left' : 'right', yanchor: 'middle', angle: ang});
         else if (a.letter === 'x') text(ctx, [s], q, pos + sign * 8, {size, style, xanchor: 'center', yanchor: sign > 0 ? 'top' : 'bottom'});
         else text(ctx, [s], pos + sign * 8, q, {size, style, xanchor: sign > 0 ? 'left' : 'right', yanchor: 'middle'});
       }
-      extentPx = a.letter === 'x' && !upright ? atick * 1.25 * Math.max(1, ...labels.map(([, , k]) => k ?? 1)) : labelWidth(ctx, labels, atick, style);
+      const rad = Math.abs(ang) * Math.PI / 180, lw = labelWidth(ctx, labels, atick, style);
+      extentPx = a.letter === 'x' ? (ang ? lw * Math.sin(rad) + atick * 1.25 * Math.cos(rad)
+        : atick * 1.25 * Math.max(1, ...labels.map(([, , k]) => k ?? 1))) : lw;
     }
     const tt = titleText(c.title);
     if (tt) {

@@ -68,7 +68,8 @@ _AXIS = {"range", "title", "domain", "anchor", "overlaying", "side", "showgrid",
          "autorange", "fixedrange", "dtick", "tick0", "nticks", "gridcolor", "showline",
          "linecolor", "ticks", "ticksuffix", "tickprefix", "automargin", "tickfont",
          "mirror", "zerolinecolor", "zerolinewidth", "linewidth", "gridwidth", "ticklen",
-         "tickangle", "showspikes", "rangemode", "matches", "layer", "exponentformat"}
+         "tickangle", "showspikes", "rangemode", "matches", "layer", "exponentformat",
+         "dlplay_categories"}     # set by categories_as_numbers: the axis had n categories
 _SHAPE = {"type", "x0", "x1", "y0", "y1", "path", "xref", "yref", "line", "fillcolor",
           "opacity", "layer", "name", "visible", "editable", "showlegend", "legendgroup",
           "legendrank"}
@@ -216,7 +217,7 @@ def categories_as_numbers(spec: dict) -> dict:
                 or kind == "-" and any(_NOT_CATEGORY.match(s) for s in cats)):
             return spec
         n = len(cats)
-        a.update(type="linear", tickvals=list(range(n)), ticktext=list(cats),
+        a.update(type="linear", tickvals=list(range(n)), ticktext=list(cats), dlplay_categories=n,
                  range=[n - 0.5, -0.5] if a.pop("autorange", None) == "reversed" else [-0.5, n - 0.5])
         a.pop("dtick", None)
         layout[name] = a
