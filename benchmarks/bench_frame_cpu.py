@@ -33,15 +33,16 @@ PAGES = {"gan": ("gan", "gan", None), "relu_regions": ("relu_regions", "rr_train
 WAYS = {"canvas": {}, "plotly": {"DLPLAY_LIVE_CANVAS": "0"}, "rerun": {"DLPLAY_PUSH": "0"}}
 # frames shown: fetched frames painted (the component counts them) or, rerunning, changes of
 # the "Iteration N" status line
-COUNT_JS = """() => { window.__frames = 0; let last = null;
-  window.__fetched0 = +(document.body.dataset.dlplayFrames || 0);
+# (the component's count restarts with each poller: its changes are counted, not its value)
+COUNT_JS = """() => { window.__frames = 0; window.__fetched = 0; let last = null;
   const main = document.querySelector('[data-testid="stMain"]');
   const read = () => { const m = main.innerText.match(/Iteration ([\\d,]+)/);
     const v = m && m[1]; if (v && v !== last) { last = v; window.__frames++; } };
   new MutationObserver(read).observe(main, {subtree: true, childList: true,
-                                            characterData: true}); }"""
-FRAMES_JS = """(push) => push ? +(document.body.dataset.dlplayFrames || 0) - window.__fetched0
-                             : window.__frames"""
+                                            characterData: true});
+  new MutationObserver((ms) => { window.__fetched += ms.length; }).observe(document.body,
+      {attributes: true, attributeFilter: ['data-dlplay-frames']}); }"""
+FRAMES_JS = "(push) => push ? window.__fetched : window.__frames"
 
 
 @contextmanager
