@@ -101,7 +101,8 @@ def test_app_serves_the_installed_plotly_js_and_takes_the_pause(monkeypatch):
 def test_the_component_loads_plotly_js_once_and_reacts_per_frame(tmp_path):
     """live_canvas.js in Node: the first plotly payload adds ONE <script> for the poll's
     plotly_js URL; frames that arrive before it loads are not queued up (the latest is drawn
-    once it has loaded); each later frame is one Plotly.react on the same div, static."""
+    once it has loaded); each later frame is one Plotly.react on the same div (no mode bar, no pointer events;
+    not staticPlot, which leaves a 3-D scene blank)."""
     import shutil
     import subprocess
     from pathlib import Path
@@ -117,5 +118,6 @@ def test_the_component_loads_plotly_js_once_and_reacts_per_frame(tmp_path):
     assert titles[0] == "f3" and titles[-1] == "f5" and set(titles) <= {"f3", "f4", "f5"}
     assert set(out["types"]) == {"surface"}
     assert out["testid"] == "dlplay-live-plotly" and out["height"] == "380px"
-    assert out["frames"] == str(len(titles)) and out["staticPlot"] is True
+    assert out["frames"] == str(len(titles)) and out["modebar"] is False
+    assert out["staticPlot"] is False and "pointer-events:none" in out["pointer"]   # 3-D draws
     assert out["canvases"] == 1 and out["polls"] == 0

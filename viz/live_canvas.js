@@ -738,14 +738,15 @@ function loadPlotly() {
   }
   return plotlyLoading;
 }
-const PLOTLY_CONFIG = {displayModeBar: false, staticPlot: true, responsive: true};
+// not staticPlot: it leaves a 3-D scene blank; the div takes no pointer events instead
+const PLOTLY_CONFIG = {displayModeBar: false, responsive: true, scrollZoom: false, doubleClick: false};
 function plotOf(slot) {                       // made on the first plotly payload
   if (slot.plot) return slot.plot;
   let div = slot.parent.querySelector('div[data-testid="dlplay-live-plotly"]');
   if (!div) {
     div = document.createElement('div');
     div.setAttribute('data-testid', 'dlplay-live-plotly');
-    div.style.cssText = 'display:block;width:100%';
+    div.style.cssText = 'display:block;width:100%;pointer-events:none';
     slot.parent.appendChild(div);
   }
   return (slot.plot = div);

@@ -47,4 +47,4 @@ await until(() => window.__dlplayPolls.size === 0);
 const div = kids[0];
 console.log(JSON.stringify({scripts: scripts.map((s) => s.src), before, titles: reacts.map((r) => r.layout.title.text),
   types: reacts.map((r) => r.data[0].type), testid: div['data-testid'], height: div.style.height,
-  frames: div.dataset.frames, staticPlot: reacts[0]?.config.staticPlot, polls: window.__dlplayPolls.size, canvases: kids.length}));
+  frames: div.dataset.frames, staticPlot: reacts[0]?.config.staticPlot ?? false, modebar: reacts[0]?.config.displayModeBar, pointer: div.style.cssText, polls: window.__dlplayPolls.size, canvases: kids.length}));
