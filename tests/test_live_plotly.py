@@ -121,3 +121,24 @@ def test_the_component_loads_plotly_js_once_and_reacts_per_frame(tmp_path):
     assert out["frames"] == str(len(titles)) and out["modebar"] is False
     assert out["staticPlot"] is False and "pointer-events:none" in out["pointer"]   # 3-D draws
     assert out["canvases"] == 1 and out["polls"] == 0
+
+
+def test_a_pause_click_stops_the_poller_at_once_and_tells_the_route():
+    """live_canvas.js in Node: one capture-phase click listener per page; a click elsewhere
+    changes nothing; a click on the page's Pause button sends <frame url>?pause=1 at once and
+    no frame is fetched after it; a component still mounted 3 s later, its button still
+    saying Pause (Streamlit dropped the click), asks for one rerun."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run([shutil.which("node"), str(root / "tests/js/run_live_pause.mjs"),
+                          str(lc._JS)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["listeners"] == [["click", True]] and out["stillPolling"]
+    assert out["pauseSent"] == ["/_dlplay/frame/T?pause=1"]
+    assert out["afterClick"] == ["/_dlplay/frame/T?pause=1"]       # nothing fetched after it
+    assert out["triggers"] == [["rerun", True]] and out["polls"] == 0 and out["pauses"] == "1"
