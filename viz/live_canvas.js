@@ -107,7 +107,8 @@ const TRACES = {
         zmin: t.zmin ?? lo, zmax: t.zmax ?? hi, scale: t.colorscale,
         lut: lut(t.colorscale, t.reversescale), bar: t.showscale !== false && t.colorbar !== null,
         colorbar: t.colorbar ?? {}, pad: {x: false, y: false}, ppad: 0,
-        texts: t.texttemplate === '%{text}' && Array.isArray(t.text) ? t.text : null, style};
+        texts: t.texttemplate === '%{text}' && Array.isArray(t.text) ? t.text : null, style,
+        xgap: t.xgap ?? 0, ygap: t.ygap ?? 0};
     },
     extent(p, letter) { return extent(letter === 'x' ? p.xe : p.ye); },
     draw(ctx, p, xa, ya) {
@@ -128,12 +129,28 @@ const TRACES = {
       ctx.scale((X1 - X0) / p.cols, (Y1 - Y0) / p.rows);  // row 0 is y[0]: drawn upwards
       ctx.drawImage(off, 0, 0);
       ctx.restore();
+      if (p.xgap || p.ygap) cellGaps(ctx, p, xa, ya, Y0, Y1, X0, X1);
       if (p.texts) cellTexts(ctx, p, xa, ya, span);
     },
   },
 };
 TRACES.scattergl = TRACES.scatter;
 
+// a heatmap's xgap / ygap: Plotly shrinks each cell by half the gap a side, showing the plot
+// background; here lines of the gap's width in the background colour along every cell edge
+function cellGaps(ctx, p, xa, ya, Y0, Y1, X0, X1) {
+  ctx.save(); ctx.strokeStyle = p.style.plotbg ?? '#fff';
+  for (const [gap, n, at, along] of [[p.xgap, p.cols, (k) => xa.p(p.xe[k]), 'x'], [p.ygap, p.rows, (k) => ya.p(p.ye[k]), 'y']]) {
+    if (!gap) continue;
+    ctx.lineWidth = gap; ctx.beginPath();
+    for (let k = 0; k <= n; k++) {                // on whole pixels: crisp, as Plotly's
+      const q = Math.round(at(k)) + (Math.round(gap) % 2 ? 0.5 : 0);
+      if (along === 'x') { ctx.moveTo(q, Y0); ctx.lineTo(q, Y1); } else { ctx.moveTo(X0, q); ctx.lineTo(X1, q); }
+    }
+    ctx.stroke();
+  }
+  ctx.restore();
+}
 // a heatmap's cell texts (texttemplate "%{text}"): centred in each cell, in black or white
 // whichever reads on the cell's colour (Plotly's "auto" text colour), sized to fit the cell
 function cellTexts(ctx, p, xa, ya, span) {

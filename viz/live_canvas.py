@@ -170,7 +170,8 @@ def _style(layout: dict) -> dict:
     return {"family": FONT_FAMILY, "font": s["font"], "title": s["title"], "tick": s["tick"],
             "color": "#222", "colorway": layout.get("colorway") or COLORWAY,
             "line": s["line"], "marker": s["marker"], "grid": "#e6e6e6", "axis": "#444",
-            "margin": {"l": 60, "r": 20, "t": 50, "b": 50, "pad": 0}}
+            "margin": {"l": 60, "r": 20, "t": 50, "b": 50, "pad": 0},
+            "plotbg": layout.get("plot_bgcolor") or "white"}
 
 
 # strings Plotly's autotype reads as numbers or dates, not categories
