@@ -169,8 +169,10 @@ def test_the_js_has_a_drawer_for_every_whitelisted_trace_kind():
     js = lc._JS.read_text()
     for kind in lc.TRACE_CHECKS:
         assert f"TRACES.{kind} =" in js or f"\n  {kind}: {{" in js, kind
-    # no network, no CDN: the only request is the poll of the page's own frame route
-    assert "http" not in js and js.count("fetch(") == 1 and "fetch(p.url," in js
+    # no network, no CDN: the only requests go to the page's own frame route (its poll and
+    # the Pause) and plotly.js to the app's own route (the URL the server sends)
+    assert "http" not in js and js.count("fetch(") == 2 and "fetch(p.url," in js
+    assert "fetch(url," in js and "pause=1" in js and "s.src = plotlyUrl" in js
 
 
 def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):

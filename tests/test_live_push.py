@@ -127,7 +127,9 @@ def test_a_run_that_must_end_asks_the_page_to_rerun(budget, why):
     assert source.frames == 0
 
 
-def test_a_part_the_canvas_cannot_draw_makes_the_page_fall_back(budget):
+def test_a_part_the_canvas_cannot_draw_makes_the_page_fall_back(budget, monkeypatch):
+    monkeypatch.setenv("DLPLAY_LIVE_PLOTLY", "0")     # else plotly.js draws it (no fallback)
+
     def bars(view, read):
         return {"b": Figure(go.Figure(go.Bar(x=[1, 2], y=[3, 4])))}
     live_push.register("tok-g", source := _source(_playing(), parts=bars))
@@ -141,7 +143,7 @@ def test_nan_goes_out_as_null_and_numpy_scalars_as_numbers():
     assert json.loads(body) == {"a": [1.0, None], "b": 2.5, "c": [1, 2], "d": None}
 
 
-def test_parts_payloads_escape_text_and_keep_the_help():
+def test_parts_payloads_escape_text_and_keep_the_help(monkeypatch):
     assert inline_markdown("a < b, **c** & d  \nnext") == "a &lt; b, <b>c</b> &amp; d<br>next"
     assert "<script>" not in Caption("<script>x</script>").payload(False)["html"]
     assert "&lt;b&gt;" in Info("<b>").payload(False)["html"]
@@ -152,6 +154,7 @@ def test_parts_payloads_escape_text_and_keep_the_help():
     big, small = (Metrics([("L", "1")]).payload(c)["html"] for c in (True, False))
     assert "2.6rem" in big and "2.25rem" in small
     assert Payload.of({"x": Html("a")}, False).drawable()
+    monkeypatch.setenv("DLPLAY_LIVE_PLOTLY", "0")
     assert not Payload.of({"x": Figure(go.Figure(go.Bar(x=[1], y=[1])))}, False).drawable()
 
 
@@ -277,6 +280,7 @@ def test_a_page_whose_part_stops_being_drawable_falls_back_to_reruns_for_good(
 
     from tests.apptest import record_run_every
     monkeypatch.setattr(live_push, "enabled", lambda mode: True)
+    monkeypatch.setenv("DLPLAY_LIVE_PLOTLY", "0")     # else plotly.js draws the bars
     asked = record_run_every(monkeypatch)
     at = AppTest.from_function(_fallback_page, default_timeout=60).run()
     assert at.session_state["fb__pushes"] is True

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
 from viz import live_push
@@ -20,11 +20,21 @@ async def frame(request: Request) -> Response:
     status, body = await run_in_threadpool(
         live_push.answer_request, request.path_params["frame_id"],
         request.headers.get(live_push.TOKEN_HEADER),
-        request.cookies.get(live_push.CLIENT_COOKIE))
+        request.cookies.get(live_push.CLIENT_COOKIE),
+        bool(request.query_params.get("pause")))     # the Pause click, before Streamlit's rerun
     return Response(body, status_code=status, media_type="application/json", headers=HEADERS)
+
+
+async def plotly_js(request: Request) -> Response:
+    """The installed plotly package's plotly.js, for live figures the canvas does not draw
+    (3-D, bars, fills): the live component loads it once per page (offline, no CDN)."""
+    from viz.live_canvas import plotly_js as path
+    return FileResponse(path(), media_type="text/javascript",
+                        headers={"Cache-Control": "public, max-age=86400"})
 
 
 def routes() -> list[Route]:
     """The routes app.py adds to Streamlit's; from now on live pages may push their frames."""
     live_push.MOUNTED = True
-    return [Route(live_push.url_prefix() + "{frame_id}", frame, methods=["GET"])]
+    return [Route(live_push.url_prefix() + "{frame_id}", frame, methods=["GET"]),
+            Route(live_push.url_prefix(live_push.PLOTLY_PATH), plotly_js, methods=["GET"])]

@@ -264,6 +264,8 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
     k = _keys(key)
     handle = handle_for(state, key, make_trainer, config)
     epoch = handle.claim()                    # older runs' ticks stop before their next chunk
+    if getattr(state.get(k["push_source"]), "pause_asked", False):
+        state[k["playing"]] = False           # the browser's Pause reached the frame route
     playing = bool(state.get(k["playing"], False))
     if playing != handle.playing:             # state set by hand (tests): the flag follows
         handle.play() if playing else handle.pause()
@@ -308,6 +310,9 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
         if playing and every is not None and _budget_says_rerun(key, every, base):
             st.rerun(scope="app")             # the class grew or shrank: a new redraw interval
         source = state.get(k["push_source"])
+        if push and source is not None and source.pause_asked:
+            state[k["playing"]] = False       # Pause reached the route, its click did not
+            st.rerun(scope="app")             # reach Streamlit: the page shows it paused
         if push and source is not None and source.fallback:
             state[live_push.pushes_key(key)] = False    # a part the canvas cannot draw:
             state[k["push_off"]] = True                 # reruns for this page from now on

@@ -80,8 +80,13 @@ const TRACES = {
       const mode = t.mode ?? 'lines+markers', m = t.marker ?? {}, l = t.line ?? {};
       const color = l.color ?? (typeof m.color === 'string' ? m.color : null)
         ?? style.colorway[i % style.colorway.length];
+      // Plotly's autorange: x padded (5% of the axis) only with markers, y always; markers
+      // add 1.25 x their radius in px (scatter/calc.js)
+      const markers = mode.includes('markers'), sizes = numbers(m.size);
+      const big = sizes && sizes.length ? extent(sizes)[1] : (m.size ?? style.marker);
       return {x: numbers(t.x) ?? new Float64Array(0), y: numbers(t.y) ?? new Float64Array(0),
-        lines: mode.includes('lines'), markers: mode.includes('markers'), color, pad: true,
+        lines: mode.includes('lines'), markers, color, pad: {x: markers, y: true},
+        ppad: markers ? 0.625 * big : 0,
         width: l.width ?? style.line, dash: l.dash, shape: l.shape ?? 'linear',
         mcolor: typeof m.color === 'string' ? m.color : color, msize: m.size ?? style.marker,
         mcolors: Array.isArray(m.color) || m.color?.bdata ? m.color : null, m,
@@ -101,8 +106,9 @@ const TRACES = {
       return {...g, xe: edges(t.x, g.cols), ye: edges(t.y, g.rows), opacity: t.opacity ?? 1,
         zmin: t.zmin ?? lo, zmax: t.zmax ?? hi, scale: t.colorscale,
         lut: lut(t.colorscale, t.reversescale), bar: t.showscale !== false && t.colorbar !== null,
-        colorbar: t.colorbar ?? {}, pad: false,
-        texts: t.texttemplate === '%{text}' && Array.isArray(t.text) ? t.text : null, style};
+        colorbar: t.colorbar ?? {}, pad: {x: false, y: false}, ppad: 0,
+        texts: t.texttemplate === '%{text}' && Array.isArray(t.text) ? t.text : null, style,
+        xgap: t.xgap ?? 0, ygap: t.ygap ?? 0};
     },
     extent(p, letter) { return extent(letter === 'x' ? p.xe : p.ye); },
     draw(ctx, p, xa, ya) {
@@ -123,12 +129,28 @@ const TRACES = {
       ctx.scale((X1 - X0) / p.cols, (Y1 - Y0) / p.rows);  // row 0 is y[0]: drawn upwards
       ctx.drawImage(off, 0, 0);
       ctx.restore();
+      if (p.xgap || p.ygap) cellGaps(ctx, p, xa, ya, Y0, Y1, X0, X1);
       if (p.texts) cellTexts(ctx, p, xa, ya, span);
     },
   },
 };
 TRACES.scattergl = TRACES.scatter;
 
+// a heatmap's xgap / ygap: Plotly shrinks each cell by half the gap a side, showing the plot
+// background; here lines of the gap's width in the background colour along every cell edge
+function cellGaps(ctx, p, xa, ya, Y0, Y1, X0, X1) {
+  ctx.save(); ctx.strokeStyle = p.style.plotbg ?? '#fff';
+  for (const [gap, n, at, along] of [[p.xgap, p.cols, (k) => xa.p(p.xe[k]), 'x'], [p.ygap, p.rows, (k) => ya.p(p.ye[k]), 'y']]) {
+    if (!gap) continue;
+    ctx.lineWidth = gap; ctx.beginPath();
+    for (let k = 0; k <= n; k++) {                // on whole pixels: crisp, as Plotly's
+      const q = Math.round(at(k)) + (Math.round(gap) % 2 ? 0.5 : 0);
+      if (along === 'x') { ctx.moveTo(q, Y0); ctx.lineTo(q, Y1); } else { ctx.moveTo(X0, q); ctx.lineTo(X1, q); }
+    }
+    ctx.stroke();
+  }
+  ctx.restore();
+}
 // a heatmap's cell texts (texttemplate "%{text}"): centred in each cell, in black or white
 // whichever reads on the cell's colour (Plotly's "auto" text colour), sized to fit the cell
 function cellTexts(ctx, p, xa, ya, span) {
@@ -254,20 +276,26 @@ function decadeText(p, c) {                    // 10^p on a log axis: [label, si
   const si = ef === 'B' && e3 === 9 ? 'B' : SI[e3];
   return wrap(String(10 ** (p - e3)) + si);
 }
-function ticks(ax, measure) {                 // [[value, label]]; auto ticks thin out until
-  let out = autoTicks(ax, 1);                   // their labels no longer overlap
-  for (let k = 2; measure && ax.letter === 'x' && !ax.cfg.tickvals && k <= 16 && out.length > 2; k *= 2) {
-    const widest = Math.max(...out.map(([, s]) => measure(s))), gap = Math.abs(ax.t(out[1][0]) - ax.t(out[0][0]));
-    if (!(widest + 6 > gap)) break;
-    out = autoTicks(ax, k);
-  }
-  return out;
+function ticks(ax) { return autoTicks(ax, 1); }   // [[value, label, size factor]]
+// Plotly's autotickangles [0, 30, 90]: x labels that would overlap turn 30 degrees (clockwise,
+// starting at their tick) where ticks are at least ~2.5 label heights apart, else 90
+function tickAngle(ax, labels, widest, len, size) {
+  if (typeof ax.cfg.tickangle === 'number') return ax.cfg.tickangle;
+  if (ax.letter !== 'x' || labels.length < 2) return 0;
+  let gap = Infinity;
+  for (let i = 1; i < labels.length; i++) gap = Math.min(gap, Math.abs(labels[i][0] - labels[i - 1][0]) / Math.abs(ax.r1 - ax.r0) * len);
+  if (widest + 6 <= gap) return 0;
+  return gap >= 2.5 * size + 2 ? 30 : 90;
 }
 function autoTicks(ax, thin) {
   const c = ax.cfg, log = ax.log;
   if (Array.isArray(c.tickvals)) {
     const text = c.ticktext ?? c.tickvals.map(formatter(c, 1, c.tickvals));
-    return c.tickvals.map((v, i) => [log ? Math.log10(v) : v, String(text[i] ?? '')]);
+    // a category y axis (categories_as_numbers): Plotly labels every k-th category so that
+    // labels are >= 2 font sizes apart (x labels turn instead, tickAngle)
+    const k = c.dlplay_categories && ax.letter === 'y'
+      ? Math.ceil(c.dlplay_categories / Math.max(1, ax.len / (2 * (c.tickfont?.size ?? ax.tickSize ?? 12)))) : 1;
+    return c.tickvals.map((v, i) => [log ? Math.log10(v) : v, String(text[i] ?? '')]).filter((_, i) => i % k === 0);
   }
   if (ax.base && (c.tickmode ?? 'sync') === 'sync' && !c.dtick) {   // Plotly's default for an
     const b = ax.base, vals = autoTicks(b, thin).map(([v]) => ax.r0 + (v - b.r0) / (b.r1 - b.r0) * (ax.r1 - ax.r0));
@@ -317,7 +345,7 @@ function buildAxes(spec, prepared) {
   const add = (id) => {
     if (axes[id]) return axes[id];
     const name = `${id[0]}axis${id.slice(1)}`, cfg = L[name] ?? {};
-    return (axes[id] = {id, letter: id[0], cfg, log: cfg.type === 'log', lo: Infinity, hi: -Infinity, pad: false});
+    return (axes[id] = {id, letter: id[0], cfg, log: cfg.type === 'log', lo: Infinity, hi: -Infinity, pad: false, ppad: 0, tickSize: spec.style.tick});
   };
   for (const k of Object.keys(L)) if (/^[xy]axis\d*$/.test(k)) add(k[0] + k.slice(5));
   add('x'); add('y');
@@ -326,7 +354,10 @@ function buildAxes(spec, prepared) {
       const ax = add(t[`${letter}axis`] ?? letter);
       let [lo, hi] = kind.extent(p, letter);
       if (ax.log) [lo, hi] = [Math.log10(Math.max(lo, 1e-300)), Math.log10(hi)];
-      if (Number.isFinite(lo)) { ax.lo = Math.min(ax.lo, lo); ax.hi = Math.max(ax.hi, hi); ax.pad ||= p.pad; }
+      if (Number.isFinite(lo)) {
+        ax.lo = Math.min(ax.lo, lo); ax.hi = Math.max(ax.hi, hi);
+        ax.pad ||= p.pad[letter]; ax.ppad = Math.max(ax.ppad, p.ppad);
+      }
     }
   });
   for (const ax of Object.values(axes)) {
@@ -343,22 +374,31 @@ function buildAxes(spec, prepared) {
       const mode = ax.log ? 'normal' : c.rangemode ?? 'normal';   // Plotly: tozero, nonnegative
       if (mode === 'tozero') { lo = Math.min(lo, 0); hi = Math.max(hi, 0); }
       if (mode === 'nonnegative') { lo = Math.max(lo, 0); hi = Math.max(hi, lo + 1e-9); }
-      const pad = ax.pad ? 0.05 * (hi - lo) : 0;
-      let r0 = lo - pad, r1 = hi + pad;
-      if (mode !== 'normal' && lo === 0) r0 = 0;   // no padding below zero
-      if (mode === 'tozero' && hi === 0) r1 = 0;
-      [ax.r0, ax.r1] = c.autorange === 'reversed' ? [r1, r0] : [r0, r1];
+      ax.auto = {lo, hi, mode, reversed: c.autorange === 'reversed'};
+      autoRange(ax, 500);                        // the axis length is known in place()
     }
     ax.visible = c.visible !== false;
     ax.labels = ax.visible && c.showticklabels !== false;
   }
   return axes;
 }
+// Plotly's autorange (axes.getAutoRange): the padded ends sit pad px inside the axis, pad =
+// 5% of its length (if padded) + the markers' ppad: dv = (hi - lo) / (len - 2 pad),
+// range = [lo - pad dv, hi + pad dv]; a zero end of rangemode tozero / nonnegative is tight
+function autoRange(ax, len) {
+  const {lo, hi, mode, reversed} = ax.auto;
+  const pad = (ax.pad ? 0.05 * len : 0) + ax.ppad, dv = (hi - lo) / Math.max(1, len - 2 * pad);
+  let r0 = lo - pad * dv, r1 = hi + pad * dv;
+  if (mode !== 'normal' && lo === 0) r0 = 0;
+  if (mode === 'tozero' && hi === 0) r1 = 0;
+  [ax.r0, ax.r1] = reversed ? [r1, r0] : [r0, r1];
+}
 function place(axes, plot) {                   // pixel extent of each axis, its mapping
   for (const ax of Object.values(axes)) {
     const [d0, d1] = ax.domain;
     if (ax.letter === 'x') { ax.start = plot.l + d0 * plot.w; ax.len = (d1 - d0) * plot.w; }
     else { ax.start = plot.t + (1 - d1) * plot.h; ax.len = (d1 - d0) * plot.h; }
+    if (ax.auto) autoRange(ax, ax.len);
   }
   for (const ax of Object.values(axes)) {       // scaleanchor: equal units (constrain "range")
     const other = axes[ax.cfg.scaleanchor];
@@ -436,8 +476,12 @@ function draw(chart) {
       const need = labelWidth(ctx, labels, atick, style) + 8 + (title ? tsize * 1.25 + 8 : 0) + 4;
       if (ax.side === 'right') m.r = Math.max(m.r, need - (1 - od[1]) * pw); else m.l = Math.max(m.l, need - od[0] * pw);
     } else if (ax.side !== 'top') {
-      const big = Math.max(1, ...labels.map(([, , k]) => k ?? 1));
-      const tall = Math.abs(ax.cfg.tickangle ?? 0) === 90 ? labelWidth(ctx, labels, atick, style) : atick * 1.25 * big;
+      const big = Math.max(1, ...labels.map(([, , k]) => k ?? 1)), lw = labelWidth(ctx, labels, atick, style);
+      ax.angle = tickAngle(ax, labels, lw, pw * (ax.domain[1] - ax.domain[0]), atick);
+      const rad = Math.abs(ax.angle) * Math.PI / 180;
+      // turned labels: their height plus, as Plotly's automargin measured, ~half to one line
+      const tall = ax.angle ? lw * Math.sin(rad) + atick * 1.25 * Math.cos(rad) + atick * (0.5 + 0.5 * Math.sin(rad))
+        : atick * 1.25 * big;
       axisB = Math.max(axisB, (labels.length ? tall + 8 : 0) + (title ? tsize * 1.25 + 8 : 0) + 4 - od[0] * ph);
     }
   }
@@ -449,7 +493,10 @@ function draw(chart) {
     const b = bars[0].p, th = b.colorbar.thickness ?? 30, ttl = titleText(b.colorbar.title);
     const labels = niceTicks(b.zmin, b.zmax, 6).values.map(formatter(b.colorbar, niceTicks(b.zmin, b.zmax, 6).dtick, [b.zmax]));
     b.barW = th + 6 + widthOf(ctx, labels, fsize, style) + (ttl ? fsize * 1.25 + 4 : 0);
-    m.r += b.barW + 10;
+    // Plotly's automargin: the bar at x = 1.02 (2% of the plot width past its edge), the
+    // margin the larger of the figure's and what the bar needs
+    // plus its x padding (10 px a side), tick length and label gap
+    m.r = Math.max(m.r, b.barW + 27 + 0.02 * (W - m.l - m.r));
   }
   ctx.font = font(style, fsize);
   const items = legend.map((it) => ({...it, w: 40 + ctx.measureText(it.name).width + 8}));
@@ -468,7 +515,10 @@ function draw(chart) {
       legendW = tw + Math.min(per, items.length) * col;
     }
     axisB += (Math.max(...items.map((it) => it.row)) + 1) * fsize * 1.6 + 6;
-  } else if (items.length) m.r += Math.max(...items.map((it) => it.w)) + 10;
+  } else if (items.length) {                  // Plotly: the legend at x = 1.02, as the bar
+    const need = Math.max(...items.map((it) => it.w)) + 10;
+    m.r = bars.length ? m.r + need : Math.max(m.r, need + 0.02 * (W - m.l - m.r));
+  }
   m.b = Math.max(m.b, axisB);                    // Plotly: the legend inside a margin asked for
   const plot = {l: m.l, t: m.t, w: Math.max(10, W - m.l - m.r), h: Math.max(10, H - m.t - m.b)};
   if (legendW) {                                 // legend x / xanchor (paper), kept on the figure
@@ -485,8 +535,7 @@ function draw(chart) {
   };
   const cross = (a) => axes[a.anchor] ?? {start: a.letter === 'x' ? plot.t : plot.l, len: a.letter === 'x' ? plot.h : plot.w};
   ctx.font = font(style, tick);
-  const measure = (s) => ctx.measureText(s).width;
-  const tickCache = new Map(ax.map((a) => [a, a.visible ? ticks(a, measure) : []]));
+  const tickCache = new Map(ax.map((a) => [a, a.visible ? ticks(a) : []]));
   // grid
   ctx.lineWidth = 1;
   for (const a of ax) {
@@ -525,14 +574,16 @@ function draw(chart) {
     let extentPx = 0;
     if (a.labels) {
       const labels = tickCache.get(a);
-      const atick = a.cfg.tickfont?.size ?? tick, upright = a.letter === 'x' && Math.abs(a.cfg.tickangle ?? 0) === 90;
+      const atick = a.cfg.tickfont?.size ?? tick, ang = a.letter === 'x' ? a.angle ?? 0 : 0;
       for (const [v, s, k] of labels) {        // k: Plotly's size factor (10^p, small digits)
         const q = a.t(v), size = Math.round(atick * (k ?? 1));
-        if (upright) text(ctx, [s], q, pos + sign * 8, {size, style, xanchor: sign > 0 ? 'right' : 'left', yanchor: 'middle', angle: -90});
+        if (ang) text(ctx, [s], q, pos + sign * 8, {size, style, xanchor: (ang > 0) === (sign > 0) ? 'left' : 'right', yanchor: 'middle', angle: ang});
         else if (a.letter === 'x') text(ctx, [s], q, pos + sign * 8, {size, style, xanchor: 'center', yanchor: sign > 0 ? 'top' : 'bottom'});
         else text(ctx, [s], pos + sign * 8, q, {size, style, xanchor: sign > 0 ? 'left' : 'right', yanchor: 'middle'});
       }
-      extentPx = a.letter === 'x' && !upright ? atick * 1.25 * Math.max(1, ...labels.map(([, , k]) => k ?? 1)) : labelWidth(ctx, labels, atick, style);
+      const rad = Math.abs(ang) * Math.PI / 180, lw = labelWidth(ctx, labels, atick, style);
+      extentPx = a.letter === 'x' ? (ang ? lw * Math.sin(rad) + atick * 1.25 * Math.cos(rad)
+        : atick * 1.25 * Math.max(1, ...labels.map(([, , k]) => k ?? 1))) : lw;
     }
     const tt = titleText(c.title);
     if (tt) {
@@ -541,6 +592,10 @@ function draw(chart) {
       else text(ctx, plain(tt), pos + sign * (off + tsize * 0.6), a.start + a.len / 2, {size: tsize, style, xanchor: 'center', yanchor: 'middle', angle: -90});
     }
   }
+  // what was laid out, for the fidelity test's comparison with Plotly (plain numbers, cheap)
+  canvas.__dlplay = {plot, legend: items.map((it) => it.name), axes: Object.fromEntries(ax.map((a) => [
+    a.id, {range: [a.r0, a.r1], start: a.start, len: a.len, angle: a.angle ?? 0,
+      ticks: a.labels ? tickCache.get(a).map(([v, s]) => [s, a.t(v)]) : []}]))};
   for (const b of bars) drawColorbar(ctx, b.p, plot, style, axes[b.t.yaxis ?? 'y']);
   for (const n of L.annotations ?? []) drawAnnotation(ctx, n, axes, plot, style);
   drawLegend(ctx, items, horizontal, plot, H, style, bars.length ? bars[0].p.barW + 10 : 0, tw ? ltitle : '');
@@ -608,12 +663,14 @@ function drawAnnotation(ctx, n, axes, plot, style) {
   text(ctx, plain(n.text), x, y, {size: n.font?.size ?? style.font, style, color: n.font?.color, xanchor, yanchor, angle: n.textangle ?? 0});
 }
 function drawColorbar(ctx, b, plot, style, ya) {
-  const c = b.colorbar, th = c.thickness ?? 30, len = (c.len ?? 1) * plot.h;
-  const x = plot.l + plot.w + 10 + (c.x != null ? (c.x - 1.02) * plot.w : 0), top = plot.t + ((1 - (c.y ?? 0.5)) * plot.h) - len / 2;
-  for (let i = 0; i < 256; i++) {              // top = zmax
-    ctx.fillStyle = `rgb(${b.lut[i * 4]},${b.lut[i * 4 + 1]},${b.lut[i * 4 + 2]})`;
-    ctx.fillRect(x, top + len * (1 - (i + 1) / 256), th, len / 256 + 0.5);
-  }
+  // Plotly's bar: at x = 1.02 of the plot width plus its x padding (10 px), as long as the
+  // plot less its y padding (10 px a side); one smooth gradient, zmax at the top
+  const c = b.colorbar, th = c.thickness ?? 30, len = (c.len ?? 1) * plot.h - 20;
+  const x = plot.l + (c.x ?? 1.02) * plot.w + 10, top = plot.t + ((1 - (c.y ?? 0.5)) * plot.h) - len / 2;
+  const g = ctx.createLinearGradient(0, top + len, 0, top);
+  for (let i = 0; i < 256; i += 15) g.addColorStop(i / 255, `rgb(${b.lut[i * 4]},${b.lut[i * 4 + 1]},${b.lut[i * 4 + 2]})`);
+  g.addColorStop(1, `rgb(${b.lut[1020]},${b.lut[1021]},${b.lut[1022]})`);
+  ctx.fillStyle = g; ctx.fillRect(x, top, th, len);
   ctx.strokeStyle = style.axis; ctx.lineWidth = 1; ctx.strokeRect(x, top, th, len);
   const {values, dtick} = niceTicks(b.zmin, b.zmax, Math.max(3, len / 40)), fmt = formatter(c, dtick, values);
   let wmax = 0;
@@ -649,7 +706,7 @@ function drawLegend(ctx, items, horizontal, plot, H, style, barW, title) {
 function slotOf(parentElement) {
   let slot = CHARTS.get(parentElement);
   if (!slot) {
-    slot = {parent: parentElement, canvas: null, box: null, spec: null, html: null, width: 0, gen: 0, frames: 0, observer: null};
+    slot = {parent: parentElement, canvas: null, box: null, plot: null, spec: null, html: null, width: 0, gen: 0, frames: 0, observer: null};
     CHARTS.set(parentElement, slot);
   }
   return slot;
@@ -681,12 +738,64 @@ function boxOf(slot) {                        // made on the first html
   }
   return (slot.box = box);
 }
+// ---- figures the canvas does not draw (3-D, bars, fills...): plotly.js, loaded once per page
+// from the installed plotly package (app.py's route, viz/frame_route.py), Plotly.react per frame
+let plotlyUrl = null, plotlyLoading = null;
+function loadPlotly() {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (!plotlyUrl) return Promise.reject(new Error('no plotly.js URL'));
+  if (!plotlyLoading) {
+    plotlyLoading = new Promise((resolve, reject) => {
+      const s = document.createElement('script');
+      s.src = plotlyUrl; s.async = true;
+      s.onload = () => (window.Plotly ? resolve(window.Plotly) : reject(new Error('no Plotly')));
+      s.onerror = () => { plotlyLoading = null; reject(new Error('plotly.js did not load')); };
+      document.head.appendChild(s);
+    });
+  }
+  return plotlyLoading;
+}
+// not staticPlot: it leaves a 3-D scene blank; the div takes no pointer events instead
+const PLOTLY_CONFIG = {displayModeBar: false, responsive: true, scrollZoom: false, doubleClick: false};
+function plotOf(slot) {                       // made on the first plotly payload
+  if (slot.plot) return slot.plot;
+  let div = slot.parent.querySelector('div[data-testid="dlplay-live-plotly"]');
+  if (!div) {
+    div = document.createElement('div');
+    div.setAttribute('data-testid', 'dlplay-live-plotly');
+    div.style.cssText = 'display:block;width:100%;pointer-events:none';
+    slot.parent.appendChild(div);
+  }
+  return (slot.plot = div);
+}
+function react(slot, text) {                  // one Plotly.react at a time; the latest frame wins
+  slot.pendingFig = text;
+  if (slot.plotting) return;
+  slot.plotting = true;
+  loadPlotly().then(async (Plotly) => {
+    while (slot.pendingFig != null && !slot.gone) {
+      const fig = JSON.parse(slot.pendingFig);
+      slot.pendingFig = null;
+      await Plotly.react(slot.plot, fig.data ?? [], fig.layout ?? {}, PLOTLY_CONFIG);
+      slot.plot.dataset.frames = String(++slot.frames);
+    }
+  }).catch(() => { /* not loaded (yet): the next frame tries again */ })
+    .finally(() => { slot.plotting = false; });
+}
+
 const show = (el, on) => { if (el && el.style.display !== (on ? 'block' : 'none')) el.style.display = on ? 'block' : 'none'; };
-function paint(slot, payload) {               // {spec} on the canvas, or {html} in the box
-  if (payload.spec) {
+function paint(slot, payload) {               // {spec} on the canvas, {plotly} by plotly.js,
+  if (payload.plotly != null) {               // or {html} in the box
+    const div = plotOf(slot);
+    show(div, true); show(slot.canvas, false); show(slot.box, false);
+    slot.spec = null; slot.html = null;
+    const css = `${payload.height ?? 450}px`;
+    if (div.style.height !== css) div.style.height = css;
+    react(slot, payload.plotly);
+  } else if (payload.spec) {
     const spec = payload.spec, canvas = canvasOf(slot);
     if (canvas.style.display === 'none') slot.width = 0;
-    show(canvas, true); show(slot.box, false);
+    show(canvas, true); show(slot.box, false); show(slot.plot, false);
     slot.spec = spec; slot.html = null;
     slot.height = spec.layout.height ?? 450;
     const css = `${slot.height}px`;
@@ -698,7 +807,7 @@ function paint(slot, payload) {               // {spec} on the canvas, or {html}
     canvas.dataset.frames = String(++slot.frames);
   } else if (payload.html != null) {
     const box = boxOf(slot);
-    show(box, true); show(slot.canvas, false);
+    show(box, true); show(slot.canvas, false); show(slot.plot, false);
     slot.spec = null;
     if (payload.html !== slot.html) { box.innerHTML = payload.html; slot.html = payload.html; }
     box.dataset.frames = String(++slot.frames);
@@ -717,6 +826,8 @@ function listen(poll, slotName, slot, trigger) {
     POLLS.set(poll.url, p);
     p.timer = setTimeout(() => fetchFrame(p), p.next);
   }
+  if (poll.pause) p.pauseSel = poll.pause;
+  watchPause();
   const entry = {slot};                       // this call's registration (an older call's
   p.slots.set(slotName, entry);               // cleanup may run after it: it keeps this one)
   p.trigger = trigger;
@@ -736,6 +847,32 @@ function clientCookie() {
       document.cookie = `dlplay_client=${id}; path=/; SameSite=Strict`;
     }
   } catch (e) { /* no cookies here: the route answers 404 and the page reruns instead */ }
+}
+// Pause acts at once, whatever Streamlit is doing: a click on a playing page's Pause button
+// (seen before Streamlit's own handler) stops its poller and tells the frame route, which
+// pauses the trainer before its next chunk. The click's rerun then shows the page paused;
+// should Streamlit drop the click, the still-mounted component asks for that rerun itself.
+const PAUSE_CHECK_MS = 3000;
+function watchPause() {
+  if (window.__dlplayPauseWatch || !document.addEventListener) return;
+  window.__dlplayPauseWatch = true;
+  document.addEventListener('click', (e) => {
+    for (const p of [...POLLS.values()]) {
+      if (p.pauseSel && e.target?.closest?.(p.pauseSel)) pauseNow(p);
+    }
+  }, true);
+}
+function pauseNow(p) {
+  p.stopped = true; clearTimeout(p.timer);
+  if (POLLS.get(p.url) === p) POLLS.delete(p.url);
+  const url = p.url + (p.url.includes('?') ? '&' : '?') + 'pause=1';
+  fetch(url, {cache: 'no-store', credentials: 'same-origin', keepalive: true,
+         headers: p.token ? {'X-Dlplay-Token': p.token} : {}}).catch(() => {});
+  document.body.dataset.dlplayPauses = String(+(document.body.dataset.dlplayPauses || 0) + 1);
+  setTimeout(() => {                          // still mounted and the button still says Pause
+    const b = document.querySelector(p.pauseSel);
+    if (p.slots.size && p.trigger && b && /Pause/.test(b.innerText ?? '')) p.trigger('rerun', true);
+  }, PAUSE_CHECK_MS);
 }
 async function fetchFrame(p) {
   const t0 = performance.now();
@@ -774,12 +911,15 @@ async function fetchFrame(p) {
 export default function ({data, parentElement, setTriggerValue}) {
   const slot = slotOf(parentElement);
   const gen = ++slot.gen;
+  if (data.poll?.plotly_js) plotlyUrl = data.poll.plotly_js;
   paint(slot, data);
   const stop = data.poll ? listen(data.poll, data.poll.slot, slot, setTriggerValue) : null;
   return () => {
     if (stop) stop();
     if (slot.gen !== gen) return;              // an older call's cleanup: keep the slot
     if (slot.observer) slot.observer.disconnect();
+    if (slot.plot && window.Plotly) window.Plotly.purge(slot.plot);
+    slot.gone = true;
     CHARTS.delete(parentElement);
   };
 }

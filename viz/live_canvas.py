@@ -68,7 +68,8 @@ _AXIS = {"range", "title", "domain", "anchor", "overlaying", "side", "showgrid",
          "autorange", "fixedrange", "dtick", "tick0", "nticks", "gridcolor", "showline",
          "linecolor", "ticks", "ticksuffix", "tickprefix", "automargin", "tickfont",
          "mirror", "zerolinecolor", "zerolinewidth", "linewidth", "gridwidth", "ticklen",
-         "tickangle", "showspikes", "rangemode", "matches", "layer", "exponentformat"}
+         "tickangle", "showspikes", "rangemode", "matches", "layer", "exponentformat",
+         "dlplay_categories"}     # set by categories_as_numbers: the axis had n categories
 _SHAPE = {"type", "x0", "x1", "y0", "y1", "path", "xref", "yref", "line", "fillcolor",
           "opacity", "layer", "name", "visible", "editable", "showlegend", "legendgroup",
           "legendrank"}
@@ -169,7 +170,8 @@ def _style(layout: dict) -> dict:
     return {"family": FONT_FAMILY, "font": s["font"], "title": s["title"], "tick": s["tick"],
             "color": "#222", "colorway": layout.get("colorway") or COLORWAY,
             "line": s["line"], "marker": s["marker"], "grid": "#e6e6e6", "axis": "#444",
-            "margin": {"l": 60, "r": 20, "t": 50, "b": 50, "pad": 0}}
+            "margin": {"l": 60, "r": 20, "t": 50, "b": 50, "pad": 0},
+            "plotbg": layout.get("plot_bgcolor") or "white"}
 
 
 # strings Plotly's autotype reads as numbers or dates, not categories
@@ -216,7 +218,7 @@ def categories_as_numbers(spec: dict) -> dict:
                 or kind == "-" and any(_NOT_CATEGORY.match(s) for s in cats)):
             return spec
         n = len(cats)
-        a.update(type="linear", tickvals=list(range(n)), ticktext=list(cats),
+        a.update(type="linear", tickvals=list(range(n)), ticktext=list(cats), dlplay_categories=n,
                  range=[n - 0.5, -0.5] if a.pop("autorange", None) == "reversed" else [-0.5, n - 0.5])
         a.pop("dtick", None)
         layout[name] = a
@@ -296,6 +298,28 @@ def height_of(spec: dict) -> int:
     return int(h) if isinstance(h, (int, float)) and h > 0 else 450
 
 
+PLOTLY_ENV = "DLPLAY_LIVE_PLOTLY"
+
+
+def plotly_payload(fig: go.Figure) -> dict | None:
+    """A figure the canvas does not draw, for the live component's plotly.js: {"plotly": the
+    figure's JSON as text (plotly.io: numpy arrays as typed arrays; JSON.parse in the
+    browser), "height"}. DLPLAY_LIVE_PLOTLY=0: None (the page reruns per frame instead)."""
+    if os.environ.get(PLOTLY_ENV, "1") == "0":
+        return None
+    import plotly.io as pio
+    h = fig.layout.height
+    return {"plotly": pio.to_json(fig, validate=False),
+            "height": int(h) if isinstance(h, (int, float)) and h > 0 else 450}
+
+
+@functools.lru_cache(maxsize=1)
+def plotly_js() -> Path:
+    """plotly.js as the installed plotly package ships it (no CDN: served by app.py's route)."""
+    import plotly
+    return Path(plotly.__file__).with_name("package_data") / "plotly.min.js"
+
+
 def show(spec: dict, key: str) -> None:
     """Mount (or update in place: same key, same DOM element) the canvas chart."""
     mount(key, {"spec": spec})
@@ -310,6 +334,7 @@ def mount(key: str, payload: dict, poll: dict | None = None) -> None:
     """The live component: payload {"spec": canvas spec} or {"html": markup}; with `poll`
     ({url, slot, next_ms}) it then fetches its slot's frames from the frame route
     (viz/live_push.py) until it is unmounted."""
-    height = height_of(payload["spec"]) if "spec" in payload else "content"
+    height = (height_of(payload["spec"]) if "spec" in payload
+              else payload["height"] if "plotly" in payload else "content")
     _component()(data={**payload, "poll": poll}, key=key, height=height, width="stretch",
                  on_rerun_change=_rerun_asked)

@@ -50,6 +50,7 @@ PATH = "/_dlplay/frame/"
 TOKEN_HEADER = "x-dlplay-token"
 CLIENT_COOKIE = "dlplay_client"
 NOT_FOUND = b'{"error": "unknown frame token"}'
+PLOTLY_PATH = "/_dlplay/plotly.min.js"    # plotly.js for the figures the canvas does not draw
 STATUS_SLOT = "status"
 MOUNTED = False              # True once app.py serves the frame route (viz.frame_route.routes)
 ENV_VAR = "DLPLAY_PUSH"      # 0: playing frames rerun the fragment as before
@@ -61,14 +62,14 @@ def enabled(mode: str) -> bool:
     return MOUNTED and mode != "inline" and os.environ.get(ENV_VAR, "1") != "0"
 
 
-def url_prefix() -> str:
+def url_prefix(path: str = PATH) -> str:
     """The route's path under the server's baseUrlPath (nginx may serve the app below /)."""
     try:
         from streamlit import config
         base = (config.get_option("server.baseUrlPath") or "").strip("/")
     except Exception:                                   # noqa: BLE001 - no config loaded
         base = ""
-    return f"/{base}{PATH}" if base else PATH
+    return f"/{base}{path}" if base else path
 
 
 # ---- one playing page of one session ------------------------------------------------------
@@ -86,6 +87,7 @@ class Source:
     max_total_steps: int | None = None
     status: Callable[[Any, Any], str] | None = None
     fallback: bool = False               # set by the route: a part stopped being drawable
+    pause_asked: bool = False            # set by the route: the browser's Pause was clicked
     frames: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
     frame_id: str = ""                   # the public part of its URL (set at register)
@@ -181,9 +183,12 @@ def live_parts(fn: PartsFn, view: Any, **inputs: Any) -> Parts:
         ctx.state[pushes_key(ctx.key)] = drawable
         if ctx.push and drawable:
             ctx.registered, ctx.payload = ctx.make_source(bound), payload
-            ctx.state[f"{ctx.key}__push_source"] = ctx.registered     # the session owns it
             ctx.registered.frame_id = frame_id_of(ctx.state, ctx.key)
+            # registered before the state lets go of the previous source: the registry holds
+            # sources weakly, so the other order left the token unknown for a moment (a
+            # Pause sent to the route then was answered 404)
             register(token_of(ctx.state, ctx.key), ctx.registered)
+            ctx.state[f"{ctx.key}__push_source"] = ctx.registered     # the session owns it
     return parts
 
 
@@ -209,7 +214,9 @@ def mount(ctx: FrameContext, slot: str, payload: dict) -> None:
     from viz import live_canvas
     poll = {"url": url_prefix() + frame_id_of(ctx.state, ctx.key),
             "token": token_of(ctx.state, ctx.key), "slot": slot,
-            "next_ms": round(1000 * BUDGET.interval(ctx.registered.base_interval_s))}
+            "next_ms": round(1000 * BUDGET.interval(ctx.registered.base_interval_s)),
+            "plotly_js": url_prefix(PLOTLY_PATH),
+            "pause": f".st-key-{ctx.key}__play button"}     # viz.live's Play/Pause button
     live_canvas.mount(f"{ctx.key}-{slot}", payload, poll)
 
 
@@ -220,10 +227,12 @@ def session_alive(session_id: str | None) -> bool:
     return session_id is None or _session_active(session_id)
 
 
-def answer_request(frame_id: str, token: str | None, client: str | None) -> tuple[int, bytes]:
+def answer_request(frame_id: str, token: str | None, client: str | None,
+                   pause_now: bool = False) -> tuple[int, bytes]:
     """(HTTP status, JSON body) for an HTTP request of frame `frame_id` carrying `token` (the
-    header) and `client` (the cookie): answer(token) when they belong together and to the
-    browser the token first answered; else 404, the same as an unknown token."""
+    header) and `client` (the cookie): answer(token), or pause(token) for the Pause click's
+    request, when they belong together and to the browser the token first answered; else 404,
+    the same as an unknown token."""
     source = lookup(token) if token else None
     if source is None or not client or source.frame_id != frame_id:
         return 404, NOT_FOUND
@@ -232,7 +241,7 @@ def answer_request(frame_id: str, token: str | None, client: str | None) -> tupl
             source.client = client
     if not secrets.compare_digest(source.client, client):
         return 404, NOT_FOUND
-    return answer(token)
+    return pause(token) if pause_now else answer(token)
 
 
 def answer(token: str) -> tuple[int, bytes]:
@@ -252,6 +261,19 @@ def answer(token: str) -> tuple[int, bytes]:
         return 200, _dumps(_frame(source))
     finally:
         source.lock.release()
+
+
+def pause(token: str) -> tuple[int, bytes]:
+    """The browser's Pause, told to the route the moment it is clicked (the component stops
+    polling at once): the trainer stops before its next chunk, and the page's next script
+    run (the click's own, or the one the component asks for should Streamlit drop the click)
+    reads `pause_asked` and shows the page paused. No lock: a flag and the handle's pause."""
+    source = lookup(token)
+    if source is None:
+        return 404, NOT_FOUND
+    source.pause_asked = True
+    source.handle.pause()
+    return 200, b'{"paused": true}'
 
 
 def _frame(source: Source) -> dict:

@@ -79,10 +79,13 @@ class Figure:
                     selection_mode=self.selection_mode)
 
     def payload(self, classroom: bool) -> dict | None:
+        """{"spec"} for the canvas; a figure the canvas refuses (3-D, bars, fills...) as
+        {"plotly": its JSON, "height"}: the live component draws it with plotly.js
+        (Plotly.react), still no rerun per frame; None only where that is switched off."""
         style_figure(self.fig, classroom)
-        spec = live_canvas.to_spec(self.fig)
+        spec = live_canvas.to_spec(self.fig) if live_canvas.enabled() else None
         if spec is None:
-            return None
+            return live_canvas.plotly_payload(self.fig)
         if self.on_select != "ignore":
             from viz.render import subtitle
             subtitle(spec, "Press Pause to click on this chart")

@@ -18,6 +18,7 @@ function context() {
           (calls.placed = calls.placed ?? []).push([String(args[0]), ...(target.at ?? [0, 0])]);
         }
         if (name === 'translate') target.at = args;
+        if (name === 'createLinearGradient') return {addColorStop() {}};
         return undefined;
       };
     },
