@@ -10,6 +10,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import streamlit as st
 
+from viz import lesson_player
 from viz.topics import ROOT, TOPICS_BY_SLUG
 from viz.widgets import CHOOSE, settings_match
 
@@ -196,6 +197,8 @@ def _tour_bar(slug: str, steps, views) -> None:
 def _note_card(slug: str, presets, steps, views) -> None:
     """The text of the active tour step (with Show me), else of the applied preset, at the
     top of the controls column: beside the figure, never above it."""
+    if lesson_player.card(slug):
+        return
     active = st.session_state.get(tour_key(slug))
     if steps and active is not None and 0 <= active < len(steps):
         step = steps[active]
@@ -242,6 +245,7 @@ def topic_page(slug: str, *, state, views: Sequence[View], formula: str | None =
     presets and steps may only name its keys (tests/pages/test_skeleton.py checks)."""
     topic = TOPICS_BY_SLUG[slug]
     presets = presets or {}
+    lesson_player.enter(slug, state, views)
     _header(topic, formula, presets, steps, views, slug)
     titles = [v.title for v in views]
     if st.session_state.get(view_key(slug)) not in (None, *titles):
