@@ -82,6 +82,25 @@ def find(lesson_id: str, session: Mapping[str, Any] | None = None) -> Lesson:
     return shipped(lesson_id)
 
 
+@functools.cache
+def outline(lesson_id: str) -> dict:
+    """A shipped lesson's parsed table, without importing the pages it names (what the gallery
+    and the figure index list; tests/lessons/ validates every shipped file in full)."""
+    name = f"lessons/{lesson_id}.toml"
+    return parse((LESSON_DIR / f"{lesson_id}.toml").read_bytes(), name)
+
+
+def outlines() -> dict[str, dict]:
+    """{lesson id: outline} of every shipped lesson that parses."""
+    out = {}
+    for lesson_id in shipped_ids():
+        try:
+            out[lesson_id] = outline(lesson_id)
+        except LessonError:
+            log.exception("shipped lesson %s does not parse", lesson_id)
+    return out
+
+
 def all_shipped() -> list[Lesson]:
     """Every shipped lesson that validates (a broken one is logged and left out)."""
     out = []

@@ -65,8 +65,21 @@ _TABLE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "adversarial": (("fgsm_minus_pgd", "fooled", "kept", "curve_at"), ()),
 }
 
+# lesson-only measurements (viz/lesson_probes.py): page -> probe function names
+_PROBES: dict[str, tuple[str, ...]] = {
+    "relu_regions": ("relu_random_pieces",),
+    "attention": ("attention_mask_share", "attention_mask_future", "attention_pe_error",
+                  "attention_pe_range", "attention_pe_period"),
+    "vae": ("vae_posterior_modes",),
+    "diffusion": ("diffusion_alpha_bar",),
+    "initialization": ("initialization_last_rank",),
+    "convolution": ("convolution_equivariance_error",),
+}
+
 MEASURES: dict[str, Measure] = {
     f"{page}.{fn}": Measure(f"{page}.{fn}", f"viz.{page}_compute", fn, slow)
     for page, (fast, trained) in _TABLE.items()
     for slow, names in ((False, fast), (True, trained)) for fn in names
 }
+MEASURES.update({f"{page}.{fn}": Measure(f"{page}.{fn}", "viz.lesson_probes", fn)
+                 for page, names in _PROBES.items() for fn in names})

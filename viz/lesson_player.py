@@ -80,7 +80,11 @@ def slide_params(lesson_id: str, index: int) -> dict[str, str]:
 
 def enter(slug: str | None, state=None, views: Sequence[Any] = ()) -> Slide | None:
     """At the top of a page: if the URL names a lesson slide of another page, switch there;
-    on the slide's own page apply its settings and tab once per visit. Returns the slide."""
+    on the slide's own page apply its settings and tab once per visit. Returns the slide.
+    Also draws the sidebar's "My lesson" builder on every topic page."""
+    if slug is not None:
+        from viz.lesson_gallery import builder
+        builder(slug, state, views)
     got = active()
     if got is None:
         return None
@@ -134,20 +138,20 @@ def card(slug: str) -> bool:
         return False
     n = len(lesson.slides)
     with st.container(border=True, key="lesson_card"):
-        st.caption(f"{lesson.title} · slide {index + 1} of {n}")
-        st.markdown(f"**{slide.title}**")
-        st.markdown(slide.text)
-        if slide.source is not None:
-            st.caption(f"Reproduces {slide.source.label}.")
-        cols = st.columns(3, gap="small")
+        cols = st.columns([1, 1.4, 1, 1], gap="small", vertical_alignment="center")
         cols[0].button("", key=PREV_KEY, icon=":material/chevron_left:", width="stretch",
                        disabled=index == 0, on_click=_go, args=(lesson.id, index - 1),
                        help="Previous slide (← or Page Up)")
-        cols[1].button("", key=NEXT_KEY, icon=":material/chevron_right:", width="stretch",
+        cols[1].markdown(f"**{index + 1}/{n}**", help=lesson.title)
+        cols[2].button("", key=NEXT_KEY, icon=":material/chevron_right:", width="stretch",
                        type="primary", disabled=index == n - 1, on_click=_go,
                        args=(lesson.id, index + 1), help="Next slide (→ or Page Down)")
-        cols[2].button("", key=CLOSE_KEY, icon=":material/close:", width="stretch",
+        cols[3].button("", key=CLOSE_KEY, icon=":material/close:", width="stretch",
                        on_click=_close, help="Leave the lesson (the page stays as it is)")
+        st.markdown(f"**{slide.title}**")
+        st.markdown(slide.text)
+        if slide.source is not None:
+            st.caption(f"{lesson.title} · reproduces {slide.source.label}.")
     st.html(KEYS_JS, unsafe_allow_javascript=True)
     return True
 
