@@ -69,9 +69,10 @@ _TABLE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 _PROBES: dict[str, tuple[str, ...]] = {
     "relu_regions": ("relu_random_pieces",),
     "attention": ("attention_mask_share", "attention_mask_future", "attention_pe_error",
-                  "attention_pe_range", "attention_pe_period"),
+                  "attention_pe_range", "attention_pe_period", "attention_pe_crossings"),
     "vae": ("vae_posterior_modes",),
     "diffusion": ("diffusion_alpha_bar",),
+    "gan": ("gan_lines_distance",),
     "initialization": ("initialization_last_rank",),
     "convolution": ("convolution_equivariance_error",),
 }

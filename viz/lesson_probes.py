@@ -76,3 +76,21 @@ def convolution_equivariance_error(s: S) -> float:
     """max |conv(Tx) − T conv(x)| of the Equivariance tab (convolution_compute.equivariance_of)."""
     from viz.convolution_compute import equivariance_of
     return float(equivariance_of(s).equivariance_error)
+
+
+def attention_pe_crossings(s: S, dim: int) -> float:
+    """Sign changes of dimension `dim` of the sinusoidal code along the positions the
+    Positions tab draws (engine.attention.sinusoidal_encoding): fast dimensions oscillate,
+    slow ones barely move."""
+    from engine import attention as A
+    column = A.sinusoidal_encoding(int(s["at_pe_n"]), int(s["at_pe_d"]))[:, dim].numpy()
+    signs = np.sign(column[np.abs(column) > 1e-9])
+    return float((signs[1:] != signs[:-1]).sum())
+
+
+def gan_lines_distance(s: S, which: str) -> float:
+    """"jsd" or "w1" between the two parallel lines of the Why-Wasserstein tab at its θ
+    (engine.gan.parallel_lines, what the tab plots)."""
+    from engine.gan import parallel_lines
+    lines = parallel_lines(np.array([float(s["gan_theta"])]))
+    return float(getattr(lines, which)[0])
