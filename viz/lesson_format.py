@@ -23,6 +23,9 @@ format, so reading a file never executes anything from it.
     lo = 0.955
     hi = 0.97
 
+`play = true` starts the tab's live training when the slide opens (tabs with a Play button,
+LIVE_KEYS); Pause stops it and Next moves on while it runs.
+
 A slide's claims are the preset's/step's own claims (unless `preset_claims = false`) plus its
 own; all are measured on the slide's settings: the page's defaults, then the preset or step,
 then `settings`. `validate` rejects anything else with a message naming the file, the slide
@@ -48,11 +51,21 @@ ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,47}$")
 LESSON_KEYS = {"title": str, "summary": str, "slides": list}
 SLIDE_KEYS = {"page": str, "title": str, "text": str, "source": dict, "preset": str,
               "step": int, "tab": str, "settings": dict, "claims": list,
-              "preset_claims": bool}
+              "preset_claims": bool, "play": bool}
 SOURCE_KEYS = {"notes": str, "figure": str}
 CLAIM_KEYS = {"measure": str, "args": dict, "what": str, "lo": (int, float),
               "hi": (int, float)}
 REQUIRED_SLIDE = ("page", "title", "text")
+
+# (page, tab) -> the key of the tab's live training (viz.live.live_training(key, ...)):
+# what `play = true` starts. tests/lessons/test_lesson_format.py checks each against the page.
+LIVE_KEYS = {("generalization", "overfit"): "gen_overfit",
+             ("generalization", "random"): "gen_random",
+             ("generalization", "decay"): "gen_decay",
+             ("gan", "train"): "gan", ("vae", "latent"): "vae_live",
+             ("initialization", "train"): "in_train", ("relu_regions", "regions"): "rr_train",
+             ("lstm_gating", "train"): "lg_race", ("attention", "trained"): "at_train",
+             ("diffusion", "train"): "df_train", ("adversarial", "curves"): "adv_live"}
 
 
 class LessonError(ValueError):
@@ -92,6 +105,7 @@ class Slide:
     source: Source | None = None
     preset: str | None = None
     step: int | None = None
+    play: str | None = None                    # the live-training key it starts
 
 
 @dataclass(frozen=True)
@@ -235,10 +249,17 @@ def _slide(row: Mapping, file: str, i: int, pages, measures) -> Slide:
                             _text(row["source"]["figure"], 20, file, i, "source.figure"))
         except KeyError as missing:
             raise LessonError(file, "missing", i, f"source.{missing.args[0]}") from None
+    view = view or views[0]
+    play = None
+    if row.get("play"):
+        play = LIVE_KEYS.get((slug, view))
+        if play is None:
+            raise LessonError(file, f"tab {view!r} of page {slug!r} has no live training to "
+                                    f"play", i, "play")
     return Slide(slug, _text(row["title"], MAX_TITLE, file, i, "title"),
-                 _text(row["text"], MAX_TEXT, file, i, "text"), view or views[0],
+                 _text(row["text"], MAX_TEXT, file, i, "text"), view,
                  state.resolve(settings), settings, claims, source, row.get("preset"),
-                 row.get("step"))
+                 row.get("step"), play)
 
 
 def _range(control) -> str:

@@ -128,3 +128,24 @@ def test_written_lesson_round_trips():
 def test_upload_gets_its_own_id():
     lesson = library.from_upload(('title = "T"\n' + GOOD_SLIDE).encode(), "My Lecture!.toml")
     assert lesson.id.startswith("my-") and lesson.id not in library.shipped_ids()
+
+
+def test_play_needs_a_tab_with_live_training():
+    err = rejected('title = "T"\n' + GOOD_SLIDE.replace('tab = "race"', 'tab = "race"\nplay = true'))
+    assert (err.slide, err.field) == (1, "play") and "no live training" in err.message
+
+
+def test_play_on_a_training_tab_names_its_live_key():
+    text = ('title = "T"\n[[slides]]\npage = "generalization"\ntitle = "t"\ntext = "x"\n'
+            'tab = "overfit"\nplay = true\n')
+    assert load(text).slides[0].play == "gen_overfit"
+
+
+def test_live_keys_are_the_pages_own():
+    """Every LIVE_KEYS entry names a tab of its page and a live_training key its file uses."""
+    from viz.lesson_format import LIVE_KEYS
+    from viz.topics import ROOT
+    for (slug, tab), key in LIVE_KEYS.items():
+        assert tab in [v.key for v in library.PAGES[slug].VIEWS], (slug, tab)
+        source = (ROOT / "topic_pages" / f"{slug}.py").read_text(encoding="utf-8")
+        assert f'"{key}"' in source, (slug, key)

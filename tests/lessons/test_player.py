@@ -122,3 +122,18 @@ def test_figure_index_rows_and_search():
     assert all(r["chapter"] == "3" for r in rows if gallery._matches(r, "004 3"))
     assert [r for r in rows if gallery._matches(r, "momentum")]
     assert all(r["open"].startswith("./?lesson=") for r in rows)
+
+
+def test_a_training_slide_presses_play_and_can_be_skipped():
+    at = run_app({"lesson": "11-generalization", "slide": "1"})
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["_lesson_play"] == "gen_overfit"
+    scripts = [h.proto.body for h in at.get("html")]
+    assert any(".st-key-gen_overfit__play button" in b for b in scripts)   # presses Play
+    assert any("trains live" in c.value for c in at.caption)
+    at.button(key="gen_overfit__play").click().run()        # what the script's click does
+    assert at.session_state["gen_overfit__playing"] is True
+    at.button(key="lesson_next").click().run()              # skip while it trains
+    assert not at.exception, [e.value for e in at.exception]
+    assert _q(at, "slide") == "2" and at.session_state["gen_dropout"] == 0.5
+    assert at.session_state["gen_overfit__playing"] is False   # a fresh, paused trainer
