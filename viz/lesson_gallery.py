@@ -27,7 +27,7 @@ def slide_link(lesson_id: str, index: int) -> str:
 # ------------------------------------------------------------------------------ gallery
 def gallery_section() -> None:
     """The shipped lessons (title, slide count, pages, a link to slide 1) and the upload."""
-    st.subheader("Lessons")
+    st.markdown("### Lessons")          # a heading, not a topic section (st.subheader)
     st.caption("A lesson is a sequence of live figures across the pages, in the order of a "
                "lecture. Next/Previous (or → ← Page Down Page Up, as a presenter's clicker "
                "sends) move between slides; the URL names the slide on screen.")

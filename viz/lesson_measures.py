@@ -70,7 +70,7 @@ _PROBES: dict[str, tuple[str, ...]] = {
     "relu_regions": ("relu_random_pieces",),
     "attention": ("attention_mask_share", "attention_mask_future", "attention_pe_error",
                   "attention_pe_range", "attention_pe_period", "attention_pe_crossings"),
-    "vae": ("vae_posterior_modes",),
+    "vae": ("vae_posterior_modes", "vae_pca_residual_share"),
     "diffusion": ("diffusion_alpha_bar",),
     "gan": ("gan_lines_distance",),
     "initialization": ("initialization_last_rank",),

@@ -94,3 +94,12 @@ def gan_lines_distance(s: S, which: str) -> float:
     from engine.gan import parallel_lines
     lines = parallel_lines(np.array([float(s["gan_theta"])]))
     return float(getattr(lines, which)[0])
+
+
+def vae_pca_residual_share(s: S) -> float:
+    """Share of the variance of the Autoencoder-vs-PCA tab's points (engine.vae.curved_manifold,
+    seed 0) that PCA's top direction leaves out: its reconstruction error over the total."""
+    from engine.vae import curved_manifold, pca_reconstruct
+    pts = curved_manifold(300, 0, float(s["vae_mnoise"]))
+    total = float(((pts - pts.mean(0)) ** 2).sum(1).mean())
+    return float(pca_reconstruct(pts, 1).mse) / total
