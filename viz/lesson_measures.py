@@ -73,7 +73,8 @@ _PROBES: dict[str, tuple[str, ...]] = {
     "vae": ("vae_posterior_modes", "vae_pca_residual_share"),
     "diffusion": ("diffusion_alpha_bar",),
     "gan": ("gan_lines_distance",),
-    "initialization": ("initialization_last_rank",),
+    "initialization": ("initialization_last_rank", "initialization_max_slope",
+                       "initialization_slope_at"),
     "convolution": ("convolution_equivariance_error",),
 }
 

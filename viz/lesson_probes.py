@@ -103,3 +103,17 @@ def vae_pca_residual_share(s: S) -> float:
     pts = curved_manifold(300, 0, float(s["vae_mnoise"]))
     total = float(((pts - pts.mean(0)) ** 2).sum(1).mean())
     return float(pca_reconstruct(pts, 1).mse) / total
+
+
+def initialization_max_slope(s: S, name: str) -> float:
+    """max φ′(z) of activation `name` on the Activations tab's range (autograd,
+    engine.activation_curves), as its caption prints it."""
+    from engine.activation_curves import activation_curves
+    return float(activation_curves([name], float(s["in_zmax"]))[1][name][1].max())
+
+
+def initialization_slope_at(s: S, name: str, z: float) -> float:
+    """φ′(z) of activation `name` at the grid point nearest z."""
+    from engine.activation_curves import activation_curves
+    grid, curves = activation_curves([name], float(s["in_zmax"]))
+    return float(curves[name][1][np.abs(grid - z).argmin()])

@@ -137,3 +137,14 @@ def test_a_training_slide_presses_play_and_can_be_skipped():
     assert not at.exception, [e.value for e in at.exception]
     assert _q(at, "slide") == "2" and at.session_state["gen_dropout"] == 0.5
     assert at.session_state["gen_overfit__playing"] is False   # a fresh, paused trainer
+
+
+def test_activations_tab_draws_phi_and_its_slope():
+    at = run_app({"lesson": "00-activation-functions", "slide": "4"})
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["initialization_view"] == "Activations φ, φ′"
+    caption = " ".join(c.value for c in at.caption)
+    assert "sigmoid: max φ′ = 0.25" in caption and "relu: max φ′ = 1" in caption
+    from tests.apptest import chart_figure
+    fig = chart_figure(at, "in_phi_fig")
+    assert len(fig["data"]) == 6                     # φ and φ′ of three activations
