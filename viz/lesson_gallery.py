@@ -60,7 +60,16 @@ def _upload() -> None:
         st.session_state[library.UPLOADED_KEY] = lesson
         st.success(f"“{lesson.title}”: {len(lesson.slides)} slides, all valid.",
                    icon=":material/check_circle:")
-        st.link_button("Play it", slide_link(lesson.id, 0), icon=":material/play_arrow:")
+        st.button("Play it", key="lesson_play_upload", icon=":material/play_arrow:",
+                  type="primary", on_click=_play, args=(lesson.id,),
+                  help="Opens slide 1 in this tab (the file stays in this browser session).")
+
+
+def _play(lesson_id: str) -> None:
+    """In this tab and session (a link would open a new session without the upload): the URL
+    names slide 1 and the gallery forwards to its page on the rerun."""
+    st.query_params["lesson"] = lesson_id
+    st.query_params["slide"] = "1"
 
 
 # ------------------------------------------------------------------------------ builder

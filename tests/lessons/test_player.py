@@ -148,3 +148,19 @@ def test_activations_tab_draws_phi_and_its_slope():
     from tests.apptest import chart_figure
     fig = chart_figure(at, "in_phi_fig")
     assert len(fig["data"]) == 6                     # φ and φ′ of three activations
+
+
+def test_an_uploaded_lesson_plays_in_its_session():
+    from streamlit.testing.v1 import AppTest
+
+    from tests.apptest import APP, TIMEOUT
+    text = ('title = "Mine"\n[[slides]]\npage = "attention"\ntitle = "Causal"\ntext = "x"\n'
+            'tab = "masks"\nsettings = { at_mask = "causal", at_mask_n = 8 }\n')
+    lesson = library.from_upload(text.encode(), "mine.toml")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state[library.UPLOADED_KEY] = lesson
+    at.query_params["lesson"] = lesson.id
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [t.value for t in at.title] == ["Attention maps"]
+    assert at.session_state["at_mask_n"] == 8 and "**Causal**" in _bold(at)
