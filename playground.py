@@ -3,6 +3,7 @@ import streamlit as st
 
 from engine.device import configure_threads
 from viz.gallery import gallery
+from viz.lesson_gallery import figure_index
 from viz.sidebar import classroom_requested, shared_sidebar
 from viz import server_gc, url_check
 from viz.topics import ROOT, SECTIONS, TOPICS
@@ -21,8 +22,10 @@ PAGES = {t.slug: st.Page(t.page_file, title=t.title, icon=t.icon, url_path=t.slu
 HOME = st.Page(lambda: gallery(PAGES), title="Gallery", icon=":material/home:",
                url_path="home", default=True)
 st.session_state["_home_page"] = HOME
+FIGURES = st.Page(figure_index, title="Figure index", icon=":material/menu_book:",
+                  url_path="figures")
 
-navigation = st.navigation({"Start": [HOME],
+navigation = st.navigation({"Start": [HOME, FIGURES],
                             **{s: [PAGES[t.slug] for t in TOPICS if t.section == s]
                                for s in SECTIONS}})
 shared_sidebar()

@@ -18,7 +18,9 @@ import pandas as pd
 import streamlit as st
 
 from engine import signal_training as T
+from engine.activation_curves import ACTIVATIONS as PHIS, activation_curves
 from engine.nets import INITS
+from viz.activation_figures import activations_figure
 from viz import initialization_figures as figs
 from viz import session, warm
 from viz.claims import measured
@@ -66,6 +68,9 @@ STATE = StateTable([
     Control("bn_beta", 0.0, "β (shift)", lo=-2.0, hi=2.0, step=0.1),
     Control("bn_sweep", False, "Compare learning rates with and without BN (10 trainings)",
             kind="toggle"),
+    Control("in_phis", ["sigmoid", "tanh", "relu"], "Activations", kind="multiselect",
+            options=list(PHIS)),
+    Control("in_zmax", 5.0, "z from −z_max to z_max", lo=1.0, hi=10.0, step=0.5),
 ])
 
 
@@ -255,8 +260,30 @@ def _preset_jobs(seed: int, device: str):
             yield from (functools.partial(measured, c, s) for c in x.claims if c.live)
 
 
+def phi_view(panel) -> None:
+    """φ and φ′: why sigmoid and tanh pass at most 1/4 and 1 of a gradient back per layer."""
+    with panel.controls:
+        STATE.widget("in_phis")
+        STATE.widget("in_zmax")
+    s = STATE.values()
+    with panel.figure:
+        if not s["in_phis"]:
+            st.warning("Choose at least one activation.", icon=":material/warning:")
+            return
+        z, curves = activation_curves(s["in_phis"], float(s["in_zmax"]))
+        show_figure(activations_figure(z, curves), key="in_phi_fig")
+        st.caption(" · ".join(f"{name}: max φ′ = {d.max():.3g}" for name, (_, d)
+                              in curves.items()))
+    with panel.notes:
+        explain("The backward pass multiplies the gradient by φ′(z) at every layer. The "
+                "sigmoid's slope is at most 1/4 and tanh's at most 1, both fading to 0 where "
+                "the unit saturates; ReLU passes exactly 1 for z > 0 and 0 below; the smooth "
+                "variants (GELU, Swish, Mish, ELU) keep a small slope for negative z.")
+
+
 VIEWS = [View("signal", "Signal", signal_view), View("chaos", "Edge of chaos", chaos_view),
-         View("train", "Train", train_view), View("bn", "Batch norm", bn_view)]
+         View("train", "Train", train_view), View("bn", "Batch norm", bn_view),
+         View("phi", "Activations φ, φ′", phi_view)]
 
 if __name__ == "__main__":
     seed, device = session.seed(), session.device()

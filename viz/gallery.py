@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from viz import lesson_gallery, lesson_player
 from viz.topics import SECTIONS, TOPICS, Topic
 
 CARDS_PER_ROW = 4
@@ -24,6 +25,7 @@ def _card(topic: Topic, page) -> None:
 
 def gallery(pages: dict[str, object]) -> None:
     """pages: slug -> st.Page, as registered with st.navigation."""
+    lesson_player.enter(None)          # a lesson link to the home page goes to its slide
     st.title("Deep-learning playground")
     st.markdown("Every figure here is computed live by real PyTorch code: move a slider and "
                 "the model, the optimizer or the sampler runs again. Pick a topic.")
@@ -35,3 +37,4 @@ def gallery(pages: dict[str, object]) -> None:
             for col, topic in zip(cols, topics[row:row + CARDS_PER_ROW]):
                 with col:
                     _card(topic, pages[topic.slug])
+    lesson_gallery.gallery_section()

@@ -12,6 +12,7 @@ import streamlit as st
 
 from viz import url_check
 from viz.state import Control
+from viz import lesson_player
 from viz.topics import ROOT, TOPICS_BY_SLUG
 from viz.widgets import CHOOSE, settings_match
 
@@ -212,6 +213,8 @@ def _claim_list(claims, state, on_screen: bool, own=None) -> None:
 def _note_card(slug: str, presets, steps, views, state=None) -> None:
     """The text of the active tour step (with Show me), else of the applied preset, at the
     top of the controls column: beside the figure, never above it."""
+    if lesson_player.card(slug):
+        return
     active = st.session_state.get(tour_key(slug))
     if steps and active is not None and 0 <= active < len(steps):
         step = steps[active]
@@ -269,6 +272,7 @@ def topic_page(slug: str, *, state, views: Sequence[View], formula: str | None =
         url_check.apply([Control(view_key(slug), titles[0], "View", kind="selectbox",
                                  options=titles)])
     url_check.declare_page()                    # unknown URL parameters dropped after the run
+    lesson_player.enter(slug, state, views)     # a slide's settings, over the URL's
     _header(topic, formula, presets, steps, views, slug)
     if st.session_state.get(view_key(slug)) not in (None, *titles):
         st.session_state[view_key(slug)] = titles[0]          # stale value from an old URL

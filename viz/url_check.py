@@ -29,8 +29,9 @@ from viz.plain_text import elide, plain
 MAX_TEXT = 2000         # characters a URL-bound text box accepts unless it declares max_chars
 SHOWN_FIXES = 4         # fixes told in full; the others only by name
 SHOWN = 40              # characters of a bad value repeated in the notice
-# Parameters that are not widgets: classroom mode (viz.sidebar), Streamlit's embed options.
-NOT_WIDGETS = frozenset({"classroom", "embed", "embed_options"})
+# Parameters that are not widgets: classroom mode (viz.sidebar), Streamlit's embed options,
+# the lesson player's slide address (viz.lesson_player).
+NOT_WIDGETS = frozenset({"classroom", "embed", "embed_options", "lesson", "slide"})
 NOTICE_KEY = "_url_fixes"
 
 DECLARED_KEY = "_url_declared"   # the keys this run checked (session state, per run)

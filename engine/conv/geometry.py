@@ -259,6 +259,7 @@ STACKS: dict[str, tuple[LayerSpec, ...]] = {
                   _c(3, p=1), _c(3, p=1), LayerSpec("maxpool", 2, 2)),
     "conv + pool": (_c(5, p=2), LayerSpec("maxpool", 2, 2), _c(5, p=2),
                     LayerSpec("maxpool", 2, 2), _c(3, p=1)),
+    "k=2 x 4, no dilation": tuple(_c(2) for _ in range(4)),
     "dilated 1-2-4-8 (WaveNet, k=2)": tuple(_c(2, d=d) for d in (1, 2, 4, 8)),
     "dilated 3x3, 1-2-4-8": tuple(_c(3, p=d, d=d) for d in (1, 2, 4, 8)),
     "one 7x7": (_c(7, p=3),),

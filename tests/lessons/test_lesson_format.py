@@ -1,0 +1,151 @@
+"""The lesson validator: a malformed or hostile file gets a message naming the file, the slide
+and the field; parsing never executes anything; a valid file round-trips through the writer."""
+from __future__ import annotations
+
+import pytest
+
+from viz import lesson_library as library
+from viz.lesson_format import MAX_BYTES, LessonError, parse, validate
+from viz.lesson_measures import MEASURES
+from viz.lesson_toml import lesson_text
+
+GOOD_SLIDE = """
+[[slides]]
+page = "gradient_descent"
+title = "One step"
+text = "A round bowl."
+source = { notes = "004", figure = "2.6" }
+tab = "race"
+settings = { gd_kappa = 1, gd_loglr = 0.0, gd_methods = ["gd"] }
+[[slides.claims]]
+measure = "gradient_descent.gap"
+args = { method = "gd", k = 1 }
+what = "f − f* after one step"
+hi = 1e-20
+"""
+
+
+def load(text: str | bytes, name: str = "t.toml"):
+    return validate(parse(text, name), name, "t", library.PAGES, MEASURES)
+
+
+def rejected(text: str | bytes) -> LessonError:
+    with pytest.raises(LessonError) as info:
+        load(text)
+    return info.value
+
+
+def test_good_file_loads_and_its_claim_holds():
+    lesson = load('title = "T"\n' + GOOD_SLIDE)
+    slide = lesson.slides[0]
+    assert slide.view == "race" and slide.settings["gd_kappa"] == 1
+    assert slide.source.label == "notes 004, Figure 2.6"
+    value, ok = slide.claims[0].check(slide.settings)
+    assert ok, value
+
+
+@pytest.mark.parametrize("edit,slide,field,words", [
+    (("gradient_descent\"", "nosuchpage\""), 1, "page", "unknown page"),
+    (("tab = \"race\"", "tab = \"nosuchtab\""), 1, "tab", "no tab"),
+    (("gd_kappa = 1,", "gd_nosuch = 1,"), 1, "settings.gd_nosuch", "no control"),
+    (("gd_kappa = 1,", "gd_kappa = 8,"), 1, "settings.gd_kappa", "not a valid value"),
+    (("gd_kappa = 1,", "gd_kappa = \"1\","), 1, "settings.gd_kappa", "not a valid value"),
+    (("gd_loglr = 0.0", "gd_loglr = 99.0"), 1, "settings.gd_loglr", "not a valid value"),
+    (("gd_methods = [\"gd\"]", "gd_methods = [\"sgd9\"]"), 1, "settings.gd_methods",
+     "not a valid value"),
+    (("title = \"One step\"", "title = 3"), 1, "title", "expected text"),
+    (("title = \"One step\"", "titel = \"One step\""), 1, "titel", "unknown key"),
+    (("tab = \"race\"", "step = 99"), 1, "step", "tour steps"),
+    (("tab = \"race\"", "preset = \"nope\""), 1, "preset", "unknown preset"),
+    (("gradient_descent.gap", "gradient_descent.__init__"), 1, "claims[1].measure",
+     "unknown measure"),
+    (("gradient_descent.gap", "convolution.field"), 1, "claims[1].measure", "another page"),
+    (("k = 1 }", "k = 1, evil = 2 }"), 1, "claims[1].args", "evil"),
+    (("hi = 1e-20", "lo = 2\nhi = 1"), 1, "claims[1].lo", "must not exceed"),
+    (("hi = 1e-20", ""), 1, "claims[1].lo", "threshold"),
+    (("figure = \"2.6\"", "figure = \"2.6\", page = 3"), 1, "source.page", "unknown key"),
+])
+def test_bad_slide_names_file_slide_and_field(edit, slide, field, words):
+    text = 'title = "T"\n' + GOOD_SLIDE.replace(*edit)
+    err = rejected(text)
+    assert (err.file, err.slide, err.field) == ("t.toml", slide, field), str(err)
+    assert words in err.message, str(err)
+    assert str(err).startswith(f"t.toml, slide {slide}, field '{field}'")
+
+
+def test_error_names_the_second_slide():
+    text = 'title = "T"\n' + GOOD_SLIDE + GOOD_SLIDE.replace("gd_kappa = 1,", "gd_kappa = 0.5,")
+    assert rejected(text).slide == 2
+
+
+@pytest.mark.parametrize("text,words", [
+    (b"\xff\xfe not utf-8", "not UTF-8"),
+    ("title = \"T\"\n[[slides]\n", "not a TOML file"),
+    ("title: T\nslides:\n  - page: x\n", "not a TOML file"),                 # YAML
+    ("import os\nos.system('echo owned')\n", "not a TOML file"),              # Python
+    ('title = "T"\n', "at least one"),
+    ('title = "T"\nslides = 3\n', "expected a list"),
+    ('title = "T"\nslides = [1, 2]\n', "must be a table"),
+    ('title = "T"\nhack = 1\n' + GOOD_SLIDE, "unknown key"),
+    ('title = ""\n' + GOOD_SLIDE, "is empty"),
+    ('title = "T"\n[[slides]]\npage = "gradient_descent"\ntitle = "x"\n', "missing"),
+])
+def test_malformed_files_are_rejected(text, words):
+    err = rejected(text)
+    assert words in str(err)
+    assert str(err).startswith("t.toml")
+
+
+def test_huge_file_is_rejected_before_parsing():
+    err = rejected(b"#" * (MAX_BYTES + 1))
+    assert "at most" in str(err)
+
+
+def test_too_many_slides():
+    text = 'title = "T"\n' + "".join(GOOD_SLIDE.replace("One step", f"S{i}")
+                                     for i in range(201))
+    assert "at most 200" in str(rejected(text))
+
+
+def test_deeply_nested_toml_does_not_crash():
+    text = 'title = "T"\nx = ' + "[" * 2000 + "]" * 2000 + "\n"
+    with pytest.raises(LessonError):
+        load(text)
+
+
+def test_written_lesson_round_trips():
+    lesson = load('title = "T"\n' + GOOD_SLIDE)
+    slide = lesson.slides[0]
+    text = lesson_text("Mine: \"quoted\" ✓", [{"page": slide.page, "title": "A \\ b",
+                                              "text": "line\nbreak", "tab": slide.view,
+                                              "settings": dict(slide.own)}])
+    again = load(text)
+    assert again.title == "Mine: \"quoted\" ✓"
+    assert again.slides[0].settings == slide.settings
+    assert again.slides[0].text == "line\nbreak"
+
+
+def test_upload_gets_its_own_id():
+    lesson = library.from_upload(('title = "T"\n' + GOOD_SLIDE).encode(), "My Lecture!.toml")
+    assert lesson.id.startswith("my-") and lesson.id not in library.shipped_ids()
+
+
+def test_play_needs_a_tab_with_live_training():
+    err = rejected('title = "T"\n' + GOOD_SLIDE.replace('tab = "race"', 'tab = "race"\nplay = true'))
+    assert (err.slide, err.field) == (1, "play") and "no live training" in err.message
+
+
+def test_play_on_a_training_tab_names_its_live_key():
+    text = ('title = "T"\n[[slides]]\npage = "generalization"\ntitle = "t"\ntext = "x"\n'
+            'tab = "overfit"\nplay = true\n')
+    assert load(text).slides[0].play == "gen_overfit"
+
+
+def test_live_keys_are_the_pages_own():
+    """Every LIVE_KEYS entry names a tab of its page and a live_training key its file uses."""
+    from viz.lesson_format import LIVE_KEYS
+    from viz.topics import ROOT
+    for (slug, tab), key in LIVE_KEYS.items():
+        assert tab in [v.key for v in library.PAGES[slug].VIEWS], (slug, tab)
+        source = (ROOT / "topic_pages" / f"{slug}.py").read_text(encoding="utf-8")
+        assert f'"{key}"' in source, (slug, key)

@@ -1,0 +1,166 @@
+"""The lesson player in the app (AppTest): a slide link opens its page with the slide's
+settings and tab, its text beside the figure; Next/Previous move across pages and keep the URL
+naming the slide; bad links get a message, never a traceback. Also the gallery's lesson list,
+the "Add this view to my lesson" builder and the figure index's search."""
+from __future__ import annotations
+
+import pytest
+
+from tests.apptest import run_app
+from viz import lesson_gallery as gallery
+from viz import lesson_library as library
+from viz.lesson_format import parse, validate
+from viz.lesson_measures import MEASURES
+from viz.lesson_toml import lesson_text
+
+LESSON = "02-backprop-and-relu-networks"     # slides 8 -> 9 cross from backpropagation to ReLU
+
+
+def _q(at, key: str) -> str:
+    """One URL query parameter's value (AppTest may hold a str or a list)."""
+    value = at.query_params[key]
+    return str(value[0] if isinstance(value, list) else value)
+
+
+def _bold(at) -> list[str]:
+    return [m.value for m in at.markdown if m.value.startswith("**")]
+
+
+def test_slide_link_opens_its_page_with_its_settings():
+    at = run_app({"lesson": LESSON, "slide": "9"})
+    assert not at.exception, [e.value for e in at.exception]
+    slide = library.shipped(LESSON).slides[8]
+    assert [t.value for t in at.title] == ["ReLU linear regions"]
+    assert f"**{slide.title}**" in _bold(at) and "**9/15**" in _bold(at)
+    assert at.session_state["rr_widths"] == "3" and at.session_state["rr_box"] == 4.0
+    assert at.session_state["relu_regions_view"] == "1-D & sawtooth"
+    assert any(slide.source.label in c.value for c in at.caption)
+
+
+def test_next_and_previous_cross_pages_and_keep_the_url():
+    at = run_app({"lesson": LESSON, "slide": "8", "classroom": "1"})
+    assert [t.value for t in at.title] == ["Backpropagation on a graph"]
+    at.button(key="lesson_next").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [t.value for t in at.title] == ["ReLU linear regions"]
+    assert _q(at, "slide") == "9" and _q(at, "lesson") == LESSON
+    assert _q(at, "classroom") == "1"
+    at.button(key="lesson_prev").click().run()
+    assert [t.value for t in at.title] == ["Backpropagation on a graph"]
+    assert _q(at, "slide") == "8"
+    assert at.session_state["bp_m"] == 64          # the preset of slide 8 applied again
+
+
+def test_first_and_last_slides_disable_their_button():
+    first = run_app({"lesson": LESSON, "slide": "1"})
+    assert first.button(key="lesson_prev").disabled
+    last = run_app({"lesson": LESSON, "slide": "999"})          # clamped to the last slide
+    assert not last.exception
+    assert last.button(key="lesson_next").disabled
+    assert _q(last, "slide") == "15"
+
+
+def test_close_leaves_the_page_as_it_is():
+    at = run_app({"lesson": LESSON, "slide": "9"})
+    at.button(key="lesson_close").click().run()
+    assert not at.exception
+    assert "lesson" not in at.query_params
+    assert [t.value for t in at.title] == ["ReLU linear regions"]
+    assert at.session_state["rr_widths"] == "3"
+
+
+@pytest.mark.parametrize("query,words", [
+    ({"lesson": "no-such-lesson"}, "no such lesson"),
+    ({"lesson": "../../etc/passwd"}, "no such lesson"),
+    ({"lesson": "my-gone"}, "upload the file again"),
+])
+def test_bad_lesson_links_say_why(query, words):
+    at = run_app(query)
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(words in e.value for e in at.error), [e.value for e in at.error]
+    assert [t.value for t in at.title] == ["Deep-learning playground"]   # the gallery stays
+
+
+def test_bad_slide_number_falls_back_to_the_first():
+    at = run_app({"lesson": LESSON, "slide": "two"})
+    assert not at.exception
+    assert _q(at, "slide") == "1"
+
+
+def test_gallery_lists_the_lessons():
+    at = run_app()
+    assert not at.exception
+    frames = at.dataframe
+    assert frames, "the gallery shows the lessons table"
+    listed = frames[0].value
+    assert len(listed) == len(library.shipped_ids())
+    assert listed["slides"].sum() == sum(len(library.shipped(i).slides)
+                                         for i in library.shipped_ids())
+
+
+def test_add_this_view_builds_a_lesson_that_validates():
+    at = run_app(page="topic_pages/gradient_descent.py")
+    at.session_state["gd_kappa"] = 50
+    at.session_state["gradient_descent_view"] = "Step factor |1 − ηλ|"
+    at.run()
+    at.button(key="lesson_add").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    draft = at.session_state[gallery.DRAFT_KEY]
+    assert len(draft) == 1 and draft[0]["page"] == "gradient_descent"
+    assert draft[0]["tab"] == "factor" and draft[0]["settings"]["gd_kappa"] == 50
+    lesson = validate(parse(lesson_text("My lesson", draft), "my.toml"), "my.toml", "my",
+                      library.PAGES, MEASURES)
+    assert lesson.slides[0].settings["gd_kappa"] == 50 and lesson.slides[0].view == "factor"
+
+
+def test_figure_index_rows_and_search():
+    rows = gallery.figure_rows(library.outlines())
+    assert len(rows) == sum(len(library.shipped(i).slides) for i in library.shipped_ids())
+    fig25 = [r for r in rows if gallery._matches(r, "004 2.5")]
+    assert fig25 and all(r["figure"] == "Figure 2.5" and r["notes"] == "004" for r in fig25)
+    assert not [r for r in rows if gallery._matches(r, "004 2.50")]
+    assert all(r["chapter"] == "3" for r in rows if gallery._matches(r, "004 3"))
+    assert [r for r in rows if gallery._matches(r, "momentum")]
+    assert all(r["open"].startswith("./?lesson=") for r in rows)
+
+
+def test_a_training_slide_presses_play_and_can_be_skipped():
+    at = run_app({"lesson": "11-generalization", "slide": "1"})
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["_lesson_play"] == "gen_overfit"
+    scripts = [h.proto.body for h in at.get("html")]
+    assert any(".st-key-gen_overfit__play button" in b for b in scripts)   # presses Play
+    assert any("trains live" in c.value for c in at.caption)
+    at.button(key="gen_overfit__play").click().run()        # what the script's click does
+    assert at.session_state["gen_overfit__playing"] is True
+    at.button(key="lesson_next").click().run()              # skip while it trains
+    assert not at.exception, [e.value for e in at.exception]
+    assert _q(at, "slide") == "2" and at.session_state["gen_dropout"] == 0.5
+    assert at.session_state["gen_overfit__playing"] is False   # a fresh, paused trainer
+
+
+def test_activations_tab_draws_phi_and_its_slope():
+    at = run_app({"lesson": "00-activation-functions", "slide": "4"})
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["initialization_view"] == "Activations φ, φ′"
+    caption = " ".join(c.value for c in at.caption)
+    assert "sigmoid: max φ′ = 0.25" in caption and "relu: max φ′ = 1" in caption
+    from tests.apptest import chart_figure
+    fig = chart_figure(at, "in_phi_fig")
+    assert len(fig["data"]) == 6                     # φ and φ′ of three activations
+
+
+def test_an_uploaded_lesson_plays_in_its_session():
+    from streamlit.testing.v1 import AppTest
+
+    from tests.apptest import APP, TIMEOUT
+    text = ('title = "Mine"\n[[slides]]\npage = "attention"\ntitle = "Causal"\ntext = "x"\n'
+            'tab = "masks"\nsettings = { at_mask = "causal", at_mask_n = 8 }\n')
+    lesson = library.from_upload(text.encode(), "mine.toml")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state[library.UPLOADED_KEY] = lesson
+    at.query_params["lesson"] = lesson.id
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [t.value for t in at.title] == ["Attention maps"]
+    assert at.session_state["at_mask_n"] == 8 and "**Causal**" in _bold(at)

@@ -1,0 +1,55 @@
+"""Every slide of every shipped lesson plays: its page and tab exist, its settings are declared
+controls with valid values (the validator, viz/lesson_format.py), it cites a figure of the
+notes, and every claim it makes holds on its settings."""
+from __future__ import annotations
+
+import pytest
+
+from viz import lesson_library as library
+from viz.lesson_library import PAGES
+
+IDS = library.shipped_ids()
+SLIDES = [(lid, i) for lid in IDS for i in range(len(library.shipped(lid).slides))]
+CLAIMS = [(lid, i, j) for lid, i in SLIDES
+          for j in range(len(library.shipped(lid).slides[i].claims))]
+
+
+def _claim_param(lid, i, j):
+    claim = library.shipped(lid).slides[i].claims[j]
+    marks = [pytest.mark.slow] if claim.slow else []
+    return pytest.param(lid, i, j, marks=marks, id=f"{lid}:{i + 1}:{claim.what}")
+
+
+def test_lessons_are_shipped():
+    assert len(IDS) >= 1
+    assert all(library.shipped(lid).slides for lid in IDS)
+
+
+@pytest.mark.parametrize("lid,i", SLIDES, ids=lambda v: str(v))
+def test_slide_is_playable(lid, i):
+    slide = library.shipped(lid).slides[i]
+    module = PAGES[slide.page]
+    assert slide.view in [v.key for v in module.VIEWS]
+    assert not module.STATE.problems(slide.settings)
+    assert set(slide.settings) == set(module.STATE)
+    assert slide.source is not None, "every shipped slide cites the figure it reproduces"
+    assert slide.claims, "every shipped slide states something measured"
+
+
+@pytest.mark.parametrize("lid,i,j", [_claim_param(*c) for c in CLAIMS])
+def test_slide_claim_holds(lid, i, j):
+    slide = library.shipped(lid).slides[i]
+    claim = slide.claims[j]
+    value, ok = claim.check(slide.settings)
+    assert ok, f"{lid} slide {i + 1} ({slide.title}): {claim.what} measured {value:.6g}, " \
+               f"expected {claim.threshold}"
+
+
+def test_slide_sources_are_distinct_states():
+    """Two slides of one lesson never show the identical state (a copy-paste slip)."""
+    for lid in IDS:
+        seen = {}
+        for i, s in enumerate(library.shipped(lid).slides, 1):
+            key = (s.page, s.view, repr(sorted(s.settings.items())), s.title)
+            assert key not in seen, f"{lid}: slides {seen[key]} and {i} are the same"
+            seen[key] = i
