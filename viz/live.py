@@ -58,10 +58,10 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from engine.handle import TrainerBusy, TrainerHandle, TrainerLost, TrainerView, WAIT_S
 from engine.training import Trainer, TickResult
 from engine.workers import get_pool, open_handle, trainer_mode
-from viz import live_push, session
+from viz import live_push, screen, session, viewport
 from viz.frame_budget import BUDGET
 from viz.parts import Caption
-from viz.render import live_frame
+from viz.render import live_frame, rows_above
 
 DEFAULT_BUDGET_S = 0.4   # docs/ARCHITECTURE.md: time-budgeted ticks keep ~0.6-0.8x plain-loop speed
 DEFAULT_INTERVAL_S = 0.5
@@ -284,12 +284,16 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
         state.pop(k["push_source"], None)     # its token stops answering: the poller stops
     every, base = _redraw_interval(key, interval_s, playing, push)
 
+    present_px = (screen.present_height(viewport.height(), screen.LIVE_ROW_PX)
+                  if session.classroom() else None)
+
     def make_source(parts) -> live_push.Source:
         ctx = get_script_run_ctx(suppress_warning=True)
         return live_push.Source(handle=handle, parts=parts, who=_who(key),
                                 session_id=ctx.session_id if ctx is not None else None,
                                 base_interval_s=base, classroom=session.classroom(),
-                                max_total_steps=max_total_steps, status=status_text)
+                                max_total_steps=max_total_steps, status=status_text,
+                                present_px=present_px)
 
     @st.fragment(run_every=every)
     def _frame() -> None:
@@ -327,8 +331,10 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
         ctx = live_push.FrameContext(state, key, handle, push=push,
                                      probe=not push and live_push.enabled(mode)
                                      and not state.get(k["push_off"]),
-                                     classroom=session.classroom(), make_source=make_source)
-        with live_frame(playing and handle.playing), live_push.frame_context(ctx):
+                                     classroom=session.classroom(), make_source=make_source,
+                                     present_px=present_px)
+        with live_frame(playing and handle.playing), live_push.frame_context(ctx), \
+                rows_above(screen.LIVE_ROW_PX):
             draw(view, tick)
             if push:                          # the status line above, pushed like the parts
                 with status:

@@ -10,6 +10,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import streamlit as st
 
+from viz import session, viewport
 from viz.topics import ROOT, TOPICS_BY_SLUG
 from viz.widgets import CHOOSE, settings_match
 
@@ -136,6 +137,21 @@ def _apply_everywhere(slug: str, views: Sequence[View], settings: Mapping[str, A
     st.rerun(scope="app")
 
 
+def _present_header(topic, presets, steps, views, slug: str) -> None:
+    """Classroom mode: ONE line (title, preset picker, tour arrows), so the screen height goes
+    to the figure; the sentence becomes the title's tooltip and the formula moves under the
+    tabs (topic_page)."""
+    head = st.columns([1.5, 1.25, 1.25], vertical_alignment="center", gap="small")
+    with head[0]:
+        st.title(topic.title, help=topic.sentence)
+    if presets:
+        with head[1]:
+            _preset_picker(slug, presets, views)
+    if steps:
+        with head[2]:
+            _tour_bar(slug, steps, views, counter=False)
+
+
 def _header(topic, formula: str | None, presets, steps, views, slug: str) -> None:
     """Title and sentence on the left; preset picker and tour over the formula on the right."""
     head = st.columns([2.1, 2.9], vertical_alignment="top", gap="medium")
@@ -169,7 +185,7 @@ def _preset_picker(slug: str, presets, views) -> None:
                       "phenomenon; its text appears beside the figure.")
 
 
-def _tour_bar(slug: str, steps, views) -> None:
+def _tour_bar(slug: str, steps, views, counter: bool = True) -> None:
     key = tour_key(slug)
     active = st.session_state.get(key)
     n = len(steps)
@@ -190,7 +206,8 @@ def _tour_bar(slug: str, steps, views) -> None:
                    width="stretch", help="Next step")
     cols[2].button("", key=f"{key}__close", on_click=_go, args=(None,),
                    icon=":material/close:", width="stretch", help="Close the tour")
-    st.caption(f"Tour step {active + 1} of {n}")
+    if counter:                     # (the card beside the figure also says "k/N")
+        st.caption(f"Tour step {active + 1} of {n}")
 
 
 def _note_card(slug: str, presets, steps, views) -> None:
@@ -201,12 +218,12 @@ def _note_card(slug: str, presets, steps, views) -> None:
         step = steps[active]
         with st.container(border=True, key=f"{slug}__card"):
             st.markdown(f"**{active + 1}/{len(steps)} · {step.title}**")
-            st.markdown(step.body)
-            if step.settings or step.view:
+            if step.settings or step.view:   # before the text: on the first screen always
                 st.button("Show me", key=f"{tour_key(slug)}__show", type="primary",
                           icon=":material/visibility:", width="stretch",
                           on_click=_apply_everywhere,
                           args=(slug, views, step.settings, step.view))
+            st.markdown(step.body)
         return
     chosen = st.session_state.get(preset_key(slug))
     if presets and chosen in presets:
@@ -242,15 +259,22 @@ def topic_page(slug: str, *, state, views: Sequence[View], formula: str | None =
     presets and steps may only name its keys (tests/pages/test_skeleton.py checks)."""
     topic = TOPICS_BY_SLUG[slug]
     presets = presets or {}
-    _header(topic, formula, presets, steps, views, slug)
+    present = session.classroom()
+    if present:
+        viewport.watch()              # figure heights follow the projector's screen
+        _present_header(topic, presets, steps, views, slug)
+    else:
+        _header(topic, formula, presets, steps, views, slug)
     titles = [v.title for v in views]
     if st.session_state.get(view_key(slug)) not in (None, *titles):
         st.session_state[view_key(slug)] = titles[0]          # stale value from an old URL
     if len(views) == 1:
         _run_view(slug, views[0], presets, steps, views)
-        return
-    tabs = st.tabs(titles, key=view_key(slug), bind="query-params", on_change="rerun")
-    for tab, view in zip(tabs, views):
-        if tab.open:
-            with tab:
-                _run_view(slug, view, presets, steps, views)
+    else:
+        tabs = st.tabs(titles, key=view_key(slug), bind="query-params", on_change="rerun")
+        for tab, view in zip(tabs, views):
+            if tab.open:
+                with tab:
+                    _run_view(slug, view, presets, steps, views)
+    if present and formula:
+        st.latex(formula)
