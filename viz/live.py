@@ -58,10 +58,10 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from engine.handle import TrainerBusy, TrainerHandle, TrainerLost, TrainerView, WAIT_S
 from engine.training import Trainer, TickResult
 from engine.workers import get_pool, open_handle, trainer_mode
-from viz import live_push, screen, session, viewport
+from viz import live_push, screen, session
 from viz.frame_budget import BUDGET
 from viz.parts import Caption
-from viz.render import live_frame, rows_above
+from viz.render import live_frame, present_height, rows_above
 
 DEFAULT_BUDGET_S = 0.4   # docs/ARCHITECTURE.md: time-budgeted ticks keep ~0.6-0.8x plain-loop speed
 DEFAULT_INTERVAL_S = 0.5
@@ -276,7 +276,9 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
     spf = cols[3].slider("Steps per frame", 1, max_steps_per_frame, steps_per_frame,
                          key=f"{key}__spf",
                          help=f"Iterations per redraw (each frame also stops after "
-                              f"{budget_s:.1f} s of training).")
+                              f"{budget_s:.1f} s of training).",
+                         # the projector: one row of controls, the height goes to the figure
+                         label_visibility="collapsed" if session.classroom() else "visible")
 
     mode = trainer_mode()
     push = playing and live_push.enabled(mode) and bool(state.get(live_push.pushes_key(key)))
@@ -284,8 +286,8 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
         state.pop(k["push_source"], None)     # its token stops answering: the poller stops
     every, base = _redraw_interval(key, interval_s, playing, push)
 
-    present_px = (screen.present_height(viewport.height(), screen.LIVE_ROW_PX)
-                  if session.classroom() else None)
+    with rows_above(screen.LIVE_ROW_PX):
+        present_px = present_height() if session.classroom() else None
 
     def make_source(parts) -> live_push.Source:
         ctx = get_script_run_ctx(suppress_warning=True)

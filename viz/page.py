@@ -82,6 +82,9 @@ def inject_css(name: str) -> None:
 # Each view runs inside its own st.fragment: moving one of its widgets reruns that view only.
 
 
+PRESENT_CONTROLS = 0.85     # classroom mode: the controls column's share of its width
+
+
 @dataclass(frozen=True)
 class View:
     """One tab of a page. `draw(panel)` fills panel.controls (the narrow column beside the
@@ -235,11 +238,18 @@ def _note_card(slug: str, presets, steps, views) -> None:
             st.caption(f"Controls changed since the preset “{chosen}” was applied.")
 
 
+def _split(view: View) -> tuple[float, float]:
+    """Controls : figure width; classroom mode gives the figure a bit more (the projector's
+    figure must cover at least 45% of the screen)."""
+    controls, figure = view.split
+    return (controls * PRESENT_CONTROLS, figure) if session.classroom() else (controls, figure)
+
+
 def _run_view(slug: str, view: View, presets, steps, views) -> None:
     def body() -> None:
         if len(views) > 1 and st.session_state.get(view_key(slug), view.title) != view.title:
             st.rerun(scope="app")      # a fragment rerun after another tab was asked for
-        left, right = st.columns(view.split, gap="medium")
+        left, right = st.columns(_split(view), gap="medium")
         notes = st.container()
         with left:
             _note_card(slug, presets, steps, views)

@@ -60,6 +60,16 @@ def rows_above(px: int) -> Iterator[None]:
         _frame.above = before
 
 
+def present_height() -> int:
+    """Classroom height of a large figure: from the window's height and where the page's
+    first figure starts (viz/viewport.py) when the browser reported it, else from the
+    layout's usual header height and the rows_above of this frame."""
+    top = viewport.figure_top()
+    if top is not None:
+        return screen.present_height(viewport.height(), top - screen.FIGURE_TOP_PX)
+    return screen.present_height(viewport.height(), getattr(_frame, "above", 0))
+
+
 def in_playing_frame() -> bool:
     return getattr(_frame, "playing", False)
 
@@ -107,8 +117,7 @@ def show_figure(fig: go.Figure, *, key: str | None = None, on_select="ignore",
     if height is not None:
         fig.update_layout(height=height)
     elif classroom and screen.is_large(fig.layout.height):
-        fig.update_layout(height=screen.present_height(viewport.height(),
-                                                       getattr(_frame, "above", 0)))
+        fig.update_layout(height=present_height())
     if in_playing_frame() and live_canvas.enabled():
         spec = live_canvas.to_spec(fig)
         if spec is not None:

@@ -62,9 +62,9 @@ def screen_series(y: np.ndarray, width_px: int = 800) -> np.ndarray:
 # what lies above a figure's top on the projector is the one-line header, the tab row and
 # paddings (assets/classroom.css keeps them at about FIGURE_TOP_PX), and the figure's bottom
 # edge keeps a small margin, so a whole figure is on the first screen at any window height.
-FIGURE_TOP_PX = 128
-FIGURE_BOTTOM_PX = 14
-LIVE_ROW_PX = 142           # a live view's Play row and status line (viz/live.py)
+FIGURE_TOP_PX = 126
+FIGURE_BOTTOM_PX = 12
+LIVE_ROW_PX = 110           # a live view's Play row and status line (viz/live.py)
 MIN_PRESENT_PX = 300        # a figure smaller than this (a strip, a bar) keeps its own height
 
 
