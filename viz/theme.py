@@ -174,13 +174,17 @@ def _log_span(fig: go.Figure, name: str) -> float | None:
     return float(np.log10(hi / lo)) if hi > 0 and np.isfinite(lo) else None
 
 
+MAX_DECADES = 8      # decade labels on one log axis (classroom tick labels are 19 px)
+
+
 def _log_axes_by_decade(fig: go.Figure) -> None:
-    """A log axis spanning a decade or more labels the decades only (10⁰, 10¹, ...): Plotly's
-    default labels minor ticks with bare digits (5 4 3 2 10 9 ... 5), so 50 and 5 read alike."""
+    """A log axis spanning a decade or more labels decades only (10⁰, 10¹, ...; every k-th
+    when it spans more than MAX_DECADES): Plotly's default labels minor ticks with bare
+    digits (5 4 3 2 10 9 ... 5), so 50 and 5 read alike."""
     for name in _axis_names(fig):
         axis = fig.layout[name]
         if axis.type != "log" or axis.tickvals is not None or axis.dtick is not None:
             continue
         span = _log_span(fig, name)
-        if span is not None and span >= 1:
-            axis.update(dtick=1, exponentformat="power")
+        if span is not None and span >= 1:       # every k-th decade: at most MAX_DECADES labels
+            axis.update(dtick=max(1, int(np.ceil(span / MAX_DECADES))), exponentformat="power")
