@@ -58,10 +58,10 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from engine.handle import TrainerBusy, TrainerHandle, TrainerLost, TrainerView, WAIT_S
 from engine.training import Trainer, TickResult
 from engine.workers import get_pool, open_handle, trainer_mode
-from viz import live_push, session
+from viz import live_push, screen, session
 from viz.frame_budget import BUDGET
 from viz.parts import Caption
-from viz.render import live_frame
+from viz.render import live_frame, present_height, rows_above
 
 DEFAULT_BUDGET_S = 0.4   # docs/ARCHITECTURE.md: time-budgeted ticks keep ~0.6-0.8x plain-loop speed
 DEFAULT_INTERVAL_S = 0.5
@@ -286,7 +286,9 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
     spf = cols[3].slider("Steps per frame", 1, max_steps_per_frame, steps_per_frame,
                          key=f"{key}__spf",
                          help=f"Iterations per redraw (each frame also stops after "
-                              f"{budget_s:.1f} s of training).")
+                              f"{budget_s:.1f} s of training).",
+                         # the projector: one row of controls, the height goes to the figure
+                         label_visibility="collapsed" if session.classroom() else "visible")
     state[kept] = spf
 
     mode = trainer_mode()
@@ -298,12 +300,16 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
     if pending and every is None:
         every = FIRST_VIEW_POLL_S
 
+    with rows_above(screen.LIVE_ROW_PX):
+        present_px = present_height() if session.classroom() else None
+
     def make_source(parts) -> live_push.Source:
         ctx = get_script_run_ctx(suppress_warning=True)
         return live_push.Source(handle=handle, parts=parts, who=_who(key),
                                 session_id=ctx.session_id if ctx is not None else None,
                                 base_interval_s=base, classroom=session.classroom(),
-                                max_total_steps=max_total_steps, status=status_text)
+                                max_total_steps=max_total_steps, status=status_text,
+                                present_px=present_px)
 
     @st.fragment(run_every=every)
     def _frame() -> None:
@@ -350,8 +356,10 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
         ctx = live_push.FrameContext(state, key, handle, push=push,
                                      probe=not push and live_push.enabled(mode)
                                      and not state.get(k["push_off"]),
-                                     classroom=session.classroom(), make_source=make_source)
-        with live_frame(playing and handle.playing), live_push.frame_context(ctx):
+                                     classroom=session.classroom(), make_source=make_source,
+                                     present_px=present_px)
+        with live_frame(playing and handle.playing), live_push.frame_context(ctx), \
+                rows_above(screen.LIVE_ROW_PX):
             draw(view, tick)
             if push:                          # the status line above, pushed like the parts
                 with status:

@@ -85,6 +85,7 @@ class Source:
     base_interval_s: float
     classroom: bool
     max_total_steps: int | None = None
+    present_px: int | None = None        # classroom figure height (viz.screen.present_height)
     status: Callable[[Any, Any], str] | None = None
     fallback: bool = False               # set by the route: a part stopped being drawable
     pause_asked: bool = False            # set by the route: the browser's Pause was clicked
@@ -140,6 +141,7 @@ class FrameContext:
     probe: bool                      # paused, worker mode: check the parts are drawable
     classroom: bool
     make_source: Callable[[Callable[..., Parts]], Source]
+    present_px: int | None = None
     registered: Source | None = None
     payload: Payload | None = None       # the registered frame's payloads (mounted as they are)
 
@@ -178,7 +180,7 @@ def live_parts(fn: PartsFn, view: Any, **inputs: Any) -> Parts:
     bound = functools.partial(fn, **inputs)
     parts = bound(view, ctx.handle.read)
     if ctx.push or ctx.probe:
-        payload = Payload.of(parts, ctx.classroom)
+        payload = Payload.of(parts, ctx.classroom, ctx.present_px)
         drawable = payload.drawable()
         ctx.state[pushes_key(ctx.key)] = drawable
         if ctx.push and drawable:
@@ -302,7 +304,7 @@ def _frame(source: Source) -> dict:
         return {"slots": {}, "next_ms": next_ms, "rerun": False}
     if source.status is not None:
         parts[STATUS_SLOT] = Caption(source.status(view, tick))
-    payload = Payload.of(parts, source.classroom)
+    payload = Payload.of(parts, source.classroom, source.present_px)
     if not payload.drawable():
         source.fallback = True
         return {"slots": {}, "next_ms": next_ms, "rerun": True}

@@ -10,9 +10,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import streamlit as st
 
-from viz import url_check
+from viz import lesson_player, session, url_check, viewport
 from viz.state import Control
-from viz import lesson_player
 from viz.topics import ROOT, TOPICS_BY_SLUG
 from viz.widgets import CHOOSE, settings_match
 
@@ -84,6 +83,9 @@ def inject_css(name: str) -> None:
 # Each view runs inside its own st.fragment: moving one of its widgets reruns that view only.
 
 
+PRESENT_CONTROLS = 0.85     # classroom mode: the controls column's share of its width
+
+
 @dataclass(frozen=True)
 class View:
     """One tab of a page. `draw(panel)` fills panel.controls (the narrow column beside the
@@ -140,6 +142,21 @@ def _apply_everywhere(slug: str, views: Sequence[View], settings: Mapping[str, A
     st.rerun(scope="app")
 
 
+def _present_header(topic, presets, steps, views, slug: str) -> None:
+    """Classroom mode: ONE line (title, preset picker, tour arrows), so the screen height goes
+    to the figure; the sentence becomes the title's tooltip and the formula moves under the
+    tabs (topic_page)."""
+    head = st.columns([1.5, 1.25, 1.25], vertical_alignment="center", gap="small")
+    with head[0]:
+        st.title(topic.title, help=topic.sentence)
+    if presets:
+        with head[1]:
+            _preset_picker(slug, presets, views)
+    if steps:
+        with head[2]:
+            _tour_bar(slug, steps, views, counter=False)
+
+
 def _header(topic, formula: str | None, presets, steps, views, slug: str) -> None:
     """Title and sentence on the left; preset picker and tour over the formula on the right."""
     head = st.columns([2.1, 2.9], vertical_alignment="top", gap="medium")
@@ -173,7 +190,7 @@ def _preset_picker(slug: str, presets, views) -> None:
                       "phenomenon; its text appears beside the figure.")
 
 
-def _tour_bar(slug: str, steps, views) -> None:
+def _tour_bar(slug: str, steps, views, counter: bool = True) -> None:
     key = tour_key(slug)
     active = st.session_state.get(key)
     n = len(steps)
@@ -196,7 +213,8 @@ def _tour_bar(slug: str, steps, views) -> None:
                    width="stretch", help="Next step")
     cols[2].button("", key=f"{key}__close", on_click=_go, args=(None,),
                    icon=":material/close:", width="stretch", help="Close the tour")
-    st.caption(f"Tour step {active + 1} of {n}")
+    if counter:                     # (the card beside the figure also says "k/N")
+        st.caption(f"Tour step {active + 1} of {n}")
 
 
 def _claim_list(claims, state, on_screen: bool, own=None) -> None:
@@ -220,14 +238,14 @@ def _note_card(slug: str, presets, steps, views, state=None) -> None:
         step = steps[active]
         with st.container(border=True, key=f"{slug}__card"):
             st.markdown(f"**{active + 1}/{len(steps)} · {step.title}**")
-            st.markdown(step.body)
-            _claim_list(step.claims, state, settings_match(step.held),
-                        {k: step.settings[k] for k in step.acts_on})
-            if step.settings or step.view:
+            if step.settings or step.view:   # before the text: on the first screen always
                 st.button("Show me", key=f"{tour_key(slug)}__show", type="primary",
                           icon=":material/visibility:", width="stretch",
                           on_click=_apply_everywhere,
                           args=(slug, views, step.settings, step.view))
+            st.markdown(step.body)
+            _claim_list(step.claims, state, settings_match(step.held),
+                        {k: step.settings[k] for k in step.acts_on})
         return
     chosen = st.session_state.get(preset_key(slug))
     if presets and chosen in presets:
@@ -242,11 +260,18 @@ def _note_card(slug: str, presets, steps, views, state=None) -> None:
             st.caption(f"Controls changed since the preset “{chosen}” was applied.")
 
 
+def _split(view: View) -> tuple[float, float]:
+    """Controls : figure width; classroom mode gives the figure a bit more (the projector's
+    figure must cover at least 45% of the screen)."""
+    controls, figure = view.split
+    return (controls * PRESENT_CONTROLS, figure) if session.classroom() else (controls, figure)
+
+
 def _run_view(slug: str, view: View, presets, steps, views, state=None) -> None:
     def body() -> None:
         if len(views) > 1 and st.session_state.get(view_key(slug), view.title) != view.title:
             st.rerun(scope="app")      # a fragment rerun after another tab was asked for
-        left, right = st.columns(view.split, gap="medium")
+        left, right = st.columns(_split(view), gap="medium")
         notes = st.container()
         with left:
             _note_card(slug, presets, steps, views, state)
@@ -273,14 +298,21 @@ def topic_page(slug: str, *, state, views: Sequence[View], formula: str | None =
                                  options=titles)])
     url_check.declare_page()                    # unknown URL parameters dropped after the run
     lesson_player.enter(slug, state, views)     # a slide's settings, over the URL's
-    _header(topic, formula, presets, steps, views, slug)
+    present = session.classroom()
+    if present:
+        viewport.watch()              # figure heights follow the projector's screen
+        _present_header(topic, presets, steps, views, slug)
+    else:
+        _header(topic, formula, presets, steps, views, slug)
     if st.session_state.get(view_key(slug)) not in (None, *titles):
         st.session_state[view_key(slug)] = titles[0]          # stale value from an old URL
     if len(views) == 1:
         _run_view(slug, views[0], presets, steps, views, state)
-        return
-    tabs = st.tabs(titles, key=view_key(slug), bind="query-params", on_change="rerun")
-    for tab, view in zip(tabs, views):
-        if tab.open:
-            with tab:
-                _run_view(slug, view, presets, steps, views, state)
+    else:
+        tabs = st.tabs(titles, key=view_key(slug), bind="query-params", on_change="rerun")
+        for tab, view in zip(tabs, views):
+            if tab.open:
+                with tab:
+                    _run_view(slug, view, presets, steps, views, state)
+    if present and formula:
+        st.latex(formula)

@@ -25,6 +25,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from viz import live_canvas
+from viz.screen import is_large
 from viz.theme import style_figure
 
 # (label, value) or (label, value, help): one metric of a row
@@ -193,8 +194,16 @@ class Payload:
     slots: dict[str, dict | None] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, parts: Parts, classroom: bool) -> "Payload":
-        return cls({slot: part.payload(classroom) for slot, part in parts.items()})
+    def of(cls, parts: Parts, classroom: bool, present_px: int | None = None) -> "Payload":
+        """`present_px`: classroom mode's height for large figures (viz.render.show_figure
+        sizes the paused ones the same way, so Play does not change the picture's size)."""
+        slots = {slot: part.payload(classroom) for slot, part in parts.items()}
+        if classroom and present_px:
+            for payload in slots.values():
+                layout = (payload or {}).get("spec", {}).get("layout")
+                if layout is not None and is_large(layout.get("height")):
+                    layout["height"] = int(present_px)
+        return cls(slots)
 
     def drawable(self) -> bool:
         return all(p is not None for p in self.slots.values())

@@ -20,7 +20,7 @@ from typing import Iterator, Sequence
 import plotly.graph_objects as go
 import streamlit as st
 
-from viz import live_canvas, session
+from viz import live_canvas, screen, session, viewport
 from viz.theme import style_figure
 from viz.parts import Metric, metrics_html
 
@@ -29,6 +29,9 @@ from viz.parts import Metric, metrics_html
 # mutations per slider move.
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2},
                  "showAxisDragHandles": False}
+
+# The projector shows no modebar: it covered chart titles, and a class does not zoom.
+PRESENT_CONFIG = {**PLOTLY_CONFIG, "displayModeBar": False}
 
 _frame = threading.local()       # per script thread: is a playing live frame drawing now?
 
@@ -43,6 +46,28 @@ def live_frame(playing: bool) -> Iterator[None]:
         yield
     finally:
         _frame.playing, _frame.count = before
+
+
+@contextlib.contextmanager
+def rows_above(px: int) -> Iterator[None]:
+    """Figures drawn inside have `px` of controls above them in their column (a live view's
+    Play row and status line): classroom mode takes that from their height."""
+    before = getattr(_frame, "above", 0)
+    _frame.above = before + px
+    try:
+        yield
+    finally:
+        _frame.above = before
+
+
+def present_height() -> int:
+    """Classroom height of a large figure: from the window's height and where the page's
+    first figure starts (viz/viewport.py) when the browser reported it, else from the
+    layout's usual header height and the rows_above of this frame."""
+    top = viewport.figure_top()
+    if top is not None:
+        return screen.present_height(viewport.height(), top - screen.FIGURE_TOP_PX)
+    return screen.present_height(viewport.height(), getattr(_frame, "above", 0))
 
 
 def in_playing_frame() -> bool:
@@ -87,9 +112,12 @@ def show_figure(fig: go.Figure, *, key: str | None = None, on_select="ignore",
     when paused (under its title, drawn in the canvas; a caption when it has no title) - a
     click on a picture that changes four times a second would pick a point that has moved
     anyway."""
-    style_figure(fig, session.classroom())
+    classroom = session.classroom()
+    style_figure(fig, classroom)
     if height is not None:
         fig.update_layout(height=height)
+    elif classroom and screen.is_large(fig.layout.height):
+        fig.update_layout(height=present_height())
     if in_playing_frame() and live_canvas.enabled():
         spec = live_canvas.to_spec(fig)
         if spec is not None:
@@ -99,7 +127,7 @@ def show_figure(fig: go.Figure, *, key: str | None = None, on_select="ignore",
             live_canvas.show(spec, _canvas_key(key))
             return None
     return st.plotly_chart(fig, key=key, on_select=on_select, selection_mode=selection_mode,
-                           theme=None, config=PLOTLY_CONFIG)
+                           theme=None, config=PRESENT_CONFIG if classroom else PLOTLY_CONFIG)
 
 
 

@@ -55,3 +55,28 @@ def screen_series(y: np.ndarray, width_px: int = 800) -> np.ndarray:
             keep += [a + int(np.nanargmin(seg)), a + int(np.nanargmax(seg))]
     return np.unique(keep)
 
+
+
+# ----------------------------------------------------------------------- figure heights
+# Classroom mode sizes every large figure to the window (viz/viewport.py reports its height):
+# what lies above a figure's top on the projector is the one-line header, the tab row and
+# paddings (assets/classroom.css keeps them at about FIGURE_TOP_PX), and the figure's bottom
+# edge keeps a small margin, so a whole figure is on the first screen at any window height.
+FIGURE_TOP_PX = 126
+FIGURE_BOTTOM_PX = 12
+LIVE_ROW_PX = 110           # a live view's Play row and status line (viz/live.py)
+MIN_PRESENT_PX = 300        # a figure smaller than this (a strip, a bar) keeps its own height
+
+
+def present_height(viewport_height: int, above_px: int = 0) -> int:
+    """Height (px) of a large figure in classroom mode: viewport_height - FIGURE_TOP_PX -
+    above_px - FIGURE_BOTTOM_PX (above_px: controls over the figure in its column), never
+    under MIN_PRESENT_PX."""
+    return max(MIN_PRESENT_PX,
+               int(viewport_height) - FIGURE_TOP_PX - int(above_px) - FIGURE_BOTTOM_PX)
+
+
+def is_large(height: float | None) -> bool:
+    """A figure the present layout resizes: its own height (Plotly's 450 when unset) is at
+    least MIN_PRESENT_PX."""
+    return (450 if height is None else float(height)) >= MIN_PRESENT_PX

@@ -12,6 +12,7 @@ figure built before this module was imported, still pays for the template assign
 """
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
@@ -82,6 +83,9 @@ def style_figure(fig: go.Figure, classroom: bool = False) -> go.Figure:
         fig.update_layout(meta={"dlplay_classroom": bool(classroom)})
     _legend_below_axis_title(fig)
     _colorbar_titles_aside(fig)
+    if classroom:
+        _text_at_least(fig, s["tick"])
+        _log_axes_by_decade(fig)
     if classroom and not already:
         for trace in fig.data:
             line = getattr(trace, "line", None)
@@ -117,3 +121,70 @@ def _colorbar_titles_aside(fig: go.Figure) -> None:
             bar = fig.layout[name].colorbar
             if bar.title.text and bar.title.side is None:
                 bar.title.side = "right"
+
+
+# ---- classroom text rules: nothing smaller than a tick label, log axes read in decades ----
+_TEXT_TRACES = {"heatmap", "bar", "scatter", "scattergl", "histogram", "contour"}
+
+
+def _text_at_least(fig: go.Figure, size: int) -> None:
+    """Annotations (subplot titles are annotations), text printed on traces (heatmap cells,
+    bar labels) and table cells at least `size` px, the tick label size: a builder's small
+    font is readable on a laptop, not from the back of a lecture hall."""
+    for note in fig.layout.annotations or ():
+        if note.font.size is not None and note.font.size < size:
+            note.font.size = size
+    for trace in fig.data:
+        kind = trace.type
+        if kind == "table":
+            for part in (trace.header, trace.cells):
+                if isinstance(part.font.size, (int, float)) and part.font.size < size:
+                    part.font.size = size
+        elif kind in _TEXT_TRACES:
+            font = getattr(trace, "textfont", None)
+            if font is not None and isinstance(font.size, (int, float)) and font.size < size:
+                font.size = size
+    uniform = fig.layout.uniformtext
+    if uniform.minsize is not None and uniform.minsize < size:
+        uniform.minsize = size
+
+
+def _axis_names(fig: go.Figure) -> list[str]:
+    return [name for name in fig.layout if name.startswith(("xaxis", "yaxis"))]
+
+
+def _log_span(fig: go.Figure, name: str) -> float | None:
+    """Decades a log axis spans: from its range when set, else from the positive data of the
+    traces drawn on it; None when unknown."""
+    axis = fig.layout[name]
+    if axis.range is not None and None not in axis.range:
+        return abs(float(axis.range[1]) - float(axis.range[0]))
+    letter, ref = name[0], name[0] + name[5:]        # "yaxis2" -> "y", "y2"
+    lo, hi = np.inf, -np.inf
+    for trace in fig.data:
+        if (getattr(trace, f"{letter}axis", None) or letter) != ref:
+            continue
+        try:
+            v = np.asarray(getattr(trace, letter), dtype=np.float64).ravel()
+        except (TypeError, ValueError):
+            continue
+        v = v[np.isfinite(v) & (v > 0)]
+        if v.size:
+            lo, hi = min(lo, float(v.min())), max(hi, float(v.max()))
+    return float(np.log10(hi / lo)) if hi > 0 and np.isfinite(lo) else None
+
+
+MAX_DECADES = 8      # decade labels on one log axis (classroom tick labels are 19 px)
+
+
+def _log_axes_by_decade(fig: go.Figure) -> None:
+    """A log axis spanning a decade or more labels decades only (10⁰, 10¹, ...; every k-th
+    when it spans more than MAX_DECADES): Plotly's default labels minor ticks with bare
+    digits (5 4 3 2 10 9 ... 5), so 50 and 5 read alike."""
+    for name in _axis_names(fig):
+        axis = fig.layout[name]
+        if axis.type != "log" or axis.tickvals is not None or axis.dtick is not None:
+            continue
+        span = _log_span(fig, name)
+        if span is not None and span >= 1:       # every k-th decade: at most MAX_DECADES labels
+            axis.update(dtick=max(1, int(np.ceil(span / MAX_DECADES))), exponentformat="power")

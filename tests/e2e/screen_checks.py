@@ -1,0 +1,91 @@
+"""What a teacher sees on the projector, measured in the browser (used by the e2e walk).
+
+`look(page, show_key)` returns the problems on the screen as it is now (no scrolling):
+
+- the main figure: the charts of the topmost row (Plotly or the live canvas, >= 150 px tall;
+  charts side by side count as one figure) must lie inside the viewport and cover at least
+  MIN_COVER of its area;
+- "Show me" (the tour card's button, when the card has one) inside the viewport;
+- text boxes: inside every Plotly chart, each pair of visible text elements (annotations,
+  subplot and figure titles, axis titles, tick labels, legend) must not overlap, and none
+  may stick out of its chart (clipped); on the page, widget labels, metrics, tables and
+  charts must not overlap one another.
+"""
+from __future__ import annotations
+
+MIN_COVER = 0.45
+SLACK_PX = 2          # boxes may touch: anti-aliasing and rounding give a pixel or two
+
+LOOK_JS = """([showKey, minCover, slack]) => {
+  const W = innerWidth, H = innerHeight, out = [];
+  const shown = e => { const r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden'; };
+  const meet = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > slack &&
+                         Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > slack;
+  const label = e => (e.textContent || '').trim().slice(0, 40);
+  // ---- the main figure
+  const charts = [...document.querySelectorAll('.js-plotly-plot, [class*="st-key-live-canvas"]')]
+    .filter(shown).filter(e => !e.closest('[data-testid="stExpanderDetails"]'))
+    .map(e => e.getBoundingClientRect()).filter(r => r.height >= 150);
+  let cover = null;
+  if (!charts.length) out.push('no figure on the page');
+  else {
+    const top = Math.min(...charts.map(r => r.top + scrollY));
+    const row = charts.filter(r => r.top + scrollY < top + 80);
+    const box = {left: Math.min(...row.map(r => r.left)), right: Math.max(...row.map(r => r.right)),
+                 top: Math.min(...row.map(r => r.top)), bottom: Math.max(...row.map(r => r.bottom))};
+    cover = (box.right - box.left) * (box.bottom - box.top) / (W * H);
+    if (box.top < -slack || box.bottom > H + slack || box.left < -slack || box.right > W + slack)
+      out.push(`main figure not whole on the screen: y ${Math.round(box.top)}-${Math.round(box.bottom)}` +
+               ` x ${Math.round(box.left)}-${Math.round(box.right)} (screen ${W}x${H})`);
+    if (cover < minCover)
+      out.push(`main figure covers ${(100 * cover).toFixed(0)}% of the screen (< ${100 * minCover}%)`);
+  }
+  // ---- Show me
+  if (showKey) {
+    const b = document.querySelector(`.st-key-${showKey} button`);
+    if (b) { const r = b.getBoundingClientRect();
+      if (r.top < 0 || r.bottom > H || r.left < 0 || r.right > W)
+        out.push(`"Show me" off the screen at y ${Math.round(r.top)}-${Math.round(r.bottom)}`); }
+  }
+  // ---- text inside each chart
+  document.querySelectorAll('.js-plotly-plot').forEach((plot, i) => {
+    if (!shown(plot) || plot.closest('[data-testid="stExpanderDetails"]')) return;
+    const frame = plot.getBoundingClientRect();
+    const name = label(plot.querySelector('.gtitle') || {}) || ('chart ' + i);
+    const texts = [...plot.querySelectorAll('text')].filter(t => label(t) && shown(t) &&
+        !t.closest('.hoverlayer, .modebar, .legend'));
+    const boxes = texts.map(t => ({t, r: t.getBoundingClientRect()}));
+    const legend = plot.querySelector('.legend .bg');
+    if (legend && shown(legend)) boxes.push({t: legend, r: legend.getBoundingClientRect(), legend: true});
+    for (const {t, r, legend: isLegend} of boxes)
+      if (r.left < frame.left - slack || r.right > frame.right + slack ||
+          r.top < frame.top - slack || r.bottom > frame.bottom + slack)
+        out.push(`${name}: "${isLegend ? 'legend' : label(t)}" clipped by the chart's edge`);
+    for (let a = 0; a < boxes.length; a++) for (let b = a + 1; b < boxes.length; b++) {
+      const A = boxes[a], B = boxes[b];
+      if (A.t.contains(B.t) || B.t.contains(A.t)) continue;
+      if (meet(A.r, B.r))
+        out.push(`${name}: "${A.legend ? 'legend' : label(A.t)}" over "${B.legend ? 'legend' : label(B.t)}"`);
+    }
+  });
+  // ---- page elements: widget labels, metrics, tables, charts
+  const sel = '[data-testid="stWidgetLabel"], [data-testid="stMetric"], [data-testid="stTable"], ' +
+              '[data-testid="stDataFrame"], [data-testid="stPlotlyChart"]';
+  const items = [...document.querySelectorAll(sel)].filter(shown)
+    .filter(e => !e.closest('[data-testid="stExpanderDetails"], [data-testid="stSidebar"]'))
+    .map(e => ({e, r: e.getBoundingClientRect()}));
+  for (let a = 0; a < items.length; a++) for (let b = a + 1; b < items.length; b++) {
+    const A = items[a], B = items[b];
+    if (A.e.contains(B.e) || B.e.contains(A.e)) continue;
+    if (meet(A.r, B.r))
+      out.push(`"${label(A.e) || A.e.dataset.testid}" over "${label(B.e) || B.e.dataset.testid}"`);
+  }
+  return {problems: [...new Set(out)], cover};
+}"""
+
+
+def look(page, show_key: str | None = None) -> tuple[list[str], float | None]:
+    """(problems, main figure's share of the screen) of the screen as it is now."""
+    got = page.evaluate(LOOK_JS, [show_key, MIN_COVER, SLACK_PX])
+    return got["problems"], got["cover"]
