@@ -15,12 +15,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from deploy.replicas import TEMPLATE
+from deploy.replicas import TEMPLATE, server_lines
 
 
 def proxy_config(prefix: Path, port: int, upstreams: list[str]) -> str:
     """The template with `listen <port>` on all interfaces and one `server` per upstream."""
-    servers = "\n".join(f"        server {u};" for u in upstreams)
+    servers = server_lines(upstreams)             # the replicas' failover settings too
     conf = TEMPLATE.read_text().format(prefix=prefix, port=port, servers=servers)
     loopback = f"listen 127.0.0.1:{port};"
     if conf.count(loopback) != 1:

@@ -85,11 +85,15 @@ class Supervised:
         self.restart_at = now + wait
 
 
+def server_lines(addresses: list[str]) -> str:
+    """The upstream's `server` lines. A replica that refuses a connection is skipped for
+    fail_timeout: its browsers are hashed onto the others meanwhile (proxy_next_upstream in
+    the template)."""
+    return "\n".join(f"        server {a} max_fails=1 fail_timeout=5s;" for a in addresses)
+
+
 def nginx_config(prefix: Path, port: int, backends: list[int]) -> str:
-    # A replica that refuses a connection is skipped for fail_timeout: its browsers are hashed
-    # onto the others meanwhile (proxy_next_upstream in the template).
-    servers = "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=5s;"
-                        for p in backends)
+    servers = server_lines([f"127.0.0.1:{p}" for p in backends])
     return TEMPLATE.read_text().format(prefix=prefix, port=port, servers=servers)
 
 

@@ -100,7 +100,8 @@ def test_proxy_config_is_the_replicas_template_with_listen_and_upstream_changed(
     theirs = nginx_config(tmp_path, 8080, [8601]).splitlines()
     assert len(ours) == len(theirs)
     diff = [(a.strip(), b.strip()) for a, b in zip(ours, theirs) if a != b]
-    assert diff == [("server app:8501;", "server 127.0.0.1:8601;"),
+    assert diff == [("server app:8501 max_fails=1 fail_timeout=5s;",
+                     "server 127.0.0.1:8601 max_fails=1 fail_timeout=5s;"),
                     ("listen 8080;", "listen 127.0.0.1:8080;")]
     assert "hash $dlplay_route consistent;" in ours[[i for i, l in enumerate(ours)
                                                      if "upstream streamlit" in l][0] + 1]

@@ -131,7 +131,8 @@ def test_every_tour_step_shows_its_view():
 def test_bad_url_values_fall_back_without_a_traceback():
     at = open_page(PAGE, {"gen_n": "5", "gen_data": "nope", "gen_lr": "7"})
     assert not at.exception and not at.error
-    assert at.slider(key="gen_n").value == 100                    # out of range: the default
+    assert at.slider(key="gen_n").value == 20                     # out of range: clamped
+    assert any("gen_n=5 is not valid; using 20" in w.value.replace("\\", "") for w in at.warning)
     assert at.selectbox(key="gen_data").value == "two_moons"
 
 

@@ -129,7 +129,9 @@ def test_url_reproduces_the_view_and_bad_values_fall_back():
     assert not bad.error
     assert bad.select_slider(key="gd_kappa").value == 20
     assert bad.selectbox(key="gd_land").value == "quadratic"
-    assert bad.slider(key="gd_steps").value == 200
+    assert bad.slider(key="gd_steps").value == 10                  # -4: clamped to the minimum
+    assert any("gd_steps=-4 is not valid; using 10" in w.value.replace("\\", "")
+               for w in bad.warning)
 
 
 def test_start_from_selection_reads_clicks_and_boxes():

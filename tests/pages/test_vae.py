@@ -179,7 +179,9 @@ def test_bad_query_values_fall_back_to_defaults():
     at = _page(vae_beta="banana", vae_dim="7", vae_gridn="999", vae_lik="nope", classroom="1")
     assert at.select_slider(key="vae_beta").value == 1.0
     assert at.selectbox(key="vae_dim").value == 2
-    assert at.slider(key="vae_gridn").value == 15
+    assert at.slider(key="vae_gridn").value == 20                  # 999: clamped to the maximum
+    assert any("vae_gridn=999 is not valid; using 20" in w.value.replace("\\", "")
+               for w in at.warning)
     assert at.selectbox(key="vae_lik").value == "bernoulli"
     assert not at.error
 
