@@ -1,4 +1,4 @@
-"""GAN training and mode collapse, made measurable (issue 8).
+"""GAN training and mode collapse, made measurable.
 
 Settings -> engine/gan/ -> viz/gan_figures.py. A GAN trains live (viz.live) on a 2-D mixture,
 the page counts the modes it covers (smoothed over recent checks), and two small models explain
@@ -69,7 +69,7 @@ def frame_parts(view, read, show_arrows: bool) -> dict:
     """One live frame as parts (viz/parts.py; pure, so the frame route can build it too):
     the samples figure, ONE summary element (pretrained note, coverage badges, losses:
     viz/gan_summary.py) and one figure of the histories. What does not change per frame (the
-    arrows toggle, the explanation) is drawn outside the fragment (issue 22)."""
+    arrows toggle, the explanation) is drawn outside the fragment."""
     snap = view.snapshot()
     frame = read(frame_of)
     cov = snap.coverage
@@ -135,7 +135,7 @@ def _export(view, config: dict) -> None:
 def _train_controls() -> None:
     """The training controls. The two expanders draw their 15 widgets only while open (their
     values live in the URL and the session meanwhile, like a closed tab's widgets): every
-    element on the page is re-rendered by the browser on each playing frame (issue 22), and
+    element on the page is re-rendered by the browser on each playing frame, and
     these were a third of the page's elements."""
     STATE.widget("gan_target")
     STATE.widget("gan_std")

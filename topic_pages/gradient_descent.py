@@ -194,7 +194,7 @@ def race_view(panel) -> None:
                          "final f − f*": float(tr.losses[-1] - problem.f_star),
                          "diverged at": tr.diverged_at})
         # a static HTML table: st.dataframe's grid is a lazily loaded JS chunk drawn on a
-        # canvas, a large share of this page's first paint for 4-6 rows (issue 16)
+        # canvas, a large share of this page's first paint for 4-6 rows
         st.table(pd.DataFrame(rows).style.format(
             {"step size": "{:.4g}", f"steps to f − f* ≤ {TOL:g}": "{:.0f}",
              "measured rate": "{:.4f}", "final f − f*": "{:.3e}", "diverged at": "{:.0f}"},

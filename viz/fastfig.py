@@ -5,7 +5,7 @@ Measured on the generalization page's boundary figure (2-core box, CPU time): th
 build took 56-87 ms per rerun, almost all of it in plotly's property validation and path
 parsing (make_subplots, add_vline, update_layout with magic underscores); the same figure as
 a dict wrapped with go.Figure(..., _validate=False) takes ~1.5 ms. That is most of a slider
-move's server time on the pages that use it (issue 16).
+move's server time on the pages that use it.
 
     fig = Fig(rows=2, cols=1, shared_xaxes=True, subplot_titles=("a", "b"))
     fig.add("scatter", row=1, x=xs, y=ys, mode="lines", line={"color": "red"})

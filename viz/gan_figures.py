@@ -151,7 +151,7 @@ def _mode_heatmap(steps: np.ndarray, hists: np.ndarray, n_eval: int) -> tuple[di
 def curves_figure(history: History, n_modes: int | None, steps: np.ndarray | None = None,
                   hists: np.ndarray | None = None, n_eval: int = 1) -> go.Figure:
     """One figure under the samples (one chart, not two in a row of columns: a playing frame
-    re-renders every element it emits, issue 22). For a mixture target three panels: the
+    re-renders every element it emits). For a mixture target three panels: the
     share of samples per mode over time (heatmap, dark 0 → yellow = the title's top share),
     L_D and L_G (mean over each logged chunk), and the modes covered with the share of
     high-quality samples (right axis). Otherwise the losses alone. Laid out by axis domains

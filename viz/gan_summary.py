@@ -1,4 +1,4 @@
-"""The numbers under the GAN's live picture, as ONE markdown element per frame (issue 22).
+"""The numbers under the GAN's live picture, as ONE markdown element per frame.
 
 A playing frame re-renders every element its fragment emits in the browser (Streamlit's React
 tree: each st.metric, st.caption and st.columns cell is a styled component), so the four

@@ -300,7 +300,7 @@ def lr_ruler_svg(lr: float, lo: float, hi: float, edge: float | None = None,
     """A thin log axis under the learning-rate slider, as one inline SVG (st.markdown;
     st.html strips SVG): the current η (black dot), 2/λ_max with the diverging side shaded
     red, and the optimal η* (green). A picture, not a tool: as a Plotly chart it was one of
-    the page's three charts, each a Plotly newPlot in the first paint (issue 16); this is ~20
+    the page's three charts, each a Plotly newPlot in the first paint; this is ~20
     SVG elements and no JS.
     x = l + (log10 v − log10 lo) / (log10 hi − log10 lo) · (r − l)."""
     k = 1.1 if classroom else 1.0         # classroom: larger marks (its column is wider)

@@ -1,4 +1,4 @@
-"""Playing live frames drawn on a <canvas> instead of Plotly's SVG (issue 22, cheap frames).
+"""Playing live frames drawn on a <canvas> instead of Plotly's SVG (cheap frames).
 
 While Play is on, a live page redraws its figures 2-4 times a second. Plotly makes every
 marker an SVG node and lays the whole chart out again on each react: measured in headless

@@ -1,4 +1,4 @@
-"""Playing frames without a Streamlit rerun per frame (issue 22): the browser fetches them.
+"""Playing frames without a Streamlit rerun per frame: the browser fetches them.
 
 Where a worker trains (DLPLAY_TRAINERS=process|ray) a playing frame only draws the latest view.
 Rerunning the page's fragment for that cost the student's browser ~135-175 ms of CPU per frame

@@ -1,4 +1,4 @@
-"""What a live frame shows, as plain values: the parts of a frame (issue 22, frames without reruns).
+"""What a live frame shows, as plain values: the parts of a frame (frames without reruns).
 
 A live page's frame is built by a pure function `parts(view, read, **inputs) -> {slot: Part}`
 (no st.* inside: it may run in the frame route's thread, viz/frame_route.py). Each part can

@@ -1,6 +1,6 @@
 """Drawing on the page: every figure goes through show_figure(), long text through explain().
 
-Cheap figures (issue 16). What a slider move costs in the browser is mostly Plotly drawing
+Cheap figures. What a slider move costs in the browser is mostly Plotly drawing
 SVG: every *marker* is its own SVG node, while a line of any length is one path. Measured in
 headless Chromium on the 2-core machine (the gradient-descent contour with four 201-step
 paths drawn "lines+markers", then "lines" only): 3.8 s -> 1.1 s per slider move under load,

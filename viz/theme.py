@@ -4,7 +4,7 @@ Figure builders in viz/ return plain go.Figure objects without styling; viz.rend
 applies `style_figure(fig, classroom)` right before drawing, so every figure shares one
 template and classroom mode scales all of them at once.
 
-Cost (issue 22, cheap frames): the light template is registered as Plotly's default, so a
+Cost (cheap frames): the light template is registered as Plotly's default, so a
 new go.Figure starts with it (0.13 ms instead of 0.41 ms for Plotly's own template) and
 style_figure does not validate and copy a template into it again (~2.4 ms per figure, 7 ms
 per GAN frame of three figures, measured on the 2-core machine); only classroom mode, or a

@@ -1,5 +1,5 @@
 """Fill a page's shared caches in the background, once per server process: what its presets
-and tour steps draw is then ready before anyone picks them (issue 16: a preset change should
+and tour steps draw is then ready before anyone picks them (a preset change should
 cost about a slider move, not a cold computation).
 
     warm.start("initialization", (seed, device), lambda: [partial(propagation_of, s, seed), ...])

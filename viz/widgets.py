@@ -145,7 +145,7 @@ def export_buttons(data: pd.DataFrame, config: Mapping[str, Any], basename: str,
                    container=None) -> None:
     """Two download buttons: the plotted data as CSV and the configuration as JSON. The files
     are built when a button is clicked (callable `data`), not on every rerun that draws the
-    buttons: formatting a few thousand rows cost ~10-100 ms of each slider move (issue 16)."""
+    buttons: formatting a few thousand rows cost ~10-100 ms of each slider move."""
     box = container or st
     cols = box.columns(2)
     cols[0].download_button("Download data (CSV)", lambda: data.to_csv(index=False).encode(),
