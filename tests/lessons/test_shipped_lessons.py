@@ -6,12 +6,32 @@ from __future__ import annotations
 import pytest
 
 from viz import lesson_library as library
+from viz.claims import page_claims
 from viz.lesson_library import PAGES
+from viz.topics import TOPICS
 
 IDS = library.shipped_ids()
 SLIDES = [(lid, i) for lid in IDS for i in range(len(library.shipped(lid).slides))]
+
+
+def _key(claim, settings) -> tuple:
+    return id(claim), tuple(sorted((k, repr(v)) for k, v in settings.items()))
+
+
+# A slide that shows a preset or tour step carries that text's own Claim objects on the same
+# settings: tests/test_claims.py measures those already. Training claims (minutes each) are
+# measured once, there; every other slide claim is measured here.
+ON_PAGES = {_key(pc.claim, pc.settings) for t in TOPICS if t.ready for pc in page_claims(t.slug)}
+
+
+def _measured_here(lid, i, j) -> bool:
+    slide = library.shipped(lid).slides[i]
+    claim = slide.claims[j]
+    return not (claim.slow and _key(claim, slide.settings) in ON_PAGES)
+
+
 CLAIMS = [(lid, i, j) for lid, i in SLIDES
-          for j in range(len(library.shipped(lid).slides[i].claims))]
+          for j in range(len(library.shipped(lid).slides[i].claims)) if _measured_here(lid, i, j)]
 
 
 def _claim_param(lid, i, j):
