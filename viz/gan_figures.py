@@ -193,7 +193,9 @@ def curves_figure(history: History, n_modes: int | None, steps: np.ndarray | Non
                                   xanchor="center", yanchor="bottom", showarrow=False,
                                   font=dict(size=16)) for t, x in titles]
     if not len(history.as_arrays("loss_d")[0]):       # a fresh GAN: say why the axes are empty
-        layout["annotations"] += [dict(text="Press Play or Step:<br>curves start here", x=x,
+        # short lines: on the projector annotations grow to the tick size, and a long line
+        # ran over the narrow coverage panel's ticks
+        layout["annotations"] += [dict(text="Press Play<br>or Step", x=x,
                                        y=0.5, xref="paper", yref="paper", showarrow=False,
                                        font=dict(size=14, color="#666")) for _, x in titles]
     return plain_figure(traces, layout)

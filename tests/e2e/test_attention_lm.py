@@ -25,9 +25,20 @@ def _open(browser, url: str):
 
 
 def _box(page, key: str) -> dict:
+    """The chart's box once it is on the page and stays there: on the projector the figure is
+    drawn again once the window's size is known (viz/viewport.py), which can detach the first
+    one between the wait and the measurement."""
     plot = page.locator(f".st-key-{key} .js-plotly-plot")
-    plot.wait_for(timeout=180_000)
-    return plot.bounding_box()
+    for _ in range(60):
+        plot.wait_for(timeout=180_000)
+        box = plot.bounding_box()
+        if box is not None:
+            wait_idle(page, timeout_s=60)
+            again = plot.bounding_box()
+            if again is not None:
+                return again
+        page.wait_for_timeout(500)
+    raise AssertionError(f"{key}: no chart box after 30 s")
 
 
 def test_head_view_fully_on_the_first_screen(browser, server_url):
