@@ -193,11 +193,11 @@ def curves_figure(history: History, n_modes: int | None, steps: np.ndarray | Non
                                   xanchor="center", yanchor="bottom", showarrow=False,
                                   font=dict(size=16)) for t, x in titles]
     if not len(history.as_arrays("loss_d")[0]):       # a fresh GAN: say why the axes are empty
-        # short lines: on the projector annotations grow to the tick size, and a long line
-        # ran over the narrow coverage panel's ticks
-        layout["annotations"] += [dict(text="Press Play<br>or Step", x=x,
+        # once, in the losses panel, in short lines: on the projector annotations grow to the
+        # tick size, and one per panel ran over the narrow coverage panel's tick labels
+        layout["annotations"] += [dict(text="Press Play<br>or Step", x=sum(x_loss) / 2,
                                        y=0.5, xref="paper", yref="paper", showarrow=False,
-                                       font=dict(size=14, color="#666")) for _, x in titles]
+                                       font=dict(size=14, color="#666"))]
     return plain_figure(traces, layout)
 
 
