@@ -203,21 +203,10 @@ def _attention():
 
 
 def _attention_plain():
-    from engine import attention as A
+    from benchmarks.bench_attention import plain_steps
     tr = _attention()
-    model, task, g = tr.model, tr.task, tr.gen
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01)
-
-    def run(n: int) -> None:
-        for _ in range(n):
-            inp, tgt, mask = A.make_batch(task, 128, g)
-            logits, _ = model(inp, return_attention=False)
-            loss = F.cross_entropy(logits[mask], tgt[mask])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            float(loss.detach())
-    return run
+    opt = torch.optim.AdamW(tr.model.parameters(), lr=3e-3, weight_decay=0.01)
+    return lambda n: plain_steps(tr.model, opt, tr.task, tr.gen, n)
 
 
 def _gen_config():
