@@ -106,21 +106,26 @@ def test_app_serves_the_installed_plotly_js_and_takes_the_pause(monkeypatch):
                       headers={live_push.TOKEN_HEADER: "nope"}).status_code == 404
 
 
-def test_the_component_loads_plotly_js_once_and_reacts_per_frame(tmp_path):
-    """live_canvas.js in Node: the first plotly payload adds ONE <script> for the poll's
-    plotly_js URL; frames that arrive before it loads are not queued up (the latest is drawn
-    once it has loaded); each later frame is one Plotly.react on the same div (no mode bar, no pointer events;
-    not staticPlot, which leaves a 3-D scene blank)."""
+
+def _node(script: str) -> dict:
+    """Run tests/js/<script> on live_canvas.js in Node; its JSON output (skip without node)."""
     import shutil
     import subprocess
     from pathlib import Path
     if shutil.which("node") is None:
         pytest.skip("node is not installed")
     root = Path(__file__).resolve().parent.parent
-    run = subprocess.run([shutil.which("node"), str(root / "tests/js/run_live_plotly.mjs"),
-                          str(lc._JS)], capture_output=True, text=True, timeout=60)
+    run = subprocess.run([shutil.which("node"), str(root / "tests/js" / script), str(lc._JS)],
+                         capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
-    out = json.loads(run.stdout)
+    return json.loads(run.stdout)
+
+def test_the_component_loads_plotly_js_once_and_reacts_per_frame(tmp_path):
+    """live_canvas.js in Node: the first plotly payload adds ONE <script> for the poll's
+    plotly_js URL; frames that arrive before it loads are not queued up (the latest is drawn
+    once it has loaded); each later frame is one Plotly.react on the same div (no mode bar, no pointer events;
+    not staticPlot, which leaves a 3-D scene blank)."""
+    out = _node("run_live_plotly.mjs")
     assert out["scripts"] == ["/_dlplay/plotly.min.js"] and out["before"] == 0
     titles = out["titles"]                      # f4 may be skipped when f5 came during its react
     assert titles[0] == "f3" and titles[-1] == "f5" and set(titles) <= {"f3", "f4", "f5"}
@@ -136,16 +141,7 @@ def test_a_pause_click_stops_the_poller_at_once_and_tells_the_route():
     changes nothing; a click on the page's Pause button sends <frame url>?pause=1 at once and
     no frame is fetched after it; a component still mounted 3 s later, its button still
     saying Pause (Streamlit dropped the click), asks for one rerun."""
-    import shutil
-    import subprocess
-    from pathlib import Path
-    if shutil.which("node") is None:
-        pytest.skip("node is not installed")
-    root = Path(__file__).resolve().parent.parent
-    run = subprocess.run([shutil.which("node"), str(root / "tests/js/run_live_pause.mjs"),
-                          str(lc._JS)], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, run.stderr
-    out = json.loads(run.stdout)
+    out = _node("run_live_pause.mjs")
     assert out["listeners"] == [["click", True]] and out["stillPolling"]
     assert out["pauseSent"] == ["/_dlplay/frame/T?pause=1"]
     assert out["afterClick"] == ["/_dlplay/frame/T?pause=1"]       # nothing fetched after it
