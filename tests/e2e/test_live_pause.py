@@ -74,9 +74,14 @@ def test_fifty_play_pause_cycles_raise_nothing(page, server_url):
     iteration stays put. (On the shared 2-core machine one label flip takes 2-6 s, so the
     clicks do not wait for it; the callback toggles whatever the label shows.)"""
     start = _open_gan(page, server_url)
+    landed = 0
     for i in range(100):                                   # a DOM click: no actionability wait
-        page.evaluate("(sel) => document.querySelector(sel).click()", PLAY)
+        # (a rerun may be swapping the button out at that instant: that click finds none)
+        landed += page.evaluate(
+            "(sel) => { const b = document.querySelector(sel); if (b) b.click(); return !!b; }",
+            PLAY)
         page.wait_for_timeout(40 + 23 * (i % 7))
+    assert landed >= 80, f"only {landed} of 100 clicks found the button"
     # settle: the last clicks may still be in flight (each is a rerun that toggles); end
     # paused, then the iteration must stop moving (a Pause that does not stop fails here)
     settled, last, deadline = 0, None, time.time() + 45

@@ -275,13 +275,30 @@ def test_a_trainer_whose_worker_is_still_starting_gets_its_picture_without_a_cli
     from tests.apptest import record_run_every
     from viz import live
     monkeypatch.setenv("DLPLAY_TRAINERS", "process")
-    monkeypatch.setattr(live, "FIRST_VIEW_WAIT_S", 0.0)    # the worker is still importing
+    monkeypatch.setattr(live, "FIRST_VIEW_WAIT_S", 0.0)
+    from engine.handle import TrainerBusy
+    from engine.worker_link import Link
+    from engine.workers import ProcessTrainerHandle
+    started = threading.Event()        # closed: the worker is still importing, however fast
+    real_latest, real_view = Link.latest, ProcessTrainerHandle.view
+
+    def latest(link):
+        return real_latest(link) if started.is_set() else None
+
+    def view(handle, timeout=None):
+        if not started.is_set():
+            raise TrainerBusy("still starting")
+        return real_view(handle) if timeout is None else real_view(handle, timeout)
+
+    monkeypatch.setattr(Link, "latest", latest)
+    monkeypatch.setattr(ProcessTrainerHandle, "view", view)
     asked = record_run_every(monkeypatch)
     at = _harness()
     handle = at.session_state["h__handle"]
     assert not at.exception and not at.error
     assert asked and asked[-1] == live.FIRST_VIEW_POLL_S    # the fragment polls, paused
     assert any("picture updates on the next frame" in i.value for i in at.info)
+    started.set()
     t0 = time.monotonic()
     while handle.link.latest() is None and time.monotonic() - t0 < 60:
         time.sleep(0.1)
