@@ -87,6 +87,9 @@ class Discriminator(nn.Module):
                  spectral: bool = False, dim: int = 2):
         super().__init__()
         self.pack, self.minibatch_std = int(pack), bool(minibatch_std)
+        # each row's output depends on that row alone (no packing, no batch statistic, no
+        # power iteration per call): real and fake rows may then share one forward
+        self.rowwise = self.pack == 1 and not self.minibatch_std and not spectral
         d_in = dim * self.pack + (1 if self.minibatch_std else 0)
         self.net = mlp(d_in, hidden, 1, lambda: nn.LeakyReLU(0.2), spectral)
 

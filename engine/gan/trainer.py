@@ -155,7 +155,11 @@ class GANTrainer(TrainerBase):
 
     # ---- updates ----------------------------------------------------------------------
     def _d_objective(self, real: torch.Tensor, fake: torch.Tensor) -> torch.Tensor:
-        loss = self.loss.d_loss(self.D(real), self.D(fake))
+        if self.D.rowwise:                    # one forward for both: the same r and f
+            r, f = self.D(torch.cat([real, fake])).split([len(real), len(fake)])
+        else:
+            r, f = self.D(real), self.D(fake)
+        loss = self.loss.d_loss(r, f)
         if self.loss_name == "wgan-gp":
             m = min(len(real), len(fake))
             eps = torch.rand(m, 1, generator=self.gen, device=self.device)
