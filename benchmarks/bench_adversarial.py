@@ -152,6 +152,52 @@ def training_share(curve_every_s: float | None) -> Measurement:
                           f"curve {lag} steps behind") + "; target >= 80%")
 
 
+def _page_trainer() -> AdversarialTrainer:
+    from viz.adversarial_compute import LIVE_EPS
+    return AdversarialTrainer(AdvTrainConfig(attack_steps=7), eval_eps=LIVE_EPS,
+                              curve_every_s=_page_curve_every())
+
+
+PLAY_S = 20.0           # seconds a worker-hosted trainer plays in the process-mode share
+
+
+def training_share_process() -> Measurement:
+    """Share of a playing page's training rate kept when the trainer lives in a worker process
+    (DLPLAY_TRAINERS=process): the worker plays for PLAY_S s while this process asks for a view
+    at the page's frame interval (as the fragment does); its steps per second against the
+    same trainer's bare step() rate, measured in the worker process itself (a probe via
+    read()), so both rates come from the same process and core. The worker builds its view
+    and runs the background robustness curve beside training."""
+    from engine.workers import open_handle
+    from engine.training import run_for
+    handle = open_handle(_page_trainer, "bench", mode="process")
+    try:
+        handle.view(120.0)                            # the worker is up, the first view drawn
+
+        def bare_rate(trainer, n=46):
+            t0 = time.perf_counter()
+            run_for(trainer, n, float("inf"))
+            return n / (time.perf_counter() - t0)
+        bare = handle.read(bare_rate, 120.0)
+        start = handle.view(30.0)
+        handle.play()
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < PLAY_S:
+            time.sleep(0.25)
+            handle.view(30.0)
+        handle.pause()
+        end = handle.view(30.0)
+        played = (end.steps - start.steps) / max(end.at - start.at, 1e-9)
+        after = handle.read(bare_rate, 120.0)
+    finally:
+        handle.close()
+    bare = (bare + after) / 2
+    return Measurement(100 * played / bare, "% of bare training rate",
+                       f"process mode: {played:.1f} it/s played for {PLAY_S:g} s with a view "
+                       f"every 0.25 s, bare step() in the same worker {bare:.1f} it/s (mean "
+                       f"of before and after); target >= 80%")
+
+
 BENCHMARKS = {
     "adversarial: PGD-10 on 500 digits": pgd10_500,
     "adversarial: FGSM on 500 digits": fgsm_500,
@@ -163,6 +209,8 @@ BENCHMARKS = {
         lambda: training_share(_page_curve_every()),
     "adversarial: playing page, training share (inline, curve every state)":
         lambda: training_share(None),
+    "adversarial: playing page, training share (process, background curve)":
+        training_share_process,
 }
 
 
