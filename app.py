@@ -2,10 +2,10 @@
 
 Streamlit serves playground.py (page config, navigation, the shared sidebar) as usual, plus
 one route of ours: GET /_dlplay/frame/<id> (the page's token in a header), from which a playing live page's browser
-fetches its frames instead of rerunning the page (viz/live_push.py, viz/frame_route.py).
+fetches its frames instead of rerunning the page (live/push.py, live/route.py).
 `streamlit run` finds `app` below (an st.App) and serves it with uvicorn."""
 import streamlit as st
 
-from viz.frame_route import routes
+from live.route import routes
 
 app = st.App("playground.py", routes=routes())

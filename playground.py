@@ -2,11 +2,12 @@
 import streamlit as st
 
 from engine.device import configure_threads
-from viz.gallery import gallery
-from viz.lesson_gallery import figure_index
-from viz.sidebar import classroom_requested, shared_sidebar
-from viz import server_gc, url_check
-from viz.topics import ROOT, SECTIONS, TOPICS
+from ui.gallery import gallery
+from ui.lesson_gallery import figure_index
+from ui.sidebar import classroom_requested, shared_sidebar
+from ui import server_gc
+from ui import url_check
+from ui.topics import ROOT, SECTIONS, TOPICS
 
 ICON = ROOT / "assets" / "favicon.png"
 
@@ -29,10 +30,10 @@ navigation = st.navigation({"Start": [HOME, FIGURES],
                             **{s: [PAGES[t.slug] for t in TOPICS if t.section == s]
                                for s in SECTIONS}})
 shared_sidebar()
-notice = st.empty()     # the page's one notice about a URL it could not use (viz/url_check.py)
+notice = st.empty()     # the page's one notice about a URL it could not use (ui/url_check.py)
 try:
     navigation.run()
 finally:
     url_check.drop_unknown()        # only after a topic page checked its whole table
     url_check.show_notice(notice)
-server_gc.after_run()   # freeze what the imports made: reruns stop walking it (viz/server_gc.py)
+server_gc.after_run()   # freeze what the imports made: reruns stop walking it (ui/server_gc.py)

@@ -1,4 +1,4 @@
-"""Adversarial-examples page: the attack budgets of issue 21 (PGD-10 on 500 digits < 1 s, the
+"""Adversarial-examples page: the attack budgets (PGD-10 on 500 digits < 1 s, the
 robustness curve of 8 eps values < 5 s and cached), one attack per slider move, and the
 adversarial trainer against a plain PyTorch loop doing the same work."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from benchmarks import Measurement, alternating_times, median_time
 from engine.adversarial import AttackSpec, attack, attack_one, robust_accuracy
-from engine.adversarial_training import (AdvTrainConfig, AdversarialTrainer, heldout_digits,
+from engine.adversarial.training import (AdvTrainConfig, AdversarialTrainer, heldout_digits,
                                          load_snapshot, training_digits)
 from engine.conv import digits_cnn
 from engine.datasets import load_digits
@@ -59,7 +59,7 @@ def robustness_curve() -> Measurement:
 
 def curve_cached() -> Measurement:
     """The page's cached curve (st.cache_data): first call vs a repeat."""
-    from topic_pages import adversarial as page
+    from topics.adversarial import page
     s = page.STATE.defaults
     t0 = time.perf_counter()
     page.curves_of(s)
@@ -129,7 +129,7 @@ def training_share(curve_every_s: float | None) -> Measurement:
     as before). Wall time of the page's thread (the background curve runs beside it);
     drawing the figure (a few ms) is not included."""
     from engine.training import run_for
-    from viz.adversarial_compute import LIVE_EPS
+    from topics.adversarial.compute import LIVE_EPS
     tr = AdversarialTrainer(AdvTrainConfig(), eval_eps=LIVE_EPS, curve_every_s=curve_every_s)
     tr.snapshot()                                     # the page's first frame, before Play
     train = view = 0.0
@@ -153,7 +153,7 @@ def training_share(curve_every_s: float | None) -> Measurement:
 
 
 def _page_trainer() -> AdversarialTrainer:
-    from viz.adversarial_compute import LIVE_EPS
+    from topics.adversarial.compute import LIVE_EPS
     return AdversarialTrainer(AdvTrainConfig(attack_steps=7), eval_eps=LIVE_EPS,
                               curve_every_s=_page_curve_every())
 
@@ -168,7 +168,7 @@ def training_share_process() -> Measurement:
     same trainer's bare step() rate, measured in the worker process itself (a probe via
     read()), so both rates come from the same process and core. The worker builds its view
     and runs the background robustness curve beside training."""
-    from engine.workers import open_handle
+    from live.backends import open_handle
     from engine.training import run_for
     handle = open_handle(_page_trainer, "bench", mode="process")
     try:
@@ -215,5 +215,5 @@ BENCHMARKS = {
 
 
 def _page_curve_every() -> float:
-    from topic_pages.adversarial import LIVE_CURVE_EVERY_S
+    from topics.adversarial.page import LIVE_CURVE_EVERY_S
     return LIVE_CURVE_EVERY_S

@@ -10,7 +10,7 @@ from typing import Callable
 from streamlit.testing.v1 import AppTest
 
 from benchmarks import Measurement, median_time
-from viz.topics import ROOT, TOPICS
+from ui.topics import ROOT, TOPICS
 
 REPEAT = 5
 TIMEOUT = 120
@@ -51,7 +51,7 @@ def _page_app(slug: str | None) -> AppTest:
     at = AppTest.from_file(str(ROOT / "playground.py"), default_timeout=TIMEOUT)
     at.run()
     if slug is not None:
-        at.switch_page(f"topic_pages/{slug}.py")
+        at.switch_page(f"topics/{slug}/page.py")
     return at
 
 

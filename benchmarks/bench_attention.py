@@ -11,7 +11,7 @@ from torch.nn import functional as F
 from benchmarks import Measurement, alternating_times, median_time, torch_threads
 from engine import attention as A
 from engine.device import make_generator
-from viz.topics import ROOT
+from ui.topics import ROOT
 
 WEIGHTS = ROOT / "assets" / "weights" / "attention_reverse.pt"
 TRAIN_STEPS = 30

@@ -24,7 +24,7 @@ import urllib.request
 from pathlib import Path
 
 from benchmarks import Measurement
-from viz.topics import ROOT, TOPICS
+from ui.topics import ROOT, TOPICS
 
 EXPLICIT = True           # benchmarks/__main__.py runs this module only when named
 MOVES = 7
@@ -174,7 +174,7 @@ def slider_moves(page, selector: str = SLIDER) -> float:
 
 
 def preset_change(page, slug: str) -> float:
-    from viz.page import preset_key
+    from ui.page_keys import preset_key
     box = page.locator(f".st-key-{preset_key(slug)} input")
     if box.count() == 0:
         return float("nan")
@@ -194,7 +194,7 @@ def figure_bytes(slug: str) -> int:
     try:
         at = AppTest.from_file(str(ROOT / "playground.py"), default_timeout=120)
         at.run()
-        at.switch_page(f"topic_pages/{slug}.py")
+        at.switch_page(f"topics/{slug}/page.py")
         at.run()
         return sum(len(c.proto.spec) for c in at.get("plotly_chart"))
     finally:

@@ -3,8 +3,8 @@ the measured value next to its threshold (the numbers tests/test_claims.py asser
 from __future__ import annotations
 
 from benchmarks import Measurement
-from viz.claims import page_claims
-from viz.topics import TOPICS
+from ui.claims import page_claims
+from ui.topics import TOPICS
 
 
 def _entry(pc):

@@ -32,7 +32,7 @@ from typing import Iterator
 
 from benchmarks import Measurement
 from benchmarks.bench_browser import ARGS, Server, first_paint, slider_moves
-from viz.topics import ROOT
+from ui.topics import ROOT
 
 EXPLICIT = True
 LIVE_PAGES = ("gan", "vae", "relu_regions")
@@ -249,7 +249,7 @@ def run_cycles(cycles: int = CYCLES) -> list[tuple[str, Measurement]]:
 def run_soak(minutes: float) -> list[tuple[str, Measurement]]:
     """One student plays the first live page for `minutes`: every minute the RSS of the web
     process and its workers and the it/s of that minute (from the page's Iteration counter).
-    Targets (issue 22): RSS growth < 50 MB, it/s stable within 20%."""
+    Targets: RSS growth < 50 MB, it/s stable within 20%."""
     from playwright.sync_api import sync_playwright
     mode, pages = _trainers(), _live_pages()
     os.environ["DLPLAY_TRAINERS"] = mode

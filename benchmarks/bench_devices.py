@@ -18,7 +18,7 @@ from engine import attention, conv, diffusion, gan, optim, recurrent, regions, v
 from engine.datasets import DATASETS
 from engine.device import available_devices
 from engine.training import MLPClassifierTrainer
-from viz.topics import ROOT
+from ui.topics import ROOT
 
 TRAIN_STEPS = 60
 WEIGHTS = ROOT / "assets" / "weights"

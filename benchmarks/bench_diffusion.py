@@ -8,7 +8,7 @@ import torch
 
 from benchmarks import Measurement, alternating_times, median_time, torch_threads
 from engine import diffusion as D
-from viz.topics import ROOT
+from ui.topics import ROOT
 
 N = 2000
 ROUND_STEPS = 60

@@ -21,7 +21,7 @@ import time
 from contextlib import contextmanager
 
 from benchmarks import Measurement
-from viz.topics import ROOT
+from ui.topics import ROOT
 
 EXPLICIT = True
 WINDOW_S = 10.0

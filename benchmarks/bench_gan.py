@@ -15,13 +15,13 @@ from torch import nn
 from benchmarks import Measurement, alternating_times
 from engine.gan import LIVE_DEFAULTS, LIVE_TARGET, GANTrainer, make_target
 from engine.training import run_for
-from engine.gan_measures import frame_of
-from viz.gan_figures import live_figures
-from viz.theme import style_figure
+from engine.gan.reads import frame_of
+from topics.gan.figures import live_figures
+from ui.theme import style_figure
 
 CHUNK = 60            # iterations per timed run of the rate comparison
 ROUNDS = 7
-FRAME_STEPS = 50      # topic_pages/gan.py STEPS_PER_FRAME
+FRAME_STEPS = 50      # topics/gan/page.py STEPS_PER_FRAME
 FRAMES = 7
 _CACHE: dict[str, float] = {}
 

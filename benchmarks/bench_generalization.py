@@ -11,7 +11,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from benchmarks import Measurement, median_time, torch_threads
-from engine import double_descent as dd
+from engine.generalization import double_descent as dd
 from engine import generalization as G
 
 CONFIG = G.TrainConfig(dataset="two_moons", n_train=100, noise=0.2, label_noise=0.2, width=128,

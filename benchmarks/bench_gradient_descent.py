@@ -1,4 +1,4 @@
-"""Gradient-descent page: the two computations a slider drag triggers (issue #3 targets:
+"""Gradient-descent page: the two computations a slider drag triggers (targets:
 < 100 ms each on the 2-core CPU): the nine-method race x 1000 steps and the 60 x 60
 heavy-ball rate map x 300 steps; NumPy backend (what the page uses on CPU) and torch CPU."""
 from __future__ import annotations

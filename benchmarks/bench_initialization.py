@@ -1,4 +1,4 @@
-"""Signal propagation (engine/signal.py) and the deep-net trainer (engine/signal_training.py):
+"""Signal propagation (engine/signal/__init__.py) and the deep-net trainer (engine/signal/training.py):
 `propagate` at the issue's size and at the page's default, the mean-field map, and a live tick."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import torch
 
 from benchmarks import Measurement, median_time
 from engine import signal as S
-from engine import signal_training as T
+from engine.signal import training as T
 
 
 def _matmul_floor(depth: int, width: int, n: int) -> float:

@@ -8,8 +8,8 @@ import sys
 import time
 
 from benchmarks import Measurement, median_time
-from engine import language_model as LM
-from viz.topics import ROOT
+from engine.attention import language_model as LM
+from ui.topics import ROOT
 
 SENTENCE = "A student opened the book and started to read the first chapter."
 

@@ -1,4 +1,4 @@
-"""What one live frame costs the web process in CPU time (issue 22, item 3), per live page.
+"""What one live frame costs the web process in CPU time , per live page.
 
 Each page at its defaults under AppTest, its live fragment rerun as a run_every tick does:
 - inline (DLPLAY_TRAINERS=inline), paused: the frame's cost without training;
@@ -12,7 +12,7 @@ receiver threads), not the workers'. Breakdown per frame (CPU of the script thre
   chart  st.plotly_chart calls (serialization + protobuf), of which
   json   plotly.io.to_json (the figure's JSON); figures = draw - chart - canvas (building
          go.Figure objects, their validation, the page's numpy)
-  canvas a playing frame's figures painted by viz/live_canvas.py instead of st.plotly_chart:
+  canvas a playing frame's figures painted by live/canvas.py instead of st.plotly_chart:
          to_spec (to_dict + whitelist) and the component call (JSON + protobuf)
   rest   frame - view - draw: live.py's controls and status line, Streamlit's marshalling,
          and AppTest's own element-tree parsing (not paid by a real server)
@@ -43,10 +43,10 @@ FRAMES = 12
 GAP_S = 0.3        # between frames (the worker trains meanwhile; sleeping costs no CPU)
 # page -> (script, view title holding the live training or None, the live_training key)
 PAGES = {
-    "gan": ("topic_pages/gan.py", None, "gan"),
-    "vae": ("topic_pages/vae.py", None, "vae_live"),
-    "relu_regions": ("topic_pages/relu_regions.py", None, "rr_train"),
-    "diffusion": ("topic_pages/diffusion.py", "Train", "df_train"),
+    "gan": ("topics/gan/page.py", None, "gan"),
+    "vae": ("topics/vae/page.py", None, "vae_live"),
+    "relu_regions": ("topics/relu_regions/page.py", None, "rr_train"),
+    "diffusion": ("topics/diffusion/page.py", "Train", "df_train"),
 }
 
 
@@ -110,13 +110,13 @@ def measure(page: str, mode: str, frames: int = FRAMES,
     """CPU ms per frame of `page` in `mode` (inline paused / process playing), broken down."""
     import plotly.io
 
-    from engine.handle import TrainerHandle
-    from engine.workers import Link
-    from viz import live
+    from live.handle import TrainerHandle
+    from live.workers import Link
+    from live import controls as live
     os.environ["DLPLAY_TRAINERS"] = mode
     import streamlit
     from streamlit.elements.plotly_chart import PlotlyMixin
-    from viz import live_canvas
+    from live import canvas as live_canvas
     clocks = {name: Clock() for name in ("view", "draw", "chart", "json", "canvas")}
     original_live = live.live_training
 

@@ -34,7 +34,7 @@ class Race:
 
 def _regions():
     from engine.regions import RegionTrainer
-    from viz.relu_regions_compute import COUNT_EVERY
+    from topics.relu_regions.compute import COUNT_EVERY
     return RegionTrainer((8, 8, 8), task="bump (regression)", seed=0, lr=0.01,
                          count_every=COUNT_EVERY, device="cpu")
 
@@ -55,14 +55,14 @@ def _regions_plain():
 
 
 def _init_config():
-    from engine import signal_training as T
+    from engine.signal import training as T
     nets = (T.NetSpec("normal", 0.5, "none"), T.NetSpec("xavier_normal", 1.0, "none"),
             T.NetSpec("kaiming_normal", 1.0, "none"))
     return T.DeepNetsConfig(nets, 20, 64, "relu", 0.05, seed=0)
 
 
 def _initialization():
-    from engine.signal_training import DeepNetsTrainer
+    from engine.signal.training import DeepNetsTrainer
     return DeepNetsTrainer(_init_config(), "cpu")
 
 
@@ -86,7 +86,7 @@ def _initialization_plain():
 
 
 def _vae():
-    from engine.vae_measures import build_trainer
+    from engine.vae.reads import build_trainer
     return build_trainer(2, 1.0, "bernoulli", False, True, 0, "cpu", None)
 
 
@@ -112,8 +112,8 @@ def _vae_plain():
 
 
 def _diffusion():
-    from engine.diffusion_measures import build_trainer
-    from viz.diffusion_compute import data_of
+    from engine.diffusion.reads import build_trainer
+    from topics.diffusion.compute import data_of
     data = data_of({"df_data": "mixture", "df_weight": 0.6}, 0)
     return build_trainer(data.points, data.labels, "linear", 64, 0.002, 0, "cpu")
 
@@ -155,13 +155,13 @@ def _gan_plain():
 
 
 def _adv_config():
-    from engine.adversarial_training import AdvTrainConfig
+    from engine.adversarial.training import AdvTrainConfig
     return AdvTrainConfig(train_eps=0.15, attack="pgd", attack_steps=7, seed=0)
 
 
 def _adversarial():
-    from engine.adversarial_training import AdversarialTrainer
-    from viz.adversarial_compute import LIVE_EPS
+    from engine.adversarial.training import AdversarialTrainer
+    from topics.adversarial.compute import LIVE_EPS
     return AdversarialTrainer(_adv_config(), eval_eps=LIVE_EPS, device="cpu")
 
 

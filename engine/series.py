@@ -1,4 +1,4 @@
-"""Bounded logs and block means of long series (numpy only; engine and viz both use them).
+"""Bounded logs and block means of long series (numpy only; engine and the pages both use them).
 
     thin_older_half   in place: the older half of parallel lists keeps every second entry, so a
                       log that grows for as long as Play is on stays bounded and its recent

@@ -17,7 +17,7 @@ a file can be unusable raises a WeightsError subclass whose message says what to
                          model_config is not the one the caller expects (the architecture
                          changed since the file was made)
 
-scripts/ write through `save`; pages read through viz.weights.cached_weights (the Streamlit
+scripts/ write through `save`; pages read through ui.weights.cached_weights (the Streamlit
 cache around `load`). `save` also writes to an open binary buffer and `load` also reads bytes
 (a page that caches the file's bytes, a test that round-trips through io.BytesIO).
 """

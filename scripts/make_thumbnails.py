@@ -237,7 +237,7 @@ def adversarial():
     """Held-out digit #12 (a 0), the PGD perturbation at eps = 0.125 (red +, blue -, rescaled)
     and the attacked digit the shipped standard CNN reads as a 9."""
     from engine.adversarial import AttackSpec, attack_one
-    from engine.adversarial_training import heldout_digits, load_snapshot
+    from engine.adversarial.training import heldout_digits, load_snapshot
     d = heldout_digits()
     r = attack_one(load_snapshot("standard")[0], d.images[12], int(d.labels[12]), 0.125,
                    AttackSpec("pgd"))

@@ -6,7 +6,7 @@ weights format (engine/weights.py).
 - adversarial_standard.pt: the convolution page's recipe (engine.conv.train_digits_cnn: Adam,
   12 epochs of clean digits, seed 0), ~3 s on one CPU thread.
 - adversarial_robust.pt: the same network trained on PGD-7 examples at eps = 0.15 (Madry's
-  min-max, engine.adversarial_training.AdversarialTrainer: Adam 3e-3 with cosine decay, 920
+  min-max, engine.adversarial.training.AdversarialTrainer: Adam 3e-3 with cosine decay, 920
   minibatches of 64 = 40 epochs, seed 0), ~30-60 s on one CPU thread.
 Both on the seeded 80/20 split; each file ~30 KB. The meta records the recipe and the
 accuracies measured on the held-out split at save time."""
@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from engine.adversarial import AttackSpec, robust_accuracy
-from engine.adversarial_training import (AdvTrainConfig, AdversarialTrainer, config_meta,
+from engine.adversarial.training import (AdvTrainConfig, AdversarialTrainer, config_meta,
                                          save_model, heldout_digits)
 from engine.conv import train_digits_cnn
 from scripts.reproducible import deterministic, step_with_progress
@@ -43,7 +43,7 @@ def train_standard() -> tuple[torch.nn.Module, dict]:
 def train_robust() -> tuple[torch.nn.Module, dict]:
     trainer = AdversarialTrainer(ROBUST)
     step_with_progress(trainer, ROBUST.total_steps, "robust CNN (2/2, PGD training)")
-    return trainer.model.eval(), {"recipe": "engine.adversarial_training.AdversarialTrainer",
+    return trainer.model.eval(), {"recipe": "engine.adversarial.training.AdversarialTrainer",
                                   **config_meta(ROBUST)}
 
 

@@ -19,7 +19,7 @@ TIMEOUT = 120
 def run_app(query: dict | None = None, page: str | None = None,
             timeout: float = TIMEOUT) -> AppTest:
     """Run playground.py (the script app.py serves) with the given URL query, then switch to
-    `page` ("topic_pages/<slug>.py")."""
+    `page` ("topics/<slug>/page.py")."""
     at = AppTest.from_file(APP, default_timeout=timeout)
     for k, v in (query or {}).items():
         at.query_params[k] = v
@@ -131,7 +131,7 @@ def open_view(at: AppTest, slug: str, title: str) -> AppTest:
     """Open the view (tab) `title` of the skeleton page `slug`, as a click on its tab does.
     (AppTest resends at.query_params on every run: a page opened with ?<slug>_view= keeps
     that tab unless the query parameter is changed too.)"""
-    from viz.page import view_key
+    from ui.page_keys import view_key
     at.session_state[view_key(slug)] = title
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -140,7 +140,7 @@ def open_view(at: AppTest, slug: str, title: str) -> AppTest:
 
 def show_step(at: AppTest, slug: str, index: int) -> AppTest:
     """Go to tour step `index` (0-based) of page `slug` and press its "Show me"."""
-    from viz.page import tour_key
+    from ui.page_keys import tour_key
     at.session_state[tour_key(slug)] = index
     at.run()
     at.button(key=f"{tour_key(slug)}__show").click().run()
@@ -149,7 +149,7 @@ def show_step(at: AppTest, slug: str, index: int) -> AppTest:
 
 
 def choose_preset(at: AppTest, slug: str, name: str) -> AppTest:
-    from viz.page import preset_key
+    from ui.page_keys import preset_key
     at.selectbox(key=preset_key(slug)).select(name).run()
     assert not at.exception, (name, [e.value for e in at.exception])
     return at
@@ -172,11 +172,11 @@ def record_run_every(monkeypatch) -> list:
 
 
 def push_on(monkeypatch) -> list:
-    """Playing frames fetched from the frame route in AppTest (viz/live_push.py; trainers stay
+    """Playing frames fetched from the frame route in AppTest (live/push.py; trainers stay
     inline here): the route's switch forced on, a private frame budget, and each fragment's
     run_every recorded (the list returned)."""
-    from viz import live_push
-    from viz.frame_budget import FrameBudget
+    from live import push as live_push
+    from live.budget import FrameBudget
     monkeypatch.setattr(live_push, "enabled", lambda mode: True)
     monkeypatch.setattr(live_push, "BUDGET", FrameBudget(fps=10.0))
     return record_run_every(monkeypatch)
@@ -189,7 +189,7 @@ def play_and_fetch(at: AppTest, key: str, slots, asked: list) -> tuple[dict, dic
     Returns (the mounted payloads by slot, the route's frame)."""
     import json
 
-    from viz import live_push
+    from live import push as live_push
     assert at.session_state[f"{key}__pushes"] is True               # checked while paused
     asked.clear()
     at.button(key=f"{key}__play").click().run()
@@ -212,7 +212,7 @@ def pause_and_forget(at: AppTest, key: str) -> None:
     """Press Pause: no live component is left and the page's token stops answering (404)."""
     import gc
 
-    from viz import live_push
+    from live import push as live_push
     token = at.session_state[f"{key}__push_token"]
     at.button(key=f"{key}__play").click().run()
     assert not at.exception and not at.session_state[f"{key}__playing"]

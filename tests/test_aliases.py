@@ -1,8 +1,8 @@
-"""One meaning per import alias (issue 17): across the code a newcomer reads (app.py, engine/,
-viz/, topic_pages/), `F` may not be torch.nn.functional in one file and a figures module in
+"""One meaning per import alias: across the code a newcomer reads (app.py, engine/,
+live/, ui/, topics/), `F` may not be torch.nn.functional in one file and a figures module in
 another. A page's own figures module counts as one meaning wherever it is imported
-(`figs` = viz.<page>_figures), likewise a page's measures module (`M` =
-engine.<page>_measures), a page's engine package and its modules.
+(`figs` = topics.<page>.figures), likewise a page's measures module (`M` =
+engine.<topic>.reads), a page's engine package and its modules.
 
 KNOWN lists the double meanings found when this test was written (pages owned by the page
 helpers, reported to the lead): the test fails on any NEW one, and does not fail when a known
@@ -14,15 +14,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCOPE = [ROOT / "app.py", ROOT / "playground.py", *sorted((ROOT / "engine").rglob("*.py")),
-         *sorted((ROOT / "viz").glob("*.py")), *sorted((ROOT / "topic_pages").glob("*.py"))]
+         *sorted((ROOT / "live").glob("*.py")), *sorted((ROOT / "ui").glob("*.py")),
+         *sorted((ROOT / "topics").rglob("*.py"))]
 
 KNOWN: set[tuple[str, str, str]] = set()   # all fixed; the test fails on any new one
 
 
 def meaning(target: str) -> str:
-    if re.fullmatch(r"viz\.\w+_figures", target):
+    if re.fullmatch(r"topics\.\w+\.(\w+_)?figures", target):
         return "<a page's figures module>"
-    if re.fullmatch(r"engine\.\w+_measures", target):
+    if re.fullmatch(r"engine\.\w+\.reads", target):
         return "<a page's measures module>"
     return target
 
@@ -56,8 +57,8 @@ def double_meanings(files: list[Path]) -> set[tuple[str, str, str]]:
 def test_the_check_finds_a_double_meaning(tmp_path):
     a, b, c = tmp_path / "a.py", tmp_path / "b.py", tmp_path / "c.py"
     a.write_text("from torch.nn import functional as F\n")
-    b.write_text("import torch.nn.functional as F\nfrom viz import gan_figures as figs\n")
-    c.write_text("from viz import vae_figures as F\nfrom viz import vae_figures as figs\n")
+    b.write_text("import torch.nn.functional as F\nfrom topics.gan import figures as figs\n")
+    c.write_text("from topics.vae import figures as F\nfrom topics.vae import figures as figs\n")
     assert double_meanings([a, b, c]) == {("F", "<a page's figures module>", "c.py")}
 
 

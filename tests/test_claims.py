@@ -1,11 +1,11 @@
-"""Every claim of every preset and tour step of every page holds (viz/claims.py): the number
+"""Every claim of every preset and tour step of every page holds (ui/claims.py): the number
 the text states, measured by the function the page draws from, inside its threshold."""
 from __future__ import annotations
 
 import pytest
 
-from viz.claims import claim_line, page_claims
-from viz.topics import TOPICS
+from ui.claims import claim_line, page_claims
+from ui.topics import TOPICS
 
 CLAIMS = [c for t in TOPICS if t.ready for c in page_claims(t.slug)]
 
@@ -26,7 +26,7 @@ def test_claims_exist():
 # ---------------------------------------------------------------- texts the figure contradicted
 # Each text below was false on screen; its claim now measures what the figure shows.
 def _page(slug):
-    from viz.claims import skeleton_module
+    from ui.claims import skeleton_module
     return skeleton_module(slug)
 
 
@@ -35,7 +35,7 @@ def _whats(item):
 
 
 def test_gradient_descent_momentum_swings_first_grow():
-    from viz.gradient_descent_compute import swing_growth
+    from topics.gradient_descent.compute import swing_growth
     m = _page("gradient_descent")
     preset, step = m.PRESETS["Optimal momentum: faster, not smoother"], m.STEPS[3]
     s = m.STATE.resolve(preset.settings)
@@ -46,7 +46,7 @@ def test_gradient_descent_momentum_swings_first_grow():
 
 
 def test_gradient_descent_rosenbrock_newton_leaves_the_valley():
-    from viz.gradient_descent_compute import peak_gap
+    from topics.gradient_descent.compute import peak_gap
     m = _page("gradient_descent")
     preset = m.PRESETS["Rosenbrock valley"]
     assert peak_gap(m.STATE.resolve(preset.settings), "newton") > 100
@@ -58,8 +58,8 @@ def test_backpropagation_gradient_check_larger_h_is_to_the_right():
     """The text's 'right of each minimum (larger h) the error grows' read on the figure: h grows
     to the right and the central error at the largest h exceeds its minimum."""
     import numpy as np
-    from viz.backpropagation_compute import gradcheck_of
-    from viz.backpropagation_figures import gradcheck_figure
+    from topics.backpropagation.compute import gradcheck_of
+    from topics.backpropagation.figures import gradcheck_figure
     m = _page("backpropagation")
     preset = m.PRESETS["Gradient check on the sigmoid neuron"]
     c = gradcheck_of(m.STATE.resolve(preset.settings))

@@ -1,9 +1,9 @@
-"""viz/frame_budget.py: the server-wide redraw budget of live fragments."""
+"""live/budget.py: the server-wide redraw budget of live fragments."""
 from __future__ import annotations
 
 import pytest
 
-from viz.frame_budget import FPS, HYSTERESIS, STALE_S, FrameBudget, budget_fps
+from live.budget import FPS, HYSTERESIS, STALE_S, FrameBudget, budget_fps
 
 
 class Clock:

@@ -1,11 +1,11 @@
-"""viz/live.py + viz/frame_budget.py: a playing live fragment's redraw interval follows the
+"""live/controls.py + live/budget.py: a playing live fragment's redraw interval follows the
 server's frame budget, and a frame asks for a page rerun when the class size moved it."""
 from __future__ import annotations
 
 import pytest
 
-import viz.live as live
-from viz.frame_budget import FrameBudget
+import live.controls as live
+from live.budget import FrameBudget
 
 
 @pytest.fixture
@@ -55,8 +55,8 @@ def test_live_training_hands_the_budgets_interval_to_its_fragment(budget, monkey
 
     from tests.apptest import record_run_every
 
-    from engine.handle import TrainerHandle
-    from engine.workers import open_handle
+    from live.handle import TrainerHandle
+    from live.backends import open_handle
 
     asked = record_run_every(monkeypatch)
     monkeypatch.setattr(live, "_open", lambda make, cid: open_handle(make, cid, None, "inline"))
@@ -68,7 +68,7 @@ def test_live_training_hands_the_budgets_interval_to_its_fragment(budget, monkey
         import streamlit as st
 
         from engine.training import TrainerBase
-        from viz.live import live_training
+        from live.controls import live_training
 
         class Counter(TrainerBase):
             def _iteration(self):

@@ -1,4 +1,4 @@
-"""viz/live_canvas.py: which figures a playing live frame paints on the canvas (the whitelist),
+"""live/canvas.py: which figures a playing live frame paints on the canvas (the whitelist),
 what reaches the browser (the figure's own numbers), and show_figure's choice under AppTest:
 canvas while playing (a clickable chart too, saying clicks work when paused), the interactive
 Plotly chart when paused."""
@@ -12,9 +12,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.apptest import plotly_array
-from viz import live_canvas as lc
-from viz.fastfig import Fig, plain_figure
-from viz.theme import SIZES, style_figure
+from live import canvas as lc
+from ui.fastfig import Fig, plain_figure
+from ui.theme import SIZES, style_figure
 
 RDBU = [[0.0, "rgb(5,48,97)"], [0.5, "rgb(247,247,247)"], [1.0, "rgb(103,0,31)"]]
 
@@ -117,7 +117,7 @@ def test_category_axes_are_numbered_as_plotly_lays_them_out():
 
 
 def test_a_named_colour_scale_left_to_plotly_js_keeps_plotly():
-    """plotly.js and plotly.py disagree on some names (viz/fastfig.py); only explicit pairs."""
+    """plotly.js and plotly.py disagree on some names (ui/fastfig.py); only explicit pairs."""
     fig = plain_figure([{"type": "heatmap", "z": [[1, 2], [3, 4]], "colorscale": "RdBu"}], {})
     assert lc.to_spec(fig) is None
 
@@ -127,7 +127,7 @@ def _app():
     import plotly.graph_objects as go
     import streamlit as st
 
-    from viz.render import live_frame, show_figure
+    from ui.render import live_frame, show_figure
     playing = st.session_state.get("playing", True)
     fig = go.Figure(go.Scatter(x=np.arange(50.0), y=np.sin(np.arange(50.0)), mode="markers"))
     with live_frame(playing):
@@ -176,7 +176,7 @@ def test_the_js_has_a_drawer_for_every_whitelisted_trace_kind():
 
 
 def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
-    """live_canvas.js run in Node (when installed) with a recording 2-D context on figures
+    """live/canvas.js run in Node (when installed) with a recording 2-D context on figures
     covering each drawer: markers, lines, heatmap + colour bar, shapes, annotations, log and
     overlaying axes, scaleanchor, a vertical and a horizontal legend."""
     sub = Fig(rows=1, cols=2, subplot_titles=("a", "b"))
@@ -262,7 +262,7 @@ def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
 
 
 def _curves_like() -> go.Figure:
-    """viz/attention_figures.training_curves' shape: loss on a log axis, accuracy on a
+    """topics/attention/figures.training_curves' shape: loss on a log axis, accuracy on a
     secondary y axis (x domain [0, 0.94])."""
     from plotly.subplots import make_subplots
     fig = make_subplots(specs=[[{"secondary_y": True}]])
@@ -277,7 +277,7 @@ def _curves_like() -> go.Figure:
 
 
 def _init_training_like() -> go.Figure:
-    """viz/initialization_figures.training_figure's shape: loss on the left, gradient norms
+    """topics/initialization/figures.training_figure's shape: loss on the left, gradient norms
     from 1e-12 to 1 on a log axis (exponentformat "power") on the right, curve labels placed
     at log10 coordinates."""
     fig = Fig(rows=1, cols=2, horizontal_spacing=0.12, subplot_titles=("loss", "grad"))
@@ -297,7 +297,7 @@ def _clickable_app():
     import plotly.graph_objects as go
     import streamlit as st
 
-    from viz.render import live_frame, show_figure
+    from ui.render import live_frame, show_figure
     fig = go.Figure(go.Scatter(x=[0.0, 1.0], y=[1.0, 0.0], mode="markers"),
                     dict(title=dict(text="Pick a point")))
     with live_frame(st.session_state.get("playing", True)):
@@ -322,7 +322,7 @@ def test_a_titled_clickable_chart_says_pause_to_click_inside_the_canvas():
 def _metrics_app():
     import streamlit as st
 
-    from viz.render import live_frame, metrics
+    from ui.render import live_frame, metrics
     with live_frame(st.session_state.get("playing", True)):
         metrics([("Loss", "0.25", "mean squared error"), ("Step", "12"), ("A<b", "x&y")])
 
@@ -344,7 +344,7 @@ def test_a_metric_row_is_one_element_while_playing_and_metrics_when_paused():
 
 
 def test_the_poller_paints_fetched_frames_asks_for_one_rerun_and_stops_on_410(tmp_path):
-    """viz/live_canvas.js's frame poller (viz/live_push.py) in Node with a stand-in fetch:
+    """live/canvas.js's frame poller (live/push.py) in Node with a stand-in fetch:
     two slots of one page share ONE poller (one request at a time); a frame paints the html
     slot and the canvas slot; `rerun` asks Streamlit once (not again on the next frame);
     410 stops the polling."""
@@ -361,7 +361,7 @@ def test_the_poller_paints_fetched_frames_asks_for_one_rerun_and_stops_on_410(tm
 
 
 def _node(script: str, data) -> object:
-    """tests/js/<script> run in Node on the JSON file `data` and live_canvas.js: its output."""
+    """tests/js/<script> run in Node on the JSON file `data` and live/canvas.js: its output."""
     import shutil
     import subprocess
     from pathlib import Path

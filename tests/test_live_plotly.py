@@ -10,12 +10,12 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from engine.handle import TrainerHandle
+from live.handle import TrainerHandle
 from engine.training import TrainerBase
-from viz import live_canvas as lc
-from viz import live_push
-from viz.frame_budget import FrameBudget
-from viz.parts import Figure, Payload
+from live import canvas as lc
+from live import push as live_push
+from live.budget import FrameBudget
+from live.parts import Figure, Payload
 
 
 class Counter(TrainerBase):
@@ -81,7 +81,7 @@ def test_app_serves_the_installed_plotly_js_and_takes_the_pause(monkeypatch):
     from starlette.applications import Starlette
     from starlette.testclient import TestClient
 
-    from viz import frame_route
+    from live import route as frame_route
     monkeypatch.setattr(live_push, "MOUNTED", False)
     client = TestClient(Starlette(routes=frame_route.routes()))
     r = client.get(live_push.PLOTLY_PATH)
@@ -108,7 +108,7 @@ def test_app_serves_the_installed_plotly_js_and_takes_the_pause(monkeypatch):
 
 
 def _node(script: str) -> dict:
-    """Run tests/js/<script> on live_canvas.js in Node; its JSON output (skip without node)."""
+    """Run tests/js/<script> on live/canvas.js in Node; its JSON output (skip without node)."""
     import shutil
     import subprocess
     from pathlib import Path
@@ -121,7 +121,7 @@ def _node(script: str) -> dict:
     return json.loads(run.stdout)
 
 def test_the_component_loads_plotly_js_once_and_reacts_per_frame(tmp_path):
-    """live_canvas.js in Node: the first plotly payload adds ONE <script> for the poll's
+    """live/canvas.js in Node: the first plotly payload adds ONE <script> for the poll's
     plotly_js URL; frames that arrive before it loads are not queued up (the latest is drawn
     once it has loaded); each later frame is one Plotly.react on the same div (no mode bar, no pointer events;
     not staticPlot, which leaves a 3-D scene blank)."""
@@ -137,7 +137,7 @@ def test_the_component_loads_plotly_js_once_and_reacts_per_frame(tmp_path):
 
 
 def test_a_pause_click_stops_the_poller_at_once_and_tells_the_route():
-    """live_canvas.js in Node: one capture-phase click listener per page; a click elsewhere
+    """live/canvas.js in Node: one capture-phase click listener per page; a click elsewhere
     changes nothing; a click on the page's Pause button sends <frame url>?pause=1 at once and
     no frame is fetched after it; a component still mounted 3 s later, its button still
     saying Pause (Streamlit dropped the click), asks for one rerun."""

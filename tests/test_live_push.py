@@ -1,5 +1,5 @@
-"""viz/live_push.py, viz/parts.py, viz/frame_route.py: a playing page's frames fetched from the
-frame route instead of a fragment rerun per frame (issue 22)."""
+"""live/push.py, live/parts.py, live/route.py: a playing page's frames fetched from the
+frame route instead of a fragment rerun per frame."""
 from __future__ import annotations
 
 import base64
@@ -11,11 +11,12 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from engine.handle import TrainerHandle
+from live.handle import TrainerHandle
 from engine.training import TrainerBase
-from viz import live_push
-from viz.frame_budget import FrameBudget
-from viz.parts import Caption, Figure, Html, Image, Info, Metrics, Payload, inline_markdown
+from live import push as live_push
+from live.budget import FrameBudget
+from live.parts import Caption, Figure, Html, Image, Info, Metrics, Payload
+from ui.markup import inline_markdown
 
 
 class Counter(TrainerBase):
@@ -169,7 +170,7 @@ def _in_thread(coro) -> None:
 
 
 def test_the_route_serves_answers_with_no_caching(budget, monkeypatch):
-    from viz import frame_route
+    from live import route as frame_route
     monkeypatch.setattr(live_push, "MOUNTED", False)       # restored after the test
     routes = frame_route.routes()
     assert live_push.MOUNTED and routes[0].path == "/_dlplay/frame/{frame_id}"
@@ -234,7 +235,7 @@ def test_a_playing_gan_page_mounts_its_slots_once_and_the_route_serves_its_frame
     source (the route answers 404, the browser's poller stops) and draws Plotly again."""
     from tests.apptest import open_page, pause_and_forget, play_and_fetch, push_on
     asked = push_on(monkeypatch)
-    at = open_page("topic_pages/gan.py")
+    at = open_page("topics/gan/page.py")
     mounted, frame = play_and_fetch(
         at, "gan", {"gan_fig_samples", "gan_summary", "gan_fig_curves"}, asked)
     assert "spec" in mounted["gan_fig_samples"] and "gan-badge" in mounted["gan_summary"]["html"]
@@ -251,9 +252,9 @@ def _fallback_page():
     import streamlit as st
 
     from engine.training import TrainerBase
-    from viz.live import live_training
-    from viz.live_push import live_parts, place_all
-    from viz.parts import Figure
+    from live.controls import live_training
+    from live.push import live_parts, place_all
+    from live.parts import Figure
 
     class Steps(TrainerBase):
         def _iteration(self):

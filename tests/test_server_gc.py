@@ -1,4 +1,4 @@
-"""viz/server_gc.py: a rerun must not walk every imported object (a full gc after each run
+"""ui/server_gc.py: a rerun must not walk every imported object (a full gc after each run
 cost ~0.2 s of CPU per frame and per slider move)."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import types
 
 import pytest
 
-from viz import server_gc
-from viz.topics import ROOT
+from ui import server_gc
+from ui.topics import ROOT
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""viz/topics.py: every ready topic names its engine modules (Topic.engine), they import,
+"""ui/topics.py: every ready topic names its engine modules (Topic.engine), they import,
 the page imports them, and the gallery shows where the code is."""
 import ast
 import importlib
@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from viz.topics import ROOT, TOPICS, TOPICS_BY_SLUG
+from ui.topics import ROOT, TOPICS, TOPICS_BY_SLUG
 
 READY = [t for t in TOPICS if t.ready]
-SHARED = {"engine.datasets", "engine.device", "engine.handle", "engine.nets", "engine.training",
-          "engine.weights", "engine.workers"}
+SHARED = {"engine.datasets", "engine.device", "live.handle", "engine.nets", "engine.training",
+          "engine.weights", "live.workers"}
 
 
 def engine_imports(source: str) -> set[str]:
@@ -42,15 +42,15 @@ def test_engine_imports_reads_every_import_form():
 
 @pytest.mark.parametrize("topic", READY, ids=lambda t: t.slug)
 def test_engine_modules_import_and_the_page_uses_them(topic):
-    assert topic.engine, f"{topic.slug}: name its engine module(s) in viz/topics.py"
-    # the page and the modules it is split into (viz/<slug>_compute.py, _tour.py, _controls.py)
-    files = [ROOT / topic.page_file, *sorted((ROOT / "viz").glob(f"{topic.slug}_*.py"))]
+    assert topic.engine, f"{topic.slug}: name its engine module(s) in ui/topics.py"
+    # the page and the modules it is split into (topics/<slug>/: page, compute, figures, tour)
+    files = sorted((ROOT / "topics" / topic.slug).glob("*.py"))
     page = set().union(*(engine_imports(f.read_text(encoding="utf-8")) for f in files))
     for module in topic.engine:
         assert module.startswith("engine.") and module not in SHARED
         importlib.import_module(module)
         assert imports_module(page, module), \
-            f"neither {topic.page_file} nor viz/{topic.slug}_*.py imports {module}"
+            f"neither {topic.page_file} nor topics/{topic.slug}/*.py imports {module}"
     for path in topic.engine_files:
         assert (ROOT / path).exists(), path
 
@@ -64,9 +64,8 @@ def test_each_engine_module_belongs_to_one_topic():
 
 
 def test_engine_files_name_modules_and_packages():
-    assert TOPICS_BY_SLUG["gradient_descent"].engine_files == ("engine/optim/",
-                                                             "engine/race_measures.py")
-    assert TOPICS_BY_SLUG["relu_regions"].code_files == ("topic_pages/relu_regions.py",
+    assert TOPICS_BY_SLUG["gradient_descent"].engine_files == ("engine/optim/",)
+    assert TOPICS_BY_SLUG["relu_regions"].code_files == ("topics/relu_regions/",
                                                          "engine/regions/")
     assert all(not Path(p).is_absolute() for t in TOPICS for p in t.code_files)
 

@@ -8,10 +8,10 @@ import math
 import pytest
 
 from tests.apptest import run_app
-from viz import url_check
-from viz.claims import skeleton_module
-from viz.sidebar import SEED
-from viz.topics import TOPICS
+from ui import url_check
+from ui.claims import skeleton_module
+from ui.sidebar import SEED
+from ui.topics import TOPICS
 
 BAD = ["nan", "NaN", "inf", "-inf", "1e400", "-1e400", "-0", "1" * 400, "-" + "9" * 40,
        "x" * 10_000, "nosuch", "", "0x10", "true"]
@@ -119,7 +119,7 @@ def test_a_page_with_every_parameter_bad_loads_and_says_so(slug):
     query[keys[0]] = "x" * 10_000
     query["nosuch"] = "1"
     at = run_app(query)
-    at.switch_page(f"topic_pages/{slug}.py")
+    at.switch_page(f"topics/{slug}/page.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
@@ -134,7 +134,7 @@ def test_a_page_with_every_parameter_bad_loads_and_says_so(slug):
 
 def test_another_pages_parameter_is_not_a_setting_here():
     at = run_app({"gan_loss": "hinge", "gd_steps": "300"})
-    at.switch_page("topic_pages/gradient_descent.py")
+    at.switch_page("topics/gradient_descent/page.py")
     at.run()
     assert not at.exception and not at.error
     notices = _notices(at)

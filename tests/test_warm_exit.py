@@ -1,5 +1,5 @@
 """A warm-up thread still busy in torch when Python exits must not abort the process: the
-thread finishes its current job and ends (viz/warm.py joins it at exit)."""
+thread finishes its current job and ends (ui/warm.py joins it at exit)."""
 from __future__ import annotations
 
 import subprocess
@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 SCRIPT = """
 import functools, time, torch
-from viz import warm
+from ui import warm
 
 def busy(seconds):
     end = time.time() + seconds

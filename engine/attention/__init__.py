@@ -43,7 +43,7 @@ from engine.attention.measures import (answer_rows, anti_diagonal_mass, expected
 from engine.attention.trainer import TransformerSnapshot, TransformerTrainer
 from engine.attention.pretrained import (MODEL_CONFIG_KEYS, load_pretrained, model_config_of,
                                          model_from_weights, save_pretrained, weights_payload)
-from engine.attention.tasks import _lookup_match  # noqa: F401 (topic_pages/attention.py)
+from engine.attention.tasks import _lookup_match  # noqa: F401 (topics/attention/page.py)
 # helpers the old single module exposed (pages and tests still reach them as A.<name>)
 from engine.device import make_generator, resolve_device, to_numpy  # noqa: F401
 

@@ -15,7 +15,7 @@ from engine.gan.trainer import GANTrainer
 
 # --------------------------------------------------------------------------------------
 # Defaults of the trainer and of the page (the page's presets and their measured claims live in
-# topic_pages/gan.py, next to the text that states them)
+# topics/gan/page.py, next to the text that states them)
 # --------------------------------------------------------------------------------------
 
 TRAINER_DEFAULTS: dict = dict(loss="nonsaturating", g_hidden=(128, 128), d_hidden=(128, 128),

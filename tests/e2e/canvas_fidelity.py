@@ -1,4 +1,4 @@
-"""The same figure drawn by the live canvas (viz/live_canvas.js) and by Plotly (the installed
+"""The same figure drawn by the live canvas (live/canvas.js) and by Plotly (the installed
 plotly package's plotly.min.js) side by side in Chromium, and what each laid out: axis ranges,
 tick label texts and positions, legend entries. Used by test_canvas_fidelity.py."""
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from viz import live_canvas as lc
-from viz.theme import style_figure
+from live import canvas as lc
+from ui.theme import style_figure
 
 W, H = 700, 420
 HARNESS = f"""<!doctype html><html><head><meta charset="utf-8">

@@ -26,7 +26,7 @@ def _open(browser, url: str):
 
 def _box(page, key: str) -> dict:
     """The chart's box once it is on the page and stays there: on the projector the figure is
-    drawn again once the window's size is known (viz/viewport.py), which can detach the first
+    drawn again once the window's size is known (ui/viewport.py), which can detach the first
     one between the wait and the measurement."""
     plot = page.locator(f".st-key-{key} .js-plotly-plot")
     for _ in range(60):

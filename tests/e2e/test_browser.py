@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.conftest import SCREENSHOTS, wait_idle
-from viz.topics import TOPICS
+from ui.topics import TOPICS
 
 pytestmark = pytest.mark.e2e
 

@@ -1,4 +1,4 @@
-"""The live canvas draws what Plotly draws: the same figure drawn by viz/live_canvas.js and by
+"""The live canvas draws what Plotly draws: the same figure drawn by live/canvas.js and by
 plotly.js (the installed package's) in Chromium; per axis the range, the tick label texts and
 their positions, the plot area, and the legend entries must agree (within 3-4 px).
 Figures like the live views': loss curves (lines: no x padding), log loss axes, sample clouds

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tests.e2e.test_skeleton_pages import _main_figure_top, no_errors, settle
-from viz import lesson_library as library
+from ui import lesson_library as library
 
 pytestmark = pytest.mark.e2e
 

@@ -1,5 +1,5 @@
-"""Playing frames on a canvas in Chromium (issue 22): Play on the GAN page paints its figures
-on canvases (viz/live_canvas.js) whose pixels change from frame to frame while "Iteration"
+"""Playing frames on a canvas in Chromium: Play on the GAN page paints its figures
+on canvases (live/canvas.js) whose pixels change from frame to frame while "Iteration"
 advances, the same canvas elements stay (no DOM growth per frame), no error box and no
 console error; Pause shows the interactive Plotly charts again."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Downloads while a page trains live (issue 23): the export sits outside the live fragment,
+"""Downloads while a page trains live: the export sits outside the live fragment,
 so ticks write nothing into Streamlit's media store, no media request fails, and a download
 clicked during training arrives whole."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Live training in Chromium on the GAN page at its default settings: Pause means pause, Step
-adds exactly steps-per-frame, 50 Play/Pause cycles raise nothing (issue 23). That applying
+adds exactly steps-per-frame, 50 Play/Pause cycles raise nothing. That applying
 every preset and tour step logs no traceback on the server is checked by the walk in
 test_skeleton_pages.py."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import time
 import pytest
 
 from tests.e2e.conftest import wait_idle
-from topic_pages.gan import STEPS_PER_FRAME
+from topics.gan.page import STEPS_PER_FRAME
 
 pytestmark = pytest.mark.e2e
 

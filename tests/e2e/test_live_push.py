@@ -1,7 +1,7 @@
 """`streamlit run app.py` with DLPLAY_TRAINERS=process in Chromium: a playing GAN page gets its
-frames from the frame route (viz/live_push.py), not from fragment reruns: the iteration count
+frames from the frame route (live/push.py), not from fragment reruns: the iteration count
 and the canvas move while the websocket stays quiet; Pause brings the interactive Plotly
-figures back and stops the polling (issue 22)."""
+figures back and stops the polling."""
 from __future__ import annotations
 
 import re

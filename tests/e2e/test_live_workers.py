@@ -49,7 +49,7 @@ def _workers(pid: int) -> list[int]:
     for task in Path(f"/proc/{pid}/task").iterdir():
         for kid in (task / "children").read_text().split():
             cmd = Path(f"/proc/{kid}/cmdline").read_bytes().replace(b"\0", b" ")
-            if b"engine.worker_loop" in cmd:
+            if b"live.worker_loop" in cmd:
                 kids.append(int(kid))
     return kids
 

@@ -1,6 +1,6 @@
 """Clicks on Plotly charts in real Chromium reach the page's on_select callback: the gradient
 descent start point, and a chart inside the live-training fragment that sets widgets drawn
-outside it (viz.live.rerun_page: the harness page and the VAE latent scatter).
+outside it (live.controls.rerun_page: the harness page and the VAE latent scatter).
 
 A click is sent to the pixel of one data point, chosen far from every other clickable point,
 so the test knows which point the selection must report."""
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tests.e2e.conftest import wait_idle
-from viz import gradient_descent_figures as gd_figs
+from topics.gradient_descent import figures as gd_figs
 
 pytestmark = pytest.mark.e2e
 

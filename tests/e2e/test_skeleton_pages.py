@@ -19,9 +19,9 @@ import pytest
 
 from tests.e2e.conftest import ROOT, SCREENSHOTS
 from tests.e2e.screen_checks import look
-from viz.claims import skeleton_module
-from viz.page import preset_key, tour_key
-from viz.topics import TOPICS
+from ui.claims import skeleton_module
+from ui.page_keys import preset_key, tour_key
+from ui.topics import TOPICS
 
 pytestmark = pytest.mark.e2e
 
@@ -199,7 +199,7 @@ def _press(page, key: str) -> bool:
 
 def _visit(page, topic, where: str, problems: list, covers: dict, show_key=None) -> None:
     """Check the screen as the class sees it now; keep a screenshot (outside the tree)."""
-    page.wait_for_timeout(450)       # viz/viewport.js reports where the figure starts ...
+    page.wait_for_timeout(450)       # ui/viewport.js reports where the figure starts ...
     settle(page)                     # ... and the rerun that sizes the figure to it ends
     no_errors(page, f"{topic.slug} / {where}")
     found, cover = look(page, show_key)

@@ -1,7 +1,7 @@
-"""engine/activation_curves.py: φ′ by autograd agrees with the closed forms."""
+"""engine/signal/activations.py: φ′ by autograd agrees with the closed forms."""
 import numpy as np
 
-from engine.activation_curves import ACTIVATIONS, activation_curves
+from engine.signal.activations import ACTIVATIONS, activation_curves
 
 
 def test_autograd_slopes_match_closed_forms():

@@ -1,4 +1,4 @@
-"""engine/adversarial.py and engine/adversarial_training.py: attacks against closed forms and
+"""engine/adversarial/__init__.py and engine/adversarial/training.py: attacks against closed forms and
 hand-written steps, the constraints PGD must keep, the trainer protocol, and the shipped
 snapshots' measured robustness."""
 import itertools
@@ -14,7 +14,7 @@ from engine import adversarial as adv
 from engine import weights
 from engine.adversarial import (AttackSpec, attack_one, fgsm, linear_model_effect, pgd, project,
                                 robust_accuracy, targeted_success, worst_linear_perturbation)
-from engine.adversarial_training import (MODEL_CONFIG, SNAPSHOTS, AdvTrainConfig,
+from engine.adversarial.training import (MODEL_CONFIG, SNAPSHOTS, AdvTrainConfig,
                                          AdversarialTrainer, load_snapshot, model_from_weights,
                                          heldout_digits, training_digits)
 from engine.training import Trainer

@@ -15,7 +15,7 @@ from engine.device import make_generator
 from engine.training import Trainer
 from scripts.pretrain_attention import RECIPES
 from tests.engine.package_checks import long_files, missing_names
-from viz.topics import ROOT
+from ui.topics import ROOT
 
 WEIGHTS = ROOT / "assets" / "weights"
 

@@ -1,4 +1,4 @@
-"""engine/generalization.py and engine/double_descent.py: dropout, the two penalties against
+"""engine/generalization/__init__.py and engine/generalization/double_descent.py: dropout, the two penalties against
 torch's optimizers, the trainer protocol, random-label memorization, and the random-features
 curve against a NumPy pinv reference."""
 import math
@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from engine import double_descent as dd
+from engine.generalization import double_descent as dd
 from engine import generalization as G
 from engine.training import Trainer
 

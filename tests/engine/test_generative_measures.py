@@ -1,5 +1,5 @@
 """engine/{gan,vae,diffusion}_measures.py: what the GAN, VAE and diffusion pages read from a
-trainer besides its snapshot (viz.live.read_trainer). Each fn survives cloudpickle (it may run
+trainer besides its snapshot (live.controls.read_trainer). Each fn survives cloudpickle (it may run
 in a worker process) and returns plain data equal to what the trainer itself computes."""
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import numpy as np
 import torch
 
 from engine import diffusion as D
-from engine import gan_measures as GM
-from engine import vae_measures as VM
-from engine.diffusion_measures import model_of, net_of
+from engine.gan import reads as GM
+from engine.vae import reads as VM
+from engine.diffusion.reads import model_of, net_of
 from engine.gan import GANTrainer, make_target
 from engine.vae import VAETrainer, decode_point, latent_grid
 

@@ -1,4 +1,4 @@
-"""engine/language_model.py: the packaged all-MiniLM-L6-v2's attention maps (shape, special
+"""engine/attention/language_model.py: the packaged all-MiniLM-L6-v2's attention maps (shape, special
 tokens, rows summing to 1, equal to the library's own output_attentions), truncation, bad text,
 a missing package, head-type scores on maps with a known answer and on real sentences, and
 head masking (equal to zeroing the head's value projection)."""
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine import language_model as LM
+from engine.attention import language_model as LM
 
 TEXT = "The cat sat on the mat."
 

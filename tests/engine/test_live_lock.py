@@ -1,4 +1,4 @@
-"""engine.handle.TrainerHandle: one writer per trainer, Pause within one chunk, busy ticks
+"""live.handle.TrainerHandle: one writer per trainer, Pause within one chunk, busy ticks
 skip, and engine.training.run_for's stop flag / time-sized chunks."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 
 from engine.datasets import make_dataset
-from engine.handle import TrainerBusy, TrainerHandle
+from live.handle import TrainerBusy, TrainerHandle
 from engine.training import MLPClassifierTrainer, run_for
 
 

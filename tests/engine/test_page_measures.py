@@ -1,5 +1,5 @@
-"""The pure measures the LSTM gating and attention pages state (engine/lstm_measures.py,
-engine/attention_measures.py), against cases worked out by hand."""
+"""The pure measures the LSTM gating and attention pages state (engine/recurrent/reads.py,
+engine/attention/reads.py), against cases worked out by hand."""
 from __future__ import annotations
 
 import math
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from engine import attention as A
-from engine import attention_measures as AM
-from engine import lstm_measures as LM
+from engine.attention import reads as AM
+from engine.recurrent import reads as LM
 from engine import recurrent as R
 
 

@@ -1,9 +1,9 @@
-"""engine/race_measures.py: the trajectory measurements behind the gradient-descent claims."""
+"""engine/optim/reads.py: the trajectory measurements behind the gradient-descent claims."""
 import numpy as np
 import pytest
 
 from engine import optim
-from engine import race_measures as M
+from engine.optim import reads as M
 
 
 def test_sign_flip_share_counts_sign_changes():

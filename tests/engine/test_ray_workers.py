@@ -1,4 +1,4 @@
-"""engine/ray_workers.py: the handle interface over a Ray actor per trainer, on a local
+"""live/ray_workers.py: the handle interface over a Ray actor per trainer, on a local
 `ray.init()` (DLPLAY_TRAINERS=ray). Skipped where Ray is not installed (it is optional:
 requirements-hosting.txt)."""
 from __future__ import annotations
@@ -10,8 +10,9 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="ray is optional (pip install -r requirements-hosting.txt)")
 
-from engine.handle import TrainerLost  # noqa: E402
-from engine.workers import ProcessTrainerHandle, open_handle  # noqa: E402
+from live.handle import TrainerLost  # noqa: E402
+from live.backends import open_handle  # noqa: E402
+from live.workers import ProcessTrainerHandle  # noqa: E402
 from tests.engine.test_workers import SleepyTrainer, _until  # noqa: E402
 
 
@@ -45,7 +46,7 @@ def test_a_ray_actor_trains_steps_reads_and_pauses(local_ray):
 
 
 def test_a_live_page_runs_on_ray(local_ray, monkeypatch):
-    """DLPLAY_TRAINERS=ray through viz/live.py: the harness page steps and plays on an actor."""
+    """DLPLAY_TRAINERS=ray through live/controls.py: the harness page steps and plays on an actor."""
     from pathlib import Path
 
     from streamlit.testing.v1 import AppTest

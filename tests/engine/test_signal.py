@@ -1,5 +1,5 @@
-"""Signal propagation, the mean-field map and batch norm (engine/signal.py), and the deep-net
-trainer (engine/signal_training.py): numbers against closed forms and torch references."""
+"""Signal propagation, the mean-field map and batch norm (engine/signal/__init__.py), and the deep-net
+trainer (engine/signal/training.py): numbers against closed forms and torch references."""
 import math
 
 import numpy as np
@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from engine import signal as S
-from engine import signal_training as T
+from engine.signal import training as T
 from engine.training import Trainer
 
 

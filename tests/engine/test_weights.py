@@ -158,9 +158,9 @@ def test_save_refuses_an_empty_or_non_tensor_state(tmp_path):
 
 
 def test_page_loader_caches_per_file_version_and_does_not_cache_errors(tmp_path):
-    """viz.weights.cached_weights: one read per file version; a missing file raises each time
+    """ui.weights.cached_weights: one read per file version; a missing file raises each time
     (so the page recovers once the file is rebuilt)."""
-    from viz.weights import cached_weights
+    from ui.weights import cached_weights
     p = tmp_path / "c.pt"
     with pytest.raises(MissingWeightsError):
         cached_weights(p)

@@ -1,4 +1,4 @@
-"""engine/workers.py: trainers in worker processes behind ProcessTrainerHandle - step and
+"""live/workers.py: trainers in worker processes behind ProcessTrainerHandle - step and
 reply, Pause lands, fair round-robin across trainers, pace, read(fn), a killed worker is
 restarted and its trainers say so, freed trainers (finalizer, janitor), fallbacks."""
 from __future__ import annotations
@@ -14,9 +14,9 @@ import cloudpickle
 import pytest
 
 from engine.training import History
-from engine.handle import TrainerElsewhere, TrainerHandle, TrainerLost, TrainerView
-from engine.workers import (RELEASED, WORKER_STOPPED, ProcessTrainerHandle, WorkerPool,
-                            open_handle)
+from live.handle import TrainerElsewhere, TrainerHandle, TrainerLost, TrainerView
+from live.backends import open_handle
+from live.workers import RELEASED, WORKER_STOPPED, ProcessTrainerHandle, WorkerPool
 
 
 class SleepyTrainer:
@@ -230,7 +230,7 @@ def test_a_killed_worker_is_restarted_and_its_trainers_resume_from_their_checkpo
 def test_a_trainer_that_keeps_killing_its_worker_is_given_up():
     """A trainer whose worker dies MAX_RESUMES + 1 times in a row (no newer checkpoint between)
     says WORKER_STOPPED, Play is off, and Reset (a new trainer) works."""
-    from engine.worker_link import MAX_RESUMES
+    from live.worker_link import MAX_RESUMES
     pool = WorkerPool(size=1)
     try:
         h = _open(pool)
@@ -268,7 +268,7 @@ def test_open_handle_modes_and_the_unpicklable_fallbacks(caplog):
     lock = threading.Lock()
     inline = open_handle(lambda: SleepyTrainer(), "cfg", mode="inline")
     assert isinstance(inline, TrainerHandle) and inline.config_id == "cfg"
-    with caplog.at_level(logging.WARNING, logger="engine.workers"):
+    with caplog.at_level(logging.WARNING, logger="live.workers"):
         # the factory cannot cross (it closes over a lock): the trainer built here does
         shipped = open_handle(lambda: SleepyTrainer(tag=str(lock.locked())), mode="process")
         assert isinstance(shipped, ProcessTrainerHandle)
@@ -285,7 +285,7 @@ def test_open_handle_modes_and_the_unpicklable_fallbacks(caplog):
 def test_workers_run_at_a_lower_cpu_priority_than_the_web_process(pool):
     """Training yields the CPU to slider moves and frames: each worker's nice value is the web
     process's + DLPLAY_WORKER_NICE (default 5), read from the kernel, not from our own code."""
-    from engine.worker_loop import NICE
+    from live.worker_loop import NICE
     _open(pool, tag="nice")
     ours = os.getpriority(os.PRIO_PROCESS, 0)
     pids = pool.pids()
@@ -297,7 +297,7 @@ def test_workers_run_at_a_lower_cpu_priority_than_the_web_process(pool):
 @pytest.mark.parametrize("raw, expected", [("", 5), ("0", 0), ("12", 12), ("40", 19), ("-3", 0),
                                            ("fast", 5)])
 def test_worker_nice_setting_is_clamped_and_bad_values_fall_back(raw, expected):
-    from engine.worker_loop import worker_nice
+    from live.worker_loop import worker_nice
     assert worker_nice({"DLPLAY_WORKER_NICE": raw}) == expected
 
 

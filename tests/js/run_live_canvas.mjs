@@ -1,4 +1,4 @@
-// Runs viz/live_canvas.js in Node on figure specs (argv[2]: a JSON file, a list of specs)
+// Runs live/canvas.js in Node on figure specs (argv[2]: a JSON file, a list of specs)
 // with a recording stand-in for the 2-D context; prints per spec the drawing calls made.
 import {readFileSync} from 'node:fs';
 import {pathToFileURL} from 'node:url';

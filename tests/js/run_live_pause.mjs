@@ -1,4 +1,4 @@
-// Runs viz/live_canvas.js in Node (argv[2]: the JS): a playing page's slot polls its frame
+// Runs live/canvas.js in Node (argv[2]: the JS): a playing page's slot polls its frame
 // URL; a click on its Pause button (seen in the capture phase, before Streamlit's handler)
 // stops the poller at once and sends <url>?pause=1; 3 s later the still-mounted component
 // whose button still says Pause asks for a rerun. Prints what happened.

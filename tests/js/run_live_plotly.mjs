@@ -1,4 +1,4 @@
-// Runs viz/live_canvas.js in Node (argv[2]: the JS) with a figure the canvas does not draw:
+// Runs live/canvas.js in Node (argv[2]: the JS) with a figure the canvas does not draw:
 // the slot's payload is {plotly: figure JSON}; plotly.js is loaded once from the poll's
 // plotly_js URL (a <script> whose load this stand-in completes) and every fetched frame is
 // drawn with Plotly.react on one div, latest frame first. Prints what happened.

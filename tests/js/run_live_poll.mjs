@@ -1,4 +1,4 @@
-// Runs viz/live_canvas.js's poller in Node (argv[2]: a spec JSON file, argv[3]: the JS):
+// Runs live/canvas.js's poller in Node (argv[2]: a spec JSON file, argv[3]: the JS):
 // two slots of one page bound to a frame URL, a stand-in fetch answering three frames and
 // then 410; prints what was fetched, painted and asked for.
 import {readFileSync} from 'node:fs';

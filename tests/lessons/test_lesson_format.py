@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from viz import lesson_library as library
-from viz.lesson_format import MAX_BYTES, LessonError, parse, validate
-from viz.lesson_measures import MEASURES
-from viz.lesson_toml import lesson_text
+from ui import lesson_library as library
+from ui.lesson_format import MAX_BYTES, LessonError, parse, validate
+from ui.lesson_measures import MEASURES
+from ui.lesson_toml import lesson_text
 
 GOOD_SLIDE = """
 [[slides]]
@@ -143,9 +143,9 @@ def test_play_on_a_training_tab_names_its_live_key():
 
 def test_live_keys_are_the_pages_own():
     """Every LIVE_KEYS entry names a tab of its page and a live_training key its file uses."""
-    from viz.lesson_format import LIVE_KEYS
-    from viz.topics import ROOT
+    from ui.lesson_format import LIVE_KEYS
+    from ui.topics import ROOT
     for (slug, tab), key in LIVE_KEYS.items():
         assert tab in [v.key for v in library.PAGES[slug].VIEWS], (slug, tab)
-        source = (ROOT / "topic_pages" / f"{slug}.py").read_text(encoding="utf-8")
+        source = (ROOT / "topics" / slug / "page.py").read_text(encoding="utf-8")
         assert f'"{key}"' in source, (slug, key)

@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from tests.apptest import run_app
-from viz import lesson_gallery as gallery
-from viz import lesson_library as library
-from viz.lesson_format import parse, validate
-from viz.lesson_measures import MEASURES
-from viz.lesson_toml import lesson_text
+from ui import lesson_gallery as gallery
+from ui import lesson_library as library
+from ui.lesson_format import parse, validate
+from ui.lesson_measures import MEASURES
+from ui.lesson_toml import lesson_text
 
 LESSON = "02-backprop-and-relu-networks"     # slides 8 -> 9 cross from backpropagation to ReLU
 
@@ -99,7 +99,7 @@ def test_gallery_lists_the_lessons():
 
 
 def test_add_this_view_builds_a_lesson_that_validates():
-    at = run_app(page="topic_pages/gradient_descent.py")
+    at = run_app(page="topics/gradient_descent/page.py")
     at.session_state["gd_kappa"] = 50
     at.session_state["gradient_descent_view"] = "Step factor |1 − ηλ|"
     at.run()

@@ -1,14 +1,14 @@
 """Every slide of every shipped lesson plays: its page and tab exist, its settings are declared
-controls with valid values (the validator, viz/lesson_format.py), it cites a figure of the
+controls with valid values (the validator, ui/lesson_format.py), it cites a figure of the
 notes, and every claim it makes holds on its settings."""
 from __future__ import annotations
 
 import pytest
 
-from viz import lesson_library as library
-from viz.claims import page_claims
-from viz.lesson_library import PAGES
-from viz.topics import TOPICS
+from ui import lesson_library as library
+from ui.claims import page_claims
+from ui.lesson_library import PAGES
+from ui.topics import TOPICS
 
 IDS = library.shipped_ids()
 SLIDES = [(lid, i) for lid in IDS for i in range(len(library.shipped(lid).slides))]

@@ -1,9 +1,9 @@
 """The shared sidebar and a button that sets the seed the way presets do (tests/pages/test_sidebar.py)."""
 import streamlit as st
 
-from viz import session
-from viz.sidebar import shared_sidebar
-from viz.widgets import apply_settings
+from ui import session
+from ui.sidebar import shared_sidebar
+from ui.widgets import apply_settings
 
 st.button("preset", key="seed_preset", on_click=apply_settings, args=({"seed": 7},))
 shared_sidebar()

@@ -1,12 +1,12 @@
-"""A tiny page exercising the shared viz widgets, for tests/pages/test_widgets.py."""
+"""A tiny page exercising the shared ui widgets, for tests/pages/test_widgets.py."""
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from engine.datasets import make_dataset
 from engine.training import MLPClassifierTrainer
-from viz.live import live_training, rerun_page
-from viz.widgets import Preset, Step, export_buttons, guided_steps, preset_picker
+from live.controls import live_training, rerun_page
+from ui.widgets import Preset, Step, export_buttons, guided_steps, preset_picker
 
 PRESETS = {
     "fast": Preset({"h_lr": 0.9, "h_hidden": 32}, "A large step: the loss drops quickly."),

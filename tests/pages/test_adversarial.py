@@ -1,4 +1,4 @@
-"""AppTest of topic_pages/adversarial.py: defaults, every preset and tour step (the numbers
+"""AppTest of topics/adversarial/page.py: defaults, every preset and tour step (the numbers
 their texts quote are the ones on screen), widget changes that must change what is shown, a
 click on the digit strip, one live training step, and a missing weights file that must give a
 message, not a crash."""
@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from tests.apptest import (chart_figure, chart_titles, choose_preset, click_chart, metric,
                            open_page, open_view, plotly_array, show_step)
 
-PAGE = "topic_pages/adversarial.py"
+PAGE = "topics/adversarial/page.py"
 SLUG = "adversarial"
 ACC = "Held-out accuracy, attacked"
 
@@ -23,7 +23,7 @@ def _page(query: dict | None = None) -> AppTest:
 
 
 def _all_valid(at: AppTest) -> None:
-    """Every drawn chart passes plotly's validation (figures are built as dicts: viz/fastfig.py)."""
+    """Every drawn chart passes plotly's validation (figures are built as dicts: ui/fastfig.py)."""
     charts = at.get("plotly_chart")
     assert charts
     for chart in charts:
@@ -66,7 +66,7 @@ def test_the_figure_shows_the_digit_its_perturbation_and_the_attacked_digit(page
                                   "A targeted attack reaches its class",
                                   "Targeted attack on the robust CNN"])
 def test_attack_presets_show_the_numbers_their_text_quotes(name):
-    from topic_pages import adversarial as mod
+    from topics.adversarial import page as mod
     at = choose_preset(_page(), SLUG, name)
     preset = mod.PRESETS[name]
     assert not at.error
@@ -111,7 +111,7 @@ def test_linear_preset_and_eps_change_the_figure():
 
 
 def test_every_tour_step_runs_and_opens_its_view():
-    from topic_pages import adversarial as mod
+    from topics.adversarial import page as mod
     at = _page()
     expected = {"attack": "on the", "curves": "Accuracy under attack", "linear": "A linear score"}
     for i, step in enumerate(mod.STEPS):
@@ -166,7 +166,7 @@ def test_a_live_training_step_draws_the_green_curve():
 
 
 def test_missing_weights_give_a_message_not_a_traceback(tmp_path, monkeypatch):
-    from engine import adversarial_training
+    from engine.adversarial import training as adversarial_training
     monkeypatch.setitem(adversarial_training.SNAPSHOTS, "standard", tmp_path / "missing.pt")
     at = _page()
     assert not at.exception
@@ -206,7 +206,7 @@ def test_presets_are_computed_in_the_background_before_they_are_picked(monkeypat
 
 def test_a_playing_curves_tab_mounts_its_slots_once_and_the_route_serves_its_frames(
         monkeypatch):
-    """Issue 22 (viz/live_push.py): the Robustness tab's live frame is built as parts (the
+    """The Robustness tab's live frame is built as parts (the
     curves and the caption under them). Paused it checks they are drawable; on Play its
     fragment gets no run_every, both slots and the status line are live components bound to
     the page's token, and the frame route answers that token with the same slots; Pause
@@ -244,5 +244,5 @@ def test_the_first_open_shows_a_spinner_while_the_held_out_digits_are_attacked(m
 
 
 def test_the_curves_step_points_to_play_where_it_is():
-    from viz.adversarial_tour import STEPS
+    from topics.adversarial.tour import STEPS
     assert "under the figure" not in STEPS[4].body and "Play" in STEPS[4].body

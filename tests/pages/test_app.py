@@ -2,10 +2,10 @@
 import pytest
 
 from engine.device import available_devices, default_device
-from viz import session
-from viz.sidebar import device_options
+from ui import session
+from ui.sidebar import device_options
 from tests.apptest import run_app
-from viz.topics import SECTIONS, TOPICS
+from ui.topics import SECTIONS, TOPICS
 
 
 def test_home_gallery_lists_every_topic_by_section():
@@ -59,7 +59,7 @@ def test_classroom_toggle_injects_css_and_collapses():
     off = [h.proto.body for h in at.get("html")]
     at.toggle(key="classroom").set_value(True).run()
     on = [h.proto.body for h in at.get("html")]
-    from viz.page import load_css
+    from ui.page import load_css
     css = load_css("classroom")
     assert "font-size: 1.45rem" in css
     assert not any(css in body for body in off)

@@ -11,10 +11,10 @@ from streamlit.testing.v1 import AppTest
 from engine import attention as A
 from tests.apptest import (chart_figure, chart_titles, choose_preset, metric, open_page,
                            open_view, plotly_array, show_step)
-from viz.topics import ROOT
+from ui.topics import ROOT
 
 WEIGHTS = ROOT / "assets" / "weights"
-PAGE = "topic_pages/attention.py"
+PAGE = "topics/attention/page.py"
 SLUG = "attention"
 VIEWS = ["Mechanics", "Positional encoding", "Trained transformer", "Masks", "Real model"]
 
@@ -65,7 +65,7 @@ def test_every_preset_then_every_step_then_every_view():
         assert at.info and "Controls changed" not in all_text(at), name
         views_seen.add(at.session_state["attention_view"])
     assert views_seen == set(VIEWS)
-    from topic_pages.attention import STEPS
+    from topics.attention.page import STEPS
     for i, step in enumerate(STEPS):
         show_step(at, SLUG, i)
         assert not at.error, step.title
@@ -117,7 +117,7 @@ def _enlarged(at: AppTest) -> str:
 
 
 def test_enlarged_head_follows_the_task():
-    """issue 14: the enlarged head is the informative one of each task (the heads the engine
+    """The enlarged head is the informative one of each task (the heads the engine
     tests name), also after a head was picked by hand for another task."""
     at = page_at("Trained transformer")
     expected_layer = {"reverse": 1, "copy": 1, "sort": 2, "lookup": 2}
@@ -189,7 +189,7 @@ def test_masks_view_counts_change_with_pattern():
 
 def _truncated_weights(tmp_path, monkeypatch, names):
     """Point the shipped-model loader at a folder holding truncated copies of `names`."""
-    from viz import shipped_models
+    from ui import shipped_models
     for name in names:
         data = (WEIGHTS / name).read_bytes()
         (tmp_path / name).write_bytes(data[: len(data) // 3])
@@ -210,19 +210,19 @@ def test_a_corrupt_shipped_file_warns_and_trains_from_scratch(tmp_path, monkeypa
 
 def test_the_playing_live_transformer_mounts_its_slots_and_the_route_serves_its_frames(
         monkeypatch):
-    """Issue 22 (the route's switch forced on, trainers inline here): the live frame's
+    """The live frame's
     attention maps are heatmaps on category axes (the token labels), which the canvas draws
-    once viz/live_canvas.categories_as_numbers made them numeric (tick texts = the labels,
+    once live/canvas.categories_as_numbers made them numeric (tick texts = the labels,
     queries top-down as Plotly's reversed category axis): the page is pushed, Play gives the
     fragment no run_every, every slot is a live component bound to the page's token and the
     route answers that token with the same slots. Pause draws Plotly again."""
     import gc
     import json
     from tests.apptest import plotly_array, record_run_every
-    from topic_pages import attention as page
-    from viz import live_push
-    from viz.frame_budget import FrameBudget
-    from viz.parts import Payload
+    from topics.attention import page
+    from live import push as live_push
+    from live.budget import FrameBudget
+    from live.parts import Payload
     monkeypatch.setattr(live_push, "enabled", lambda mode: True)
     monkeypatch.setattr(live_push, "BUDGET", FrameBudget(fps=10.0))
     asked = record_run_every(monkeypatch)
@@ -270,7 +270,7 @@ def test_the_playing_live_transformer_mounts_its_slots_and_the_route_serves_its_
 
 
 def test_markdown_html_reads_the_answer_line():
-    from viz.parts import Markdown
+    from live.parts import Markdown
     out = Markdown("Input `1 2` → model: :green[**2**] :red[**~~1~~**] &nbsp; <x>").payload(False)["html"]
     assert '<code>1 2</code>' in out and "&nbsp;" in out and "&lt;x&gt;" in out
     assert '<span style="color:#158237"><b>2</b></span>' in out

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine import language_model as LM
+from engine.attention import language_model as LM
 from tests.apptest import (chart_figure, choose_preset, click_chart, metric, open_page,
                            open_view, plotly_array)
-from viz import attention_lm_compute as C
+from topics.attention import lm_compute as C
 
-PAGE = "topic_pages/attention.py"
+PAGE = "topics/attention/page.py"
 SLUG = "attention"
 VIEW = "Real model"
 

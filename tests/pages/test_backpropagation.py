@@ -1,4 +1,4 @@
-"""AppTest of topic_pages/backpropagation.py: defaults, the backward walk (Step / Play /
+"""AppTest of topics/backpropagation/page.py: defaults, the backward walk (Step / Play /
 Reset / slider), every preset and tour step (what they claim is on screen), every tab, widget
 changes that must change the numbers, the URL, and bad input that must give a message."""
 from __future__ import annotations
@@ -12,10 +12,10 @@ from streamlit.testing.v1 import AppTest
 
 from tests.apptest import (chart_figure, choose_preset, metric, open_page, open_view,
                            rerun_fragment, show_step)
-from topic_pages import backpropagation as bp
+from topics.backpropagation import page as bp
 
 SLUG = "backpropagation"
-PAGE = "topic_pages/backpropagation.py"
+PAGE = "topics/backpropagation/page.py"
 
 
 def _page(query: dict | None = None) -> AppTest:
@@ -51,7 +51,7 @@ def _title(fig: dict) -> str:
 
 
 def _shown(markdown: str) -> str:
-    """What a Markdown element shows for text escaped by viz.plain_text.plain."""
+    """What a Markdown element shows for text escaped by ui.plain_text.plain."""
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
 
 

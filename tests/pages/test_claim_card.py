@@ -1,15 +1,15 @@
 """The card beside the figure shows each claim of the applied preset or tour step with its value
 measured live on the settings on screen: the value tests/test_claims.py asserts (one function,
-viz.claims.measured, computes both). A claim not measurable on that screen says so."""
+ui.claims.measured, computes both). A claim not measurable on that screen says so."""
 from __future__ import annotations
 
 import math
 
 from tests.apptest import choose_preset, open_page, show_step
-from viz.claims import Claim, claim_line, format_number
-from viz.page import preset_key, tour_key
+from ui.claims import Claim, claim_line, format_number
+from ui.page_keys import preset_key, tour_key
 
-PAGE = "topic_pages/gradient_descent.py"
+PAGE = "topics/gradient_descent/page.py"
 SLUG = "gradient_descent"
 
 
@@ -30,7 +30,7 @@ def test_claim_line_states_the_measured_value_or_why_not():
 
 
 def test_preset_card_lists_each_claim_with_the_value_the_test_asserts():
-    from topic_pages.gradient_descent import PRESETS, STATE
+    from topics.gradient_descent.page import PRESETS, STATE
     name = "κ = 50: the zigzag"
     at = choose_preset(open_page(PAGE), SLUG, name)
     text = _markdown(at)
@@ -40,7 +40,7 @@ def test_preset_card_lists_each_claim_with_the_value_the_test_asserts():
 
 
 def test_step_card_measures_only_once_its_settings_are_on_screen():
-    from topic_pages.gradient_descent import STATE, STEPS
+    from topics.gradient_descent.page import STATE, STEPS
     at = open_page(PAGE)
     at.session_state[tour_key(SLUG)] = 2
     at.run()

@@ -17,11 +17,11 @@ from PIL import Image
 from engine import conv
 from tests.apptest import (chart_figure, choose_preset, metric, open_page, open_view,
                            plotly_array, rerun_fragment, show_step)
-from topic_pages import convolution as page
-from viz import convolution_figures as figs
-from viz.page import view_key
+from topics.convolution import page
+from topics.convolution import figures as figs
+from ui.page_keys import view_key
 
-PAGE = "topic_pages/convolution.py"
+PAGE = "topics/convolution/page.py"
 SLUG = "convolution"
 TITLES = {v.key: v.title for v in page.VIEWS}
 
@@ -453,7 +453,7 @@ def test_show_me_clicked_inside_the_view_fragment_opens_the_steps_view():
     """In the browser Show me sits in the open view's fragment, so its click reruns only that
     fragment; the page must still switch to the step's tab (follows_the_tour)."""
     from tests.apptest import _run
-    from viz.page import tour_key
+    from ui.page_keys import tour_key
     at = _open(view="equi")
     at.session_state[tour_key(SLUG)] = 0                       # step 1 opens "Sliding window"
     at.run()
@@ -467,7 +467,7 @@ def test_show_me_clicked_inside_the_view_fragment_opens_the_steps_view():
 
 def test_a_dilation_too_wide_for_the_small_input_still_slides_and_says_so():
     """A geometry set on the Convolution tab left Sliding window as an error, no figure."""
-    at = open_page("topic_pages/convolution.py", {"cv_dilation": "6"})
+    at = open_page("topics/convolution/page.py", {"cv_dilation": "6"})
     open_view(at, "convolution", "Sliding window")
     assert not at.error and not at.exception
     assert any("spans 13 px" in i.value and "the dilation is" in i.value for i in at.info)
@@ -476,7 +476,7 @@ def test_a_dilation_too_wide_for_the_small_input_still_slides_and_says_so():
 
 def test_a_shift_by_the_image_size_says_it_wraps_to_no_shift():
     """'Shift right 8' on an 8 px digit wrapped to no shift and read 'change 0.00'."""
-    from viz.convolution_compute import wrap_note
+    from topics.convolution.compute import wrap_note
     assert wrap_note((8, 8), 0, 8).endswith("every change is 0.")
     assert "right 9 px on 8 px is 1 px" in wrap_note((8, 8), 0, 9)
     assert wrap_note((8, 8), 1, -1) is None and wrap_note((8, 8), 1, 3) is None

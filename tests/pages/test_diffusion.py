@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.apptest import choose_preset, metric, open_page, open_view, show_step
 
-PAGE = "topic_pages/diffusion.py"
+PAGE = "topics/diffusion/page.py"
 SLUG = "diffusion"
 
 
@@ -19,7 +19,7 @@ def _page() -> AppTest:
 
 
 def _module():
-    import topic_pages.diffusion as page
+    import topics.diffusion.page as page
     return page
 
 
@@ -128,7 +128,7 @@ def test_reverse_export_is_built_only_when_asked_for():
 
 
 def test_a_playing_train_tab_mounts_its_slots_once_and_the_route_serves_its_frames(monkeypatch):
-    """Issue 22 (viz/live_push.py): the Train tab's frame is built as parts. Paused it checks
+    """The Train tab's frame is built as parts. Paused it checks
     they are drawable; on Play its fragment gets no run_every, both figures and the status
     line are live components bound to the page's token, and the frame route answers that token
     with the same slots; Pause draws Plotly again and the token stops answering."""

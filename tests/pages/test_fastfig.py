@@ -1,11 +1,11 @@
-"""viz/fastfig.py builds figures as dicts: the result must be the figure plotly's own
+"""ui/fastfig.py builds figures as dicts: the result must be the figure plotly's own
 graph-object calls build (same axes per subplot, same line shapes), and valid plotly."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from viz.fastfig import Fig
+from ui.fastfig import Fig
 
 GRID = dict(rows=2, cols=2, specs=[[{"rowspan": 2}, {}], [None, {}]], shared_xaxes=True,
             subplot_titles=("left", "top right", "bottom right"))
@@ -50,7 +50,7 @@ def test_the_cached_grid_is_not_shared_between_figures():
 def test_a_named_colour_scale_goes_out_as_pairs():
     """plotly.js does not know "RdBu_r" (it fell back to its default scale) and the live
     canvas draws only pairs: Fig.add resolves names, for traces and markers."""
-    from viz.fastfig import Fig
+    from ui.fastfig import Fig
     f = Fig()
     heat = f.add("heatmap", z=[[0.0, 1.0]], colorscale="RdBu_r")
     dots = f.add("scatter", x=[0], y=[0], marker=dict(color=[0.5], colorscale="Viridis"))

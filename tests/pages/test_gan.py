@@ -1,4 +1,4 @@
-"""topic_pages/gan.py under AppTest: defaults, every preset / step / view in order, live
+"""topics/gan/page.py under AppTest: defaults, every preset / step / view in order, live
 stepping, Step D/G, the smoothed coverage badge, a bad upload, the Dirac-GAN and
 parallel-lines views, and the one widget -> engine mapping."""
 from __future__ import annotations
@@ -12,9 +12,9 @@ from streamlit.testing.v1 import AppTest
 from engine.gan import LIVE_DEFAULTS, PRETRAINED, TRAINER_DEFAULTS
 from tests.apptest import (chart_figure, choose_preset, metric, open_page, open_view,
                            plotly_array, show_step)
-from viz.gan_summary import badges_of
+from topics.gan.summary import badges_of
 
-PAGE = "topic_pages/gan.py"
+PAGE = "topics/gan/page.py"
 SLUG = "gan"
 BADGE = "Modes covered (mean of last 5 checks)"
 
@@ -28,7 +28,7 @@ def _trainer(at: AppTest):
 
 
 def _summary(at: AppTest) -> str:
-    """The live frame's one summary element (viz/gan_summary.py): note, badges, losses."""
+    """The live frame's one summary element (topics/gan/summary.py): note, badges, losses."""
     return next(m.value for m in at.markdown if 'class="gan-summary"' in m.value)
 
 
@@ -48,7 +48,7 @@ def _charts(at: AppTest) -> list[dict]:
 
 
 def _module():
-    import topic_pages.gan as gan_page
+    import topics.gan.page as gan_page
     return gan_page
 
 
@@ -216,7 +216,7 @@ def test_wasserstein_view_numbers():
 def test_long_curves_are_drawn_as_block_means():
     """A long live run keeps its curves figure small: at most MAX_CURVE_POINTS points, each
     the mean of a block of consecutive values at the block's last step."""
-    from viz.screen import MAX_CURVE_POINTS, block_means as _thin
+    from ui.screen import MAX_CURVE_POINTS, block_means as _thin
     steps, values = np.arange(1, 1001), np.arange(1000.0)
     s, v = _thin(steps, values)
     assert len(s) <= MAX_CURVE_POINTS and s[-1] == 1000
@@ -232,7 +232,7 @@ def test_trainer_defaults_match_the_big_presets():
 
 
 def test_export_is_built_only_when_asked_for():
-    """A rerun of the view builds no files (viz.on_demand); the button builds the samples CSV,
+    """A rerun of the view builds no files (ui.on_demand); the button builds the samples CSV,
     the settings JSON and the coverage history as of the trainer's iteration."""
     at = _page()
     assert not at.get("download_button")
@@ -252,15 +252,15 @@ def test_arrows_toggle_sits_outside_the_live_frame_and_hides_the_arrows():
 
 
 def test_a_live_frame_emits_few_elements(monkeypatch):
-    """Issue 22: the browser re-renders every element a playing frame emits, so the frame
+    """The browser re-renders every element a playing frame emits, so the frame
     draws two figures (the samples; the mode histogram with the curves) and ONE summary
     element, nothing else (19 deltas before): the arrows toggle and the explanation sit
     outside the fragment."""
     import contextlib
     from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
-    import viz.live
+    import live.controls
     counts, inside = [], [False]
-    enqueue, frame = ScriptRunContext.enqueue, viz.live.live_frame
+    enqueue, frame = ScriptRunContext.enqueue, live.controls.live_frame
 
     def counting_enqueue(self, msg):
         if inside[0] and msg.HasField("delta"):
@@ -278,7 +278,7 @@ def test_a_live_frame_emits_few_elements(monkeypatch):
             inside[0] = False
 
     monkeypatch.setattr(ScriptRunContext, "enqueue", counting_enqueue)
-    monkeypatch.setattr(viz.live, "live_frame", counted)
+    monkeypatch.setattr(live.controls, "live_frame", counted)
     at = _page()
     at.button(key="gan__play").click().run()
     assert counts and max(counts) == 3, counts
@@ -289,7 +289,7 @@ def test_a_live_frame_emits_few_elements(monkeypatch):
 
 
 def test_samples_are_two_path_shapes_with_one_square_per_point():
-    """First paint (issue 16): the ~900 samples are two path shapes (one SVG element each),
+    """First paint: the ~900 samples are two path shapes (one SVG element each),
     not marker traces (one SVG element per point); the legend still names both kinds."""
     at = _page()
     fig = chart_figure(at, "gan_fig_samples")
@@ -299,7 +299,7 @@ def test_samples_are_two_path_shapes_with_one_square_per_point():
               if "markers" in tr.get("mode", "") and tr.get("type") == "scatter"]
     assert max(points) <= 1, points                # the legend entries only
     paths = {sh["line"]["color"]: sh["path"] for sh in fig["layout"]["shapes"]}
-    from viz.gan_figures import FAKE, REAL, REAL_SHOWN
+    from topics.gan.figures import FAKE, REAL, REAL_SHOWN
     assert paths[FAKE].count("M") == int(np.isfinite(snap.fake).all(1).sum()) > 100
     assert paths[REAL].count("M") == min(REAL_SHOWN, len(snap.real))
     colors = [sh["line"]["color"] for sh in fig["layout"]["shapes"]]

@@ -1,6 +1,6 @@
-"""Issue 22: the trainer factories of the GAN, VAE and diffusion pages are pure.
+"""The trainer factories of the GAN, VAE and diffusion pages are pure.
 
-With DLPLAY_TRAINERS=process the factory a page hands to viz.live.live_training is pickled
+With DLPLAY_TRAINERS=process the factory a page hands to live.controls.live_training is pickled
 (cloudpickle) and called in a worker process that has no Streamlit session. Each test runs the
 page under AppTest, takes the factory it passed, pickles it, builds the trainer from the bytes
 in a fresh interpreter (no Streamlit script context) and compares numbers with the trainer the
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from tests.apptest import ROOT, open_page
-from viz import live
+from live import controls as live
 
 # runs in a fresh interpreter: the factory's bytes on stdin, the trainer's numbers out
 CHILD = """
@@ -61,7 +61,7 @@ def _captured_factory(page: str, key: str):
     if key not in seen:
         from tests.apptest import open_view
         with mock.patch.object(live, "live_training", spy):
-            open_view(at, page.rsplit("/", 1)[-1][:-3], "Train")
+            open_view(at, page.split("/")[1], "Train")
     return seen[key]
 
 
@@ -87,9 +87,9 @@ def _same(a: dict, b: dict) -> None:
 
 
 @pytest.mark.parametrize("page, key, steps, max_kb", [
-    ("topic_pages/gan.py", "gan", 3000, 120),            # the pretrained snapshot's bytes
-    ("topic_pages/vae.py", "vae_live", None, 8),         # the shipped file goes as its path
-    ("topic_pages/diffusion.py", "df_train", 0, 40),     # 1,000 points
+    ("topics/gan/page.py", "gan", 3000, 120),            # the pretrained snapshot's bytes
+    ("topics/vae/page.py", "vae_live", None, 8),         # the shipped file goes as its path
+    ("topics/diffusion/page.py", "df_train", 0, 40),     # 1,000 points
 ])
 def test_the_page_factory_pickles_and_builds_the_same_trainer_without_streamlit(
         page, key, steps, max_kb):
@@ -108,8 +108,8 @@ def test_gan_factory_reads_no_session_state_and_uses_the_snapshot_once():
     """The first default GAN of a session is the pretrained snapshot; the factory the page
     hands over after that (Reset) builds a fresh trainer: the decision is made in the page."""
     from engine.gan import PRETRAINED
-    factory = _captured_factory("topic_pages/gan.py", "gan")
-    assert factory.func.__module__ == "engine.gan_measures"
+    factory = _captured_factory("topics/gan/page.py", "gan")
+    assert factory.func.__module__ == "engine.gan.reads"
     with mock.patch("streamlit.session_state", new=None):   # no session: must not matter
         t = factory()
     assert t.steps == PRETRAINED["default"].steps

@@ -1,4 +1,4 @@
-"""AppTest of topic_pages/generalization.py: defaults, every view, every preset and tour step,
+"""AppTest of topics/generalization/page.py: defaults, every view, every preset and tour step,
 widget changes that must change what is drawn, bad URL values, and every claim on a second
 seed (tests/test_claims.py checks seed 0)."""
 from __future__ import annotations
@@ -9,10 +9,10 @@ import pytest
 
 from tests.apptest import (chart_figure, choose_preset, metric, open_page, open_view, plotly_array,
                            show_step)
-from topic_pages import generalization as page
-from viz.page import view_key
+from topics.generalization import page
+from ui.page_keys import view_key
 
-PAGE = "topic_pages/generalization.py"
+PAGE = "topics/generalization/page.py"
 SLUG = "generalization"
 
 
@@ -21,7 +21,7 @@ def _traces(fig: dict, name: str) -> list[dict]:
 
 
 def _valid(at, key: str) -> go.Figure:
-    """The drawn chart passes plotly's validation (figures are built as dicts: viz/fastfig.py)."""
+    """The drawn chart passes plotly's validation (figures are built as dicts: ui/fastfig.py)."""
     return go.Figure(chart_figure(at, key))
 
 
@@ -144,7 +144,7 @@ CLAIMS += [(f"step {st.title}", st.settings, c) for st in page.STEPS for c in st
 @pytest.mark.parametrize("source, settings, claim", CLAIMS,
                          ids=[f"{src}: {c.what}" for src, _, c in CLAIMS])
 def test_every_claim_also_holds_on_seed_1(source, settings, claim, monkeypatch):
-    from viz import generalization_compute
+    from topics.generalization import compute as generalization_compute
     monkeypatch.setattr(generalization_compute, "CLAIM_SEED", 1)   # read there at call time
     value, ok = claim.check(page.STATE.resolve(settings))
     assert ok, f"{source}: {claim.what} = {value:.4g} on seed 1, expected {claim.threshold}"
@@ -153,7 +153,7 @@ def test_every_claim_also_holds_on_seed_1(source, settings, claim, monkeypatch):
 @pytest.fixture
 def push(monkeypatch):
     """The frame route's switch forced on (trainers stay inline here), a private frame budget
-    and the fragments' run_every recorded (issue 22)."""
+    and the fragments' run_every recorded."""
     from tests.apptest import push_on
     return push_on(monkeypatch)
 

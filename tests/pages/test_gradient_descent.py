@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from tests.apptest import (chart_figure, chart_titles, choose_preset, click_chart, open_page,
                            open_view, plotly_array, show_step)
 
-PAGE = "topic_pages/gradient_descent.py"
+PAGE = "topics/gradient_descent/page.py"
 SLUG = "gradient_descent"
 STEPS_COL = "steps to f − f* ≤ 1e-08"
 
@@ -135,7 +135,7 @@ def test_url_reproduces_the_view_and_bad_values_fall_back():
 
 
 def test_start_from_selection_reads_clicks_and_boxes():
-    from viz.gradient_descent_figures import start_from_selection
+    from topics.gradient_descent.figures import start_from_selection
     click = {"selection": {"points": [{"x": 1.0, "y": -0.75, "curve_number": 1}], "box": []}}
     assert start_from_selection(click, (-3, 3)) == (1.0, -0.75)
     box = {"selection": {"points": [], "box": [{"x": [0.0, 1.0], "y": [2.0, 5.0]}]}}
@@ -165,7 +165,7 @@ def test_click_on_the_contour_plot_moves_the_start_and_the_paths():
 
 
 def test_scrubbing_reruns_only_the_scrubber_and_its_two_figures():
-    """issue 16: the iteration slider, the contour and the loss figure share a fragment: a
+    """The iteration slider, the contour and the loss figure share a fragment: a
     scrub redraws those three (at the new k) and nothing else (no table, no ruler)."""
     from tests.apptest import rerun_fragment
     at = _page()
@@ -186,7 +186,7 @@ def test_paths_are_drawn_at_screen_resolution_from_start_to_end():
     first and the last, and hovers the true step numbers; step markers are a separate
     markers-only trace (no "lines+markers" trace: they made a slider move 2-3x slower)."""
     import numpy as np
-    from topic_pages import gradient_descent as P
+    from topics.gradient_descent import page as P
     at = _page()
     spec = chart_figure(at, "gd_contour")
     runs = P.race_of(P.STATE.resolve({}))
@@ -221,7 +221,7 @@ def test_race_figures_are_valid_plotly_and_the_step_dots_sit_on_the_steps(page):
     one marker node per step) and every ring lies on a drawn vertex of its path."""
     import numpy as np
     import plotly.graph_objects as go
-    from viz import gradient_descent_figures as F
+    from topics.gradient_descent import figures as F
     for key in ("gd_contour", "gd_loss"):
         go.Figure(chart_figure(page, key))                  # raises on an invalid property
     spec = chart_figure(page, "gd_contour")
@@ -266,7 +266,7 @@ def test_the_ruler_is_an_svg_that_places_eta_the_edge_and_the_optimum_on_a_log_a
     paint): the η dot, the 2/λmax line (red shading beyond it) and η* sit at their log-scale
     x; a landscape change moves them."""
     import numpy as np
-    from viz import gradient_descent_figures as F
+    from topics.gradient_descent import figures as F
 
     def ruler(at):
         svg = next(m.value for m in at.markdown if 'class="gd-ruler"' in m.value)

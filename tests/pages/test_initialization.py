@@ -1,4 +1,4 @@
-"""AppTest of topic_pages/initialization.py: defaults, every view, every preset and tour step in
+"""AppTest of topics/initialization/page.py: defaults, every view, every preset and tour step in
 one session (as a teacher walks them), widget changes that must change the numbers shown, a
 click on the mean-field map, live training, and bad URL values."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from tests.apptest import (chart_figure, chart_titles, choose_preset, click_chart, metric,
                            open_page, open_view, plotly_array, show_step)
 
-PAGE = "topic_pages/initialization.py"
+PAGE = "topics/initialization/page.py"
 SLUG = "initialization"
 
 
@@ -31,7 +31,7 @@ def _no_errors(at):
 
 
 def _all_valid(at) -> None:
-    """Every drawn chart passes plotly's validation (figures are built as dicts: viz/fastfig.py)."""
+    """Every drawn chart passes plotly's validation (figures are built as dicts: ui/fastfig.py)."""
     charts = at.get("plotly_chart")
     assert charts
     for chart in charts:
@@ -115,7 +115,7 @@ def test_batch_size_two_gives_plus_minus_one_in_train_mode():
 def test_every_preset_then_every_step_in_one_session():
     """As a teacher does: presets one after the other, then the tour; no error on the way.
     (The slow learning-rate sweep preset is applied last and its figure checked.)"""
-    from topic_pages.initialization import PRESETS, STEPS, VIEWS
+    from topics.initialization.page import PRESETS, STEPS, VIEWS
     TITLES = {v.key: v.title for v in VIEWS}
     at = open_page(PAGE)
     for name, preset in PRESETS.items():
@@ -161,7 +161,7 @@ def test_signal_presets_are_computed_in_the_background_before_they_are_picked(mo
 
 
 def test_a_playing_train_tab_mounts_its_slots_once_and_the_route_serves_its_frames(monkeypatch):
-    """Issue 22 (viz/live_push.py): the Train tab's frame is built as parts. Paused (a fresh
+    """The Train tab's frame is built as parts. Paused (a fresh
     trainer, no history yet) it checks they are drawable; on Play its fragment gets no
     run_every, the figure and the status line are live components bound to the page's token,
     and the frame route answers that token with the same slots; Pause draws Plotly again and
@@ -193,8 +193,8 @@ def test_signal_metrics_name_what_they_cannot_measure_instead_of_nan():
 
 def test_a_diverging_net_does_not_stretch_the_loss_axis():
     """One net at loss 5·10⁶ rescaled the axis and flattened the others onto 0."""
-    from engine.signal_training import DeepNetsSnapshot
-    from viz.initialization_figures import LOSS_CAP, training_figure
+    from engine.signal.training import DeepNetsSnapshot
+    from topics.initialization.figures import LOSS_CAP, training_figure
     losses = np.array([[2.3, 1.5, 0.9], [2.3, 2.3, 2.29], [2.3, 5e6, np.nan]])
     snap = DeepNetsSnapshot(3, ("He", "normal", "big"), np.arange(3), losses, np.arange(0),
                             np.zeros((0, 3, 4)), np.zeros(3), (None, None, 2))

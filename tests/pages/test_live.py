@@ -1,4 +1,4 @@
-"""viz/live.py is single-writer: two threads (two script runs of one session, as Streamlit's
+"""live/controls.py is single-writer: two threads (two script runs of one session, as Streamlit's
 fastReruns produces them) drive one GAN through the page's own code path (handle_for /
 press_* / advance / draw under the lock) 500 times in random order; plus the harness page
 under AppTest (Pause stops, Step adds exactly steps-per-frame)."""
@@ -13,7 +13,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from engine.gan import GANTrainer, make_target
-from viz import live
+from live import controls as live
 
 KEY, SPF, BUDGET_S = "gan", 8, 0.03
 HARNESS = str(Path(__file__).with_name("harness_widgets.py"))
@@ -211,7 +211,7 @@ def test_process_mode_trains_between_frames_and_a_killed_worker_resumes(monkeypa
     import signal
     import time
 
-    from engine.workers import ProcessTrainerHandle
+    from live.workers import ProcessTrainerHandle
     monkeypatch.setenv("DLPLAY_TRAINERS", "process")
     at = _harness()
     handle = at.session_state["h__handle"]
@@ -251,10 +251,11 @@ def test_process_mode_trains_between_frames_and_a_killed_worker_resumes(monkeypa
 
 
 def test_the_janitors_session_probe_asks_streamlits_runtime(monkeypatch):
-    """viz.live._session_active: no server (AppTest) -> active; with a server, what its
+    """live.push.session_connected: no server (AppTest) -> active; with a server, what its
     session manager says (Runtime.is_active_session: connected, not merely resumable)."""
     from streamlit.runtime import Runtime
-    assert live._session_active("any")
+    from live import push
+    assert push.session_connected("any")
 
     class FakeRuntime:
         def is_active_session(self, session_id):
@@ -262,7 +263,7 @@ def test_the_janitors_session_probe_asks_streamlits_runtime(monkeypatch):
 
     monkeypatch.setattr(Runtime, "exists", classmethod(lambda cls: True))
     monkeypatch.setattr(Runtime, "instance", classmethod(lambda cls: FakeRuntime()))
-    assert live._session_active("connected") and not live._session_active("closed tab")
+    assert push.session_connected("connected") and not push.session_connected("closed tab")
 
 
 def test_a_trainer_whose_worker_is_still_starting_gets_its_picture_without_a_click(
@@ -273,12 +274,12 @@ def test_a_trainer_whose_worker_is_still_starting_gets_its_picture_without_a_cli
     import time
 
     from tests.apptest import record_run_every
-    from viz import live
+    from live import controls as live
     monkeypatch.setenv("DLPLAY_TRAINERS", "process")
     monkeypatch.setattr(live, "FIRST_VIEW_WAIT_S", 0.0)
-    from engine.handle import TrainerBusy
-    from engine.worker_link import Link
-    from engine.workers import ProcessTrainerHandle
+    from live.handle import TrainerBusy
+    from live.worker_link import Link
+    from live.workers import ProcessTrainerHandle
     started = threading.Event()        # closed: the worker is still importing, however fast
     real_latest, real_view = Link.latest, ProcessTrainerHandle.view
 

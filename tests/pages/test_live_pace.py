@@ -1,10 +1,10 @@
-"""viz/live.py frame_interval: hosted trainers (process, ray) redraw more often than the
+"""live/controls.py frame_interval: hosted trainers (process, ray) redraw more often than the
 page's interval, inline keeps it; the training pace stays steps-per-frame / page interval."""
 from __future__ import annotations
 
 import pytest
 
-from viz import live
+from live import controls as live
 
 
 @pytest.mark.parametrize("mode", ["process", "ray"])
@@ -24,8 +24,8 @@ def test_pace_is_steps_per_frame_over_the_pages_interval(monkeypatch):
     inline one standing in for the worker's, so no worker process starts.)"""
     from streamlit.testing.v1 import AppTest
 
-    from engine.handle import TrainerHandle
-    from engine.workers import open_handle
+    from live.handle import TrainerHandle
+    from live.backends import open_handle
 
     calls = []
     monkeypatch.setattr(live, "trainer_mode", lambda: "process")
@@ -37,7 +37,7 @@ def test_pace_is_steps_per_frame_over_the_pages_interval(monkeypatch):
         import streamlit as st
 
         from engine.training import TrainerBase
-        from viz.live import live_training
+        from live.controls import live_training
 
         class Counter(TrainerBase):
             def _iteration(self):

@@ -11,10 +11,10 @@ from streamlit.testing.v1 import AppTest
 from engine import recurrent as R
 from tests.apptest import (chart_figure, chart_titles, choose_preset, metric, open_page,
                            open_view, show_step)
-from topic_pages import lstm_gating as page
-from viz.page import tour_key, view_key
+from topics.lstm_gating import page
+from ui.page_keys import tour_key, view_key
 
-PAGE = "topic_pages/lstm_gating.py"
+PAGE = "topics/lstm_gating/page.py"
 SLUG = "lstm_gating"
 TITLES = {v.key: v.title for v in page.VIEWS}
 
@@ -170,7 +170,7 @@ def test_show_me_clicked_inside_the_view_fragment_opens_the_steps_view():
 
 
 def test_a_corrupt_shipped_file_warns_and_shows_an_untrained_net(tmp_path, monkeypatch):
-    from viz import shipped_models
+    from ui import shipped_models
     for name in ("lstm_gating_lstm.pt", "lstm_gating_rnn.pt"):
         data = (page.WEIGHTS / name).read_bytes()
         (tmp_path / name).write_bytes(data[: len(data) // 3])
@@ -187,15 +187,15 @@ def test_a_corrupt_shipped_file_warns_and_shows_an_untrained_net(tmp_path, monke
 
 
 def test_gate_figures_are_valid_light_plain_figures():
-    """issue 16: the gates view's figures are built as plain dicts (viz.fastfig): rebuilt with
+    """The gates view's figures are built as plain dicts (ui.fastfig): rebuilt with
     Plotly's validation they give the same JSON; no hidden grid under the heatmaps and no
     automargin pass; each panel shows its own gate's values; the input of each step rides
     on the unit figure's first line."""
     import json
     import numpy as np
     from tests.apptest import plotly_array
-    from viz import lstm_gating_figures as F
-    from viz.fastfig import validated
+    from topics.lstm_gating import figures as F
+    from ui.fastfig import validated
     s = page.STATE.resolve({"lg_delay": 12})
     trace, free, labels, _ = page.trace_of(s, 0)
     heat, lines = F.gate_heatmaps(trace, labels), F.unit_lines(trace, 3, labels, reference=free)
@@ -214,7 +214,7 @@ def test_gate_figures_are_valid_light_plain_figures():
 
 
 def test_a_playing_race_mounts_its_slots_once_and_the_route_serves_its_frames(monkeypatch):
-    """Issue 22 (the route's switch forced on, trainers inline here): paused the race's parts
+    """Paused the race's parts
     are checked drawable; on Play its fragment gets no run_every, both figures and the status
     line are live components bound to the page's token, and the route answers that token with
     the same slots (accuracies computed next to the trainer). Pause draws Plotly again."""

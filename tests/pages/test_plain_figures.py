@@ -1,5 +1,5 @@
 """The figures that live frames redraw are built without Plotly's validation
-(viz/fastfig.py). Each one, built from real engine output, must be a valid figure:
+(ui/fastfig.py). Each one, built from real engine output, must be a valid figure:
 rebuilt WITH validation it gives the same JSON (a misspelt or invalid property would raise or
 be dropped), its colour scales are explicit, and its numeric arrays go out as float32."""
 from __future__ import annotations
@@ -11,11 +11,11 @@ import plotly.io as pio
 import pytest
 
 from engine.gan import GANTrainer, make_target
-from engine.gan_measures import frame_of
+from engine.gan.reads import frame_of
 from engine.vae import VAETrainer
-from viz import gan_figures as G
-from viz import vae_figures as V
-from viz.fastfig import colorscale, validated
+from topics.gan import figures as G
+from topics.vae import figures as V
+from ui.fastfig import colorscale, validated
 
 
 def _gan_figures():
@@ -41,7 +41,7 @@ def _vae_figures():
 
 def _diffusion_figures():
     from engine import diffusion as D
-    from viz import diffusion_figures as F
+    from topics.diffusion import figures as F
     rng = np.random.default_rng(0)
     x0 = rng.normal(size=(300, 2))
     frames = rng.normal(size=(5, 40, 2)).astype(np.float32)

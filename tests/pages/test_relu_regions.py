@@ -6,7 +6,7 @@ import pytest
 from engine import regions as R
 from tests.apptest import chart_titles, choose_preset, metric, open_page, open_view, show_step
 
-PAGE = "topic_pages/relu_regions.py"
+PAGE = "topics/relu_regions/page.py"
 SLUG = "relu_regions"
 
 
@@ -78,10 +78,10 @@ def test_step_trains_and_updates_history(page):
 
 
 def test_export_is_outside_the_live_fragment():
-    """issue 23: the export buttons are drawn in the view's notes, after live_training has
+    """The export buttons are drawn in the view's notes, after live_training has
     returned, so a training tick (a rerun of the live fragment only) writes no media file."""
     import inspect
-    from topic_pages import relu_regions as page_module
+    from topics.relu_regions import page as page_module
     draw_src = inspect.getsource(page_module.regions_view)
     inner = draw_src[draw_src.index("def draw("):draw_src.index("trainer = None")]
     assert "export_buttons" not in inner and "export_buttons" in draw_src
@@ -127,7 +127,7 @@ def test_every_preset_then_every_step_then_every_view():
     assert "64" in saw
     line = [m.value for m in seen["One hidden layer = a line arrangement"][0]]
     assert line[0] == str(R.count_regions(R.make_mlp((8,), seed=0), (-2, 2, -2, 2)))
-    from topic_pages.relu_regions import STEPS
+    from topics.relu_regions.page import STEPS
     for i in range(len(STEPS)):
         show_step(at, SLUG, i)
         assert not at.error, (i, [e.value for e in at.error])
@@ -149,7 +149,7 @@ def test_url_reproduces_view_and_bad_values_fall_back():
 
 
 def test_figure_outlines_and_surface_follow_the_partition():
-    from viz import relu_regions_figures as F
+    from topics.relu_regions import figures as F
     part = R.partition(R.make_mlp((6, 6), seed=1), (-2, 2, -2, 2))
     ex, ey = F._nan_joined(part)
     loops = [np.vstack([part.polygon(r), part.polygon(r)[:1]]) for r in range(part.count)]
@@ -168,7 +168,7 @@ def test_figure_outlines_and_surface_follow_the_partition():
 def test_arrangement_count_is_an_independent_count():
     """The one-layer claim compares the exact partition with Euler's count for lines: a
     different computation (a broken partition would fail it)."""
-    from topic_pages.relu_regions import STATE, arrangement_count, partition_of
+    from topics.relu_regions.page import STATE, arrangement_count, partition_of
     for width, box in ((8, 2.0), (5, 4.0), (12, 1.0)):
         s = STATE.resolve({"rr_depth": 1, "rr_width": width, "rr_box": box})
         assert partition_of(s).count == arrangement_count(s)
@@ -177,10 +177,10 @@ def test_arrangement_count_is_an_independent_count():
 
 
 def test_region_hover_carries_each_regions_numbers_compactly():
-    """issue 16: the hover of a region sends its pattern as text and (area, w1, w2, b) as one
+    """The hover of a region sends its pattern as text and (area, w1, w2, b) as one
     float32 typed array, formatted in the browser; the numbers are the partition's."""
     import json
-    from viz import relu_regions_figures as F
+    from topics.relu_regions import figures as F
     part = R.partition(R.make_mlp((8, 8, 8), seed=0), (-2, 2, -2, 2))
     spec = json.loads(F.regions_figure(part).to_json())
     hover = next(t for t in spec["data"] if t.get("name") == "regions")
@@ -195,10 +195,10 @@ def test_region_hover_carries_each_regions_numbers_compactly():
 
 
 def test_fills_and_edges_are_one_path_shape_each():
-    """issue 16: Plotly draws every NaN-separated piece of a scatter line as its own SVG
+    """Plotly draws every NaN-separated piece of a scatter line as its own SVG
     element; fills (one per colour) and edges (one per layer) are single path shapes whose
     pieces are exactly the region polygons."""
-    from viz import relu_regions_figures as F
+    from topics.relu_regions import figures as F
     model = R.make_mlp((6, 6), seed=1)
     part = R.partition(model, (-2, 2, -2, 2))
     fig = F.regions_figure(part, edges=R.edge_layers(model, part))
@@ -213,14 +213,14 @@ def test_fills_and_edges_are_one_path_shape_each():
 
 
 def test_training_points_are_squares_coloured_by_their_target():
-    """issue 16: the training points are small squares in one path shape per colour level
+    """The training points are small squares in one path shape per colour level
     (not one marker element each): every point is drawn once, centred on the point, in the
     colour of its target's level (low blue, high red), and the plain-dict figures equal
     Plotly's validated build."""
     import json
     import re
-    from viz import relu_regions_figures as F
-    from viz.fastfig import validated
+    from topics.relu_regions import figures as F
+    from ui.fastfig import validated
     model = R.make_mlp((6, 6), seed=1)
     part = R.partition(model, (-2, 2, -2, 2))
     rng = np.random.default_rng(0)
@@ -240,9 +240,9 @@ def test_training_points_are_squares_coloured_by_their_target():
     right = max(squares, key=lambda s: float(s.path[1:].split(",")[0]))
     red = lambda c: [int(v) for v in re.findall(r"\d+", c)][0]          # noqa: E731
     assert red(right.fillcolor) > red(left.fillcolor)
-    from engine import regions_measures as M
+    from engine.regions import reads as M
     heat = F.heatmap_figure(*M.output_grid(R.mlp_layers(model), (-2, 2, -2, 2), 20), part)
-    from viz import live_canvas                       # a playing frame can be painted
+    from live import canvas as live_canvas                       # a playing frame can be painted
     for f in (fig, heat):
         assert live_canvas.supported(live_canvas.figure_dict(f))
     sub = heat.layout.title.subtitle.text            # the colour range, in words
@@ -273,8 +273,8 @@ def test_a_playing_frame_emits_few_elements():
 
 def test_the_sawtooth_caption_never_calls_more_relus_fewer():
     """At depth 1 it said 'only 2 ReLUs; a one-hidden-layer network needs 1'."""
-    from viz.relu_regions_compute import sawtooth_caption
-    at = open_page("topic_pages/relu_regions.py", {"rr_saw": "1"})
+    from topics.relu_regions.compute import sawtooth_caption
+    at = open_page("topics/relu_regions/page.py", {"rr_saw": "1"})
     open_view(at, SLUG, "1-D & sawtooth")
     caption = next(c.value for c in at.caption if "ReLUs" in c.value)
     assert "only 2 ReLUs" not in caption and "needs only 1" in caption

@@ -1,4 +1,4 @@
-"""viz/shipped_models.py: the shipped-model loader of the LSTM gating and attention pages
+"""ui/shipped_models.py: the shipped-model loader of the LSTM gating and attention pages
 turns every unusable weights file into a message (never an exception), and tells a missing
 file (nothing shipped) from a broken one."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 
 from engine import attention as A
 from engine import recurrent as rec
-from viz import shipped_models
+from ui import shipped_models
 
 REAL = shipped_models.WEIGHTS
 

@@ -10,7 +10,7 @@ from streamlit import config
 from streamlit.elements.lib import policies
 from streamlit.testing.v1 import AppTest
 
-import viz.sidebar
+import ui.sidebar
 
 HARNESS = str(Path(__file__).with_name("harness_seed.py"))
 WARNING = "created with a default value"
@@ -58,6 +58,6 @@ def test_preset_sets_the_seed_without_the_default_value_warning(logged):
 
 def test_an_explicit_default_would_warn(logged, monkeypatch):
     """The check above can fail: the same preset with value=0 on the widget warns."""
-    monkeypatch.setattr(viz.sidebar, "SEED_WIDGET_DEFAULT", 0)
+    monkeypatch.setattr(ui.sidebar, "SEED_WIDGET_DEFAULT", 0)
     _apply_seed_preset()
     assert WARNING in logged.text

@@ -1,15 +1,15 @@
-"""Every page follows the page skeleton (viz/page.py, docs/ADDING_A_PAGE.md): it declares its
+"""Every page follows the page skeleton (ui/page.py, docs/ADDING_A_PAGE.md): it declares its
 state table, presets and steps name only declared keys with valid values and existing views,
 and its footer calls topic_page."""
 from __future__ import annotations
 
 import pytest
 
-from viz.claims import skeleton_module
-from viz.page import View
-from viz.state import StateTable
-from viz.topics import ROOT, TOPICS
-from viz.widgets import Preset, Step
+from ui.claims import skeleton_module
+from ui.page import View
+from ui.state import StateTable
+from ui.topics import ROOT, TOPICS
+from ui.widgets import Preset, Step
 
 READY = [t for t in TOPICS if t.ready]
 

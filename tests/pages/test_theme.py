@@ -1,4 +1,4 @@
-"""viz.theme: the shared template is Plotly's default, style_figure gives every figure the
+"""ui.theme: the shared template is Plotly's default, style_figure gives every figure the
 variant it asks for (whatever it was built with) and skips the copy when it is already there."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from unittest import mock
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from viz.theme import FONT_FAMILY, SIZES, has_template, style_figure
+from ui.theme import FONT_FAMILY, SIZES, has_template, style_figure
 
 
 def test_new_figures_start_with_the_light_template():

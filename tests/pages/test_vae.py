@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from engine.vae import VAETrainer
 from tests.apptest import (chart_figure, choose_preset, click_chart, metric, open_page,
                            open_view, plotly_array, rerun_fragment, show_step)
-from viz.vae_figures import replay_extent
+from topics.vae.figures import replay_extent
 
 REPLAY = "vae_replay_player"      # the replay's fragment key
 SLUG = "vae"
@@ -21,7 +21,7 @@ VIEWS = ["Latent space", "Replay & interpolation", "Why the ELBO", "Autoencoder 
 
 
 def _page(view: str | None = None, **query) -> AppTest:
-    at = open_page("topic_pages/vae.py", query)
+    at = open_page("topics/vae/page.py", query)
     return open_view(at, SLUG, view) if view else at
 
 
@@ -69,7 +69,7 @@ def test_defaults_show_the_shipped_model_and_all_views():
 
 
 def test_autoencoder_grid_follows_its_codes_and_shows_no_elbo():
-    """issue 14: the autoencoder's codes spread to |z| ~ 12; its grid spans them (not the
+    """The autoencoder's codes spread to |z| ~ 12; its grid spans them (not the
     N(0,1) quantiles' ±1.64), and it shows no KL/ELBO (it has none)."""
     at = _page(vae_model="autoencoder")
     grid = chart_figure(at, "vae_gridfig")
@@ -104,7 +104,7 @@ def test_every_preset_then_every_step_then_every_view():
                   at.session_state["vae_beta"], at.session_state["vae_dim"],
                   at.session_state["vae_reparam"], at.session_state["vae_start"]))
     assert len(seen) == len(names)   # each preset is a different configuration
-    from topic_pages.vae import STEPS
+    from topics.vae.page import STEPS
     for i, step in enumerate(STEPS):
         show_step(at, SLUG, i)
         assert not at.error, (step.title, [e.value for e in at.error])
@@ -362,7 +362,7 @@ def test_a_playing_frame_draws_the_scatter_on_the_canvas_and_pause_makes_it_clic
 def test_the_elbo_preset_text_stays_when_its_own_fit_q_is_pressed():
     """The preset asks for Fit q; pressing it changed q's sliders and the card vanished
     ("controls changed"). Its claims keep reading the start the text names."""
-    from viz.vae_tour import PRESETS
+    from topics.vae.tour import PRESETS
     name = "ELBO: Fit q finds a local optimum"
     at = choose_preset(_page(), "vae", name)
     at.button(key="vae_fitq").click().run()
@@ -377,7 +377,7 @@ def test_the_elbo_preset_text_stays_when_its_own_fit_q_is_pressed():
 def test_kl_text_matches_the_first_epochs_spike():
     """The text said 'KL stays near 0 for the first ~10 epochs' while the curve spikes in
     epochs 1-2; the claims now measure the spike (slow: it trains) and the text names it."""
-    from viz.vae_tour import PRESETS, STEPS
+    from topics.vae.tour import PRESETS, STEPS
     text = PRESETS["Train a VAE from scratch"].description
     assert "stays near 0" not in text and "spike" in text and "spike" in STEPS[1].body
     assert any("largest test KL in the first 10 epochs" in c.what

@@ -1,11 +1,11 @@
-"""The VAE scatter's grid is one unbroken lattice path (issue 16: one SVG node, not one per
+"""The VAE scatter's grid is one unbroken lattice path (one SVG node, not one per
 decode position) whose crossings are exactly the grid's decode positions."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from viz.vae_figures import lattice
+from topics.vae.figures import lattice
 
 
 def _segments(x, y):
@@ -36,7 +36,7 @@ def test_lattice_is_one_path_over_every_grid_line_and_nothing_else(n, m):
 
 def test_the_scatter_draws_the_grid_as_one_line_trace():
     from engine.vae import LatentGrid
-    from viz.vae_figures import latent_scatter
+    from topics.vae.figures import latent_scatter
     z = np.linspace(-1.5, 1.5, 15)
     grid = LatentGrid(np.zeros((15, 15, 8, 8), np.float32), z, z, (0, 1), "quantiles")
     fig = latent_scatter(np.zeros((10, 2)), np.arange(10), grid=grid)
@@ -48,7 +48,7 @@ def test_the_scatter_draws_the_grid_as_one_line_trace():
 def test_collapsed_codes_stay_visible_over_the_decoded_marker():
     """β = 8 puts every code at 0, where the decoded point's star sits: the star used to be
     drawn last, filled, and hid every dot. It is an open star drawn under the dots now."""
-    from viz.vae_figures import latent_scatter
+    from topics.vae.figures import latent_scatter
     fig = latent_scatter(np.zeros((20, 2)), np.arange(20) % 10, picked=(0.0, 0.0))
     names = [t.name for t in fig.data]
     star = names.index("decoded")

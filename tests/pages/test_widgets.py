@@ -1,4 +1,4 @@
-"""The shared widget groups (viz/widgets.py, viz/live.py) driven through AppTest."""
+"""The shared widget groups (ui/widgets.py, live/controls.py) driven through AppTest."""
 import json
 from pathlib import Path
 
@@ -23,7 +23,7 @@ def _md(at, prefix):
 
 
 def test_no_preset_is_selected_at_first_paint(at):
-    from viz.widgets import CHOOSE
+    from ui.widgets import CHOOSE
     box = at.selectbox(key="h_preset")
     assert box.value is None and box.placeholder == CHOOSE
     assert list(box.options) == ["fast", "slow"] and not at.info
@@ -84,7 +84,7 @@ def test_play_toggles_label_and_trains_a_frame(at):
 
 def test_export_buttons_present(at):
     # AppTest has no download-button accessor: check the JSON builder directly
-    from viz.widgets import config_json
+    from ui.widgets import config_json
     cfg = json.loads(config_json({"lr": 0.1, "shape": (2, 3)}, "harness"))
     assert cfg["page"] == "harness" and cfg["lr"] == 0.1 and cfg["shape"] == [2, 3]
     assert "seed" in cfg and "device" in cfg

@@ -1,0 +1,28 @@
+"""The figure of the initialization page's Activations tab: φ(z) and φ′(z) side by side for the
+chosen activation functions (engine/signal/activations.py)."""
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ui.theme import COLORWAY
+
+
+def activations_figure(z: np.ndarray, curves: Mapping[str, tuple[np.ndarray, np.ndarray]]
+                       ) -> go.Figure:
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("φ(z)", "φ′(z) (autograd)"),
+                        horizontal_spacing=0.1)
+    for i, (name, (phi, dphi)) in enumerate(curves.items()):
+        color = COLORWAY[i % len(COLORWAY)]
+        fig.add_trace(go.Scatter(x=z, y=phi, name=name, mode="lines", legendgroup=name,
+                                 line=dict(color=color, width=2.5)), row=1, col=1)
+        fig.add_trace(go.Scatter(x=z, y=dphi, name=name, mode="lines", legendgroup=name,
+                                 showlegend=False, line=dict(color=color, width=2.5)),
+                      row=1, col=2)
+    fig.update_xaxes(title_text="z", zeroline=True)
+    fig.update_layout(height=420, legend=dict(orientation="h", y=-0.25, x=0),
+                      margin=dict(t=50, b=90))
+    return fig

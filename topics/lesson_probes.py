@@ -1,0 +1,119 @@
+"""Measurements some lesson slides need that no preset of their page states: each is computed
+from the same page functions the view draws from (named in each docstring), on the full
+settings s. Registered in ui/lesson_measures.py as "<page>.<name>"."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+S = Mapping[str, Any]
+
+
+def relu_random_pieces(s: S) -> float:
+    """Linear pieces of the sawtooth tab's random 1-D net (relu_regions_compute.net_of with
+    input_dim=1, engine.regions.linear_pieces_1d over the box), as its title counts them."""
+    from engine import regions as reg
+    from topics.relu_regions.compute import box_of, net_of
+    box = box_of(s)
+    return float(len(reg.linear_pieces_1d(net_of(s, 0, input_dim=1), (box[0], box[1])).kinks())
+                 + 1)
+
+
+def attention_mask_share(s: S) -> float:
+    """Share of the n² query-key pairs the Masks tab's mask allows (attention_compute.allowed_of)."""
+    from topics.attention.compute import allowed_of
+    return float(allowed_of(s).mean())
+
+
+def attention_mask_future(s: S) -> float:
+    """Number of allowed pairs whose key comes after its query (0 for a causal mask)."""
+    from topics.attention.compute import allowed_of
+    return float(np.triu(allowed_of(s), 1).sum())
+
+
+def attention_pe_error(s: S, mode: str) -> float:
+    """max |out(Px) − P·out(x)| of the Positions tab's test without ("none") or with
+    ("add sinusoidal PE") the position code (attention_compute.pe_errors)."""
+    from topics.attention.compute import pe_errors
+    return float(pe_errors(s)[mode])
+
+
+def attention_pe_range(s: S) -> float:
+    """max |PE| of the sinusoidal code the Positions tab draws (sin/cos: at most 1)."""
+    from engine import attention as A
+    return float(A.sinusoidal_encoding(int(s["at_pe_n"]), int(s["at_pe_d"])).abs().max())
+
+
+def attention_pe_period(s: S, dim: int) -> float:
+    """Positions per period of PE dimension `dim` (pairs (2i, 2i+1) share the frequency
+    1/10000^(2i/d)); the first pair repeats every 2π positions, the last barely moves."""
+    d = int(s["at_pe_d"])
+    return float(2 * np.pi * 10000 ** ((dim - dim % 2) / d))
+
+
+def vae_posterior_modes(s: S) -> float:
+    """Local maxima of the exact posterior p(z | x) of the Why-the-ELBO toy at x = vae_x
+    (vae_compute.posterior_modes)."""
+    from topics.vae.compute import posterior_modes
+    return float(len(posterior_modes(float(s["vae_x"]))))
+
+
+def diffusion_alpha_bar(s: S) -> float:
+    """ᾱ_t at the Forward tab's t: the share of the data's variance left at step t."""
+    from engine import diffusion as D
+    return float(D.SCHEDULES[s["df_sched"]]().alpha_bar(int(s["df_t"])))
+
+
+def initialization_last_rank(s: S) -> float:
+    """Effective rank of the last layer's activations over the first inputs, as the Signal
+    tab's rank panel draws it (initialization_compute.propagation_of(...).eff_rank)."""
+    from topics.initialization.compute import propagation_of
+    return float(np.asarray(propagation_of(s).eff_rank)[-1])
+
+
+def convolution_equivariance_error(s: S) -> float:
+    """max |conv(Tx) − T conv(x)| of the Equivariance tab (convolution_compute.equivariance_of)."""
+    from topics.convolution.compute import equivariance_of
+    return float(equivariance_of(s).equivariance_error)
+
+
+def attention_pe_crossings(s: S, dim: int) -> float:
+    """Sign changes of dimension `dim` of the sinusoidal code along the positions the
+    Positions tab draws (engine.attention.sinusoidal_encoding): fast dimensions oscillate,
+    slow ones barely move."""
+    from engine import attention as A
+    column = A.sinusoidal_encoding(int(s["at_pe_n"]), int(s["at_pe_d"]))[:, dim].numpy()
+    signs = np.sign(column[np.abs(column) > 1e-9])
+    return float((signs[1:] != signs[:-1]).sum())
+
+
+def gan_lines_distance(s: S, which: str) -> float:
+    """"jsd" or "w1" between the two parallel lines of the Why-Wasserstein tab at its θ
+    (engine.gan.parallel_lines, what the tab plots)."""
+    from engine.gan import parallel_lines
+    lines = parallel_lines(np.array([float(s["gan_theta"])]))
+    return float(getattr(lines, which)[0])
+
+
+def vae_pca_residual_share(s: S) -> float:
+    """Share of the variance of the Autoencoder-vs-PCA tab's points (engine.vae.curved_manifold,
+    seed 0) that PCA's top direction leaves out: its reconstruction error over the total."""
+    from engine.vae import curved_manifold, pca_reconstruct
+    pts = curved_manifold(300, 0, float(s["vae_mnoise"]))
+    total = float(((pts - pts.mean(0)) ** 2).sum(1).mean())
+    return float(pca_reconstruct(pts, 1).mse) / total
+
+
+def initialization_max_slope(s: S, name: str) -> float:
+    """max φ′(z) of activation `name` on the Activations tab's range (autograd,
+    engine.signal.activations), as its caption prints it."""
+    from engine.signal.activations import activation_curves
+    return float(activation_curves([name], float(s["in_zmax"]))[1][name][1].max())
+
+
+def initialization_slope_at(s: S, name: str, z: float) -> float:
+    """φ′(z) of activation `name` at the grid point nearest z."""
+    from engine.signal.activations import activation_curves
+    grid, curves = activation_curves([name], float(s["in_zmax"]))
+    return float(curves[name][1][np.abs(grid - z).argmin()])

@@ -1,0 +1,148 @@
+"""Claims: what a preset's or a tour step's text states as fact, as a measurement with a
+threshold, computed by the same function the page draws from.
+
+    Claim("GD error after one step", lambda s: race(s)["gd"].losses[1], hi=1e-12)
+
+`measure` receives the full settings (the page's declared defaults with the preset's settings
+on top, ui.state.StateTable.resolve) and returns one number; the claim holds when
+lo <= value <= hi. tests/test_claims.py checks every claim of every page; `python -m benchmarks
+claims` prints each measured value next to its threshold.
+
+The card that shows a preset's or step's text lists its claims with the value measured live on
+the settings on screen (`claim_line`, through the same `measured` that the tests call), so every
+number the text states is on screen. A claim that needs training (slow) or another tab says so
+(`needs`) instead of showing a number.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+
+@dataclass(frozen=True)
+class Claim:
+    what: str                                           # the quantity, as the text names it
+    measure: Callable[[Mapping[str, Any]], float]       # full settings -> the number
+    lo: float = -math.inf
+    hi: float = math.inf
+    slow: bool = False                                  # needs training: a slow test
+    fmt: Any = ""              # how the card prints the value: "{:.1%}", a function (YES_NO)
+                               # or "" = 3 significant digits
+    needs: str = ""            # not measurable on the screen the text is shown with: what it
+                               # takes ("press Train"); the card says so instead of a number
+
+    def check(self, settings: Mapping[str, Any]) -> tuple[float, bool]:
+        """(measured value, whether it lies in [lo, hi])."""
+        value = measured(self, settings)
+        return value, bool(self.lo <= value <= self.hi)
+
+    def format(self, value: float) -> str:
+        """The value as the card prints it."""
+        if callable(self.fmt):
+            return self.fmt(value)
+        if self.fmt:
+            return self.fmt.format(value)
+        return format_number(value)
+
+    @property
+    def live(self) -> bool:
+        """Measurable on the screen its text is shown with (no training, no other tab)."""
+        return not (self.slow or self.needs)
+
+    @property
+    def threshold(self) -> str:
+        if self.lo > -math.inf and self.hi < math.inf:
+            return f"{self.lo:g} ≤ x ≤ {self.hi:g}"
+        return f"≥ {self.lo:g}" if self.lo > -math.inf else f"≤ {self.hi:g}"
+
+
+PERCENT = "{:.1%}"
+
+
+def YES_NO(value: float) -> str:          # noqa: N802 - a format, named like PERCENT
+    """A 0/1 measurement (does the digit flip?) as the card states it."""
+    return "yes" if value >= 0.5 else "no"
+
+
+def format_number(value: float) -> str:
+    """3 significant digits; scientific notation outside [1e-3, 1e5)."""
+    if not math.isfinite(value):
+        return str(value)
+    if value == 0 or 1e-3 <= abs(value) < 1e5:
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return f"{value:.2e}".replace("e-0", "e-").replace("e+0", "e")
+
+
+_MEASURED: dict[tuple, float] = {}          # (claim, settings) -> value; the card redraws often
+_MEASURED_MAX = 512
+
+
+def _settings_key(settings: Mapping[str, Any]) -> tuple:
+    return tuple(sorted((k, repr(v)) for k, v in settings.items()))
+
+
+def measured(claim: Claim, settings: Mapping[str, Any]) -> float:
+    """claim.measure(settings) as a float, memoised on the claim and the settings: the card and
+    the tests read the value through this one function."""
+    key = (id(claim), _settings_key(settings))
+    if key not in _MEASURED:
+        if len(_MEASURED) >= _MEASURED_MAX:
+            _MEASURED.pop(next(iter(_MEASURED)))
+        _MEASURED[key] = float(claim.measure(settings))
+    return _MEASURED[key]
+
+
+def claim_line(claim: Claim, settings: Mapping[str, Any] | None) -> str:
+    """One markdown line of the card: the claim's value measured on `settings` (the settings on
+    screen) with ✓ when it holds, or why it is not measured here. `settings` None: the screen
+    does not show the text's settings yet (a tour step before "Show me")."""
+    if claim.slow:
+        return f"{claim.what}: *{claim.needs or 'measured after training'}*"
+    if claim.needs:
+        return f"{claim.what}: *{claim.needs}*"
+    if settings is None:
+        return f"{claim.what}: *press Show me to measure it*"
+    try:
+        value, ok = claim.check(settings)
+    except Exception:  # noqa: BLE001 - an unmeasurable setting is stated, never raised
+        return f"{claim.what}: *not measurable on these settings*"
+    mark = "✓" if ok else f"✗ (the text expects {claim.threshold})"
+    return f"{claim.what}: **{claim.format(value)}** {mark}"
+
+
+@dataclass(frozen=True)
+class PageClaim:
+    """One claim of one page, with where it comes from and the settings it is measured on."""
+    slug: str
+    source: str            # 'preset "<name>"' or 'step k "<title>"'
+    claim: Claim
+    settings: Mapping[str, Any]
+
+    @property
+    def id(self) -> str:
+        return f"{self.slug} · {self.source} · {self.claim.what}"
+
+
+def skeleton_module(slug: str):
+    """The page module topics/<slug>/page.py, imported without drawing (its footer runs only
+    as __main__), or None when the page is not on the skeleton."""
+    import importlib
+    from ui.topics import ROOT
+    source = (ROOT / "topics" / slug / "page.py").read_text(encoding="utf-8")
+    if 'if __name__ == "__main__":' not in source or "topic_page(" not in source:
+        return None
+    return importlib.import_module(f"topics.{slug}.page")
+
+
+def page_claims(slug: str) -> list[PageClaim]:
+    """Every claim of every preset and tour step of page `slug` (empty off the skeleton)."""
+    module = skeleton_module(slug)
+    if module is None:
+        return []
+    state = module.STATE
+    out = [PageClaim(slug, f'preset "{name}"', c, state.resolve(p.settings))
+           for name, p in module.PRESETS.items() for c in p.claims]
+    out += [PageClaim(slug, f'step {i + 1} "{s.title}"', c, state.resolve(s.settings))
+            for i, s in enumerate(module.STEPS) for c in s.claims]
+    return out

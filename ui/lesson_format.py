@@ -1,0 +1,304 @@
+"""The lesson file format: a lecture as an ordered list of slides, each a live state of one page.
+
+A lesson is a TOML file (lessons/<id>.toml), parsed by the standard library's tomllib: a data
+format, so reading a file never executes anything from it.
+
+    title = "Gradient descent"
+    summary = "Why plain gradient descent zigzags, and what momentum changes."
+
+    [[slides]]
+    page = "gradient_descent"            # a topic slug (ui/topics.py)
+    preset = "κ = 50: the zigzag"        # optional: a preset of the page (settings, tab, claims)
+    # step = 2                           # or a guided-tour step of the page (1-based)
+    tab = "factor"                       # optional: a view key of the page (default: the
+                                         #   preset's/step's view, else the first tab)
+    settings = { gd_kappa = 10 }         # optional: declared STATE controls, on top of the preset
+    title = "Ill-conditioning"
+    text = "Two sentences in your own words."
+    source = { notes = "004", figure = "2.16" }   # the figure of the course notes it reproduces
+    [[slides.claims]]                    # optional: measured on the slide's full settings
+    measure = "gradient_descent.tail_rate"        # a name of ui/lesson_measures.py
+    args = { method = "gd" }
+    what = "GD's measured rate"
+    lo = 0.955
+    hi = 0.97
+
+`play = true` starts the tab's live training when the slide opens (tabs with a Play button,
+LIVE_KEYS); Pause stops it and Next moves on while it runs.
+
+A slide's claims are the preset's/step's own claims (unless `preset_claims = false`) plus its
+own; all are measured on the slide's settings: the page's defaults, then the preset or step,
+then `settings`. `validate` rejects anything else with a message naming the file, the slide
+and the field (LessonError); nothing of a rejected file is shown.
+"""
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ui.claims import Claim
+
+MAX_BYTES = 200_000        # a 120-slide lesson is ~60 kB
+MAX_SLIDES = 200
+MAX_TITLE = 120
+MAX_TEXT = 1_500
+MAX_CLAIMS = 12
+ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,47}$")
+
+LESSON_KEYS = {"title": str, "summary": str, "slides": list}
+SLIDE_KEYS = {"page": str, "title": str, "text": str, "source": dict, "preset": str,
+              "step": int, "tab": str, "settings": dict, "claims": list,
+              "preset_claims": bool, "play": bool}
+SOURCE_KEYS = {"notes": str, "figure": str}
+CLAIM_KEYS = {"measure": str, "args": dict, "what": str, "lo": (int, float),
+              "hi": (int, float)}
+REQUIRED_SLIDE = ("page", "title", "text")
+
+# (page, tab) -> the key of the tab's live training (live.controls.live_training(key, ...)):
+# what `play = true` starts. tests/lessons/test_lesson_format.py checks each against the page.
+LIVE_KEYS = {("generalization", "overfit"): "gen_overfit",
+             ("generalization", "random"): "gen_random",
+             ("generalization", "decay"): "gen_decay",
+             ("gan", "train"): "gan", ("vae", "latent"): "vae_live",
+             ("initialization", "train"): "in_train", ("relu_regions", "regions"): "rr_train",
+             ("lstm_gating", "train"): "lg_race", ("attention", "trained"): "at_train",
+             ("diffusion", "train"): "df_train", ("adversarial", "curves"): "adv_live"}
+
+
+class LessonError(ValueError):
+    """A lesson file that cannot be played: `where` names the file, the slide and the field."""
+
+    def __init__(self, file: str, message: str, slide: int | None = None,
+                 field: str | None = None):
+        self.file, self.slide, self.field, self.message = file, slide, field, message
+        where = [file]
+        if slide is not None:
+            where.append(f"slide {slide}")
+        if field is not None:
+            where.append(f"field '{field}'")
+        super().__init__(f"{', '.join(where)}: {message}")
+
+
+@dataclass(frozen=True)
+class Source:
+    notes: str            # which notes ("004")
+    figure: str           # the figure number ("2.5") or the notes' line of an uncaptioned slide
+
+    @property
+    def label(self) -> str:
+        fig = self.figure
+        return f"notes {self.notes}, " + (f"Figure {fig}" if fig[:1].isdigit() else fig)
+
+
+@dataclass(frozen=True)
+class Slide:
+    page: str
+    title: str
+    text: str
+    view: str                                  # the view key of the tab it opens
+    settings: Mapping[str, Any]                # the full settings (defaults + preset + own)
+    own: Mapping[str, Any]                     # what the slide sets (preset + its settings)
+    claims: tuple[Claim, ...] = ()
+    source: Source | None = None
+    preset: str | None = None
+    step: int | None = None
+    play: str | None = None                    # the live-training key it starts
+
+
+@dataclass(frozen=True)
+class Lesson:
+    id: str
+    title: str
+    summary: str
+    slides: tuple[Slide, ...]
+    file: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------------------ parsing
+def parse(data: bytes | str, file: str) -> dict:
+    """The TOML table of a lesson file, or LessonError (too large, not UTF-8, not TOML)."""
+    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    if len(raw) > MAX_BYTES:
+        raise LessonError(file, f"the file has {len(raw):,} bytes; a lesson may have at most "
+                                f"{MAX_BYTES:,}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise LessonError(file, "the file is not UTF-8 text") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise LessonError(file, f"not a TOML file ({exc})") from None
+    except RecursionError:     # tomllib recurses per nested array or inline table
+        raise LessonError(file, "not a TOML file a lesson can use (nested too deeply)") \
+            from None
+
+
+def _check_keys(table: Mapping, allowed: Mapping[str, Any], file: str, slide: int | None,
+                prefix: str = "") -> None:
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if key not in allowed:
+            raise LessonError(file, f"unknown key (allowed: {', '.join(sorted(allowed))})",
+                              slide, name)
+        kinds = allowed[key]
+        if isinstance(value, bool) and kinds is not bool:
+            ok = False
+        else:
+            ok = isinstance(value, kinds)
+        if not ok:
+            want = " or ".join(k.__name__ for k in kinds) if isinstance(kinds, tuple) \
+                else kinds.__name__
+            raise LessonError(file, f"expected {_kind_name(want)}, got "
+                                    f"{_kind_name(type(value).__name__)}", slide, name)
+
+
+def _kind_name(name: str) -> str:
+    return {"str": "text", "dict": "a table", "list": "a list", "int": "an integer",
+            "float": "a number", "bool": "true/false"}.get(name, name)
+
+
+def _text(value: str, limit: int, file: str, slide: int | None, name: str) -> str:
+    value = value.strip()
+    if not value:
+        raise LessonError(file, "is empty", slide, name)
+    if len(value) > limit:
+        raise LessonError(file, f"has {len(value)} characters; at most {limit}", slide, name)
+    return value
+
+
+def validate(table: Mapping, file: str, lesson_id: str, pages: Mapping[str, Any],
+             measures: Mapping[str, Any]) -> Lesson:
+    """The Lesson a parsed file describes, or LessonError naming file, slide and field.
+
+    `pages`: slug -> page module (STATE, VIEWS, PRESETS, STEPS); `measures`: name -> function
+    (ui/lesson_measures.py)."""
+    if not ID_PATTERN.match(lesson_id):
+        raise LessonError(file, "the lesson id (file name) may use a-z, 0-9, '-' and '_' only")
+    _check_keys(table, LESSON_KEYS, file, None)
+    title = _text(table.get("title", ""), MAX_TITLE, file, None, "title")
+    summary = table.get("summary", "").strip()[:MAX_TEXT]
+    rows = table.get("slides", [])
+    if not rows:
+        raise LessonError(file, "a lesson needs at least one [[slides]] table", None, "slides")
+    if len(rows) > MAX_SLIDES:
+        raise LessonError(file, f"{len(rows)} slides; at most {MAX_SLIDES}", None, "slides")
+    slides = []
+    for i, row in enumerate(rows, start=1):
+        if not isinstance(row, dict):
+            raise LessonError(file, "each entry of slides must be a table", i, "slides")
+        slides.append(_slide(row, file, i, pages, measures))
+    return Lesson(lesson_id, title, summary, tuple(slides), file)
+
+
+def _slide(row: Mapping, file: str, i: int, pages, measures) -> Slide:
+    _check_keys(row, SLIDE_KEYS, file, i)
+    for key in REQUIRED_SLIDE:
+        if key not in row:
+            raise LessonError(file, "missing", i, key)
+    slug = row["page"]
+    if slug not in pages:
+        raise LessonError(file, f"unknown page {slug!r} (pages: {', '.join(sorted(pages))})",
+                          i, "page")
+    module = pages[slug]
+    state, views = module.STATE, [v.key for v in module.VIEWS]
+    if "preset" in row and "step" in row:
+        raise LessonError(file, "name a preset or a step, not both", i, "step")
+    base, view, inherited = {}, None, ()
+    if "preset" in row:
+        preset = module.PRESETS.get(row["preset"])
+        if preset is None:
+            raise LessonError(file, f"unknown preset {row['preset']!r} of page {slug!r} "
+                                    f"(presets: {'; '.join(module.PRESETS)})", i, "preset")
+        base, view, inherited = dict(preset.settings), preset.view, tuple(preset.claims)
+    if "step" in row:
+        k = row["step"]
+        if not 1 <= k <= len(module.STEPS):
+            raise LessonError(file, f"page {slug!r} has tour steps 1 to {len(module.STEPS)}",
+                              i, "step")
+        step = module.STEPS[k - 1]
+        base, view, inherited = dict(step.settings), step.view, tuple(step.claims)
+    own = row.get("settings", {})
+    for key, value in own.items():
+        if key not in state:
+            raise LessonError(file, f"page {slug!r} declares no control {key!r}", i,
+                              f"settings.{key}")
+        control = state[key]
+        if isinstance(value, dict) or not control.valid(value):
+            raise LessonError(file, f"{value!r} is not a valid value of {control.label!r}"
+                                    f"{_range(control)}", i, f"settings.{key}")
+    if "tab" in row:
+        if row["tab"] not in views:
+            raise LessonError(file, f"page {slug!r} has no tab {row['tab']!r} (tabs: "
+                                    f"{', '.join(views)})", i, "tab")
+        view = row["tab"]
+    if len(row.get("claims", [])) > MAX_CLAIMS:
+        raise LessonError(file, f"at most {MAX_CLAIMS} claims per slide", i, "claims")
+    settings = {**base, **own}
+    claims = (inherited if row.get("preset_claims", True) else ()) + tuple(
+        _claim(c, file, i, j, slug, measures) for j, c in enumerate(row.get("claims", []), 1))
+    source = None
+    if "source" in row:
+        _check_keys(row["source"], SOURCE_KEYS, file, i, "source.")
+        try:
+            source = Source(_text(row["source"]["notes"], 20, file, i, "source.notes"),
+                            _text(row["source"]["figure"], 20, file, i, "source.figure"))
+        except KeyError as missing:
+            raise LessonError(file, "missing", i, f"source.{missing.args[0]}") from None
+    view = view or views[0]
+    play = None
+    if row.get("play"):
+        play = LIVE_KEYS.get((slug, view))
+        if play is None:
+            raise LessonError(file, f"tab {view!r} of page {slug!r} has no live training to "
+                                    f"play", i, "play")
+    return Slide(slug, _text(row["title"], MAX_TITLE, file, i, "title"),
+                 _text(row["text"], MAX_TEXT, file, i, "text"), view,
+                 state.resolve(settings), settings, claims, source, row.get("preset"),
+                 row.get("step"), play)
+
+
+def _range(control) -> str:
+    if control.options is not None:
+        shown = ", ".join(repr(o) for o in list(control.options)[:12])
+        return f" (one of: {shown}{', …' if len(control.options) > 12 else ''})"
+    if control.lo is not None or control.hi is not None:
+        return f" (from {control.lo} to {control.hi})"
+    return ""
+
+
+def _claim(row, file: str, i: int, j: int, slug: str, measures) -> Claim:
+    prefix = f"claims[{j}]."
+    if not isinstance(row, dict):
+        raise LessonError(file, "each claim must be a table", i, f"claims[{j}]")
+    _check_keys(row, CLAIM_KEYS, file, i, prefix)
+    for key in ("measure", "what"):
+        if key not in row:
+            raise LessonError(file, "missing", i, prefix + key)
+    name = row["measure"]
+    if name not in measures:
+        raise LessonError(file, f"unknown measure {name!r}", i, prefix + "measure")
+    if not name.startswith(f"{slug}."):
+        raise LessonError(file, f"measure {name!r} belongs to another page than {slug!r}", i,
+                          prefix + "measure")
+    if "lo" not in row and "hi" not in row:
+        raise LessonError(file, "a claim needs a threshold: lo, hi or both", i, prefix + "lo")
+    lo, hi = float(row.get("lo", -math.inf)), float(row.get("hi", math.inf))
+    if not (lo <= hi) or math.isnan(lo) or math.isnan(hi):
+        raise LessonError(file, f"lo = {lo} must not exceed hi = {hi}", i, prefix + "lo")
+    args = dict(row.get("args", {}))
+    for key, value in args.items():
+        if not isinstance(value, (str, int, float, bool)):
+            raise LessonError(file, "arguments are text, numbers or true/false", i,
+                              f"{prefix}args.{key}")
+    spec = measures[name]
+    try:
+        spec.bind(args)
+    except TypeError as exc:
+        raise LessonError(file, str(exc), i, prefix + "args") from None
+    what = _text(row["what"], MAX_TITLE, file, i, prefix + "what")
+    return Claim(what, spec.measure(args), lo, hi, slow=spec.slow)

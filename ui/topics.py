@@ -1,0 +1,111 @@
+"""The topics of the playground, one entry per page, in gallery order.
+
+`ready` is False while a page is not built: its page file then shows an honest
+"coming soon" card and the gallery marks it so. A topic page flips its own flag when done.
+
+`engine` names the topic's own engine modules (what the page computes with; shared ones such as
+engine.datasets, engine.nets, engine.training are not listed): from a page's name a newcomer
+finds its code in topics/<slug>/page.py, topics/<slug>/figures.py and these modules
+(tests/test_topics.py checks that each one imports and that the page imports it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Topic:
+    slug: str        # url path, page file topics/<slug>/page.py, thumbnail assets/thumbnails/<slug>.png
+    title: str
+    section: str     # navigation group
+    sentence: str    # one sentence for the gallery card
+    icon: str        # material icon for the navigation
+    issue: int       # the issue that builds the page
+    ready: bool = False
+    engine: tuple[str, ...] = ()   # the topic's engine modules, e.g. ("engine.gan",)
+
+    @property
+    def page_file(self) -> str:
+        return f"topics/{self.slug}/page.py"
+
+    @property
+    def engine_files(self) -> tuple[str, ...]:
+        """Where each engine module lives, relative to the repository: engine/<name>.py, or
+        engine/<name>/ for a package."""
+        out = []
+        for module in self.engine:
+            rel = "/".join(module.split("."))
+            out.append(f"{rel}/" if (ROOT / rel / "__init__.py").exists() else f"{rel}.py")
+        return tuple(out)
+
+    @property
+    def code_files(self) -> tuple[str, ...]:
+        """The topic's folder, then its engine package: where to read how the page works."""
+        return (f"topics/{self.slug}/", *self.engine_files)
+
+    @property
+    def thumbnail(self) -> Path:
+        return ROOT / "assets" / "thumbnails" / f"{self.slug}.png"
+
+
+SECTIONS = ("Foundations", "Optimization", "Architectures", "Generative models", "Robustness")
+
+TOPICS: tuple[Topic, ...] = (
+    Topic("backpropagation", "Backpropagation on a graph", "Foundations",
+          "Type an expression, see its graph, and step through the backward pass node by node.",
+          ":material/account_tree:", 18, ready=True,
+          engine=("engine.autodiff",)),
+    Topic("initialization", "Initialization & batch norm", "Foundations",
+          "Watch the signal die or explode through 50 layers, and see what He init and batch "
+          "norm change.",
+          ":material/stacked_line_chart:", 19, ready=True,
+          engine=("engine.signal",)),
+    Topic("gradient_descent", "Gradient descent & the optimizer race", "Optimization",
+          "Why gradient descent zigzags, when it diverges, and what momentum and Adam change.",
+          ":material/trending_down:", 3, ready=True,
+          engine=("engine.optim",)),
+    Topic("generalization", "Generalization & regularization", "Optimization",
+          "Watch train and validation curves split, memorize random labels, and see double "
+          "descent.",
+          ":material/call_split:", 20, ready=True,
+          engine=("engine.generalization",)),
+    Topic("relu_regions", "ReLU linear regions", "Architectures",
+          "A ReLU network cuts the plane into polygons: watch them move as it trains; depth "
+          "can multiply them (sawtooth), random nets do not.",
+          ":material/change_history:", 4, ready=True,
+          engine=("engine.regions",)),
+    Topic("convolution", "Convolution & receptive fields", "Architectures",
+          "Slide a kernel over a real photo and see which input pixels each output sees.",
+          ":material/grid_on:", 5, ready=True,
+          engine=("engine.conv",)),
+    Topic("lstm_gating", "LSTM gating", "Architectures",
+          "Watch input, forget and output gates work on a sequence, and why gradients survive.",
+          ":material/memory:", 6, ready=True,
+          engine=("engine.recurrent",)),
+    Topic("attention", "Attention maps", "Architectures",
+          "From one softmax to the heads of small transformers trained to copy, reverse, sort "
+          "and look up.",
+          ":material/visibility:", 7, ready=True,
+          engine=("engine.attention",)),
+    Topic("gan", "GAN mode collapse", "Generative models",
+          "Train a GAN on many modes, count the modes it covers, and cure the collapse.",
+          ":material/scatter_plot:", 8, ready=True,
+          engine=("engine.gan",)),
+    Topic("vae", "VAE latent grids", "Generative models",
+          "Decode a grid of the 2-D latent space of a VAE while it trains on digits.",
+          ":material/blur_on:", 9, ready=True,
+          engine=("engine.vae",)),
+    Topic("diffusion", "Diffusion sampling", "Generative models",
+          "Noise 2-D data, then sample it back with DDPM, DDIM and Langevin dynamics.",
+          ":material/grain:", 10, ready=True,
+          engine=("engine.diffusion",)),
+    Topic("adversarial", "Adversarial examples", "Robustness",
+          "Flip a digit classifier with an invisible perturbation, and train one that resists.",
+          ":material/gpp_maybe:", 21, ready=True,
+          engine=("engine.adversarial",)),
+)
+
+TOPICS_BY_SLUG = {t.slug: t for t in TOPICS}
