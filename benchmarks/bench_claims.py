@@ -14,4 +14,4 @@ def _entry(pc):
     return run
 
 
-BENCHMARKS = {pc.id: _entry(pc) for t in TOPICS if t.ready for pc in page_claims(t.slug)}
+BENCHMARKS = {pc.id: _entry(pc) for t in TOPICS for pc in page_claims(t.slug)}

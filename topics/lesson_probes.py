@@ -41,8 +41,8 @@ def attention_pe_error(s: S, mode: str) -> float:
 
 def attention_pe_range(s: S) -> float:
     """max |PE| of the sinusoidal code the Positions tab draws (sin/cos: at most 1)."""
-    from engine import attention as A
-    return float(A.sinusoidal_encoding(int(s["at_pe_n"]), int(s["at_pe_d"])).abs().max())
+    from engine import attention
+    return float(attention.sinusoidal_encoding(int(s["at_pe_n"]), int(s["at_pe_d"])).abs().max())
 
 
 def attention_pe_period(s: S, dim: int) -> float:
@@ -61,8 +61,8 @@ def vae_posterior_modes(s: S) -> float:
 
 def diffusion_alpha_bar(s: S) -> float:
     """ᾱ_t at the Forward tab's t: the share of the data's variance left at step t."""
-    from engine import diffusion as D
-    return float(D.SCHEDULES[s["df_sched"]]().alpha_bar(int(s["df_t"])))
+    from engine import diffusion
+    return float(diffusion.SCHEDULES[s["df_sched"]]().alpha_bar(int(s["df_t"])))
 
 
 def initialization_last_rank(s: S) -> float:
@@ -82,8 +82,8 @@ def attention_pe_crossings(s: S, dim: int) -> float:
     """Sign changes of dimension `dim` of the sinusoidal code along the positions the
     Positions tab draws (engine.attention.sinusoidal_encoding): fast dimensions oscillate,
     slow ones barely move."""
-    from engine import attention as A
-    column = A.sinusoidal_encoding(int(s["at_pe_n"]), int(s["at_pe_d"]))[:, dim].numpy()
+    from engine import attention
+    column = attention.sinusoidal_encoding(int(s["at_pe_n"]), int(s["at_pe_d"]))[:, dim].numpy()
     signs = np.sign(column[np.abs(column) > 1e-9])
     return float((signs[1:] != signs[:-1]).sum())
 

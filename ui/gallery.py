@@ -1,5 +1,5 @@
 """The home page: a gallery of the topics, grouped by section, each a card with a
-thumbnail, one sentence and a link (or a "coming soon" badge)."""
+thumbnail, one sentence and a link."""
 from __future__ import annotations
 
 import streamlit as st
@@ -17,11 +17,8 @@ def _card(topic: Topic, page) -> None:
             st.image(str(topic.thumbnail), width="stretch")
         st.markdown(f"**{topic.title}**")
         st.caption(topic.sentence)
-        if topic.ready:
-            st.page_link(page, label="Open", icon=":material/arrow_forward:",
-                         help="The code: " + ", ".join(topic.code_files))
-        else:
-            st.page_link(page, label="Coming soon", icon=":material/schedule:")
+        st.page_link(page, label="Open", icon=":material/arrow_forward:",
+                     help="The code: " + ", ".join(topic.code_files))
 
 
 def gallery(pages: dict[str, object]) -> None:

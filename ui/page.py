@@ -22,29 +22,6 @@ from ui.widgets import CHOOSE, settings_match
 log = logging.getLogger("dlplay")
 
 
-def page_header(title: str, what_you_see: str, formula: str | None = None) -> None:
-    """Title, the one sentence "what you will see", and the key formula (LaTeX)."""
-    st.title(title)
-    st.markdown(f"**What you will see.** {what_you_see}")
-    if formula:
-        st.latex(formula)
-
-
-def coming_soon(slug: str) -> None:
-    """The card a not-yet-built topic shows: what it will be, and that it is not there yet."""
-    topic = TOPICS_BY_SLUG[slug]
-    st.title(topic.title)
-    with st.container(border=True):
-        st.subheader("Coming soon")
-        st.markdown(f"{topic.sentence}\n\nThis page is **not built yet**: nothing on it is "
-                    f"computed so far, so it shows no demo rather than a fake one. "
-                    f"It is planned in issue #{topic.issue}.")
-        if topic.thumbnail.exists():
-            st.image(str(topic.thumbnail), width=320)
-    with contextlib.suppress(Exception):  # no navigation context (a page run on its own)
-        st.page_link(_home_target(), label="Back to the gallery", icon=":material/home:")
-
-
 def _home_target():
     """The home page object registered by app.py (st.navigation), else the file path."""
     return st.session_state.get("_home_page", "app.py")

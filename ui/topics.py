@@ -1,8 +1,5 @@
 """The topics of the playground, one entry per page, in gallery order.
 
-`ready` is False while a page is not built: its page file then shows an honest
-"coming soon" card and the gallery marks it so. A topic page flips its own flag when done.
-
 `engine` names the topic's own engine modules (what the page computes with; shared ones such as
 engine.datasets, engine.nets, engine.training are not listed): from a page's name a newcomer
 finds its code in topics/<slug>/page.py, topics/<slug>/figures.py and these modules
@@ -23,8 +20,6 @@ class Topic:
     section: str     # navigation group
     sentence: str    # one sentence for the gallery card
     icon: str        # material icon for the navigation
-    issue: int       # the issue that builds the page
-    ready: bool = False
     engine: tuple[str, ...] = ()   # the topic's engine modules, e.g. ("engine.gan",)
 
     @property
@@ -56,55 +51,55 @@ SECTIONS = ("Foundations", "Optimization", "Architectures", "Generative models",
 TOPICS: tuple[Topic, ...] = (
     Topic("backpropagation", "Backpropagation on a graph", "Foundations",
           "Type an expression, see its graph, and step through the backward pass node by node.",
-          ":material/account_tree:", 18, ready=True,
+          ":material/account_tree:",
           engine=("engine.autodiff",)),
     Topic("initialization", "Initialization & batch norm", "Foundations",
           "Watch the signal die or explode through 50 layers, and see what He init and batch "
           "norm change.",
-          ":material/stacked_line_chart:", 19, ready=True,
+          ":material/stacked_line_chart:",
           engine=("engine.signal",)),
     Topic("gradient_descent", "Gradient descent & the optimizer race", "Optimization",
           "Why gradient descent zigzags, when it diverges, and what momentum and Adam change.",
-          ":material/trending_down:", 3, ready=True,
+          ":material/trending_down:",
           engine=("engine.optim",)),
     Topic("generalization", "Generalization & regularization", "Optimization",
           "Watch train and validation curves split, memorize random labels, and see double "
           "descent.",
-          ":material/call_split:", 20, ready=True,
+          ":material/call_split:",
           engine=("engine.generalization",)),
     Topic("relu_regions", "ReLU linear regions", "Architectures",
           "A ReLU network cuts the plane into polygons: watch them move as it trains; depth "
           "can multiply them (sawtooth), random nets do not.",
-          ":material/change_history:", 4, ready=True,
+          ":material/change_history:",
           engine=("engine.regions",)),
     Topic("convolution", "Convolution & receptive fields", "Architectures",
           "Slide a kernel over a real photo and see which input pixels each output sees.",
-          ":material/grid_on:", 5, ready=True,
+          ":material/grid_on:",
           engine=("engine.conv",)),
     Topic("lstm_gating", "LSTM gating", "Architectures",
           "Watch input, forget and output gates work on a sequence, and why gradients survive.",
-          ":material/memory:", 6, ready=True,
+          ":material/memory:",
           engine=("engine.recurrent",)),
     Topic("attention", "Attention maps", "Architectures",
           "From one softmax to the heads of small transformers trained to copy, reverse, sort "
           "and look up.",
-          ":material/visibility:", 7, ready=True,
+          ":material/visibility:",
           engine=("engine.attention",)),
     Topic("gan", "GAN mode collapse", "Generative models",
           "Train a GAN on many modes, count the modes it covers, and cure the collapse.",
-          ":material/scatter_plot:", 8, ready=True,
+          ":material/scatter_plot:",
           engine=("engine.gan",)),
     Topic("vae", "VAE latent grids", "Generative models",
           "Decode a grid of the 2-D latent space of a VAE while it trains on digits.",
-          ":material/blur_on:", 9, ready=True,
+          ":material/blur_on:",
           engine=("engine.vae",)),
     Topic("diffusion", "Diffusion sampling", "Generative models",
           "Noise 2-D data, then sample it back with DDPM, DDIM and Langevin dynamics.",
-          ":material/grain:", 10, ready=True,
+          ":material/grain:",
           engine=("engine.diffusion",)),
     Topic("adversarial", "Adversarial examples", "Robustness",
           "Flip a digit classifier with an invisible perturbation, and train one that resists.",
-          ":material/gpp_maybe:", 21, ready=True,
+          ":material/gpp_maybe:",
           engine=("engine.adversarial",)),
 )
 

@@ -1,4 +1,4 @@
-"""Widget groups every page shares: presets, guided steps, export.
+"""Widget groups every page shares: presets and steps (their data), applying settings, export.
 
 A *setting* is a dict {widget key: value}. Applying it writes st.session_state[key] = value
 inside a widget callback (callbacks run before the script, so the widgets are then drawn with
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -71,55 +71,6 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return bool(np.isclose(a, b, rtol=1e-9, atol=0.0))
     return a == b
-
-
-def preset_picker(presets: Mapping[str, Preset], key: str, label: str = "Preset",
-                  container=None) -> str | None:
-    """A select box of named presets; choosing one sets the widgets. Returns the active
-    preset name, or None before one is chosen and once a widget was moved away from it."""
-    box = container or st
-
-    def _apply() -> None:
-        chosen = st.session_state[key]
-        if chosen in presets:
-            apply_settings(presets[chosen].settings)
-
-    # No entry is selected at first paint: the select box shows the placeholder instead of a
-    # "(custom)" entry, which read as if the student had already changed something.
-    chosen = box.selectbox(label, list(presets), index=None, placeholder=CHOOSE, key=key,
-                           on_change=_apply,
-                           help="Each preset sets the controls to show one phenomenon.")
-    if chosen in presets:
-        if settings_match(presets[chosen].settings):
-            if presets[chosen].description:
-                box.info(presets[chosen].description, icon=":material/lightbulb:")
-            return chosen
-        box.caption(f"Controls changed since the preset “{chosen}” was applied.")
-    return None
-
-
-def guided_steps(steps: Sequence[Step], key: str, title: str = "Guided tour") -> int | None:
-    """A numbered walkthrough; each step's "Show me" button sets its widgets. Returns the
-    index of the step last shown (None before any)."""
-    active_key = f"{key}__active"
-
-    def _show(i: int) -> None:
-        st.session_state[active_key] = i
-        apply_settings(steps[i].settings)
-
-    active = st.session_state.get(active_key)
-    # collapsed at first paint (the figure comes first); open once a step was shown
-    with st.expander(f"{title} ({len(steps)} steps)", expanded=active is not None):
-        for i, step in enumerate(steps):
-            marker = "▶ " if i == active else ""
-            cols = st.columns([5, 1], vertical_alignment="center")
-            cols[0].markdown(f"**{marker}{i + 1}. {step.title}**")
-            if step.settings:
-                cols[1].button("Show me", key=f"{key}__show{i}", on_click=_show, args=(i,),
-                               width="stretch")
-            if i == active or not session.classroom():
-                st.markdown(step.body)
-    return active
 
 
 def to_jsonable(value: Any) -> Any:

@@ -14,23 +14,23 @@ import math
 
 import numpy as np
 
-from engine import attention as A
+from engine import attention
 
 
-def copy_layer1_mass(pred: A.Prediction) -> float:
+def copy_layer1_mass(pred: attention.Prediction) -> float:
     """Weaker layer-1 head's weight of answer row j on input position j (copy task)."""
-    return float(A.expected_source_mass(pred.attention, pred.inputs, A.TASKS["copy"])[0].min())
+    return float(attention.expected_source_mass(pred.attention, pred.inputs, attention.TASKS["copy"])[0].min())
 
 
-def lookup_heads(pred: A.Prediction) -> tuple[float, float]:
+def lookup_heads(pred: attention.Prediction) -> tuple[float, float]:
     """(layer 1: best head's mean weight of each value row on the key just before it,
     layer 2: best head's weight of the echoed key's row on the value after the matching
     key) of a lookup prediction."""
     maps, x = pred.attention, pred.inputs[None]
-    pairs = np.arange(A.N_PAIRS)
+    pairs = np.arange(attention.N_PAIRS)
     prev = maps[0][:, 2 * pairs + 1, 2 * pairs].mean(-1).max()
-    match = int(A._lookup_match(x)[0])
-    value_row = A.answer_rows(A.TASKS["lookup"])[1]
+    match = int(attention._lookup_match(x)[0])
+    value_row = attention.answer_rows(attention.TASKS["lookup"])[1]
     return float(prev), float(maps[1][:, value_row, 2 * match + 1].max())
 
 

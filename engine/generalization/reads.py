@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine import generalization as G
+from engine import generalization
 
 BEST = "best-validation model"
 
@@ -22,22 +22,22 @@ BEST = "best-validation model"
 class Boundary:
     """What the Overfitting figure needs beyond the snapshot: the model's probabilities on a
     grid over the points, and the points (training labels, flipped ones, validation)."""
-    grid: G.DecisionGrid
-    data: G.SplitData
+    grid: generalization.DecisionGrid
+    data: generalization.SplitData
 
 
-def boundary_box(data: G.SplitData, margin: float = 0.3) -> tuple[float, float, float, float]:
+def boundary_box(data: generalization.SplitData, margin: float = 0.3) -> tuple[float, float, float, float]:
     pts = np.concatenate([data.x_train, data.x_val])
     lo, hi = pts.min(0) - margin, pts.max(0) + margin
     return float(lo[0]), float(hi[0]), float(lo[1]), float(hi[1])
 
 
-def boundary_of(trainer: G.GeneralizationTrainer, which: str = "current model",
+def boundary_of(trainer: generalization.GeneralizationTrainer, which: str = "current model",
                 res: int = 60) -> Boundary:
     """The decision grid of the current model (or, with which == BEST, of the weights of the
     lowest validation loss) over boundary_box of the trainer's data."""
     model = trainer.best_model() if which == BEST else trainer.model
-    return Boundary(G.decision_grid(model, boundary_box(trainer.data), res), trainer.data)
+    return Boundary(generalization.decision_grid(model, boundary_box(trainer.data), res), trainer.data)
 
 
 def train_to(trainer, target: int) -> None:
@@ -46,19 +46,19 @@ def train_to(trainer, target: int) -> None:
         trainer.step(target - trainer.steps)
 
 
-def latest(snap: G.GeneralizationSnapshot) -> dict[str, float]:
+def latest(snap: generalization.GeneralizationSnapshot) -> dict[str, float]:
     """The last logged evaluation of a snapshot (NaN before the first)."""
     names = ("train_loss", "val_loss", "train_acc", "val_acc", "weight_norm")
     return {k: float(getattr(snap, k)[-1]) if len(getattr(snap, k)) else float("nan")
             for k in names}
 
 
-def at(snap: G.GeneralizationSnapshot, name: str, step: int) -> float:
+def at(snap: generalization.GeneralizationSnapshot, name: str, step: int) -> float:
     """Logged value of `name` at the last evaluation <= step."""
     i = int(np.searchsorted(snap.steps, step, side="right")) - 1
     return float(getattr(snap, name)[max(i, 0)])
 
 
-def steps_to_train_acc(snap: G.GeneralizationSnapshot, acc: float = 0.95) -> float:
+def steps_to_train_acc(snap: generalization.GeneralizationSnapshot, acc: float = 0.95) -> float:
     hit = np.flatnonzero(snap.train_acc >= acc)
     return float(snap.steps[hit[0]]) if hit.size else float("inf")

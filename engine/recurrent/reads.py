@@ -14,18 +14,18 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from engine import recurrent as R
+from engine import recurrent
 
 TASK = "delayed_recall"
 
 
-def storing_units(net: R.RecurrentNet, n: int, delay: int, seed: int,
+def storing_units(net: recurrent.RecurrentNet, n: int, delay: int, seed: int,
                   n_symbols: int) -> dict[int, tuple[int, float]]:
     """For each symbol: (the unit whose tanh(c) at '?' best tells that symbol from the
     others, its d′) over n seeded sequences at `delay`."""
-    b = R.make_task_batch(TASK, n, delay, seed=seed, n_symbols=n_symbols, distract=1.0)
+    b = recurrent.make_task_batch(TASK, n, delay, seed=seed, n_symbols=n_symbols, distract=1.0)
     x, y = b.x.cpu().numpy(), b.y.cpu().numpy()
-    cq = np.array([np.tanh(R.lstm_trace(net.rnn, xi).c[-1]) for xi in x])
+    cq = np.array([np.tanh(recurrent.lstm_trace(net.rnn, xi).c[-1]) for xi in x])
     out = {}
     for sym in range(n_symbols):
         a, r = cq[y == sym], cq[y != sym]
@@ -34,27 +34,27 @@ def storing_units(net: R.RecurrentNet, n: int, delay: int, seed: int,
     return out
 
 
-def clamped_accuracy(net: R.RecurrentNet, clamp: Mapping[str, float], delay: int, n: int,
+def clamped_accuracy(net: recurrent.RecurrentNet, clamp: Mapping[str, float], delay: int, n: int,
                      n_symbols: int, seed: int = 7) -> float:
     """Share of n seeded sequences the LSTM answers right with the gates `clamp` held
     constant at every step (the readout of the clamped h_T)."""
-    b = R.make_task_batch(TASK, n, delay, seed=seed, n_symbols=n_symbols, distract=1.0)
+    b = recurrent.make_task_batch(TASK, n, delay, seed=seed, n_symbols=n_symbols, distract=1.0)
     right = 0
     for xi, yi in zip(b.x.cpu().numpy(), b.y.cpu().numpy()):
-        h = R.lstm_trace(net.rnn, xi, clamp=dict(clamp)).h[-1]
-        right += int(R.head_probs(net, h).argmax() == yi)
+        h = recurrent.lstm_trace(net.rnn, xi, clamp=dict(clamp)).h[-1]
+        right += int(recurrent.head_probs(net, h).argmax() == yi)
     return right / n
 
 
-def forget_over_delay(trace: R.LSTMTrace, unit: int) -> float:
+def forget_over_delay(trace: recurrent.LSTMTrace, unit: int) -> float:
     return float(trace.f[1:-1, unit].mean())
 
 
-def input_gate_jump(trace: R.LSTMTrace, unit: int) -> float:
+def input_gate_jump(trace: recurrent.LSTMTrace, unit: int) -> float:
     return float(trace.i[0, unit] - trace.i[1:-1, unit].mean())
 
 
-def output_gate_jump(trace: R.LSTMTrace, unit: int) -> float:
+def output_gate_jump(trace: recurrent.LSTMTrace, unit: int) -> float:
     return float(trace.o[-1, unit] - trace.o[1:-1, unit].mean())
 
 
@@ -63,21 +63,21 @@ def race_accuracy(kind: str, seed: int, curriculum: bool, delay: int, steps: int
                   forget_bias: float = 2.0) -> float:
     """Held-out accuracy at `delay` (256 sequences) after `steps` iterations of one racer
     of the page's race: a SequenceTrainer trained from scratch (the curriculum starts at
-    delay 2). A racer of R.RaceTrainer is an independent SequenceTrainer with these
+    delay 2). A racer of recurrent.RaceTrainer is an independent SequenceTrainer with these
     arguments."""
-    tr = R.SequenceTrainer(kind, task=TASK, length=2 if curriculum else delay,
+    tr = recurrent.SequenceTrainer(kind, task=TASK, length=2 if curriculum else delay,
                            max_length=delay, curriculum=curriculum, hidden=hidden, lr=lr,
                            batch=batch, seed=seed, device="cpu", forget_bias=forget_bias,
                            task_params={"n_symbols": n_symbols, "distract": 1.0})
     tr.step(steps)
-    return float(R.accuracy_by_length(tr.net, TASK, [delay], n=256, seed=seed,
+    return float(recurrent.accuracy_by_length(tr.net, TASK, [delay], n=256, seed=seed,
                                       distract=1.0)[0])
 
 
-def race_accuracy_by_delay(race: R.RaceTrainer, delays: Sequence[int], seed: int,
+def race_accuracy_by_delay(race: recurrent.RaceTrainer, delays: Sequence[int], seed: int,
                            n: int = 100) -> dict[str, np.ndarray]:
     """Each racer's held-out accuracy at every delay (n seeded sequences each): plain
     arrays, so it can run next to the trainer (live.controls.read_trainer) and cross a process."""
-    return {k: np.asarray(R.accuracy_by_length(r.net, TASK, list(delays), n=n, seed=seed,
+    return {k: np.asarray(recurrent.accuracy_by_length(r.net, TASK, list(delays), n=n, seed=seed,
                                                distract=1.0), dtype=float)
             for k, r in race.racers.items()}

@@ -25,7 +25,7 @@ from ui.topics import TOPICS
 
 pytestmark = pytest.mark.e2e
 
-SKELETON = [t for t in TOPICS if t.ready and skeleton_module(t.slug) is not None]
+SKELETON = [t for t in TOPICS if skeleton_module(t.slug) is not None]
 SERVER_LOG = ROOT / "tests" / "e2e" / "_server.log"      # conftest.server_url writes it
 SIZES = {"laptop": (1400, 900, False)}     # the projector: test_walk_every_preset_step_and_tab
 WALK_SHOTS = Path(os.environ.get("DLPLAY_WALK_SHOTS",

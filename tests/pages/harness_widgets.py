@@ -6,18 +6,8 @@ import streamlit as st
 from engine.datasets import make_dataset
 from engine.training import MLPClassifierTrainer
 from live.controls import live_training, rerun_page
-from ui.widgets import Preset, Step, export_buttons, guided_steps, preset_picker
+from ui.widgets import export_buttons
 
-PRESETS = {
-    "fast": Preset({"h_lr": 0.9, "h_hidden": 32}, "A large step: the loss drops quickly."),
-    "slow": Preset({"h_lr": 0.01, "h_hidden": 4}, "A tiny step: nothing much happens."),
-}
-STEPS = [Step("Start slow", "Tiny steps first.", {"h_lr": 0.01}),
-         Step("Speed up", "Then large steps.", {"h_lr": 0.9, "h_hidden": 32}),
-         Step("Read only", "No settings here.")]
-
-preset_picker(PRESETS, key="h_preset")
-guided_steps(STEPS, key="h_steps")
 lr = st.slider("lr", 0.001, 1.0, 0.1, key="h_lr", bind="query-params")
 hidden = st.select_slider("hidden", [4, 8, 16, 32], 8, key="h_hidden")
 data = make_dataset("circles", 200, seed=0)

@@ -56,3 +56,17 @@ def test_a_tour_step_clears_the_preset_picker():
     assert at.selectbox(key=preset_key(SLUG)).value == "κ = 50: the zigzag"
     at.button(key=f"{tour_key(SLUG)}__start").click().run()
     assert at.selectbox(key=preset_key(SLUG)).value is None
+
+
+def test_no_preset_is_chosen_at_first_paint_and_choosing_one_sets_the_widgets():
+    from topics.gradient_descent.page import PRESETS, STATE
+    from ui.widgets import CHOOSE
+    at = open_page(PAGE)
+    box = at.selectbox(key=preset_key(SLUG))
+    assert box.value is None and box.placeholder == CHOOSE
+    assert list(box.options) == list(PRESETS)
+    name = next(iter(PRESETS))
+    at = choose_preset(at, SLUG, name)
+    for key, value in PRESETS[name].settings.items():
+        assert STATE.resolve(PRESETS[name].settings)[key] == value
+        assert at.session_state[key] == value, key

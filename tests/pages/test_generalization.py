@@ -44,8 +44,8 @@ def test_defaults_draw_the_boundary_and_untrained_curves(fresh):
     fig = chart_figure(fresh, "gen_overfit_fig")
     kinds = [t["type"] for t in fig["data"]]
     assert "heatmap" in kinds and "contour" in kinds
-    assert _flipped_count(fresh) == sum(page.G.make_split(n_train=100, noise=0.2, label_noise=0.2).y_train
-                                        != page.G.make_split(n_train=100, noise=0.2).y_train)
+    assert _flipped_count(fresh) == sum(page.generalization.make_split(n_train=100, noise=0.2, label_noise=0.2).y_train
+                                        != page.generalization.make_split(n_train=100, noise=0.2).y_train)
     assert metric(fresh, "Train accuracy") and metric(fresh, "‖θ‖")
     assert len(fresh.get("download_button")) == 2
 

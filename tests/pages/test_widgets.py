@@ -22,37 +22,6 @@ def _md(at, prefix):
     return [m.value for m in at.markdown if m.value.startswith(prefix)]
 
 
-def test_no_preset_is_selected_at_first_paint(at):
-    from ui.widgets import CHOOSE
-    box = at.selectbox(key="h_preset")
-    assert box.value is None and box.placeholder == CHOOSE
-    assert list(box.options) == ["fast", "slow"] and not at.info
-
-
-def test_preset_sets_widgets_and_explains(at):
-    at.selectbox(key="h_preset").select("fast").run()
-    assert at.slider(key="h_lr").value == 0.9
-    assert at.select_slider(key="h_hidden").value == 32
-    assert "the loss drops quickly" in at.info[0].value
-    at.selectbox(key="h_preset").select("slow").run()
-    assert at.slider(key="h_lr").value == 0.01 and at.select_slider(key="h_hidden").value == 4
-
-
-def test_moving_a_widget_marks_preset_as_changed(at):
-    at.selectbox(key="h_preset").select("fast").run()
-    at.slider(key="h_lr").set_value(0.5).run()
-    assert not at.info
-    assert any("Controls changed" in c.value for c in at.caption)
-
-
-def test_guided_step_show_me_sets_widgets(at):
-    at.button(key="h_steps__show1").click().run()
-    assert at.slider(key="h_lr").value == 0.9 and at.select_slider(key="h_hidden").value == 32
-    assert any(m.value.startswith("**▶ 2. Speed up") for m in at.markdown)
-    # a step without settings has no button
-    assert "h_steps__show2" not in [b.key for b in at.button]
-
-
 def test_step_button_trains_and_reset_restarts(at):
     assert _md(at, "loss=") == ["loss=nan steps=0"]
     at.button(key="h__step").click().run()

@@ -9,8 +9,8 @@ from typing import Any, Mapping
 import numpy as np
 import streamlit as st
 
-from engine import attention as A
-from engine.attention import reads as M
+from engine import attention
+from engine.attention import reads
 from ui import shipped_models
 
 # ----------------------------------------------------------------------------- constants
@@ -32,18 +32,18 @@ HEAD_NAMES = [f"layer {l} · head {h}" for l in LAYER_CHOICES for h in range(1, 
 # in the claims): the page draws exactly what the claims measure.
 
 def perm_of(s: Mapping[str, Any], seed: int = 0) -> list[int] | None:
-    return A.seeded_permutation(int(s["at_n"]), seed) if s["at_perm"] else None
+    return attention.seeded_permutation(int(s["at_n"]), seed) if s["at_perm"] else None
 
 
-def mechanics_of(s: Mapping[str, Any], seed: int = 0) -> A.Mechanics:
-    return A.mechanics(int(s["at_n"]), D_MODEL, int(s["at_dk"]), float(s["at_temp"]),
+def mechanics_of(s: Mapping[str, Any], seed: int = 0) -> attention.Mechanics:
+    return attention.mechanics(int(s["at_n"]), D_MODEL, int(s["at_dk"]), float(s["at_temp"]),
                        bool(s["at_scale"]), bool(s["at_causal"]), seed, perm=perm_of(s, seed))
 
 
 def permutation_error_of(s: Mapping[str, Any], seed: int = 0) -> float:
     """max |out(Px) − P·out(x)| of the mechanics view (identity permutation when off)."""
-    perm = perm_of(s, seed) or A.seeded_permutation(int(s["at_n"]), seed)
-    return A.permutation_error(int(s["at_n"]), D_MODEL, int(s["at_dk"]), perm, seed,
+    perm = perm_of(s, seed) or attention.seeded_permutation(int(s["at_n"]), seed)
+    return attention.permutation_error(int(s["at_n"]), D_MODEL, int(s["at_dk"]), perm, seed,
                                causal=bool(s["at_causal"]), temperature=float(s["at_temp"]),
                                scale=bool(s["at_scale"]))
 
@@ -60,8 +60,8 @@ def row_sum_error(s: Mapping[str, Any]) -> float:
 @st.cache_data(max_entries=16, show_spinner=False)
 def entropy_curves(seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Mean softmax entropy over 16 keys vs d_k, (scaled, unscaled)."""
-    return (A.softmax_entropy_vs_dim(ENTROPY_DIMS, True, seed, n_keys=ENTROPY_KEYS, n_rows=512),
-            A.softmax_entropy_vs_dim(ENTROPY_DIMS, False, seed, n_keys=ENTROPY_KEYS, n_rows=512))
+    return (attention.softmax_entropy_vs_dim(ENTROPY_DIMS, True, seed, n_keys=ENTROPY_KEYS, n_rows=512),
+            attention.softmax_entropy_vs_dim(ENTROPY_DIMS, False, seed, n_keys=ENTROPY_KEYS, n_rows=512))
 
 
 def curve_entropy(dk: int, scaled: bool, seed: int = 0) -> float:
@@ -70,8 +70,8 @@ def curve_entropy(dk: int, scaled: bool, seed: int = 0) -> float:
 
 def pe_errors(s: Mapping[str, Any], seed: int = 0) -> dict[str, float]:
     """max |out(Px) − P·out(x)| of the positions view's test, without and with PE."""
-    perm = A.seeded_permutation(PE_TOKENS, seed)
-    return {m: A.permutation_error(PE_TOKENS, D_MODEL, PE_DK, perm, seed,
+    perm = attention.seeded_permutation(PE_TOKENS, seed)
+    return {m: attention.permutation_error(PE_TOKENS, D_MODEL, PE_DK, perm, seed,
                                    positions=(m != "none"))
             for m in ("none", "add sinusoidal PE")}
 
@@ -82,49 +82,49 @@ def shipped_path(task: str):
 
 def shipped_tasks() -> list[str]:
     """Tasks with a shipped snapshot in assets/weights (scripts/pretrain_attention.py)."""
-    return [t for t in A.TASKS if shipped_path(t).exists()]
+    return [t for t in attention.TASKS if shipped_path(t).exists()]
 
 
 def shipped_model(task: str, device: str = "cpu"):
     """(model, info) of the shipped snapshot, or None (missing or unusable: shipped_problem)."""
-    return shipped_models.shipped(f"attention_{task}.pt", A.load_pretrained, device)[0]
+    return shipped_models.shipped(f"attention_{task}.pt", attention.load_pretrained, device)[0]
 
 
 def shipped_problem(task: str, device: str = "cpu") -> str | None:
     """Why a shipped file that is there cannot be used (stale, corrupt), else None."""
-    return shipped_models.shipped(f"attention_{task}.pt", A.load_pretrained, device)[1]
+    return shipped_models.shipped(f"attention_{task}.pt", attention.load_pretrained, device)[1]
 
 
 def digits_of(s: Mapping[str, Any]) -> tuple[list[int], str | None]:
     """(the digits fed to the model, the reason the typed input was rejected or None)."""
-    task = A.TASKS[s["at_task"]]
+    task = attention.TASKS[s["at_task"]]
     example = EXAMPLES[s["at_task"]]
     try:
-        return A.parse_sequence(s["at_seq"] or example, task), None
+        return attention.parse_sequence(s["at_seq"] or example, task), None
     except ValueError as exc:
-        return A.parse_sequence(example, task), str(exc)
+        return attention.parse_sequence(example, task), str(exc)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def shipped_prediction(task_name: str, digits: tuple[int, ...],
-                       device: str = "cpu") -> A.Prediction:
+                       device: str = "cpu") -> attention.Prediction:
     """The shipped snapshot's greedy answer and attention maps for `digits` (cached: the
     trained view and its export draw the same one)."""
-    return A.predict(shipped_model(task_name, device)[0], A.TASKS[task_name], list(digits))
+    return attention.predict(shipped_model(task_name, device)[0], attention.TASKS[task_name], list(digits))
 
 
-def prediction_of(s: Mapping[str, Any]) -> A.Prediction:
+def prediction_of(s: Mapping[str, Any]) -> attention.Prediction:
     """The greedy answer and attention maps of the shipped snapshot (what the view shows)."""
     return shipped_prediction(s["at_task"], tuple(digits_of(s)[0]))
 
 
-def head_masses(pred: A.Prediction, task: A.Task) -> np.ndarray:
+def head_masses(pred: attention.Prediction, task: attention.Task) -> np.ndarray:
     """(layers, heads): mean weight the answer rows put on the input positions holding the
     digit they must write."""
-    return A.source_mass(pred.attention, pred.inputs, pred.correct, task)
+    return attention.source_mass(pred.attention, pred.inputs, pred.correct, task)
 
 
-def shown_head(pred: A.Prediction, task: A.Task, choice: str) -> tuple[int, int]:
+def shown_head(pred: attention.Prediction, task: attention.Task, choice: str) -> tuple[int, int]:
     """(layer, head), 0-based, of the enlarged head: the chosen one, or for AUTO (and a
     choice this model does not have) the head with the most weight on the source digits."""
     n_layers, n_heads = pred.attention.shape[:2]
@@ -137,13 +137,13 @@ def shown_head(pred: A.Prediction, task: A.Task, choice: str) -> tuple[int, int]
 
 
 def shown_mass(s: Mapping[str, Any]) -> float:
-    task = A.TASKS[s["at_task"]]
+    task = attention.TASKS[s["at_task"]]
     pred = prediction_of(s)
     return float(head_masses(pred, task)[shown_head(pred, task, s["at_head"])])
 
 
 def shown_layer(s: Mapping[str, Any]) -> int:
-    task = A.TASKS[s["at_task"]]
+    task = attention.TASKS[s["at_task"]]
     pred = prediction_of(s)
     return shown_head(pred, task, s["at_head"])[0] + 1
 
@@ -153,28 +153,28 @@ def example_accuracy(s: Mapping[str, Any]) -> float:
 
 
 def copy_layer1_mass(s: Mapping[str, Any]) -> float:
-    return M.copy_layer1_mass(prediction_of(s))
+    return reads.copy_layer1_mass(prediction_of(s))
 
 
 def lookup_heads(s: Mapping[str, Any]) -> tuple[float, float]:
-    return M.lookup_heads(prediction_of(s))
+    return reads.lookup_heads(prediction_of(s))
 
 
 def allowed_of(s: Mapping[str, Any]) -> np.ndarray:
-    return np.isfinite(A.MASKS[s["at_mask"]](int(s["at_mask_n"]), int(s["at_window"])).numpy())
+    return np.isfinite(attention.MASKS[s["at_mask"]](int(s["at_mask_n"]), int(s["at_window"])).numpy())
 
 
 def entries_per_n_sqrt_n(s: Mapping[str, Any]) -> float:
-    return M.entries_per_n_sqrt_n(allowed_of(s))
+    return reads.entries_per_n_sqrt_n(allowed_of(s))
 
 
 def two_hop_coverage(s: Mapping[str, Any]) -> float:
-    return M.two_hop_coverage(allowed_of(s))
+    return reads.two_hop_coverage(allowed_of(s))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def nonzero_counts(ns: tuple[int, ...]) -> dict[str, np.ndarray]:
-    return {name: A.mask_nonzeros(name, ns) for name in A.MASKS}
+    return {name: attention.mask_nonzeros(name, ns) for name in attention.MASKS}
 
 
 NS = tuple(int(v) for v in 2 ** np.arange(2, 10))

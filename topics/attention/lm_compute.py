@@ -11,7 +11,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from engine.attention import language_model as LM
+from engine.attention import language_model
 
 DEFAULT_TEXT = "The quick brown fox jumps over the lazy dog."
 SHOWN_TOKENS = 40                  # the views draw at most this many tokens (a projector's room)
@@ -24,7 +24,7 @@ SCORE_COLUMNS = ("previous", "next", "self", "sink", "broad")
 class Typed:
     """The typed text as the tab uses it: its maps (or None), what went wrong, what to say."""
     text: str
-    maps: LM.AttentionMaps | None
+    maps: language_model.AttentionMaps | None
     problem: str | None = None        # shown as an error; the maps are then of DEFAULT_TEXT
     notes: tuple[str, ...] = ()       # shown as info (truncation, unknown tokens, ...)
 
@@ -34,26 +34,26 @@ def text_of(s: Mapping[str, Any]) -> str:
 
 
 @functools.lru_cache(maxsize=32)
-def _maps(text: str) -> LM.AttentionMaps:
-    return LM.attention_maps(text, max_tokens=SHOWN_TOKENS)
+def _maps(text: str) -> language_model.AttentionMaps:
+    return language_model.attention_maps(text, max_tokens=SHOWN_TOKENS)
 
 
 def typed_of(s: Mapping[str, Any]) -> Typed:
     """The maps of the typed sentence (DEFAULT_TEXT when empty or unreadable), with the
-    messages bad input gets: never an exception, except a missing model (LM.WeightsMissing)."""
+    messages bad input gets: never an exception, except a missing model (language_model.WeightsMissing)."""
     text = text_of(s)
     problem = None
     if not text:
         problem, text = "the text box is empty: type a sentence", DEFAULT_TEXT
     try:
         maps = _maps(text)
-    except LM.TextProblem as exc:
+    except language_model.TextProblem as exc:
         problem, text, maps = str(exc), DEFAULT_TEXT, _maps(DEFAULT_TEXT)
     notes = []
     if maps.truncated:
         notes.append(f"The text has {maps.n_tokens:,} tokens: the views show its first "
                      f"{SHOWN_TOKENS - 2} and [CLS]/[SEP] (the model reads up to "
-                     f"{LM.MAX_TOKENS}).")
+                     f"{language_model.MAX_TOKENS}).")
     unknown = maps.tokens.count("[UNK]")
     if unknown:
         notes.append(f"{unknown} token(s) are unknown to the model's vocabulary ([UNK]: emoji "
@@ -76,13 +76,13 @@ def labels(tokens: list[str]) -> list[str]:
 
 # ----------------------------------------------------------------------------- head types
 def typed_scores(s: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    return LM.head_scores(typed_of(s).maps.weights)
+    return language_model.head_scores(typed_of(s).maps.weights)
 
 
 @functools.cache
 def builtin_scores() -> dict[str, np.ndarray]:
-    """Head-type scores averaged over the engine's built-in sentences (LM.SENTENCES)."""
-    return LM.mean_scores(LM.SENTENCES)
+    """Head-type scores averaged over the engine's built-in sentences (language_model.SENTENCES)."""
+    return language_model.mean_scores(language_model.SENTENCES)
 
 
 def score_table(s: Mapping[str, Any]) -> pd.DataFrame:
@@ -92,7 +92,7 @@ def score_table(s: Mapping[str, Any]) -> pd.DataFrame:
     rows = []
     for l in range(ref["previous"].shape[0]):
         for h in range(ref["previous"].shape[1]):
-            row = {"head": f"L{l + 1} H{h + 1}", "type": LM.head_type(ref, l, h)}
+            row = {"head": f"L{l + 1} H{h + 1}", "type": language_model.head_type(ref, l, h)}
             row.update({k: round(float(ref[k][l, h]), 3) for k in SCORE_COLUMNS})
             row.update({f"{k} (typed)": round(float(ours[k][l, h]), 3) for k in SCORE_COLUMNS})
             rows.append(row)
@@ -113,13 +113,13 @@ def best_head(kind: str) -> tuple[int, int, float]:
 def type_counts() -> dict[str, int]:
     ref = builtin_scores()
     L, H = ref["previous"].shape
-    kinds = [LM.head_type(ref, l, h) for l in range(L) for h in range(H)]
+    kinds = [language_model.head_type(ref, l, h) for l in range(L) for h in range(H)]
     return {k: kinds.count(k) for k in ("previous", "next", "self", "sink", "broad", "mixed")}
 
 
 def head_type_of(s: Mapping[str, Any]) -> str:
     """The enlarged head's type on the built-in sentences."""
-    return LM.head_type(builtin_scores(), *selected(s))
+    return language_model.head_type(builtin_scores(), *selected(s))
 
 
 def toy_previous_token() -> float:
@@ -139,13 +139,13 @@ def selected_score(s: Mapping[str, Any], kind: str, typed: bool = False) -> floa
 def worst_sentence_score(s: Mapping[str, Any], kind: str) -> float:
     """The enlarged head's lowest `kind` score over the built-in sentences."""
     l, h = selected(s)
-    return min(float(LM.head_scores(_maps(t).weights)[kind][l, h]) for t in LM.SENTENCES)
+    return min(float(language_model.head_scores(_maps(t).weights)[kind][l, h]) for t in language_model.SENTENCES)
 
 
 # ----------------------------------------------------------------------------- masking
 @functools.lru_cache(maxsize=16)
 def _effects(text: str) -> np.ndarray:
-    return LM.masking_effects(text, max_tokens=SHOWN_TOKENS)
+    return language_model.masking_effects(text, max_tokens=SHOWN_TOKENS)
 
 
 def masking_of(s: Mapping[str, Any]) -> np.ndarray:

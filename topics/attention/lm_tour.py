@@ -6,58 +6,58 @@ from __future__ import annotations
 
 import numpy as np
 
-from topics.attention import lm_compute as C
+from topics.attention import lm_compute
 from ui.claims import Claim
 from ui.widgets import Preset, Step
 
 VIEW = "real"
 
 
-def _head(layer: int, head: int, mode: str = C.VIEWS[0]) -> dict:
-    return {"at_lm_text": C.DEFAULT_TEXT, "at_lm_view": mode, "at_lm_layer": layer,
+def _head(layer: int, head: int, mode: str = lm_compute.VIEWS[0]) -> dict:
+    return {"at_lm_text": lm_compute.DEFAULT_TEXT, "at_lm_view": mode, "at_lm_layer": layer,
             "at_lm_head": head}
 
 
 def _is_best(kind: str):
     """1 when the enlarged head is the strongest `kind` head of the 72, else 0."""
-    return lambda s: float(C.best_head(kind)[:2] == (int(s["at_lm_layer"]),
+    return lambda s: float(lm_compute.best_head(kind)[:2] == (int(s["at_lm_layer"]),
                                                       int(s["at_lm_head"])))
 
 
-PREVIOUS, NEXT, SINK = _head(1, 3), _head(2, 9), _head(5, 6, C.VIEWS[1])
-MASKING = _head(6, 12, C.VIEWS[1])
+PREVIOUS, NEXT, SINK = _head(1, 3), _head(2, 9), _head(5, 6, lm_compute.VIEWS[1])
+MASKING = _head(6, 12, lm_compute.VIEWS[1])
 
 C_PREVIOUS = (
-    Claim("layer 1 · head 3: type", lambda s: float(C.head_type_of(s) == "previous"), lo=1),
+    Claim("layer 1 · head 3: type", lambda s: float(lm_compute.head_type_of(s) == "previous"), lo=1),
     Claim("previous-token score, typed sentence",
-          lambda s: C.selected_score(s, "previous", typed=True), lo=0.95),
+          lambda s: lm_compute.selected_score(s, "previous", typed=True), lo=0.95),
     Claim("previous-token score, mean of the 8 built-in sentences",
-          lambda s: C.selected_score(s, "previous"), lo=0.95),
+          lambda s: lm_compute.selected_score(s, "previous"), lo=0.95),
     Claim("previous-token score, lowest built-in sentence",
-          lambda s: C.worst_sentence_score(s, "previous"), lo=0.95),
+          lambda s: lm_compute.worst_sentence_score(s, "previous"), lo=0.95),
     Claim("it is the strongest previous-token head", _is_best("previous"), lo=1),
     Claim("toy lookup transformer's layer-1 previous-token weight",
-          lambda s: C.toy_previous_token(), lo=0.9))
+          lambda s: lm_compute.toy_previous_token(), lo=0.9))
 C_NEXT = (
-    Claim("layer 2 · head 9: type", lambda s: float(C.head_type_of(s) == "next"), lo=1),
+    Claim("layer 2 · head 9: type", lambda s: float(lm_compute.head_type_of(s) == "next"), lo=1),
     Claim("next-token score, mean of the 8 built-in sentences",
-          lambda s: C.selected_score(s, "next"), lo=0.6, hi=0.75),
+          lambda s: lm_compute.selected_score(s, "next"), lo=0.6, hi=0.75),
     Claim("next-token score, lowest built-in sentence",
-          lambda s: C.worst_sentence_score(s, "next"), lo=0.55),
+          lambda s: lm_compute.worst_sentence_score(s, "next"), lo=0.55),
     Claim("it is the strongest next-token head", _is_best("next"), lo=1))
 C_SINK = (
-    Claim("heads of type sink (of 72)", lambda s: C.type_counts()["sink"], lo=30, hi=42),
+    Claim("heads of type sink (of 72)", lambda s: lm_compute.type_counts()["sink"], lo=30, hi=42),
     Claim("layer 5 · head 6: weight on [CLS]/[SEP], mean of the 8 sentences",
-          lambda s: C.selected_score(s, "sink"), lo=0.85),
+          lambda s: lm_compute.selected_score(s, "sink"), lo=0.85),
     Claim("it is the strongest sink head", _is_best("sink"), lo=1))
 C_MASKING = (
     Claim("layer of the head whose masking changes the embedding most",
-          lambda s: C.top_masked(s, 1)[0][0], lo=6, hi=6),
-    Claim("layer 6 · head 12: 1 − cos when masked", C.masked_selected, lo=0.05),
-    Claim("median 1 − cos over the 72 heads", lambda s: float(np.median(C.masking_of(s))),
+          lambda s: lm_compute.top_masked(s, 1)[0][0], lo=6, hi=6),
+    Claim("layer 6 · head 12: 1 − cos when masked", lm_compute.masked_selected, lo=0.05),
+    Claim("median 1 − cos over the 72 heads", lambda s: float(np.median(lm_compute.masking_of(s))),
           hi=0.01),
     Claim("the previous-token head (layer 1 · head 3): 1 − cos when masked",
-          lambda s: C.masking_of(s)[0, 2], hi=0.01))
+          lambda s: lm_compute.masking_of(s)[0, 2], hi=0.01))
 
 PRESETS = {
     "Real model: a previous-token head": Preset(

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import attention as A
+from engine import attention
 from topics.attention import figures as figs
 from ui import session
 from ui import shipped_models
@@ -48,22 +48,22 @@ STATE = StateTable([
     Control("at_pe_d", 32, "d_model", lo=4, hi=128, step=2),
     Control("at_pe_mode", "none", "Positions in the permutation test", kind="radio",
             options=["none", "add sinusoidal PE"], extra={"horizontal": True}),
-    Control("at_task", "reverse", "Task", kind="selectbox", options=list(A.TASKS)),
+    Control("at_task", "reverse", "Task", kind="selectbox", options=list(attention.TASKS)),
     Control("at_seq", "", "Input digits", kind="text"),
     Control("at_source", SOURCES[0], "Model", kind="radio", options=SOURCES),
     Control("at_head", AUTO, "Enlarge head", kind="selectbox", options=[AUTO, *HEAD_NAMES],
             help="Most informative head: the one whose answer rows put the most weight on "
                  "the input digit they must write (copy: a layer-1 head, reverse: the "
                  "anti-diagonal head, sort and lookup: a layer-2 head)."),
-    Control("at_layers", A.ModelConfig().n_layers, "Layers", kind="select_slider",
+    Control("at_layers", attention.ModelConfig().n_layers, "Layers", kind="select_slider",
             options=LAYER_CHOICES),
-    Control("at_heads", A.ModelConfig().n_heads, "Heads", kind="select_slider",
+    Control("at_heads", attention.ModelConfig().n_heads, "Heads", kind="select_slider",
             options=HEAD_CHOICES),
-    Control("at_dmodel", A.ModelConfig().d_model, "d_model (transformer)", kind="select_slider",
+    Control("at_dmodel", attention.ModelConfig().d_model, "d_model (transformer)", kind="select_slider",
             options=[32, 64, 128]),
     Control("at_lr", 3e-3, "Learning rate", kind="select_slider",
             options=[3e-4, 1e-3, 3e-3, 1e-2, 3e-2]),
-    Control("at_mask", "causal", "Pattern", kind="selectbox", options=list(A.MASKS)),
+    Control("at_mask", "causal", "Pattern", kind="selectbox", options=list(attention.MASKS)),
     Control("at_mask_n", 16, "Sequence length n", lo=4, hi=64, step=1),
     Control("at_window", 4, "Window / stride", lo=1, hi=16, step=1),
     *LM_CONTROLS,                            # the Real model tab (topics/attention/lm_view.py)
@@ -82,8 +82,8 @@ def _task_changed() -> None:
 def _sample_input(task_name: str) -> None:
     count = st.session_state.get("at_sample_count", 0) + 1
     st.session_state["at_sample_count"] = count
-    g = A.make_generator(session.seed() * 1000 + count)
-    digits = A.TASKS[task_name].sample(1, g)[0].tolist()
+    g = attention.make_generator(session.seed() * 1000 + count)
+    digits = attention.TASKS[task_name].sample(1, g)[0].tolist()
     st.session_state["at_seq"] = " ".join(map(str, digits))
 
 
@@ -174,12 +174,12 @@ def positions_view(panel) -> None:
     s = STATE.values()
     seed = session.seed()
     n, d = int(s["at_pe_n"]), int(s["at_pe_d"])
-    pe = A.sinusoidal_encoding(n, d)
-    sim = A.position_similarity(pe).numpy()
+    pe = attention.sinusoidal_encoding(n, d)
+    sim = attention.position_similarity(pe).numpy()
     positions = s["at_pe_mode"] != "none"
-    perm = A.seeded_permutation(PE_TOKENS, seed)
-    base = A.mechanics(PE_TOKENS, D_MODEL, PE_DK, seed=seed, positions=positions)
-    moved = A.mechanics(PE_TOKENS, D_MODEL, PE_DK, seed=seed, positions=positions, perm=perm)
+    perm = attention.seeded_permutation(PE_TOKENS, seed)
+    base = attention.mechanics(PE_TOKENS, D_MODEL, PE_DK, seed=seed, positions=positions)
+    moved = attention.mechanics(PE_TOKENS, D_MODEL, PE_DK, seed=seed, positions=positions, perm=perm)
     errs = pe_errors(s, seed)
     with panel.figure:
         st.markdown("**Does order matter now?** The same 6 tokens, in the original and in a "
@@ -214,7 +214,7 @@ def positions_view(panel) -> None:
                             "mode": s["at_pe_mode"]}, "attention-positions")
 
 
-def prediction_parts(pred: A.Prediction, task: A.Task, choice: str, key: str) -> dict:
+def prediction_parts(pred: attention.Prediction, task: attention.Task, choice: str, key: str) -> dict:
     """The answer, all maps and the enlarged head, the weight of every head on the source
     digits and what to look for, as parts (live/parts.py; pure: the live frame's parts use
     them too)."""
@@ -256,7 +256,7 @@ def place_prediction(parts, key: str) -> None:
     place(parts, f"{key}_note")
 
 
-def show_prediction(pred: A.Prediction, task: A.Task, choice: str, key: str) -> None:
+def show_prediction(pred: attention.Prediction, task: attention.Task, choice: str, key: str) -> None:
     """The answer, the weight of every head on the source digits, all maps and the enlarged
     head (the shipped model's: drawn by Streamlit, no live frame)."""
     place_prediction(prediction_parts(pred, task, choice, key), key)
@@ -265,7 +265,7 @@ def show_prediction(pred: A.Prediction, task: A.Task, choice: str, key: str) -> 
 def trained_view(panel) -> None:
     with panel.controls:
         task_name = STATE.widget("at_task", on_change=_task_changed)
-        task = A.TASKS[task_name]
+        task = attention.TASKS[task_name]
         STATE.widget("at_seq", placeholder=f"{EXAMPLES[task_name]} (empty: this example)",
                      help=f"{task.description} Type {task.input_len} digits 0-9.")
         st.button("Sample an input", key="at_sample", on_click=_sample_input,
@@ -332,7 +332,7 @@ def _live_model(s, task_name, task, digits, choice, seed, device):
               "d_model": s["at_dmodel"], "lr": s["at_lr"], "seed": seed, "device": device}
 
     def make():
-        return A.TransformerTrainer(task_name, A.ModelConfig(int(s["at_layers"]),
+        return attention.TransformerTrainer(task_name, attention.ModelConfig(int(s["at_layers"]),
                                                              int(s["at_heads"]),
                                                              int(s["at_dmodel"])),
                                     lr=float(s["at_lr"]), batch=128, seed=seed, device=device)
@@ -358,11 +358,11 @@ def _live_model(s, task_name, task, digits, choice, seed, device):
     return None
 
 
-def _predict(trainer, task_name: str, digits: tuple[int, ...]) -> A.Prediction:
-    return A.predict(trainer.model, A.TASKS[task_name], list(digits))
+def _predict(trainer, task_name: str, digits: tuple[int, ...]) -> attention.Prediction:
+    return attention.predict(trainer.model, attention.TASKS[task_name], list(digits))
 
 
-def live_prediction(task_name: str, digits: list[int]) -> A.Prediction | None:
+def live_prediction(task_name: str, digits: list[int]) -> attention.Prediction | None:
     """The live model's greedy answer and attention maps, computed next to the trainer
     (it may live in a worker process): plain arrays come back, never the model."""
     return read_trainer("at_train", functools.partial(_predict, task_name=task_name,
@@ -380,7 +380,7 @@ def live_parts_of(view, read, task_name: str, digits: tuple[int, ...], choice: s
         + (" (random initial weights)" if not view.steps else "") + ".")}
     pred = read(functools.partial(_predict, task_name=task_name, digits=digits))
     if pred is not None:
-        parts.update(prediction_parts(pred, A.TASKS[task_name], choice, "at_fig_live"))
+        parts.update(prediction_parts(pred, attention.TASKS[task_name], choice, "at_fig_live"))
     if view.steps:
         steps, loss = view.history.as_arrays("loss")
         acc_steps, acc = view.history.as_arrays("accuracy")

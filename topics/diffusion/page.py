@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import diffusion as D
+from engine import diffusion
 from engine.diffusion.reads import build_trainer, model_of, net_of
 from topics.diffusion import figures as figs
 from ui import session
@@ -38,11 +38,11 @@ from ui.widgets import export_buttons
 # ----------------------------------------------------------------------------- constants
 
 STATE = StateTable([
-    Control("df_data", "mixture", "Data", kind="selectbox", options=[*D.DIFFUSION_DATA, UPLOAD]),
+    Control("df_data", "mixture", "Data", kind="selectbox", options=[*diffusion.DIFFUSION_DATA, UPLOAD]),
     Control("df_weight", 0.6, "Weight of mode 0 (mixture)", lo=0.1, hi=0.9, step=0.05),
-    Control("df_sched", "linear", "Noise schedule", kind="selectbox", options=list(D.SCHEDULES)),
+    Control("df_sched", "linear", "Noise schedule", kind="selectbox", options=list(diffusion.SCHEDULES)),
     Control("df_t", 250, "Diffusion time t", lo=0, hi=1000, step=1),
-    Control("df_sampler", "DDIM", "Sampler", kind="selectbox", options=list(D.SAMPLERS)),
+    Control("df_sampler", "DDIM", "Sampler", kind="selectbox", options=list(diffusion.SAMPLERS)),
     Control("df_den", EXACT, "Denoiser", kind="selectbox", options=list(DENOISERS)),
     Control("df_n", 500, "Particles", lo=100, hi=2000, step=100),
     Control("df_steps", 50, "DDIM steps S", lo=2, hi=1000, step=1),
@@ -52,7 +52,7 @@ STATE = StateTable([
     Control("df_w", 0.0, "Guidance w", lo=0.0, hi=5.0, step=0.5),
     Control("df_lsteps", 500, "Langevin steps", lo=50, hi=2000, step=50),
     Control("df_metric", "sliced Wasserstein", "Metric", kind="selectbox",
-            options=list(D.METRICS)),
+            options=list(diffusion.METRICS)),
     Control("df_s1000", False, "Include S = 1000 (slow)", kind="checkbox"),
     Control("df_lr", 2e-3, "Learning rate", kind="select_slider",
             options=[1e-4, 3e-4, 1e-3, 2e-3, 5e-3, 1e-2]),
@@ -65,7 +65,7 @@ STATE = StateTable([
 
 
 # ----------------------------------------------------------------------------- views
-def data_controls() -> tuple[D.ToyData, dict]:
+def data_controls() -> tuple[diffusion.ToyData, dict]:
     """Data, mode weight and schedule (every view shares them); an upload where chosen."""
     name = STATE.widget("df_data")
     if name == "mixture":
@@ -78,7 +78,7 @@ def data_controls() -> tuple[D.ToyData, dict]:
                               type=["csv"], key="df_upload")
         if up is not None:
             with user_errors("read the CSV"):
-                data = D.parse_points_csv(up.getvalue().decode("utf-8", errors="replace"))
+                data = diffusion.parse_points_csv(up.getvalue().decode("utf-8", errors="replace"))
                 st.caption(f"{len(data.points)} points, centred and scaled to unit spread.")
         if data is None:
             st.warning("No valid CSV yet: showing the two-moons data instead.")
@@ -210,7 +210,7 @@ def reverse_view(panel) -> None:
                 st.warning(f"{int(m['nonfinite'])} samples are not finite.")
             if data.centers is not None:
                 truth = exact.weights if c is None else np.eye(len(exact.weights))[c]
-                mw = D.mode_weights(res.samples, data.centers)
+                mw = diffusion.mode_weights(res.samples, data.centers)
                 show_figure(figs.weight_bars({"samples": mw, "truth": truth}),
                             key="df_fig_bars")
             else:
@@ -275,7 +275,7 @@ def quality_view(panel) -> None:
             bar = st.progress(0.0, text="Running DDIM for each S and η...")
             with user_errors("compute the table"):
                 ref = reference_of(data, exact, c, seed)
-                st.session_state["df_sq"] = (sq_id, D.steps_vs_quality(
+                st.session_state["df_sq"] = (sq_id, diffusion.steps_vs_quality(
                     eps_of(s, exact, model), exact.schedule, ref, s_list, (0.0, 1.0), n=1000,
                     seed=seed, metric=s["df_metric"], progress=lambda f: bar.progress(f)))
             bar.empty()
@@ -369,8 +369,8 @@ def langevin_view(panel) -> None:
             show_figure(figs.langevin_compare({"plain Langevin": plain, "annealed Langevin": ann},
                                            gx, marg, float(s["df_lgap"])), key="df_fig_lang")
         with right:
-            show_figure(figs.weight_bars({"plain": D.mode_weights(plain, centers),
-                                       "annealed": D.mode_weights(ann, centers),
+            show_figure(figs.weight_bars({"plain": diffusion.mode_weights(plain, centers),
+                                       "annealed": diffusion.mode_weights(ann, centers),
                                        "truth": truth},
                                       ["left mode", "right mode"], "Mode weights"),
                         key="df_fig_lang_bars")

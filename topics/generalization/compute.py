@@ -8,8 +8,8 @@ from typing import Any, Mapping
 import streamlit as st
 
 from engine.generalization import double_descent as dd
-from engine import generalization as G
-from engine.generalization import reads as M
+from engine import generalization
+from engine.generalization import reads
 
 # ----------------------------------------------------------------------------- constants
 TOY_SETS = ["two_moons", "circles", "spiral"]
@@ -34,37 +34,37 @@ def _fmt(v: float) -> str:
 # ----------------------------------------------------------------------------- computation
 # Pure functions of the settings dict s: the views draw them, the claims measure them.
 
-def overfit_config(s: Mapping[str, Any]) -> G.TrainConfig:
-    return G.TrainConfig(dataset=s["gen_data"], n_train=int(s["gen_n"]), n_val=500, noise=0.2,
+def overfit_config(s: Mapping[str, Any]) -> generalization.TrainConfig:
+    return generalization.TrainConfig(dataset=s["gen_data"], n_train=int(s["gen_n"]), n_val=500, noise=0.2,
                          label_noise=float(s["gen_label_noise"]), width=int(s["gen_width"]),
                          depth=int(s["gen_depth"]), dropout=float(s["gen_dropout"]),
                          optimizer=s["gen_opt"], lr=float(s["gen_lr"]), l2=float(s["gen_l2"]),
                          weight_decay=float(s["gen_wd"]), patience=int(s["gen_patience"]))
 
 
-def random_configs(s: Mapping[str, Any]) -> dict[str, G.TrainConfig]:
+def random_configs(s: Mapping[str, Any]) -> dict[str, generalization.TrainConfig]:
     """The same network on the true and on shuffled digit labels."""
-    base = G.TrainConfig(dataset="digits", n_train=int(s["gen_rl_n"]), n_val=359,
+    base = generalization.TrainConfig(dataset="digits", n_train=int(s["gen_rl_n"]), n_val=359,
                          width=int(s["gen_rl_width"]), depth=2, lr=1e-3, log_every=25)
     return {"true labels": base,
-            "random labels": G.TrainConfig(**{**base.__dict__, "random_labels": True})}
+            "random labels": generalization.TrainConfig(**{**base.__dict__, "random_labels": True})}
 
 
-def decay_configs(s: Mapping[str, Any]) -> dict[str, G.TrainConfig]:
+def decay_configs(s: Mapping[str, Any]) -> dict[str, generalization.TrainConfig]:
     """Adam with coefficient λ as coupled L2 and as decoupled weight decay, on the noisy
     data of the Overfitting tab with its default network."""
-    base = G.TrainConfig(dataset="two_moons", n_train=100, noise=0.2,
+    base = generalization.TrainConfig(dataset="two_moons", n_train=100, noise=0.2,
                          label_noise=LABEL_NOISE, width=128, depth=2,
                          optimizer="adam", lr=3e-3)
     lam = float(s["gen_coef"])
-    return {"Adam + L2": G.TrainConfig(**{**base.__dict__, "l2": lam}),
-            "AdamW": G.TrainConfig(**{**base.__dict__, "weight_decay": lam})}
+    return {"Adam + L2": generalization.TrainConfig(**{**base.__dict__, "l2": lam}),
+            "AdamW": generalization.TrainConfig(**{**base.__dict__, "weight_decay": lam})}
 
 
 @st.cache_data(max_entries=64, show_spinner="Training…")
-def trained(config: G.TrainConfig, seed: int, steps: int) -> G.GeneralizationSnapshot:
+def trained(config: generalization.TrainConfig, seed: int, steps: int) -> generalization.GeneralizationSnapshot:
     """The snapshot after `steps` iterations (what the claims measure)."""
-    tr = G.GeneralizationTrainer(config, seed=seed, device="cpu")
+    tr = generalization.GeneralizationTrainer(config, seed=seed, device="cpu")
     tr.step(steps)
     return tr.snapshot()
 
@@ -73,19 +73,19 @@ def gap_at(s, step: int = NAMED_STEP, seed: int | None = None) -> float:
     """train accuracy − validation accuracy at `step` (Overfitting tab settings)."""
     seed = CLAIM_SEED if seed is None else seed
     snap = trained(overfit_config(s), seed, step)
-    return M.at(snap, "train_acc", step) - M.at(snap, "val_acc", step)
+    return reads.at(snap, "train_acc", step) - reads.at(snap, "val_acc", step)
 
 
 def overfit_measure(s, name: str, step: int = NAMED_STEP, seed: int | None = None) -> float:
     seed = CLAIM_SEED if seed is None else seed
-    return M.at(trained(overfit_config(s), seed, step), name, step)
+    return reads.at(trained(overfit_config(s), seed, step), name, step)
 
 
 def val_loss_growth(s, seed: int | None = None) -> float:
     """validation loss at NAMED_STEP / its minimum over the run."""
     seed = CLAIM_SEED if seed is None else seed
     snap = trained(overfit_config(s), seed, NAMED_STEP)
-    return M.at(snap, "val_loss", NAMED_STEP) / float(snap.val_loss.min())
+    return reads.at(snap, "val_loss", NAMED_STEP) / float(snap.val_loss.min())
 
 
 def best_step(s, seed: int | None = None) -> float:
@@ -95,19 +95,19 @@ def best_step(s, seed: int | None = None) -> float:
 
 def random_measure(s, run: str, name: str, seed: int | None = None) -> float:
     seed = CLAIM_SEED if seed is None else seed
-    return M.at(trained(random_configs(s)[run], seed, RANDOM_STEP), name, RANDOM_STEP)
+    return reads.at(trained(random_configs(s)[run], seed, RANDOM_STEP), name, RANDOM_STEP)
 
 
 def memorization_slowdown(s, seed: int | None = None) -> float:
     """steps to 95% training accuracy: random labels / true labels."""
     seed = CLAIM_SEED if seed is None else seed
     snaps = {k: trained(c, seed, RANDOM_STEP) for k, c in random_configs(s).items()}
-    return M.steps_to_train_acc(snaps["random labels"]) / M.steps_to_train_acc(snaps["true labels"])
+    return reads.steps_to_train_acc(snaps["random labels"]) / reads.steps_to_train_acc(snaps["true labels"])
 
 
 def decay_measure(s, run: str, name: str, seed: int | None = None) -> float:
     seed = CLAIM_SEED if seed is None else seed
-    return M.at(trained(decay_configs(s)[run], seed, NAMED_STEP), name, NAMED_STEP)
+    return reads.at(trained(decay_configs(s)[run], seed, NAMED_STEP), name, NAMED_STEP)
 
 
 def norm_ratio(s, seed: int | None = None) -> float:
@@ -120,9 +120,9 @@ def norm_vs_unregularized(s, seed: int | None = None) -> float:
     """AdamW's ‖θ‖ / the unregularized run's ‖θ‖ at NAMED_STEP."""
     seed = CLAIM_SEED if seed is None else seed
     cfg = decay_configs(s)["AdamW"]
-    plain = G.TrainConfig(**{**cfg.__dict__, "weight_decay": 0.0})
+    plain = generalization.TrainConfig(**{**cfg.__dict__, "weight_decay": 0.0})
     return (decay_measure(s, "AdamW", "weight_norm", seed)
-            / M.at(trained(plain, seed, NAMED_STEP), "weight_norm", NAMED_STEP))
+            / reads.at(trained(plain, seed, NAMED_STEP), "weight_norm", NAMED_STEP))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

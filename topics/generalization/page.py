@@ -17,8 +17,8 @@ import pandas as pd
 import streamlit as st
 
 from engine.generalization import double_descent as dd
-from engine import generalization as G
-from engine.generalization import reads as M
+from engine import generalization
+from engine.generalization import reads
 from topics.generalization import figures as figs
 from ui import session
 from topics.generalization.compute import (  # noqa: F401 (gap_at: read as page.gap_at)
@@ -55,7 +55,7 @@ STATE = StateTable([
             step=1),
     Control("gen_width", 128, "Hidden width", kind="select_slider", options=[8, 16, 32, 64, 128, 256]),
     Control("gen_depth", 2, "Hidden layers", lo=1, hi=4, step=1),
-    Control("gen_opt", "adam", "Optimizer", kind="selectbox", options=list(G.OPTIMIZERS),
+    Control("gen_opt", "adam", "Optimizer", kind="selectbox", options=list(generalization.OPTIMIZERS),
             format_func=OPT_LABELS.get),
     Control("gen_lr", 3e-3, "Learning rate η", kind="select_slider", options=LRS, format_func=_fmt),
     Control("gen_boundary", "current model", "Boundary of", kind="segmented",
@@ -87,7 +87,7 @@ def _train_to_button(key: str, target: int, label: str) -> None:
               icon=":material/fast_forward:", width="stretch",
               help=f"Runs the remaining iterations up to {target:,} at once, with a progress bar.")
     chunked_steps(key, f"Training to {target:,}", lambda: _steps_of(key),
-                  lambda t: read_trainer(key, functools.partial(M.train_to, target=t)))
+                  lambda t: read_trainer(key, functools.partial(reads.train_to, target=t)))
 
 
 def _live_config(config: Any) -> dict[str, Any]:
@@ -99,8 +99,8 @@ def overfit_parts(view, read, which: str, patience: int) -> dict:
     route can build it too): the boundary and curves figure, and the metric row. The boundary
     grid (current or best-validation model) is computed next to the trainer."""
     snap = view.snapshot()
-    b = read(functools.partial(M.boundary_of, which=which, res=GRID_RES))
-    last = M.latest(snap)
+    b = read(functools.partial(reads.boundary_of, which=which, res=GRID_RES))
+    last = reads.latest(snap)
     return {"gen_overfit_fig": Figure(figs.overfit_figure(b.grid, b.data, snap, patience, which)),
             "gen_overfit_metrics": Metrics([
                 ("Train accuracy", f"{last['train_acc']:.2f}"),
@@ -118,7 +118,7 @@ def pair_parts(view, read, key: str, panels: tuple[str, str], first: tuple[str, 
     label, field, fmt = first
     row = []
     for name in snaps:
-        last = M.latest(snaps[name])
+        last = reads.latest(snaps[name])
         row += [(f"{name}: {label}", format(last[field], fmt)),
                 (f"{name}: validation", f"{last['val_acc']:.2f}")]
     return {f"{key}_fig": Figure(figs.compare_figure(snaps, panels, chance=chance)),
@@ -151,7 +151,7 @@ def overfit_view(panel) -> None:
 
     with panel.figure:
         with user_errors("train the network"):
-            box = live_training("gen_overfit", lambda: G.GeneralizationTrainer(
+            box = live_training("gen_overfit", lambda: generalization.GeneralizationTrainer(
                 config, seed=session.seed(), device=session.device()), draw, _live_config(config),
                 steps_per_frame=100)
     with panel.notes:
@@ -166,7 +166,7 @@ def overfit_view(panel) -> None:
             _export(box.snapshot(), config, "generalization_overfit")
 
 
-def _pair_live(panel, key: str, configs: dict[str, G.TrainConfig], panels: tuple[str, str],
+def _pair_live(panel, key: str, configs: dict[str, generalization.TrainConfig], panels: tuple[str, str],
                first: tuple[str, str, str], chance: float | None, steps_per_frame: int,
                what: str, export: str, notes: str) -> None:
     """Two runs trained side by side (Random labels, L2 vs AdamW): the comparison figure, per
@@ -178,8 +178,8 @@ def _pair_live(panel, key: str, configs: dict[str, G.TrainConfig], panels: tuple
     pair = None
     with panel.figure:
         with user_errors(what):
-            pair = live_training(key, lambda: G.PairTrainer({
-                k: G.GeneralizationTrainer(c, seed=session.seed(), device=session.device())
+            pair = live_training(key, lambda: generalization.PairTrainer({
+                k: generalization.GeneralizationTrainer(c, seed=session.seed(), device=session.device())
                 for k, c in configs.items()}), draw, _live_config(configs),
                 steps_per_frame=steps_per_frame)
     with panel.notes:
@@ -260,13 +260,13 @@ def double_view(panel) -> None:
                            "generalization_double_descent")
 
 
-def _frame(snap: G.GeneralizationSnapshot) -> pd.DataFrame:
+def _frame(snap: generalization.GeneralizationSnapshot) -> pd.DataFrame:
     return pd.DataFrame({"iteration": snap.steps, "train_loss": snap.train_loss,
                          "val_loss": snap.val_loss, "train_acc": snap.train_acc,
                          "val_acc": snap.val_acc, "weight_norm": snap.weight_norm})
 
 
-def _export(snap: G.GeneralizationSnapshot, config: G.TrainConfig, name: str) -> None:
+def _export(snap: generalization.GeneralizationSnapshot, config: generalization.TrainConfig, name: str) -> None:
     with st.expander("Export"):
         export_buttons(_frame(snap), {"config": config.__dict__, "best_step": snap.best_step,
                                       "early_stop_step": snap.stop_step}, name)

@@ -11,7 +11,7 @@ import numpy as np
 import streamlit as st
 
 from engine import optim
-from engine.optim import reads as M
+from engine.optim import reads
 
 # ----------------------------------------------------------------------------- constants
 LANDSCAPE_NAMES = ["quadratic", *optim.LANDSCAPES]
@@ -126,31 +126,31 @@ def cached_grid(land: str, eigenvalues: tuple, angle: float, xlim: tuple, ylim: 
 
 # ---- measurements the claims use (engine/optim/reads.py), on the race the page draws
 def gap(s, method: str, k: int | None = None) -> float:
-    return M.gap(problem_of(s)[0], race_of(s)[method], k)
+    return reads.gap(problem_of(s)[0], race_of(s)[method], k)
 
 
 def steps_to(s, method: str, tol: float = TOL) -> float:
-    return M.steps_to(problem_of(s)[0], race_of(s)[method], tol)
+    return reads.steps_to(problem_of(s)[0], race_of(s)[method], tol)
 
 
 def eigen_flip_share(s, method: str, which: int) -> float:
-    return M.eigen_flip_share(problem_of(s)[0], race_of(s)[method], which)
+    return reads.eigen_flip_share(problem_of(s)[0], race_of(s)[method], which)
 
 
 def tail_rate(s, method: str) -> float:
-    return M.tail_rate(problem_of(s)[0], race_of(s)[method])
+    return reads.tail_rate(problem_of(s)[0], race_of(s)[method])
 
 
 def mean_late_step(s, method: str, last: int = 100) -> float:
-    return M.mean_late_step(race_of(s)[method].points, last)
+    return reads.mean_late_step(race_of(s)[method].points, last)
 
 
 def diverged_at(s, method: str) -> float:
-    return M.diverged_at(race_of(s)[method])
+    return reads.diverged_at(race_of(s)[method])
 
 
 def swing_growth(s, method: str, which: int = 1) -> float:
-    return M.swing_growth(problem_of(s)[0], race_of(s)[method], which)
+    return reads.swing_growth(problem_of(s)[0], race_of(s)[method], which)
 
 
 def peak_gap(s, method: str) -> float:

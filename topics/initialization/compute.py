@@ -9,14 +9,14 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import streamlit as st
 
-from engine import signal as S
-from engine.signal import training as T
+from engine import signal
+from engine.signal import training as signal_training
 from engine.nets import INITS
 
 # ----------------------------------------------------------------------------- constants
 SEEDS = (0, 1)                  # claims on random networks hold on both
-ACTIVATIONS = list(S.ACTIVATIONS)
-NORMS = list(S.NORMS)
+ACTIVATIONS = list(signal.ACTIVATIONS)
+NORMS = list(signal.NORMS)
 INIT_LABELS = {name: scheme.label for name, scheme in INITS.items()}
 SW_RANGE, SB_RANGE = (0.1, 4.0), (0.0, 2.0)
 MAP_RESOLUTION = 60
@@ -28,58 +28,58 @@ GAP_BATCHES = (2, 4, 8, 16, 32, 64, 128)
 # Pure functions of the settings dict s: the views draw them and the claims measure them.
 
 @st.cache_data(max_entries=24, show_spinner="Propagating through the network…")
-def _propagate(depth, width, act, init, n, seed, norm, sw, sb, device) -> S.Propagation:
-    return S.propagate(depth, width, act, init, n, seed, norm, sw, sb, device)
+def _propagate(depth, width, act, init, n, seed, norm, sw, sb, device) -> signal.Propagation:
+    return signal.propagate(depth, width, act, init, n, seed, norm, sw, sb, device)
 
 
-def propagation_of(s: Mapping[str, Any], seed: int = 0, device: str = "cpu") -> S.Propagation:
+def propagation_of(s: Mapping[str, Any], seed: int = 0, device: str = "cpu") -> signal.Propagation:
     return _propagate(int(s["in_depth"]), int(s["in_width"]), s["in_act"], s["in_init"],
                       int(s["in_samples"]), int(seed), s["in_norm"], float(s["in_sw"]),
                       float(s["in_sb"]), device)
 
 
 @st.cache_data(max_entries=8, show_spinner="Computing the mean-field map…")
-def _map(activation: str, depth: int) -> S.VarianceMap:
-    return S.variance_map(activation, SW_RANGE, SB_RANGE, depth, MAP_RESOLUTION)
+def _map(activation: str, depth: int) -> signal.VarianceMap:
+    return signal.variance_map(activation, SW_RANGE, SB_RANGE, depth, MAP_RESOLUTION)
 
 
-def map_of(s: Mapping[str, Any]) -> S.VarianceMap:
+def map_of(s: Mapping[str, Any]) -> signal.VarianceMap:
     return _map("tanh", int(s["in_depth"]))
 
 
 def chi_of(s: Mapping[str, Any]) -> float:
-    return S.chi_at(s["in_act"], float(s["in_sw"]), float(s["in_sb"]), int(s["in_depth"]))
+    return signal.chi_at(s["in_act"], float(s["in_sw"]), float(s["in_sb"]), int(s["in_depth"]))
 
 
-def grad_ratio(p: S.Propagation) -> float:
+def grad_ratio(p: signal.Propagation) -> float:
     """Measured per-layer factor of the gradient variance, backwards over the middle layers."""
     last = p.depth - max(1, p.depth // 5)
-    return S.per_layer_ratio(p.grad_var[::-1], max(1, p.depth // 5), last)
+    return signal.per_layer_ratio(p.grad_var[::-1], max(1, p.depth // 5), last)
 
 
-def train_config(s: Mapping[str, Any], seed: int) -> T.DeepNetsConfig:
+def train_config(s: Mapping[str, Any], seed: int) -> signal_training.DeepNetsConfig:
     norm = s["tr_norm"]
-    nets = (T.NetSpec("normal", float(s["tr_sw"]), norm), T.NetSpec("xavier_normal", 1.0, norm),
-            T.NetSpec("kaiming_normal", 1.0, norm))
-    return T.DeepNetsConfig(nets, int(s["tr_depth"]), int(s["tr_width"]), s["tr_act"],
+    nets = (signal_training.NetSpec("normal", float(s["tr_sw"]), norm), signal_training.NetSpec("xavier_normal", 1.0, norm),
+            signal_training.NetSpec("kaiming_normal", 1.0, norm))
+    return signal_training.DeepNetsConfig(nets, int(s["tr_depth"]), int(s["tr_width"]), s["tr_act"],
                             float(s["tr_lr"]), seed=int(seed))
 
 
 @st.cache_data(max_entries=8, show_spinner="Training the three nets…")
-def _trained(config: T.DeepNetsConfig, steps: int) -> T.DeepNetsSnapshot:
-    tr = T.DeepNetsTrainer(config, device="cpu")
+def _trained(config: signal_training.DeepNetsConfig, steps: int) -> signal_training.DeepNetsSnapshot:
+    tr = signal_training.DeepNetsTrainer(config, device="cpu")
     tr.step(steps)
     return tr.snapshot()
 
 
 def trained_loss(s: Mapping[str, Any], seed: int, net: int) -> float:
     """Mean mini-batch loss of net `net` over steps 281-300 (the claims' training run)."""
-    return float(T.final_loss(_trained(train_config(s, seed), TRAIN_STEPS))[net])
+    return float(signal_training.final_loss(_trained(train_config(s, seed), TRAIN_STEPS))[net])
 
 
 def init_grad_norms(s: Mapping[str, Any], seed: int) -> np.ndarray:
     """(3, depth+1) ‖∂loss/∂W_l‖ of the three nets at initialisation (the figure's step 0)."""
-    return T.DeepNetsTrainer(train_config(s, seed), device="cpu").snapshot().grad_norms[0]
+    return signal_training.DeepNetsTrainer(train_config(s, seed), device="cpu").snapshot().grad_norms[0]
 
 
 def he_over_small(s: Mapping[str, Any], seed: int) -> float:
@@ -90,18 +90,18 @@ def he_over_small(s: Mapping[str, Any], seed: int) -> float:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _bn_trace(batch: int, batches: int, momentum: float, gamma: float, beta: float,
-              seed: int) -> S.BatchNormTrace:
-    return S.batchnorm_trace(batch, batches, momentum, gamma, beta, seed)
+              seed: int) -> signal.BatchNormTrace:
+    return signal.batchnorm_trace(batch, batches, momentum, gamma, beta, seed)
 
 
-def bn_trace_of(s: Mapping[str, Any], seed: int = 0) -> S.BatchNormTrace:
+def bn_trace_of(s: Mapping[str, Any], seed: int = 0) -> signal.BatchNormTrace:
     return _bn_trace(int(s["bn_batch"]), int(s["bn_batches"]), float(s["bn_momentum"]),
                      float(s["bn_gamma"]), float(s["bn_beta"]), int(seed))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _gaps(momentum: float, seed: int) -> np.ndarray:
-    return np.array([S.train_vs_eval_gap(b, momentum=momentum, seed=seed) for b in GAP_BATCHES])
+    return np.array([signal.train_vs_eval_gap(b, momentum=momentum, seed=seed) for b in GAP_BATCHES])
 
 
 def gaps_of(s: Mapping[str, Any], seed: int = 0) -> np.ndarray:
@@ -117,11 +117,11 @@ SWEEP_LRS = (0.1, 0.3, 1.0, 3.0, 10.0)     # engine.signal.training.lr_sweep's d
 
 
 @st.cache_data(max_entries=4 * len(SWEEP_LRS), show_spinner=False)
-def _sweep_column(seed: int, lr: float) -> T.LRSweep:
-    return T.lr_sweep(lrs=(float(lr),), seed=int(seed), device="cpu")
+def _sweep_column(seed: int, lr: float) -> signal_training.LRSweep:
+    return signal_training.lr_sweep(lrs=(float(lr),), seed=int(seed), device="cpu")
 
 
-def sweep_of(seed: int = 0, progress=None) -> T.LRSweep:
+def sweep_of(seed: int = 0, progress=None) -> signal_training.LRSweep:
     """engine lr_sweep, one learning rate at a time (each cached; every rate trains fresh nets
     from the same seed, so the columns equal one sweep's), with `progress(done, total)` in nets
     after each rate that had to be trained or read back."""
@@ -131,7 +131,7 @@ def sweep_of(seed: int = 0, progress=None) -> T.LRSweep:
         if progress is not None:
             progress((j + 1) * len(cols[0].labels), len(SWEEP_LRS) * len(cols[0].labels))
     first = cols[0]
-    return T.sweep_from_losses(SWEEP_LRS, first.labels,
+    return signal_training.sweep_from_losses(SWEEP_LRS, first.labels,
                                np.concatenate([c.final_loss for c in cols], axis=1),
                                first.steps, first.train_fraction)
 
@@ -143,7 +143,7 @@ def worst(measure: Callable[[Mapping[str, Any], int], float], agg=max):
 
 
 def act_ratio(s, seed) -> float:
-    return S.per_layer_ratio(propagation_of(s, seed).act_var)
+    return signal.per_layer_ratio(propagation_of(s, seed).act_var)
 
 
 def end_over_first(s, seed) -> float:
@@ -178,7 +178,7 @@ def finite_prefix(values: np.ndarray) -> np.ndarray:
     return v if not len(bad) else v[:bad[0]]
 
 
-def signal_metrics(p: S.Propagation) -> dict[str, str]:
+def signal_metrics(p: signal.Propagation) -> dict[str, str]:
     """The signal view's three metrics as shown, measured on the finite layers (an overflow
     stops the curves, not the numbers), and named instead of "nan" when the net has too few
     layers for a ratio: Var(h_L)/Var(h_1), the per-layer ratio of Var(h_l) (layers 1..L), the
@@ -187,12 +187,12 @@ def signal_metrics(p: S.Propagation) -> dict[str, str]:
     grad = finite_prefix(p.grad_var[::-1])[::-1]
     cut = "" if len(act) == len(p.act_var) else f" (to layer {len(act) - 1})"
     end = f"{act[-1] / act[1]:.3g}{cut}" if len(act) > 2 else "— (needs L ≥ 2)"
-    ratio = S.per_layer_ratio(act) if len(act) > 2 else math.nan
+    ratio = signal.per_layer_ratio(act) if len(act) > 2 else math.nan
     if len(grad) == len(p.grad_var):
         g = grad_ratio(p)
     else:          # backwards from the top over the finite layers
         back = p.grad_var[::-1][:len(finite_prefix(p.grad_var[::-1]))]
-        g = S.per_layer_ratio(back) if len(back) > 2 else math.nan
+        g = signal.per_layer_ratio(back) if len(back) > 2 else math.nan
     short = "overflow" if p.diverged_at is not None else None
     return {"end": end if len(act) > 2 or short is None else short,
             "ratio": f"{ratio:.3g}{cut}" if math.isfinite(ratio) else short or "— (needs L ≥ 2)",

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.signal import training as T
+from engine.signal import training as signal_training
 from engine.signal.activations import ACTIVATIONS as PHIS, activation_curves
 from engine.nets import INITS
 from topics.initialization.activation_figures import activations_figure
@@ -189,14 +189,14 @@ def train_view(panel) -> None:
 
     with panel.figure:
         # a pure factory over plain values (the trainer may be built in a worker process)
-        trainer = live_training("in_train", functools.partial(T.DeepNetsTrainer, config, device),
+        trainer = live_training("in_train", functools.partial(signal_training.DeepNetsTrainer, config, device),
                                 draw, config={"config": repr(config), "device": device},
                                 steps_per_frame=20, max_steps_per_frame=200)
     with panel.notes:
         snap = trainer.snapshot()
         st.dataframe(pd.DataFrame({"net": snap.labels,
                                    "test accuracy": snap.test_accuracy,
-                                   "loss (last 20 steps)": T.final_loss(snap)}),
+                                   "loss (last 20 steps)": signal_training.final_loss(snap)}),
                      hide_index=True, key="in_train_table")
         explain("Three MLPs (64 pixels → hidden layers → 10 classes) with the same "
                 "architecture and the same mini-batches, differing only in the initialization: "

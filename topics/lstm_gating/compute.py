@@ -10,7 +10,7 @@ from typing import Any, Mapping
 import numpy as np
 import streamlit as st
 
-from engine.recurrent import reads as M
+from engine.recurrent import reads
 from engine import recurrent as rec
 from ui import shipped_models
 
@@ -84,7 +84,7 @@ def trace_of(s: Mapping[str, Any], seed: int = 0):
 def storing_units() -> dict[int, tuple[int, float]]:
     """For each symbol: (the unit whose tanh(c) at '?' best tells that symbol from the
     others, its d′) over PROBE's sequences (engine/recurrent/reads.py)."""
-    return M.storing_units(lstm_net()[0], PROBE["n"], PROBE["delay"], PROBE["seed"], K)
+    return reads.storing_units(lstm_net()[0], PROBE["n"], PROBE["delay"], PROBE["seed"], K)
 
 
 def unit_of(s: Mapping[str, Any], labels) -> int:
@@ -106,7 +106,7 @@ def accuracy_by_delay(kind: str = "lstm") -> np.ndarray:
 @st.cache_data(max_entries=16, show_spinner=False)
 def clamped_accuracy(clamp: tuple, delay: int, n: int = 64) -> float:
     """Accuracy of the shipped LSTM with gates clamped, on n seeded sequences."""
-    return M.clamped_accuracy(lstm_net()[0], dict(clamp), delay, n, K)
+    return reads.clamped_accuracy(lstm_net()[0], dict(clamp), delay, n, K)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -151,7 +151,7 @@ def accuracy_at(s) -> float:
 def unit_forget_over_delay(s) -> float:
     """Mean forget gate of the chosen unit between the symbol and '?' (this sequence)."""
     trace, _, labels, _ = trace_of(s)
-    return M.forget_over_delay(trace, unit_of(s, labels))
+    return reads.forget_over_delay(trace, unit_of(s, labels))
 
 
 def unit_cell_at_query(s) -> float:
@@ -163,13 +163,13 @@ def unit_cell_at_query(s) -> float:
 def unit_input_gate_jump(s) -> float:
     """i at the symbol − mean i over the delay, chosen unit (this sequence)."""
     trace, _, labels, _ = trace_of(s)
-    return M.input_gate_jump(trace, unit_of(s, labels))
+    return reads.input_gate_jump(trace, unit_of(s, labels))
 
 
 def unit_output_gate_jump(s) -> float:
     """o at '?' − mean o over the delay, chosen unit (this sequence)."""
     trace, _, labels, _ = trace_of(s)
-    return M.output_gate_jump(trace, unit_of(s, labels))
+    return reads.output_gate_jump(trace, unit_of(s, labels))
 
 
 def weakest_storing_unit(_s) -> float:
@@ -238,5 +238,5 @@ def race_accuracy(kind: str, seed: int, curriculum: bool = False, delay: int = 4
                   steps: int = RACE_AT) -> float:
     """Held-out accuracy at `delay` after `steps` iterations of one racer of the Train tab
     (its defaults: hidden 16, lr 0.01, batch 64, forget bias 2)."""
-    return M.race_accuracy(kind, seed, curriculum, delay, steps, K)
+    return reads.race_accuracy(kind, seed, curriculum, delay, steps, K)
 

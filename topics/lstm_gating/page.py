@@ -12,7 +12,7 @@ import functools
 import numpy as np
 import streamlit as st
 
-from engine.recurrent import reads as M
+from engine.recurrent import reads
 from engine import recurrent as rec
 from topics.lstm_gating import figures as figs
 from ui import session
@@ -238,7 +238,7 @@ def race_parts(view, read, delays: tuple[int, ...], seed: int) -> dict:
     """One live frame of the race as parts (live/parts.py; pure, so the frame route can build
     it too): accuracy by delay (the nets stay with the trainer, maybe in a worker: only the
     accuracies come back) and the accuracy history of both nets."""
-    acc = read(functools.partial(M.race_accuracy_by_delay, delays=delays, seed=seed))
+    acc = read(functools.partial(reads.race_accuracy_by_delay, delays=delays, seed=seed))
     racers = view.snapshot().racers
     return {"lg_fig_acc": Figure(figs.accuracy_vs_delay(
                 np.asarray(delays), acc, {k: r.level for k, r in racers.items()}, 0.25)),

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 import streamlit as st
 
 from engine import regions as reg
-from engine.regions import reads as M
+from engine.regions import reads
 
 # ----------------------------------------------------------------------------- constants
 OUTPUTS = ["heatmap", "3-D surface"]
@@ -72,12 +72,12 @@ def layers_of(s: Mapping[str, Any], seed: int = 0, input_dim: int = 2):
 
 def arrangement_count(s: Mapping[str, Any], seed: int = 0) -> int:
     """1 + lines crossing the box + crossing points inside it (one hidden layer only)."""
-    return M.arrangement_count(layers_of(s, seed), box_of(s))
+    return reads.arrangement_count(layers_of(s, seed), box_of(s))
 
 
 def bent_units(s: Mapping[str, Any], seed: int = 0) -> tuple[int, int]:
     """(layer-1 units whose cut bends, units of later layers whose cut bends)."""
-    return M.bent_units(layers_of(s, seed), partition_of(s, seed))
+    return reads.bent_units(layers_of(s, seed), partition_of(s, seed))
 
 
 @st.cache_data(max_entries=16, show_spinner="Counting the regions of every architecture exactly…")

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import regions as reg
-from engine.regions import reads as M
+from engine.regions import reads
 from topics.relu_regions import figures as figs
 from ui import session
 from live.controls import live_training
@@ -94,7 +94,7 @@ def frame_parts(view, read, widths, box, by_layer: bool, surface: bool, caption:
     the trainer (edge colours, the heatmap)."""
     snap = view.snapshot()
     part = snap.partition
-    layers = read(M.trainer_layers)
+    layers = read(reads.trainer_layers)
     edges = reg.edge_layers(layers, part) if by_layer and layers else None
     out = {"rr_fig_regions": Figure(figs.regions_figure(
         part, snap.points, snap.targets, edges=edges,
@@ -102,7 +102,7 @@ def frame_parts(view, read, widths, box, by_layer: bool, surface: bool, caption:
     if surface or not layers:
         out["rr_fig_out"] = Figure(figs.surface_figure(part))
     else:
-        xs, ys, f = M.output_grid(layers, box, res=80)
+        xs, ys, f = reads.output_grid(layers, box, res=80)
         out["rr_fig_out"] = Figure(figs.heatmap_figure(xs, ys, f, part))
     out["rr_metrics"] = Metrics([
         ("Regions", f"{part.count:,}", "Exact activation regions in the box."),

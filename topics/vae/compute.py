@@ -11,7 +11,7 @@ import numpy as np
 import streamlit as st
 import torch
 
-from engine.vae import reads as VM
+from engine.vae import reads
 from engine.vae import (VAETrainer, curved_manifold, fit_autoencoder_2d, fit_q,
                         pca_reconstruct, shipped_name, toy_z_grid, true_posterior)
 from engine.vae.shipped import SHIPPED
@@ -39,14 +39,14 @@ def _shipped_state(name: str) -> dict | None:
     """The shipped file's trainer state (cached per process by engine/vae/reads.py), or
     None when it is missing, stale or corrupt (then the page trains from scratch)."""
     try:
-        return VM.shipped_state(str(WEIGHTS / name))
+        return reads.shipped_state(str(WEIGHTS / name))
     except WeightsError:
         return None
 
 
 def digits():
     """The 8x8 digits (read once per process; shared, read-only)."""
-    return VM.digit_data()
+    return reads.digit_data()
 
 
 def deterministic_of(s: Mapping[str, Any]) -> bool:
@@ -86,7 +86,7 @@ def trainer_factory(s: Mapping[str, Any], seed: int = 0, device: str | None = "c
     plain values (the settings, seed, device and the shipped file's path, checked here), so
     it pickles and runs in a worker process without any Streamlit session."""
     name = shipped_file(s)
-    return functools.partial(VM.build_trainer, int(s["vae_dim"]), float(s["vae_beta"]),
+    return functools.partial(reads.build_trainer, int(s["vae_dim"]), float(s["vae_beta"]),
                              s["vae_lik"], deterministic_of(s), bool(s["vae_reparam"]),
                              int(seed), device, None if name is None else str(WEIGHTS / name))
 
@@ -116,7 +116,7 @@ def grid_args(s: Mapping[str, Any]) -> tuple[tuple[int, int], int, str]:
 
 def grid_of(model, means: np.ndarray, s: Mapping[str, Any]):
     """The decoded grid the page draws, for the codes `means` (n, latent_dim)."""
-    return VM.grid_of(model, means, *grid_args(s))
+    return reads.grid_of(model, means, *grid_args(s))
 
 
 @st.cache_resource(show_spinner=False, max_entries=24)
@@ -163,7 +163,7 @@ def off_digit_share(s: Mapping[str, Any], seed: int = 0, epochs: float | None = 
 
 def code_reach(s: Mapping[str, Any], seed: int = 0, epochs: float | None = None) -> float:
     """99th percentile of |μ| over the test digits and the two dims shown."""
-    return VM.code_reach(trained(s, seed, epochs).snapshot().codes.means, dims_of(s)[0])
+    return reads.code_reach(trained(s, seed, epochs).snapshot().codes.means, dims_of(s)[0])
 
 
 def code_centre(s: Mapping[str, Any]) -> float:

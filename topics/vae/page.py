@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.vae import reads as VM
+from engine.vae import reads
 from engine.vae import (LIKELIHOODS, curved_manifold, fit_q, kl_q_posterior, pca_reconstruct,
                         toy_elbo)
 from ui import session
@@ -146,7 +146,7 @@ def frame_parts(view, read, dims, n: int, span, z, ae: bool, classroom: bool) ->
     the latent scatter (click to decode, when paused), the decoded grid, the digit decoded at
     z, the loss curves, the spread caption (more than 2 latent dims) and the metrics row."""
     codes = view.snapshot().codes
-    frame = read(functools.partial(VM.frame_of, means=codes.means, dims=dims, n=n, span=span,
+    frame = read(functools.partial(reads.frame_of, means=codes.means, dims=dims, n=n, span=span,
                                    z=z))
     h = view.history
     parts = {
@@ -190,7 +190,7 @@ def latent_view(panel) -> None:
         with a:
             digit = st.container()
             # the decode sliders span the codes (±4 covers a VAE; an autoencoder's reach ±12)
-            reach = float(math.ceil(max(4.0, VM.code_reach(codes.means, dims))))
+            reach = float(math.ceil(max(4.0, reads.code_reach(codes.means, dims))))
             z = np.zeros(codes.means.shape[1], np.float32)
             z[list(dims)] = [STATE.widget(key, lo=-reach, hi=reach,
                                           label=f"Decode at z{d + 1}")
@@ -229,7 +229,7 @@ def _export(s, seed, device, dims) -> None:
 
 def _export_files(s, seed, device, dims) -> None:
     """The export's files, read under the trainer's lock (live.controls.read_trainer)."""
-    out = read_trainer("vae_live", functools.partial(VM.export_of, dims=dims,
+    out = read_trainer("vae_live", functools.partial(reads.export_of, dims=dims,
                                                       n=int(s["vae_gridn"]), span=span_of(s)))
     codes, steps, mse, grid = out.codes, out.steps, out.test_pixel_mse, out.grid
     frame = pd.DataFrame(codes.means,
@@ -276,7 +276,7 @@ def replay_view(panel) -> None:
     dims, _ = dims_of(s)
     get_trainer("vae_live", trainer_factory(s, seed, device),      # the handle exists
                 trainer_config(s, seed, device))
-    rep = read_trainer("vae_live", VM.replay_of)
+    rep = read_trainer("vae_live", reads.replay_of)
     labels = digits().y_test
     with panel.controls:
         st.caption(f"The model of the *Latent space* tab ({s['vae_model']}, "
@@ -347,7 +347,7 @@ def _interpolation() -> None:
     nth = STATE.widget("vae_inth", ic[2])
     pool_a, pool_b = data.x_test[data.y_test == da], data.x_test[data.y_test == db]
     xa, xb = pool_a[min(int(nth), len(pool_a) - 1)], pool_b[min(int(nth), len(pool_b) - 1)]
-    strip = read_trainer("vae_live", functools.partial(VM.interpolation_of, x_a=xa, x_b=xb,
+    strip = read_trainer("vae_live", functools.partial(reads.interpolation_of, x_a=xa, x_b=xb,
                                                         steps=8))
     with ic[3]:
         show_figure(strip_figure(np.concatenate([xa.reshape(1, 8, 8), strip,
