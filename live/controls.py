@@ -50,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, MutableMapping
 
 import streamlit as st
@@ -248,6 +249,28 @@ def _whole_page(callback: Callable[..., Any]) -> Callable[..., None]:
     return _then_rerun
 
 
+@dataclass
+class LiveRun:
+    """What one script run of live_training decided, shared by the steps of its frame."""
+    key: str
+    handle: Any
+    epoch: int
+    playing: bool
+    spf: int
+    push: bool
+    every: float | None         # the fragment's run_every (None: it runs on events only)
+    base: float                 # the page's own redraw interval, before the frame budget
+    pending: bool               # a worker-hosted trainer has not sent its first picture
+    interval_s: float
+    budget_s: float
+    max_total_steps: int | None
+    present_px: int | None
+
+    @property
+    def k(self) -> dict[str, str]:
+        return _keys(self.key)
+
+
 def live_training(key: str, make_trainer: Callable[[], Trainer],
                   draw: Callable[[TrainerView, TickResult | None], None], config: dict[str, Any],
                   *, steps_per_frame: int = 50, max_steps_per_frame: int = 1000,
@@ -255,17 +278,42 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
                   max_total_steps: int | None = None) -> TrainerView:
     """Draw the controls and the training fragment; returns the view the frame drew."""
     state = st.session_state
-    k = _keys(key)
     if state.pop(RESET_ASKED.format(key=key), False):
         press_reset(state, key)
     handle = handle_for(state, key, make_trainer, config)
     epoch = handle.claim()                    # older runs' ticks stop before their next chunk
+    playing = _playing(state, key, handle)
+    spf = _control_row(state, key, handle, playing, steps_per_frame, max_steps_per_frame,
+                       budget_s)
+    run = _plan(state, key, handle, epoch, playing, spf, interval_s, budget_s, max_total_steps)
+
+    @st.fragment(run_every=run.every)
+    def _frame() -> None:
+        _follow_the_route(state, run)
+        tick = _train(state, run)
+        view = _fetch_view(state, run)
+        if view is not None:
+            _draw_frame(state, run, view, tick, draw)
+
+    _frame()
+    return state.get(_keys(key)["view"])
+
+
+def _playing(state: State, key: str, handle: Any) -> bool:
+    """Whether this run plays: the session's flag (the route's Pause clears it), which the
+    handle then follows (tests set the flag by hand)."""
+    k = _keys(key)
     if getattr(state.get(k["push_source"]), "pause_asked", False):
         state[k["playing"]] = False           # the browser's Pause reached the frame route
     playing = bool(state.get(k["playing"], False))
-    if playing != handle.playing:             # state set by hand (tests): the flag follows
+    if playing != handle.playing:
         handle.play() if playing else handle.pause()
+    return playing
 
+
+def _control_row(state: State, key: str, handle: Any, playing: bool, steps_per_frame: int,
+                 max_steps_per_frame: int, budget_s: float) -> int:
+    """Play/Pause, Step, Reset and the steps-per-frame slider; returns steps per frame."""
     cols = st.columns([1, 1, 1, 3], vertical_alignment="bottom")
     cols[0].button("Pause" if playing else "Play", key=f"{key}__play",
                    on_click=_whole_page(press_play), args=(state, key, not playing),
@@ -286,89 +334,118 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
                          # the projector: one row of controls, the height goes to the figure
                          label_visibility="collapsed" if session.classroom() else "visible")
     state[kept] = spf
+    return spf
 
-    mode = trainer_mode()
-    push = playing and live_push.enabled(mode) and bool(state.get(live_push.pushes_key(key)))
+
+def _plan(state: State, key: str, handle: Any, epoch: int, playing: bool, spf: int,
+          interval_s: float, budget_s: float, max_total_steps: int | None) -> LiveRun:
+    """How this run's frame gets drawn: pushed to the browser or rerun, and how often."""
+    push = (playing and live_push.enabled(trainer_mode())
+            and bool(state.get(live_push.pushes_key(key))))
     if not push:
-        state.pop(k["push_source"], None)     # its token stops answering: the poller stops
+        state.pop(_keys(key)["push_source"], None)   # its token stops answering: the poller stops
     every, base = _redraw_interval(key, interval_s, playing, push)
     pending = _first_view_pending(handle)
     if pending and every is None:
         every = FIRST_VIEW_POLL_S
-
     with rows_above(screen.LIVE_ROW_PX):
         present_px = present_height() if session.classroom() else None
+    return LiveRun(key, handle, epoch, playing, spf, push, every, base, pending, interval_s,
+                   budget_s, max_total_steps, present_px)
 
-    def make_source(parts) -> live_push.Source:
-        ctx = get_script_run_ctx(suppress_warning=True)
-        return live_push.Source(handle=handle, parts=parts, who=_who(key),
-                                session_id=ctx.session_id if ctx is not None else None,
-                                base_interval_s=base, classroom=session.classroom(),
-                                max_total_steps=max_total_steps, status=status_text,
-                                present_px=present_px)
 
-    @st.fragment(run_every=every)
-    def _frame() -> None:
-        if playing and every is not None and _budget_says_rerun(key, every, base):
-            st.rerun(scope="app")             # the class grew or shrank: a new redraw interval
-        source = state.get(k["push_source"])
-        if push and source is not None and source.pause_asked:
-            state[k["playing"]] = False       # Pause reached the route, its click did not
-            st.rerun(scope="app")             # reach Streamlit: the page shows it paused
-        if push and source is not None and source.fallback:
-            state[live_push.pushes_key(key)] = False    # a part the canvas cannot draw:
-            state[k["push_off"]] = True                 # reruns for this page from now on
-            st.rerun(scope="app")
-        tick, finished = None, False
-        handle.set_pace(spf / interval_s, max_total_steps)   # the page's interval, not the redraw one
-        try:
-            tick, finished = advance(state, key, handle, epoch, spf, budget_s, max_total_steps)
-        except TrainerBusy:
-            st.warning("The trainer is still busy with an earlier step; press Step again.",
-                       icon=":material/hourglass:")
-        except TrainerLost:
-            pass                                  # the view carries the message
-        if finished and state.get(k["handle"]) is handle:
+def _follow_the_route(state: State, run: LiveRun) -> None:
+    """A full rerun when the frame budget changed the interval, the route saw Pause, or a
+    part the canvas cannot draw sent this page back to reruns."""
+    k = run.k
+    if run.playing and run.every is not None and _budget_says_rerun(run.key, run.every, run.base):
+        st.rerun(scope="app")                 # the class grew or shrank: a new redraw interval
+    source = state.get(k["push_source"])
+    if run.push and source is not None and source.pause_asked:
+        state[k["playing"]] = False           # Pause reached the route, its click did not
+        st.rerun(scope="app")                 # reach Streamlit: the page shows it paused
+    if run.push and source is not None and source.fallback:
+        state[live_push.pushes_key(run.key)] = False    # a part the canvas cannot draw:
+        state[k["push_off"]] = True                     # reruns for this page from now on
+        st.rerun(scope="app")
+
+
+def _train(state: State, run: LiveRun) -> TickResult | None:
+    """This frame's training (inline) or what the worker trained since the last frame; a run
+    that reached max_total_steps pauses the page."""
+    handle, k = run.handle, run.k
+    tick, finished = None, False
+    handle.set_pace(run.spf / run.interval_s, run.max_total_steps)   # the page's interval
+    try:
+        tick, finished = advance(state, run.key, handle, run.epoch, run.spf, run.budget_s,
+                                 run.max_total_steps)
+    except TrainerBusy:
+        st.warning("The trainer is still busy with an earlier step; press Step again.",
+                   icon=":material/hourglass:")
+    except TrainerLost:
+        pass                                  # the view carries the message
+    if finished and state.get(k["handle"]) is handle:
+        state[k["playing"]] = False
+        handle.pause()
+        st.rerun(scope="app")
+    return tick
+
+
+def _fetch_view(state: State, run: LiveRun) -> TrainerView | None:
+    """The view to draw, or None after saying why there is none (busy, or the trainer lost
+    with its message shown and Play disabled)."""
+    handle, k = run.handle, run.k
+    try:
+        view = handle.view(FIRST_VIEW_WAIT_S) if run.pending else handle.view()
+    except TrainerBusy:
+        st.info("The trainer is busy; the picture updates on the next frame.",
+                icon=":material/hourglass:")
+        return None
+    if run.pending and not run.playing:
+        st.rerun(scope="app")                 # the first picture is here: no more polling
+    state[k["view"]] = view
+    if view.error is not None:
+        if state.get(k["playing"]):           # the buttons say what is true: Play, disabled
             state[k["playing"]] = False
             handle.pause()
             st.rerun(scope="app")
-        try:
-            view = handle.view(FIRST_VIEW_WAIT_S) if pending else handle.view()
-        except TrainerBusy:
-            st.info("The trainer is busy; the picture updates on the next frame.",
-                    icon=":material/hourglass:")
-            return
-        if pending and not playing:
-            st.rerun(scope="app")             # the first picture is here: no more polling
-        state[k["view"]] = view
-        if view.error is not None:
-            if state.get(k["playing"]):       # the buttons say what is true: Play, disabled
-                state[k["playing"]] = False
-                handle.pause()
-                st.rerun(scope="app")
-            st.error(view.error, icon=":material/error:")
-            return
-        status = st.container() if push else _status_line(view, tick)
-        ctx = live_push.FrameContext(state, key, handle, push=push,
-                                     probe=not push and live_push.enabled(mode)
-                                     and not state.get(k["push_off"]),
-                                     classroom=session.classroom(), make_source=make_source,
-                                     present_px=present_px)
-        with live_frame(playing and handle.playing), live_push.frame_context(ctx), \
-                rows_above(screen.LIVE_ROW_PX):
-            draw(view, tick)
-            if push:                          # the status line above, pushed like the parts
-                with status:
-                    if ctx.registered is not None:
-                        live_push.mount(ctx, live_push.STATUS_SLOT,
-                                        Caption(status_text(view, tick)).payload(ctx.classroom))
-                    else:
-                        _status_line(view, tick)
-        if playing and not push and state.get(live_push.pushes_key(key)):
-            st.rerun(scope="app")             # its parts are drawable: fetch frames from now on
+        st.error(view.error, icon=":material/error:")
+        return None
+    return view
 
-    _frame()
-    return state.get(k["view"])
+
+def _draw_frame(state: State, run: LiveRun, view: TrainerView, tick: TickResult | None,
+                draw: Callable[[TrainerView, TickResult | None], None]) -> None:
+    """The status line and the page's `draw`, as Streamlit elements or pushed as parts."""
+    handle, k, classroom = run.handle, run.k, session.classroom()
+    push_enabled = live_push.enabled(trainer_mode())
+
+    def make_source(parts) -> live_push.Source:
+        ctx = get_script_run_ctx(suppress_warning=True)
+        return live_push.Source(handle=handle, parts=parts, who=_who(run.key),
+                                session_id=ctx.session_id if ctx is not None else None,
+                                base_interval_s=run.base, classroom=classroom,
+                                max_total_steps=run.max_total_steps, status=status_text,
+                                present_px=run.present_px)
+
+    status = st.container() if run.push else _status_line(view, tick)
+    ctx = live_push.FrameContext(state, run.key, handle, push=run.push,
+                                 probe=not run.push and push_enabled
+                                 and not state.get(k["push_off"]),
+                                 classroom=classroom, make_source=make_source,
+                                 present_px=run.present_px)
+    with live_frame(run.playing and handle.playing), live_push.frame_context(ctx), \
+            rows_above(screen.LIVE_ROW_PX):
+        draw(view, tick)
+        if run.push:                          # the status line above, pushed like the parts
+            with status:
+                if ctx.registered is not None:
+                    live_push.mount(ctx, live_push.STATUS_SLOT,
+                                    Caption(status_text(view, tick)).payload(ctx.classroom))
+                else:
+                    _status_line(view, tick)
+    if run.playing and not run.push and state.get(live_push.pushes_key(run.key)):
+        st.rerun(scope="app")                 # its parts are drawable: fetch frames from now on
 
 
 def _who(key: str) -> tuple[str, str]:

@@ -296,7 +296,7 @@ def _frame(source: Source) -> dict:
         BUDGET.gone(source.who)
         return {"slots": {}, "next_ms": next_ms, "rerun": True}
     try:
-        tick = handle.tick(0, 0.0, 0)          # worker modes: what it trained since last time
+        tick = handle.tick(max_steps=0, budget_s=0.0, epoch=0)   # worker modes: what it trained since
         view = handle.view()
     except TrainerBusy:
         return {"slots": {}, "next_ms": next_ms, "rerun": False}

@@ -369,13 +369,12 @@ def equi_view(panel) -> None:
 
 
 SLUG = "convolution"
-VIEWS = [View(key, title, draw) for key, title, draw in [
-    ("conv", "Convolution", conv_view),
-    ("slide", "Sliding window", slide_view),
-    ("rf", "Receptive field", rf_view),
-    ("erf", "Effective field", erf_view),
-    ("maps", "Feature maps", maps_view),
-    ("equi", "Equivariance", equi_view)]]
+VIEWS = [View("conv", "Convolution", conv_view),
+         View("slide", "Sliding window", slide_view),
+         View("rf", "Receptive field", rf_view),
+         View("erf", "Effective field", erf_view),
+         View("maps", "Feature maps", maps_view),
+         View("equi", "Equivariance", equi_view)]
 
 if __name__ == "__main__":
     topic_page("convolution", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,

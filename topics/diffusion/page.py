@@ -384,15 +384,11 @@ def langevin_view(panel) -> None:
 
 
 
-def views(*specs: tuple[str, str, Any]) -> list[View]:
-    return [View(key, title, draw) for key, title, draw in specs]
-
-
-VIEWS = views(("forward", "Forward", forward_view),
-              ("reverse", "Reverse", reverse_view),
-              ("quality", "Steps vs quality", quality_view),
-              ("train", "Train", train_view),
-              ("langevin", "Langevin", langevin_view))
+VIEWS = [View("forward", "Forward", forward_view),
+         View("reverse", "Reverse", reverse_view),
+         View("quality", "Steps vs quality", quality_view),
+         View("train", "Train", train_view),
+         View("langevin", "Langevin", langevin_view)]
 
 if __name__ == "__main__":
     _seed = session.seed()

@@ -245,13 +245,9 @@ def wasserstein_view(panel) -> None:
 
 
 
-def views(*specs: tuple[str, str, Any]) -> list[View]:
-    return [View(key, title, draw) for key, title, draw in specs]
-
-
-VIEWS = views(("train", "Train a GAN", train_view),
-              ("dirac", "Dirac-GAN", dirac_view),
-              ("wasserstein", "Why Wasserstein", wasserstein_view))
+VIEWS = [View("train", "Train a GAN", train_view),
+         View("dirac", "Dirac-GAN", dirac_view),
+         View("wasserstein", "Why Wasserstein", wasserstein_view)]
 
 if __name__ == "__main__":
     topic_page("gan", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,

@@ -315,11 +315,10 @@ def cell_view(panel) -> None:
                 "2 → 0.88 (5 steps), 4 → 0.98 (38 steps).")
 
 
-VIEWS = [View(key, title, draw) for key, title, draw in [
-    ("gates", "Gates", gates_view),
-    ("flow", "Gradient flow", flow_view),
-    ("train", "Train: RNN vs LSTM", train_view),
-    ("cell", "A single cell", cell_view)]]
+VIEWS = [View("gates", "Gates", gates_view),
+         View("flow", "Gradient flow", flow_view),
+         View("train", "Train: RNN vs LSTM", train_view),
+         View("cell", "A single cell", cell_view)]
 
 if __name__ == "__main__":
     topic_page("lstm_gating", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,
