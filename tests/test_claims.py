@@ -26,8 +26,8 @@ def test_claims_exist():
 # ---------------------------------------------------------------- texts the figure contradicted
 # Each text below was false on screen; its claim now measures what the figure shows.
 def _page(slug):
-    from ui.claims import skeleton_module
-    return skeleton_module(slug)
+    from ui.claims import page_module
+    return page_module(slug)
 
 
 def _whats(item):

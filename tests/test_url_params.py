@@ -9,7 +9,7 @@ import pytest
 
 from tests.apptest import run_app
 from ui import url_check
-from ui.claims import skeleton_module
+from ui.claims import page_module
 from ui.sidebar import SEED
 from ui.topics import TOPICS
 
@@ -20,7 +20,7 @@ BAD = ["nan", "NaN", "inf", "-inf", "1e400", "-1e400", "-0", "1" * 400, "-" + "9
 def _controls():
     out = [("sidebar", SEED)]
     for t in TOPICS:
-        state = skeleton_module(t.slug).STATE
+        state = page_module(t.slug).STATE
         out += [(t.slug, state[k]) for k in state if state[k].url]
     return out
 
@@ -109,7 +109,7 @@ PAGE_LOADS = ["gradient_descent", "gan", "backpropagation", "vae"]
 
 @pytest.mark.parametrize("slug", PAGE_LOADS)
 def test_a_page_with_every_parameter_bad_loads_and_says_so(slug):
-    state = skeleton_module(slug).STATE
+    state = page_module(slug).STATE
     keys = [k for k in state if state[k].url]
     # nan .. -1e400; a text box gets 10 kB (a short bad text is the page's own message to give)
     query = {k: "x" * 10_000 if state[k].kind == "text" else BAD[i % 6]

@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from ui.claims import page_module
 from ui.lesson_format import ID_PATTERN, Lesson, LessonError, parse, validate
 from ui.lesson_measures import MEASURES
 from ui.topics import ROOT, TOPICS_BY_SLUG
@@ -37,11 +38,9 @@ class PageModules(Mapping[str, Any]):
 
 @functools.cache
 def _page_module(slug: str):
-    from ui.claims import skeleton_module
-    module = skeleton_module(slug)
-    if module is None:
+    if slug not in TOPICS_BY_SLUG:
         raise KeyError(slug)
-    return module
+    return page_module(slug)
 
 
 PAGES = PageModules()

@@ -19,13 +19,13 @@ import pytest
 
 from tests.e2e.conftest import ROOT, SCREENSHOTS
 from tests.e2e.screen_checks import look
-from ui.claims import skeleton_module
+from ui.claims import page_module
 from ui.page_keys import preset_key, tour_key
 from ui.topics import TOPICS
 
 pytestmark = pytest.mark.e2e
 
-SKELETON = [t for t in TOPICS if skeleton_module(t.slug) is not None]
+SKELETON = list(TOPICS)
 SERVER_LOG = ROOT / "tests" / "e2e" / "_server.log"      # conftest.server_url writes it
 SIZES = {"laptop": (1400, 900, False)}     # the projector: test_walk_every_preset_step_and_tab
 WALK_SHOTS = Path(os.environ.get("DLPLAY_WALK_SHOTS",
@@ -224,7 +224,7 @@ def test_walk_every_preset_step_and_tab(context_factory, server_url, topic):
     >= 45% of it, "Show me" on the screen, no text over text, nothing clipped
     (tests/e2e/screen_checks.py); no error box and no traceback in the server's log.
     Screenshots of every state: $DLPLAY_WALK_SHOTS (default: a folder in the temp dir)."""
-    module = skeleton_module(topic.slug)
+    module = page_module(topic.slug)
     WALK_SHOTS.mkdir(parents=True, exist_ok=True)
     log_start = SERVER_LOG.stat().st_size if SERVER_LOG.exists() else 0
     page = context_factory(1280, 720).new_page()

@@ -17,7 +17,7 @@ from PIL import Image
 from engine import conv
 from tests.apptest import (chart_figure, choose_preset, metric, open_page, open_view,
                            plotly_array, rerun_fragment, show_step)
-from topics.convolution import page
+from topics.convolution import compute, page
 from topics.convolution import figures as figs
 from ui.page_keys import view_key
 
@@ -108,16 +108,16 @@ def test_receptive_field_presets_in_order_show_the_centre_output():
                            ("7×7 vs three 3×3", "three 3x3", 32)]:
         choose_preset(at, SLUG, name)
         _ok(at)
-        c = page.centre_of(stack, n)
+        c = compute.centre_of(stack, n)
         assert (at.slider(key="cv_out_row").value, at.slider(key="cv_out_col").value) == (c, c)
     # the WaveNet output (17 x 17 at n = 32) is at (8, 8), not (0, 0)
-    assert page.centre_of("dilated 1-2-4-8 (WaveNet, k=2)", 32) == 8
+    assert compute.centre_of("dilated 1-2-4-8 (WaveNet, k=2)", 32) == 8
     # tour step 6 after a stack with a larger output: the row is clamped, no crash
     at = _open({"cv_stack": "three 3x3", "cv_rf_n": "64"}, view="rf")
     at.slider(key="cv_out_row").set_value(40).run()
     show_step(at, SLUG, 5)
     _ok(at)
-    assert at.slider(key="cv_out_row").value == page.centre_of("strided 6-layer", 64)
+    assert at.slider(key="cv_out_row").value == compute.centre_of("strided 6-layer", 64)
 
 
 def test_receptive_field_view():

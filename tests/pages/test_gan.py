@@ -12,7 +12,9 @@ from streamlit.testing.v1 import AppTest
 from engine.gan import LIVE_DEFAULTS, PRETRAINED, TRAINER_DEFAULTS
 from tests.apptest import (chart_figure, choose_preset, metric, open_page, open_view,
                            plotly_array, show_step)
+from topics.gan.compute import settings_of
 from topics.gan.summary import badges_of
+from topics.gan.tour import BIG
 
 PAGE = "topics/gan/page.py"
 SLUG = "gan"
@@ -57,10 +59,10 @@ def test_engine_kwargs_are_derived_from_the_state_table_both_ways():
     for kwargs in (TRAINER_DEFAULTS, LIVE_DEFAULTS,
                    {**TRAINER_DEFAULTS, "loss": "wgan-gp", "g_hidden": (16, 16, 16),
                     "d_hidden": (256,), "unrolled_steps": 3, "pack": 2, "lr_d": 3e-4}):
-        s = g.STATE.resolve(g.settings_of("5x5 grid", 0.1, kwargs))
+        s = g.STATE.resolve(settings_of("5x5 grid", 0.1, kwargs))
         assert g.trainer_kwargs(s) == kwargs
-        assert g.settings_of("5x5 grid", 0.1, g.trainer_kwargs(s)) == {
-            k: s[k] for k in g.settings_of("5x5 grid", 0.1, kwargs)}
+        assert settings_of("5x5 grid", 0.1, g.trainer_kwargs(s)) == {
+            k: s[k] for k in settings_of("5x5 grid", 0.1, kwargs)}
     assert g.trainer_kwargs(g.STATE.defaults) == LIVE_DEFAULTS
     collapse = g.STATE.resolve(g.PRESETS["Collapse: one-layer D, one blob"].settings)
     for name, key, value in (("Cure 1: unroll D (k = 5)", "gan_unroll", 5),
@@ -228,7 +230,7 @@ def test_long_curves_are_drawn_as_block_means():
 
 def test_trainer_defaults_match_the_big_presets():
     g = _module()
-    assert g.trainer_kwargs(g.STATE.resolve(g.BIG)) == TRAINER_DEFAULTS
+    assert g.trainer_kwargs(g.STATE.resolve(BIG)) == TRAINER_DEFAULTS
 
 
 def test_export_is_built_only_when_asked_for():

@@ -9,7 +9,7 @@ import pytest
 
 from tests.apptest import (chart_figure, choose_preset, metric, open_page, open_view, plotly_array,
                            show_step)
-from topics.generalization import page
+from topics.generalization import compute, page
 from ui.page_keys import view_key
 
 PAGE = "topics/generalization/page.py"
@@ -55,7 +55,7 @@ def test_train_to_1000_shows_the_gap_the_preset_names():
     at.button(key="gen_overfit__to1000").click().run()
     assert not at.exception
     gap = float(metric(at, "Gap"))
-    assert gap == pytest.approx(page.gap_at(page.STATE.resolve({})), abs=0.006)   # shown to 2 decimals
+    assert gap == pytest.approx(compute.gap_at(page.STATE.resolve({})), abs=0.006)   # shown to 2 decimals
     assert gap >= 0.15
     fig = chart_figure(at, "gen_overfit_fig")
     val = _traces(fig, "validation")[0]

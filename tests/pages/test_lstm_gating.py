@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from engine import recurrent as R
 from tests.apptest import (chart_figure, chart_titles, choose_preset, metric, open_page,
                            open_view, show_step)
-from topics.lstm_gating import page
+from topics.lstm_gating import compute, page
 from ui.page_keys import tour_key, view_key
 
 PAGE = "topics/lstm_gating/page.py"
@@ -57,12 +57,12 @@ def test_defaults_show_a_trained_lstm_answering_correctly():
 
 
 def test_shipped_nets_meta_and_accuracy_per_delay():
-    net, meta = R.load_net(page.WEIGHTS / "lstm_gating_lstm.pt")
+    net, meta = R.load_net(compute.WEIGHTS / "lstm_gating_lstm.pt")
     assert tuple(meta["delays"]) == page.DELAYS
     acc = R.accuracy_by_length(net, "delayed_recall", [2, 3, 7, 22, 41, 59], n=256,
                                distract=1.0)
     assert acc.min() >= 0.95, acc                    # delays between the checked ones too
-    rnn, _ = R.load_net(page.WEIGHTS / "lstm_gating_rnn.pt")
+    rnn, _ = R.load_net(compute.WEIGHTS / "lstm_gating_rnn.pt")
     assert R.accuracy_by_length(rnn, "delayed_recall", [2, 40], n=256, distract=1.0).max() < 0.45
 
 
@@ -172,7 +172,7 @@ def test_show_me_clicked_inside_the_view_fragment_opens_the_steps_view():
 def test_a_corrupt_shipped_file_warns_and_shows_an_untrained_net(tmp_path, monkeypatch):
     from ui import shipped_models
     for name in ("lstm_gating_lstm.pt", "lstm_gating_rnn.pt"):
-        data = (page.WEIGHTS / name).read_bytes()
+        data = (compute.WEIGHTS / name).read_bytes()
         (tmp_path / name).write_bytes(data[: len(data) // 3])
     monkeypatch.setattr(shipped_models, "WEIGHTS", tmp_path)
     at = _page()

@@ -168,7 +168,8 @@ def test_figure_outlines_and_surface_follow_the_partition():
 def test_arrangement_count_is_an_independent_count():
     """The one-layer claim compares the exact partition with Euler's count for lines: a
     different computation (a broken partition would fail it)."""
-    from topics.relu_regions.page import STATE, arrangement_count, partition_of
+    from topics.relu_regions.compute import arrangement_count, partition_of
+    from topics.relu_regions.page import STATE
     for width, box in ((8, 2.0), (5, 4.0), (12, 1.0)):
         s = STATE.resolve({"rr_depth": 1, "rr_width": width, "rr_box": box})
         assert partition_of(s).count == arrangement_count(s)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ui.claims import skeleton_module
+from ui.claims import page_module
 from ui.page import View
 from ui.state import StateTable
 from ui.topics import ROOT, TOPICS
@@ -15,7 +15,7 @@ READY = list(TOPICS)
 
 
 def _module(slug):
-    module = skeleton_module(slug)
+    module = page_module(slug)
     assert module is not None, f"{slug} is not on the page skeleton (docs/ADDING_A_PAGE.md)"
     return module
 

@@ -17,8 +17,8 @@ from engine import conv
 from topics.convolution import figures as figs
 from ui import session
 from ui.autoplay import Autoplay
-from topics.convolution.compute import (  # noqa: F401 (read as page.<name> by tests)
-    FM_LAYERS, DIGITS_ERF_SEEDS, centre_of, image_of, gray_of, geometry, output_of,
+from topics.convolution.compute import (
+    FM_LAYERS, DIGITS_ERF_SEEDS, image_of, gray_of, geometry, output_of,
     frames_of, out_index, erf_of, digits_erf, peak_to_mean, digits_test_accuracy,
     digits_concentration_ratio, _digits, _digits_cnn, slide_input, wrap_note)
 from topics.convolution.controls import (

@@ -25,12 +25,12 @@ from engine.gan.reads import (SMOOTH_CHECKS, build_trainer, coverage_table_of, e
                                  frame_of, smoothed_modes, step_part)
 from ui import session
 from ui.claims import format_number
-from topics.gan.compute import (  # noqa: F401 (settings_of: read as page.settings_of)
-    UPLOAD, STEPS_PER_FRAME, FRAME_INTERVAL_S, DIRAC_LOSSES, STATE, settings_of, trainer_kwargs,
+from topics.gan.compute import (
+    UPLOAD, STEPS_PER_FRAME, FRAME_INTERVAL_S, DIRAC_LOSSES, STATE, trainer_kwargs,
     dirac_runs)
 from topics.gan.figures import dirac_figure, live_figures, wasserstein_figure
 from topics.gan.summary import coverage_badges, losses_line, pretrained_note, summary_html
-from topics.gan.tour import BIG, PRESETS, STEPS  # noqa: F401 (BIG: read as page.BIG)
+from topics.gan.tour import PRESETS, STEPS
 from live.controls import live_training, read_trainer
 from live.push import live_parts, place_all
 from ui.on_demand import on_demand

@@ -21,9 +21,9 @@ from engine import generalization
 from engine.generalization import reads
 from topics.generalization import figures as figs
 from ui import session
-from topics.generalization.compute import (  # noqa: F401 (gap_at: read as page.gap_at)
+from topics.generalization.compute import (
     TOY_SETS, TOY_LABELS, OPT_LABELS, LRS, L2S, WDS, COEFS, RIDGES, NAMED_STEP, RANDOM_STEP,
-    GRID_RES, LABEL_NOISE, _fmt, overfit_config, random_configs, decay_configs, gap_at, curves_of)
+    GRID_RES, LABEL_NOISE, _fmt, overfit_config, random_configs, decay_configs, curves_of)
 from topics.generalization.tour import PRESETS, STEPS
 from live.controls import live_training, read_trainer
 from live.push import live_parts, place_all

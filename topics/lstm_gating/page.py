@@ -19,8 +19,8 @@ from ui import session
 from ui import shipped_models
 from live.controls import live_training
 from live.push import live_parts, place
-from topics.lstm_gating.compute import (  # noqa: F401 (WEIGHTS: read as page.WEIGHTS)
-    DELAYS, WEIGHTS, KINDS, K, HIDDEN, CHECK_DELAYS, PROBE, FLOW_LAG, GATE_TITLES,
+from topics.lstm_gating.compute import (
+    DELAYS, KINDS, K, HIDDEN, CHECK_DELAYS, PROBE, FLOW_LAG, GATE_TITLES,
     load_shipped, shipped_problem, lstm_net, clamps_of, input_of, trace_of, storing_units,
     unit_of, accuracy_by_delay, flows_of, cell_trace_of, clamped_note)
 from topics.lstm_gating.tour import PRESETS, STEPS

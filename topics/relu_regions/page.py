@@ -19,8 +19,8 @@ from live.controls import live_training
 from live.push import live_parts, place
 from live.parts import Caption, Figure, Info, Metrics
 from ui.page import View, topic_page, user_errors
-from topics.relu_regions.compute import (  # noqa: F401 (arrangement_count, partition_of: tests)
-    arrangement_count, partition_of, BUDGETS, BUDGET_SEEDS, COUNT_EVERY, LRS, OUTPUTS,
+from topics.relu_regions.compute import (
+    BUDGETS, BUDGET_SEEDS, COUNT_EVERY, LRS, OUTPUTS,
     SLOW_UNITS, box_of, budget_of, make_trainer, net_of, sawtooth_caption, sawtooth_of,
     widths_of)
 from topics.relu_regions.tour import PRESETS, STEPS
