@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from engine.vae import VAETrainer
 from tests.apptest import (chart_figure, choose_preset, click_chart, metric, open_page,
                            open_view, plotly_array, rerun_fragment, show_step)
-from topics.vae.figures import replay_extent
+from topics.vae.compute import replay_extent
 
 REPLAY = "vae_replay_player"      # the replay's fragment key
 SLUG = "vae"

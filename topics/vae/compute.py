@@ -14,10 +14,10 @@ import torch
 from engine.vae import reads
 from engine.vae import (VAETrainer, curved_manifold, fit_autoencoder_2d, fit_q,
                         pca_reconstruct, shipped_name, toy_z_grid, true_posterior)
+from engine.vae import LatentGrid
 from engine.vae.shipped import SHIPPED
 from engine.weights import WeightsError
 from ui.topics import ROOT
-from topics.vae.figures import replay_extent
 
 # ----------------------------------------------------------------------------- constants
 WEIGHTS = ROOT / "assets" / "weights"
@@ -42,6 +42,21 @@ def _shipped_state(name: str) -> dict | None:
         return reads.shipped_state(str(WEIGHTS / name))
     except WeightsError:
         return None
+
+
+def latent_extent(means: np.ndarray, grid: LatentGrid | None = None, floor: float = 3.5) -> float:
+    """Half-width of a symmetric square view holding 99 % of the points and the grid."""
+    r = float(np.percentile(np.abs(means), 99)) if means.size else floor
+    if grid is not None and grid.zx.size:
+        r = max(r, float(np.abs(grid.zx).max()), float(np.abs(grid.zy).max()))
+    return 1.08 * max(r, floor if np.isfinite(r) else floor)
+
+
+def replay_extent(frames: list[np.ndarray]) -> float:
+    """One half-width for every frame of a replay: the largest latent_extent of the frames
+    (each (n, 2)), so the axes do not move while the points do and every frame keeps 99 % of
+    its points in view."""
+    return max((latent_extent(f) for f in frames), default=latent_extent(np.zeros((0, 2))))
 
 
 def digits():
@@ -233,7 +248,7 @@ def ae_over_pca(s: Mapping[str, Any], seed: int, which: str) -> float:
 
 # ---- the replay
 @st.cache_data(show_spinner=False, max_entries=8)
-def _replay_extent(key: tuple, _frames: list[np.ndarray]) -> float:
+def cached_replay_extent(key: tuple, _frames: list[np.ndarray]) -> float:
     return replay_extent(_frames)
 
 

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from engine.vae import LatentGrid, Reconstruction, ToyELBO, tile
 from ui.fastfig import LEGEND_BELOW, f32, plain_figure
 from ui.theme import COLORWAY
+from topics.vae.compute import latent_extent
 
 INK = [[0.0, "white"], [1.0, "black"]]
 PAD = 1
@@ -45,21 +46,6 @@ def _image_figure(trace: dict, title: str, height: int | None = None, xaxis: dic
     if height:
         layout["height"] = height
     return plain_figure([trace], layout)
-
-
-def latent_extent(means: np.ndarray, grid: LatentGrid | None = None, floor: float = 3.5) -> float:
-    """Half-width of a symmetric square view holding 99 % of the points and the grid."""
-    r = float(np.percentile(np.abs(means), 99)) if means.size else floor
-    if grid is not None and grid.zx.size:
-        r = max(r, float(np.abs(grid.zx).max()), float(np.abs(grid.zy).max()))
-    return 1.08 * max(r, floor if np.isfinite(r) else floor)
-
-
-def replay_extent(frames: list[np.ndarray]) -> float:
-    """One half-width for every frame of a replay: the largest latent_extent of the frames
-    (each (n, 2)), so the axes do not move while the points do and every frame keeps 99 % of
-    its points in view."""
-    return max((latent_extent(f) for f in frames), default=latent_extent(np.zeros((0, 2))))
 
 
 def lattice(xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -31,7 +31,7 @@ from ui.state import Control, StateTable
 from topics.vae.compute import (
     MODELS, BETAS, LATENT_DIMS, STARTS, SPAN_CHOICES, Z_LIMIT, REPLAY_SPEEDS, digits,
     deterministic_of, dims_of, shipped_file, trainer_factory, trainer_config, span_of,
-    posterior_modes, autoencoders, _replay_extent, delivered_rate, shipped_jobs)
+    posterior_modes, autoencoders, cached_replay_extent, delivered_rate, shipped_jobs)
 from topics.vae.figures import (digit_png, grid_figure, grid_png, latent_scatter, loss_curves,
                              manifold_figure, strip_figure, toy_bars_figure,
                              toy_marginal_figure, toy_posterior_figure)
@@ -297,7 +297,7 @@ def replay_view(panel) -> None:
         playing = PLAYER.button(st, "vae_snap_play", last)
     if not playing:
         st.session_state[SNAP_TICKS] = []
-    extent = _replay_extent((len(snaps), snaps[-1][0], hash(snaps[-1][1].tobytes()), dims),
+    extent = cached_replay_extent((len(snaps), snaps[-1][0], hash(snaps[-1][1].tobytes()), dims),
                             [m[:, list(dims)] for _, m in snaps])
 
     @st.fragment(run_every=1 / speed if playing else None, key=REPLAY_FRAGMENT)
