@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from topics.attention import lm_compute
-from ui.claims import Claim
+from ui.claims import YES_NO, Claim
 from ui.widgets import Preset, Step
 
 VIEW = "real"
@@ -28,28 +28,31 @@ PREVIOUS, NEXT, SINK = _head(1, 3), _head(2, 9), _head(5, 6, lm_compute.VIEWS[1]
 MASKING = _head(6, 12, lm_compute.VIEWS[1])
 
 C_PREVIOUS = (
-    Claim("layer 1 · head 3: type", lambda s: float(lm_compute.head_type_of(s) == "previous"), lo=1),
+    Claim("layer 1 · head 3 is a previous-token head",
+          lambda s: float(lm_compute.head_type_of(s) == "previous"), lo=1, fmt=YES_NO),
     Claim("previous-token score, typed sentence",
           lambda s: lm_compute.selected_score(s, "previous", typed=True), lo=0.95),
     Claim("previous-token score, mean of the 8 built-in sentences",
           lambda s: lm_compute.selected_score(s, "previous"), lo=0.95),
     Claim("previous-token score, lowest built-in sentence",
           lambda s: lm_compute.worst_sentence_score(s, "previous"), lo=0.95),
-    Claim("it is the strongest previous-token head", _is_best("previous"), lo=1),
+    Claim("it is the strongest previous-token head of the 72", _is_best("previous"), lo=1,
+          fmt=YES_NO),
     Claim("toy lookup transformer's layer-1 previous-token weight",
           lambda s: lm_compute.toy_previous_token(), lo=0.9))
 C_NEXT = (
-    Claim("layer 2 · head 9: type", lambda s: float(lm_compute.head_type_of(s) == "next"), lo=1),
+    Claim("layer 2 · head 9 is a next-token head",
+          lambda s: float(lm_compute.head_type_of(s) == "next"), lo=1, fmt=YES_NO),
     Claim("next-token score, mean of the 8 built-in sentences",
           lambda s: lm_compute.selected_score(s, "next"), lo=0.6, hi=0.75),
     Claim("next-token score, lowest built-in sentence",
           lambda s: lm_compute.worst_sentence_score(s, "next"), lo=0.55),
-    Claim("it is the strongest next-token head", _is_best("next"), lo=1))
+    Claim("it is the strongest next-token head of the 72", _is_best("next"), lo=1, fmt=YES_NO))
 C_SINK = (
     Claim("heads of type sink (of 72)", lambda s: lm_compute.type_counts()["sink"], lo=30, hi=42),
     Claim("layer 5 · head 6: weight on [CLS]/[SEP], mean of the 8 sentences",
           lambda s: lm_compute.selected_score(s, "sink"), lo=0.85),
-    Claim("it is the strongest sink head", _is_best("sink"), lo=1))
+    Claim("it is the strongest sink head of the 72", _is_best("sink"), lo=1, fmt=YES_NO))
 C_MASKING = (
     Claim("layer of the head whose masking changes the embedding most",
           lambda s: lm_compute.top_masked(s, 1)[0][0], lo=6, hi=6),
