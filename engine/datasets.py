@@ -24,7 +24,7 @@ class ToyData:
     weights: np.ndarray | None = None  # (k,) mixture weights, when it is a mixture
 
 
-def _mixture(centers: np.ndarray, n: int, std: float, seed: int,
+def gaussian_mixture(centers: np.ndarray, n: int, std: float, seed: int,
              weights: np.ndarray | None = None) -> ToyData:
     """x = centers[c] + std * e, c ~ Categorical(weights), e ~ N(0, I)."""
     rng = numpy_rng(seed)
@@ -43,7 +43,7 @@ def ring(n: int = 1000, seed: int = 0, noise: float = 0.05, k: int = 8,
         raise ValueError("ring needs k >= 1 modes")
     angle = 2 * np.pi * np.arange(k) / k
     centers = radius * np.stack([np.cos(angle), np.sin(angle)], 1)
-    return _mixture(centers, n, noise, seed)
+    return gaussian_mixture(centers, n, noise, seed)
 
 
 def grid(n: int = 1000, seed: int = 0, noise: float = 0.05, k: int = 5,
@@ -53,7 +53,7 @@ def grid(n: int = 1000, seed: int = 0, noise: float = 0.05, k: int = 5,
         raise ValueError("grid needs k >= 1")
     ticks = (np.arange(k) - (k - 1) / 2) * spacing
     centers = np.stack(np.meshgrid(ticks, ticks), -1).reshape(-1, 2)
-    return _mixture(centers, n, noise, seed)
+    return gaussian_mixture(centers, n, noise, seed)
 
 
 def two_moons(n: int = 1000, seed: int = 0, noise: float = 0.05) -> ToyData:

@@ -8,7 +8,9 @@ app's modules, those inside functions included:
   function counts: it is still a circle a reader has to untangle);
 - topic folders never import each other (topics/<a>/ never imports topics/<b>/);
 - the worker side of live/ (what runs in a worker process) imports neither ui/ nor a UI
-  library: a worker never loads Streamlit or Plotly."""
+  library: a worker never loads Streamlit or Plotly;
+- a private name (_x) is imported only within its own package (an engine or topic package,
+  or one of live/ and ui/)."""
 from __future__ import annotations
 
 import ast
@@ -138,8 +140,30 @@ def test_the_worker_side_loads_no_ui(module):
     assert all(m in WORKER_SIDE or not m.startswith("live.") for m in ours), sorted(ours)
 
 
+def package_of(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] in ("engine", "topics") else parts[0]
+
+
+def test_no_private_name_is_imported_from_another_package():
+    mods = app_modules()
+    crossing = []
+    for module, path in mods.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not node.module or node.level:
+                continue
+            source = _resolve(node.module, mods)
+            private = [a.name for a in node.names
+                       if a.name.startswith("_") and not a.name.startswith("__")]
+            if source and private and package_of(source) != package_of(module):
+                crossing.append((module, source, private))
+    assert not crossing, crossing
+
+
 def test_the_checks_catch_a_circle_and_an_upward_import():
     graph = {"ui.a": {"ui.b"}, "ui.b": {"live.c"}, "live.c": {"ui.a"}, "engine.d": set()}
     assert circles(graph) == [["live.c", "ui.a", "ui.b"]]
     assert rank("ui.b") < rank("live.c") and rank("engine.d") < rank("ui.a")
     assert rank("app") > rank("topics.gan.page")
+    assert package_of("engine.gan.nets") == "engine.gan" != package_of("engine.datasets")
+    assert package_of("live.push") == package_of("live.controls") == "live"

@@ -7,7 +7,7 @@ from typing import Callable
 
 import numpy as np
 
-from engine.datasets import DATASETS, ToyData, _mixture, parse_points_csv as parse_csv
+from engine.datasets import DATASETS, ToyData, gaussian_mixture, parse_points_csv as parse_csv
 
 
 def weighted_mixture(n: int = 1000, seed: int = 0, noise: float = 0.25, k: int = 3,
@@ -20,7 +20,7 @@ def weighted_mixture(n: int = 1000, seed: int = 0, noise: float = 0.25, k: int =
     centers = radius * np.stack([np.cos(angle), np.sin(angle)], 1)
     w = np.full(k, (1 - first_weight) / (k - 1))
     w[0] = first_weight
-    return _mixture(centers, n, noise, seed, w)
+    return gaussian_mixture(centers, n, noise, seed, w)
 
 
 def two_mode_gap(n: int = 1000, seed: int = 0, noise: float = 0.5, gap: float = 8.0,
@@ -28,7 +28,7 @@ def two_mode_gap(n: int = 1000, seed: int = 0, noise: float = 0.5, gap: float = 
     """Two Gaussians at (-gap/2, 0) and (+gap/2, 0), weights (first_weight, 1 - first_weight):
     the Langevin demo."""
     centers = np.array([[-gap / 2, 0.0], [gap / 2, 0.0]])
-    return _mixture(centers, n, noise, seed, np.array([first_weight, 1 - first_weight]))
+    return gaussian_mixture(centers, n, noise, seed, np.array([first_weight, 1 - first_weight]))
 
 
 DIFFUSION_DATA: dict[str, Callable[..., ToyData]] = {
