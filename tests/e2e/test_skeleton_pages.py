@@ -203,16 +203,23 @@ def _visit(page, topic, where: str, problems: list, covers: dict, show_key=None)
     settle(page)                     # ... and the rerun that sizes the figure to it ends
     no_errors(page, f"{topic.slug} / {where}")
     found, cover = look(page, show_key)
+    if found:        # a rerun that sizes the figure may still be on its way: one more look
+        page.wait_for_timeout(1500)
+        settle(page)
+        found, cover = look(page, show_key)
     covers[where] = cover
     problems += [f"{where}: {p}" for p in found]
     name = "".join(c if c.isalnum() else "_" for c in where)[:60]
     page.screenshot(path=str(WALK_SHOTS / f"{topic.slug}__{len(covers):02d}_{name}.png"))
 
 
-# A known bug, open: on the adversarial page, tour step 6's "Show me" right after step 5
-# (which opens the Robustness curves tab) leaves that tab open instead of "Why linear models
-# break". Kept visible as an expected failure until the page is fixed.
-WALK_BUGS = {"adversarial": "step 6's Show me does not leave the Robustness curves tab"}
+# Known bugs, open, on the adversarial page after tour step 5 (which opens the Robustness
+# curves tab): step 6's "Show me" left that tab open on the loaded CI machine (not reproduced
+# on a quiet one), and for a second or more after step 5's "Show me" the curves figure moves
+# (seen at y 227-708, 225-640 and 293-774 in one walk), so a look may catch it cut or under
+# 45%. Kept as an expected failure that may pass (not strict) until both are understood.
+WALK_BUGS = {"adversarial": "after step 5 the curves figure moves for a while; step 6's Show "
+                            "me may not leave the Robustness curves tab"}
 
 
 @pytest.mark.parametrize("topic", [
