@@ -106,7 +106,8 @@ def _scatter_ok(t: dict) -> bool:
     return (set(t) <= _SCATTER and set(marker) <= _MARKER and set(line) <= _LINE
             and mode in _MODES and marker.get("symbol", "circle") in _SYMBOLS
             and line.get("dash") in _DASHES and line.get("shape", "linear") in
-            {"linear", "hv", "vh", "spline"} and all(_numeric_array(t.get(a, [])) for a in "xy")
+            {"linear", "hv", "vh"} and all(_numeric_array(t.get(a, [])) for a in "xy")
+            and not t.get("connectgaps") and not marker.get("showscale")
             and (not isinstance(marker.get("size"), (list, dict)) or _numeric_array(marker["size"]))
             and (not isinstance(color, (list, tuple, dict)) or _numeric_array(color)
                  and _colorscale(marker.get("colorscale"))
@@ -142,8 +143,27 @@ def _layout_ok(layout: dict) -> bool:
             and all(isinstance(s, dict) and set(s) <= _SHAPE and s.get("type", "rect") in
                     ("line", "rect", "path", "circle") and _path_ok(s)
                     for s in layout.get("shapes", ()))
-            and all(isinstance(a, dict) and set(a) <= _ANNOTATION
-                    for a in layout.get("annotations", ())))
+            and all(isinstance(a, dict) and set(a) <= _ANNOTATION and _arrow_ok(a)
+                    for a in layout.get("annotations", ()))
+            and _legend_ok(layout.get("legend")))
+
+
+# What the canvas draws wrong is refused (Plotly draws the figure instead): splines (drawn
+# straight), connectgaps (gaps kept), a colour bar on markers, arrowheads (an arrow is a plain
+# line), and a legend placed over the plot (the canvas puts a vertical legend right of the
+# plot and a horizontal one below it).
+def _arrow_ok(annotation: dict) -> bool:
+    return annotation.get("showarrow") is False or annotation.get("arrowhead") == 0
+
+
+def _legend_ok(legend: Any) -> bool:
+    if not isinstance(legend, dict):
+        return legend is None
+    if legend.get("orientation", "v") == "h":
+        y = legend.get("y")
+        return y is None or not isinstance(y, (int, float)) or y <= 0.5
+    x = legend.get("x")
+    return x is None or not isinstance(x, (int, float)) or x >= 1
 
 
 def figure_dict(fig: go.Figure | dict) -> dict:

@@ -175,6 +175,38 @@ def test_the_js_has_a_drawer_for_every_whitelisted_trace_kind():
     assert "fetch(url," in js and "pause=1" in js and "s.src = plotlyUrl" in js
 
 
+def test_what_the_canvas_would_draw_wrong_is_left_to_plotly():
+    """Splines, connectgaps, a colour bar on markers, arrowheads and a legend over the plot
+    are refused (the canvas would draw a straight line, a gap, no bar, no head, a legend
+    beside the plot); the same figures without them are painted."""
+    line = dict(x=[0.0, 1.0, None, 3.0], y=[0.0, 2.0, None, 1.0], mode="lines")
+    refused = [
+        go.Figure(go.Scatter(**line, line=dict(shape="spline"))),
+        go.Figure(go.Scatter(**line, connectgaps=True)),
+        go.Figure(go.Scatter(x=[0.0, 1.0], y=[0.0, 1.0], mode="markers",
+                             marker=dict(color=[0.0, 1.0], colorscale=RDBU, showscale=True))),
+        go.Figure(go.Scatter(**line), dict(annotations=[dict(text="a", x=1, y=1)])),
+        go.Figure([go.Scatter(**line, name="a"), go.Scatter(**line, name="b")],
+                  dict(legend=dict(x=0.02, y=0.98))),
+        go.Figure([go.Scatter(**line, name="a"), go.Scatter(**line, name="b")],
+                  dict(legend=dict(orientation="h", y=1.02))),
+    ]
+    for fig in refused:
+        style_figure(fig)
+        assert lc.to_spec(fig) is None, fig.to_dict()["layout"].get("legend")
+    painted = [
+        go.Figure(go.Scatter(**line, line=dict(shape="hv"))),
+        go.Figure(go.Scatter(**line, connectgaps=False)),
+        go.Figure(go.Scatter(**line), dict(annotations=[dict(text="a", x=1, y=1, arrowhead=0),
+                                                        dict(text="b", x=0, y=0,
+                                                             showarrow=False)])),
+        go.Figure([go.Scatter(**line, name="a"), go.Scatter(**line, name="b")],
+                  dict(legend=dict(x=1.02, y=1))),
+    ]
+    for fig in painted:
+        _spec(fig)
+
+
 def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
     """live/canvas.js run in Node (when installed) with a recording 2-D context on figures
     covering each drawer: markers, lines, heatmap + colour bar, shapes, annotations, log and
@@ -200,7 +232,7 @@ def test_the_js_draws_every_supported_kind_without_an_error(tmp_path):
                        shapes=[dict(type="path", path="M0,0L1,1L1,0Z", fillcolor="#abc"),
                                dict(type="rect", x0=0, x1=1, y0=0, y1=1, xref="paper",
                                     yref="paper", line=dict(dash="dash"))],
-                       annotations=[dict(text="<b>a</b><br>b", x=1, y=1),
+                       annotations=[dict(text="<b>a</b><br>b", x=1, y=1, arrowhead=0),
                                     dict(text="p", x=0.5, y=1, xref="paper", yref="paper",
                                          showarrow=False)])),
         sub.figure(),
