@@ -133,6 +133,8 @@ def overfit_view(panel) -> None:
         STATE.widget("gen_dropout")
         STATE.widget("gen_l2")
         STATE.widget("gen_wd")
+        # beside the figure, not above it: on the projector the figure keeps the height
+        which = STATE.widget("gen_boundary")
         with st.expander("Network, optimizer, early stopping"):
             STATE.widget("gen_width")
             STATE.widget("gen_depth")
@@ -145,8 +147,6 @@ def overfit_view(panel) -> None:
     box = None
 
     def draw(view, tick) -> None:
-        # inside the live fragment: switching the boundary redraws this frame only
-        which = STATE.widget("gen_boundary")
         place_all(live_parts(overfit_parts, view, which=which, patience=config.patience))
 
     with panel.figure:
