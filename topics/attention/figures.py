@@ -103,7 +103,7 @@ def mechanics_figure(scores: np.ndarray, logits: np.ndarray, weights: np.ndarray
     height = max(520, 2 * (34 * n + 90) + 60)
     return go.Figure(data=data, layout=dict(
         height=height, margin=dict(l=90, r=10, t=40, b=60), annotations=notes,
-        title=dict(text="One attention head, step by step", automargin=False), **layout))
+        **layout))
 
 
 def entropy_figure(dims: Sequence[int], scaled: np.ndarray, unscaled: np.ndarray,

@@ -53,8 +53,9 @@ def image_figure(arr: np.ndarray, title: str, signed: bool | None = None,
     h, w = np.asarray(arr).shape[:2]
     uri = "data:image/png;base64," + base64.b64encode(png_bytes(arr, signed, 4)).decode()
     fig = go.Figure(go.Image(source=uri, hovertemplate="row %{y}, col %{x}<extra></extra>"))
-    fig.update_layout(title=f"{title}  ({h}×{w})", height=height,
-                      margin=dict(l=10, r=10, t=40, b=10))
+    # the size as a subtitle: on the projector a one-line title ran past a narrow column
+    fig.update_layout(title=dict(text=title, subtitle=dict(text=f"{h}×{w} pixels")),
+                      height=height, margin=dict(l=10, r=10, t=64, b=10))
     return _bare(fig)
 
 
@@ -122,8 +123,8 @@ def kernel_figure(kernel: np.ndarray, title: str = "Kernel") -> go.Figure:
     fig = go.Figure(_annotated_heatmap(kernel))
     fig.update_yaxes(autorange="reversed", showgrid=False, showticklabels=False, scaleanchor="x")
     fig.update_xaxes(showgrid=False, showticklabels=False)
-    fig.update_layout(title=f"{title}  (sum {float(np.sum(kernel)):.3g})", height=340,
-                      margin=dict(l=10, r=10, t=40, b=10))
+    fig.update_layout(title=dict(text=title, subtitle=dict(text=f"sum {float(np.sum(kernel)):.3g}")),
+                      height=340, margin=dict(l=10, r=10, t=64, b=10))
     return _bare(fig)
 
 
