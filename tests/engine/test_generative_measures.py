@@ -1,4 +1,4 @@
-"""engine/{gan,vae,diffusion}_measures.py: what the GAN, VAE and diffusion pages read from a
+"""engine/{gan,vae,diffusion}/reads.py: what the GAN, VAE and diffusion pages read from a
 trainer besides its snapshot (live.controls.read_trainer). Each fn survives cloudpickle (it may run
 in a worker process) and returns plain data equal to what the trainer itself computes."""
 from __future__ import annotations
