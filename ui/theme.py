@@ -12,6 +12,8 @@ figure built before this module was imported, still pays for the template assign
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -63,6 +65,10 @@ TEMPLATES = {False: make_template(False), True: make_template(True)}
 TEMPLATE_NAMES = {False: "dlplay", True: "dlplay_classroom"}
 for _classroom, _name in TEMPLATE_NAMES.items():
     pio.templates[_name] = TEMPLATES[_classroom]
+# Streamlit makes its own template plotly's default when its chart element is first loaded:
+# load it before setting ours, so the default does not depend on the order of imports.
+with contextlib.suppress(ImportError):
+    import streamlit.elements.plotly_chart  # noqa: F401
 pio.templates.default = TEMPLATE_NAMES[False]
 
 

@@ -16,6 +16,20 @@ def test_new_figures_start_with_the_light_template():
     assert fig.layout.template.layout.font.family == FONT_FAMILY
 
 
+def test_the_default_template_survives_streamlits_chart_module_loading_later():
+    """Streamlit sets plotly's default template when its chart element loads; importing the
+    theme first and Streamlit's chart module after must leave the playground's default."""
+    import subprocess
+    import sys
+    from ui.topics import ROOT
+    code = ("import ui.theme, streamlit.elements.plotly_chart, plotly.io as pio; "
+            "print(pio.templates.default)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "dlplay"
+
+
 def test_style_figure_sets_the_variant_and_copies_only_when_needed():
     light = go.Figure(go.Scatter(x=[0, 1], y=[1, 0], line=dict(width=2)))
     with mock.patch.object(go.Figure, "update_layout", wraps=light.update_layout) as upd:
