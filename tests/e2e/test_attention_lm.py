@@ -28,7 +28,8 @@ def _box(page, key: str) -> dict:
     """The chart's box once it is on the page and stays there: on the projector the figure is
     drawn again once the window's size is known (ui/viewport.py), which can detach the first
     one between the wait and the measurement."""
-    plot = page.locator(f".st-key-{key} .js-plotly-plot")
+    # .last: while the figure is redrawn the old chart and the new one are both in the slot
+    plot = page.locator(f".st-key-{key} .js-plotly-plot").last
     for _ in range(60):
         plot.wait_for(timeout=180_000)
         box = plot.bounding_box()
@@ -57,7 +58,7 @@ def test_click_on_a_small_map_enlarges_it(browser, server_url):
                           "&at_lm_view=model+view")
     box = _box(page, "at_fig_lm_model")
     assert box["y"] + box["height"] <= 720, box
-    plot = page.locator(".st-key-at_fig_lm_model .js-plotly-plot")
+    plot = page.locator(".st-key-at_fig_lm_model .js-plotly-plot").last
     layer, head, x, y = next(h for h in plot.evaluate(HEADS) if h[:2] == [6, 12])
     px, py = plot.evaluate(TO_PIXEL, [x, y])
     page.mouse.move(px, py)
