@@ -303,3 +303,21 @@ def test_shipped_default_snapshot_is_the_live_defaults_trained_and_covers_the_ri
     assert cfg == gan.trainer_config(spec.target, spec.std, spec.seed, spec.kwargs)
     assert t.steps == spec.steps == t.pretrained["steps"]
     assert t.coverage().modes_covered >= 7
+
+
+def test_rowwise_discriminator_scores_real_and_fake_rows_the_same_in_one_forward():
+    """The trainer scores [real; fake] in one forward only when D's rows are independent: the
+    result equals two forwards, and packing, minibatch std or spectral norm turn it off."""
+    import torch
+
+    from engine.gan.nets import Discriminator
+    torch.manual_seed(0)
+    d = Discriminator((16, 16))
+    real, fake = torch.randn(32, 2), torch.randn(24, 2)
+    joint = d(torch.cat([real, fake])).split([32, 24])
+    assert d.rowwise
+    torch.testing.assert_close(joint[0], d(real))
+    torch.testing.assert_close(joint[1], d(fake))
+    assert not Discriminator((16,), pack=2).rowwise
+    assert not Discriminator((16,), minibatch_std=True).rowwise
+    assert not Discriminator((16,), spectral=True).rowwise
