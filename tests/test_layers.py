@@ -145,8 +145,8 @@ def package_of(module: str) -> str:
     return ".".join(parts[:2]) if parts[0] in ("engine", "topics") else parts[0]
 
 
-def test_no_private_name_is_imported_from_another_package():
-    mods = app_modules()
+def private_crossings(mods: dict[str, Path]) -> list[tuple[str, str, list[str]]]:
+    """(importer, source, private names) for every private name imported across packages."""
     crossing = []
     for module, path in mods.items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -157,7 +157,24 @@ def test_no_private_name_is_imported_from_another_package():
                        if a.name.startswith("_") and not a.name.startswith("__")]
             if source and private and package_of(source) != package_of(module):
                 crossing.append((module, source, private))
+    return crossing
+
+
+def test_no_private_name_is_imported_from_another_package():
+    crossing = private_crossings(app_modules())
     assert not crossing, crossing
+
+
+def test_the_private_name_check_catches_a_crossing(tmp_path):
+    files = {"engine.datasets": "def _mix(): pass\n",
+             "engine.diffusion.data": "from engine.datasets import _mix\n",
+             "engine.gan.nets": "def _state(): pass\n",
+             "engine.gan.trainer": "from engine.gan.nets import _state\n"}
+    mods = {}
+    for name, text in files.items():
+        mods[name] = tmp_path / f"{name}.py"
+        mods[name].write_text(text)
+    assert private_crossings(mods) == [("engine.diffusion.data", "engine.datasets", ["_mix"])]
 
 
 def test_the_checks_catch_a_circle_and_an_upward_import():
