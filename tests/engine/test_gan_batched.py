@@ -1,0 +1,128 @@
+"""K GANs stepped as one batch equal the same K GANs stepped alone (float32 tolerance), member
+by member: weights, Adam moments, step counts, loss history, mode checks; a masked member does
+not move; a member taken out trains on as if it had never been batched."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from engine.gan import LIVE_DEFAULTS, GANTrainer, make_target
+from engine.gan.batched import BatchedGAN, batch_key, unbatchable_reason
+
+TOL = dict(rtol=1e-5, atol=1e-5)
+SETTINGS = [("ring of 8", 0, 1e-3), ("5x5 grid", 1, 2e-3), ("ring of 8", 2, 5e-4)]
+
+
+def _trainer(target: str, seed: int, lr: float, **over) -> GANTrainer:
+    cfg = {**LIVE_DEFAULTS, "lr_g": lr, "lr_d": lr, "batch_size": 64, "eval_every": 10, **over}
+    return GANTrainer(make_target(target, 0.05, seed=0), seed=seed, eval_n=400, **cfg)
+
+
+def _pairs(**over) -> tuple[list[GANTrainer], BatchedGAN]:
+    alone = [_trainer(*s, **over) for s in SETTINGS]
+    return alone, BatchedGAN.from_trainers([_trainer(*s, **over) for s in SETTINGS])
+
+
+def _assert_same(a: GANTrainer, b: GANTrainer) -> None:
+    sa, sb = a.state_dict(), b.state_dict()
+    assert (sa["steps"], sa["diverged_at"]) == (sb["steps"], sb["diverged_at"])
+    for net in ("G", "D"):
+        for name, value in sa[net].items():
+            torch.testing.assert_close(sb[net][name], value, **TOL)
+    for opt in ("opt_g", "opt_d"):
+        for i, st in sa[opt]["state"].items():
+            other = sb[opt]["state"][i]
+            assert float(other["step"]) == float(st["step"])
+            for key in ("exp_avg", "exp_avg_sq"):
+                torch.testing.assert_close(other[key], st[key], **TOL)
+    assert sa["history"]["steps"] == sb["history"]["steps"]
+    for name, values in sa["history"]["values"].items():
+        torch.testing.assert_close(torch.tensor(sb["history"]["values"][name]),
+                                   torch.tensor(values), equal_nan=True, **TOL)
+    assert sa["evals"]["steps"] == sb["evals"]["steps"]
+
+
+@pytest.mark.parametrize("over", [{}, {"loss": "lsgan", "optimizer": "sgd", "lr_g": 0.05},
+                                  {"loss": "minimax", "d_steps": 2, "g_steps": 2}],
+                         ids=["adam-nonsaturating", "sgd-lsgan", "minimax-2-d-2-g-steps"])
+def test_batched_members_equal_trainers_stepped_alone(over):
+    alone, batch = _pairs(**over)
+    for n in (7, 16):            # two calls: one history entry each, eval at 10 and 20
+        for t in alone:
+            t.step(n)
+        batch.step(n)
+    for k, t in enumerate(alone):
+        _assert_same(t, batch.unstack(k))
+    assert alone[0].state_dict()["G"]["0.weight"].ne(
+        alone[1].state_dict()["G"]["0.weight"]).any()         # the members really differ
+
+
+def test_a_masked_member_keeps_its_state_and_the_others_go_on():
+    alone, batch = _pairs()
+    for t in alone:
+        t.step(5)
+    batch.step(5)
+    for k in (0, 2):
+        alone[k].step(8)
+    batch.step(8, active=[True, False, True])
+    for k, t in enumerate(alone):
+        _assert_same(t, batch.unstack(k))
+    alone[1].step(3)                                       # back in: from where it stopped
+    batch.step(3, active=[False, True, False])
+    _assert_same(alone[1], batch.unstack(1))
+
+
+def test_a_member_taken_out_trains_on_as_if_never_batched():
+    alone, batch = _pairs()
+    for t in alone:
+        t.step(12)
+    batch.step(12)
+    out = batch.unstack(2)
+    alone[2].step(9)
+    out.step(9)           # torch.optim.Adam from the written-back moments and step count
+    _assert_same(alone[2], out)
+
+
+def test_a_diverging_member_stops_alone():
+    over = {"optimizer": "sgd", "loss": "lsgan"}
+    alone = [_trainer("ring of 8", 0, 1e-3, **over), _trainer("ring of 8", 1, 1e6, **over)]
+    batch = BatchedGAN([_trainer("ring of 8", 0, 1e-3, **over),
+                        _trainer("ring of 8", 1, 1e6, **over)])
+    for t in alone:
+        t.step(30)
+    batch.step(30)
+    assert alone[1].diverged_at is not None and alone[0].diverged_at is None
+    assert batch.unstack(1).diverged_at == alone[1].diverged_at
+    _assert_same(alone[0], batch.unstack(0))
+
+
+@pytest.mark.parametrize("over, why", [
+    ({"pack": 2}, "D mixes rows"), ({"minibatch_std": True}, "D mixes rows"),
+    ({"spectral_norm": True}, "D mixes rows"), ({"unrolled_steps": 2}, "unrolled"),
+    ({"r1_gamma": 1.0}, "R1"), ({"loss": "wgan-gp"}, "Wasserstein"),
+    ({"optimizer": "rmsprop"}, "not Adam or SGD")])
+def test_what_cannot_be_batched_says_why(over, why):
+    t = _trainer("ring of 8", 0, 1e-3, **over)
+    assert why in (unbatchable_reason(t) or "")
+    with pytest.raises(ValueError, match=why):
+        BatchedGAN([t])
+    assert unbatchable_reason(_trainer("ring of 8", 0, 1e-3)) is None
+
+
+def test_members_of_different_shapes_are_refused():
+    a = _trainer("ring of 8", 0, 1e-3)
+    b = _trainer("ring of 8", 0, 1e-3, g_hidden=(16, 16))
+    assert batch_key(a) != batch_key(b)
+    assert batch_key(a) == batch_key(_trainer("5x5 grid", 3, 5e-3))   # lr, seed, target free
+    with pytest.raises(ValueError, match="batch_key"):
+        BatchedGAN([a, b])
+
+
+def test_a_trainer_that_trained_alone_joins_with_its_moments():
+    alone, joining = _trainer("ring of 8", 0, 1e-3), _trainer("ring of 8", 0, 1e-3)
+    alone.step(6)
+    joining.step(6)
+    batch = BatchedGAN([_trainer("5x5 grid", 1, 2e-3), joining])
+    alone.step(5)
+    batch.step(5)
+    _assert_same(alone, batch.unstack(1))
