@@ -1,18 +1,29 @@
 """A class's GANs stepped as one batch (engine.gan.batched.BatchedGAN) against the same K
 trainers stepped one after another, at the page's live sizes (engine.gan.LIVE_DEFAULTS), each
 member with its own seed and learning rate. Model-steps/s = K × iterations / CPU seconds;
-the two ways alternate round by round (median of the per-round ratios)."""
+the two ways alternate round by round (median of the per-round ratios).
+
+And the same inside a training worker (live/worker_loop.py, in-process, views not sent):
+N students' GANs playing at full speed for WORKER_S seconds with batching on and off,
+alternating; model-steps/s in total and the slowest student's share."""
 from __future__ import annotations
 
 import statistics
 
+import time
+
+import cloudpickle
+
 from benchmarks import Measurement, alternating_times
 from engine.gan import LIVE_DEFAULTS, LIVE_TARGET, GANTrainer, make_target
 from engine.gan.batched import BatchedGAN
+from live.worker_loop import Worker
 
 SIZES = (1, 4, 8, 16, 32)
 ITERATIONS = 30          # per member per round
 ROUNDS = 5
+STUDENTS = (4, 8, 16)
+WORKER_S = 3.0
 
 
 def _members(k: int) -> list[GANTrainer]:
@@ -43,4 +54,45 @@ def _entry(k: int):
     return run
 
 
+class _Pipe:
+    def send_bytes(self, data: bytes) -> None:
+        pass
+
+    def poll(self, timeout: float = 0.0) -> bool:
+        return False
+
+
+def _worker_rates(n: int, batch: bool) -> tuple[float, float]:
+    """(model-steps per CPU second in total, the slowest student's share of them)."""
+    worker = Worker(_Pipe(), batch=batch)
+    for tid, trainer in enumerate(_members(n)):
+        worker.handle(("create", tid, 1, cloudpickle.dumps(lambda t=trainer: t)))
+        worker.handle(("cmd", tid, 2, "play", None))
+    worker.one_turn()                                  # the first, measuring turns
+    start = {tid: s.trainer.steps for tid, s in worker.slots.items()}
+    c0, t0 = time.process_time(), time.perf_counter()
+    while time.perf_counter() - t0 < WORKER_S:
+        worker.one_turn()
+    cpu = time.process_time() - c0
+    done = [s.trainer.steps - start[tid] for tid, s in worker.slots.items()]
+    return sum(done) / cpu, min(done) / max(sum(done), 1)
+
+
+def _worker_entry(n: int):
+    def run() -> Measurement:
+        on, off = [], []
+        for _ in range(2):                              # alternating: on, off, on, off
+            on.append(_worker_rates(n, True))
+            off.append(_worker_rates(n, False))
+        rate_on = statistics.median(r for r, _ in on)
+        rate_off = statistics.median(r for r, _ in off)
+        fair = min(share for _, share in on) * n
+        return Measurement(rate_on / rate_off, "x batching off",
+                           f"{n} students: {rate_on:,.0f} vs {rate_off:,.0f} model-steps/s; "
+                           f"slowest student {fair:.2f}x an equal share (batching on)")
+    return run
+
+
 BENCHMARKS = {f"gan: {k} members batched vs stepped one by one": _entry(k) for k in SIZES}
+BENCHMARKS.update({f"worker: {n} students' GANs playing, batching on vs off": _worker_entry(n)
+                   for n in STUDENTS})

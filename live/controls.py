@@ -482,13 +482,21 @@ def _budget_says_rerun(key: str, every: float, base: float) -> bool:
 
 def status_text(trainer: TrainerView, tick: TickResult | None) -> str:
     """The line over a live frame: "Iteration **N** · R it/s this frame", and for a minute
-    after a worker died "· The training worker restarted; resumed from iteration M."."""
+    after a worker died "· The training worker restarted; resumed from iteration M.", and
+    "· trained in one batch with K other models" while a worker batches it (live.batching)."""
     text = f"Iteration **{trainer.steps:,}**"
     if tick is not None and tick.steps_done and tick.seconds > 0:
         text += f" · {tick.steps_done / tick.seconds:,.0f} it/s this frame"
     if getattr(trainer, "notice", None):      # its worker died: resumed from a checkpoint
         text += f" · {trainer.notice}"
+    others = getattr(trainer, "batched_with", 0)
+    if others:                                # a worker stepped it with classmates' models
+        text += f" · trained in one batch with {others} other {_plural(others, 'model')}"
     return text
+
+
+def _plural(n: int, word: str) -> str:
+    return word if n == 1 else f"{word}s"
 
 
 def _status_line(trainer: TrainerView, tick: TickResult | None) -> None:

@@ -64,6 +64,7 @@ class TrainerView:
     error: str | None = None          # the worker lost this trainer (crash): say so, offer Reset
     at: float = 0.0                   # time.time() when it was taken (ticks measure it/s)
     notice: str | None = None         # its worker died and it resumed from a checkpoint: say so
+    batched_with: int = 0             # a worker stepped it in one batch with this many others
 
     def snapshot(self) -> Any:
         return self.data

@@ -20,7 +20,12 @@ k playing trainers each get ~1/k of the worker. A trainer's pace is a token buck
 tokens += rate * dt (at most one second's worth), a chunk spends them, so "steps per frame"
 keeps meaning the same speed as in the inline mode (rate = steps per frame / frame interval)
 while training goes on between frames. Commands are read between chunks: Pause lands within
-one chunk. Views are published when a command was done (at once, with a fresh snapshot) and
+one chunk. Playing trainers that live.batching can step as one (same page, architecture and
+settings: GANs of a class) share a turn: they are stepped together, each masked out once its
+own tokens are spent, for up to BATCH_CHUNKS chunks, and written back to their own trainers
+(views, checkpoints and commands see ordinary trainers).
+
+Views are published when a command was done (at once, with a fresh snapshot) and
 while training every publish_s seconds, with the history decimated
 (live.handle.decimate_history). A view while training takes a fresh snapshot only every
 10x the snapshot's cost (so snapshots take <= ~10% of a worker) and otherwise carries the last
@@ -34,6 +39,7 @@ last one and resumes the trainer from it on a new worker if this one dies (live/
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
 import math
 import os
@@ -45,6 +51,7 @@ from typing import Any
 
 import cloudpickle
 
+from live import batching
 from live.handle import CHUNK_S, TrainerView
 from engine.training import run_for, tell_playing
 
@@ -54,6 +61,7 @@ CHECKPOINT_S = float(os.environ.get("DLPLAY_CHECKPOINT_S", "") or 3.0)   # a pla
 #                          checkpoint is at most this old when its worker dies
 CHECKPOINT_SHARE = 20.0  # ... or 20 x its pickling cost when longer (<= ~5% of the worker)
 SNAPSHOT_SHARE = 10.0    # publish at most every 10 x the snapshot's cost (GAN: ~18 ms -> 0.18 s)
+BATCH_CHUNKS = 4         # a batch's turn lasts up to min(members, 4) chunks: it serves them all
 
 
 @dataclass
@@ -76,6 +84,8 @@ class Slot:
     ckpt_steps: int = 0             # iterations of the last checkpoint sent (0: the factory's)
     ckpt_at: float = field(default_factory=time.perf_counter)
     ckpt_s: float = 0.0             # what pickling it cost (inf: it cannot be pickled)
+    batch_key: Any = None           # live.batching.key_of(trainer); None: stepped alone
+    batched_with: int = 0           # how many others its last turn was shared with
 
     def checkpoint_due(self, now: float) -> bool:
         steps = getattr(self.trainer, "steps", 0)
@@ -88,11 +98,15 @@ class Slot:
 
 
 class Worker:
-    def __init__(self, conn, chunk_s: float = CHUNK_S, publish_s: float = PUBLISH_S):
+    def __init__(self, conn, chunk_s: float = CHUNK_S, publish_s: float = PUBLISH_S,
+                 batch: bool | None = None):
         self.conn, self.chunk_s, self.publish_s = conn, float(chunk_s), float(publish_s)
         self.slots: dict[int, Slot] = {}
         self.turn: deque[int] = deque()
         self.running = True
+        self.batch = batching.enabled() if batch is None else bool(batch)
+        self.batch_s_per_step: dict[Any, float] = {}    # batch key -> seconds per iteration
+        self.batched_turns = 0                         # turns that stepped a batch
 
     # ---- messages ----------------------------------------------------------------------
     def send(self, *msg: Any) -> None:
@@ -110,6 +124,8 @@ class Worker:
                     slot.snap = slot.trainer.snapshot()
                     slot.snapped, slot.snap_s = t0, time.perf_counter() - t0
                 view = TrainerView.of(slot.trainer, snapshot=slot.snap)
+                if slot.batched_with:
+                    view = dataclasses.replace(view, batched_with=slot.batched_with)
             except Exception as exc:  # noqa: BLE001 - a broken snapshot is the page's message
                 view = TrainerView.failed(f"The trainer's snapshot failed: {exc}",
                                           int(getattr(slot.trainer, "steps", 0)))
@@ -146,6 +162,7 @@ class Worker:
                 slot.ckpt_steps = int(getattr(slot.trainer, "steps", 0))
             except Exception as exc:  # noqa: BLE001 - bad settings: a message, not a crash
                 slot.error = f"Building the trainer failed: {type(exc).__name__}: {exc}"
+            slot.batch_key = self._batch_key(slot.trainer)
             self.slots[tid] = slot
             self.turn.append(tid)
             self.publish(tid, slot)
@@ -224,8 +241,25 @@ class Worker:
         slot.refilled = now
         return slot.tokens >= 1.0
 
+    def _batch_key(self, trainer: Any) -> Any:
+        if not self.batch or trainer is None:
+            return None
+        try:
+            return batching.key_of(trainer)
+        except Exception:  # noqa: BLE001 - a trainer the batcher cannot read trains alone
+            return None
+
+    @staticmethod
+    def allowance(slot: Slot) -> int:
+        """Iterations the slot may train now: its tokens, up to its cap."""
+        n = slot.tokens if math.isfinite(slot.tokens) else 10 ** 9
+        if slot.cap is not None:
+            n = min(n, slot.cap - slot.trainer.steps)
+        return int(n)
+
     def one_turn(self) -> bool:
-        """Train one chunk of the next runnable trainer; False when none could train."""
+        """Train one chunk of the next runnable trainer, together with every runnable trainer
+        of the same batch key; False when none could train."""
         now = time.perf_counter()
         for _ in range(len(self.turn)):
             tid = self.turn[0]
@@ -233,20 +267,68 @@ class Worker:
             slot = self.slots[tid]
             if not self.runnable(slot, now):
                 continue
-            n = slot.tokens if math.isfinite(slot.tokens) else 10 ** 9
-            if slot.cap is not None:
-                n = min(n, slot.cap - slot.trainer.steps)
-            n = int(n)
+            mates = self.mates(tid, slot, now)
+            if mates:
+                self.train_batch([(tid, slot), *mates])
+                return True
+            n = self.allowance(slot)
             if n >= 1:
                 tick = self.train(slot, n, self.chunk_s)
                 slot.tokens -= tick.steps_done
-            if slot.trainer.diverged_at is not None or \
-                    (slot.cap is not None and slot.trainer.steps >= slot.cap):
-                slot.playing, slot.dirty = False, True
-                tell_playing(slot.trainer, False)
-                self.publish(tid, slot)
+                slot.batched_with = 0
+            self.after_training(tid, slot)
             return True
         return False
+
+    def after_training(self, tid: int, slot: Slot) -> None:
+        if slot.trainer.diverged_at is not None or \
+                (slot.cap is not None and slot.trainer.steps >= slot.cap):
+            slot.playing, slot.dirty = False, True
+            tell_playing(slot.trainer, False)
+            self.publish(tid, slot)
+
+    def mates(self, tid: int, slot: Slot, now: float) -> list[tuple[int, Slot]]:
+        """The other runnable slots with slot's batch key (none when it has no key)."""
+        if slot.batch_key is None or self.allowance(slot) < 1:
+            return []
+        return [(t, s) for t, s in self.slots.items()
+                if t != tid and s.batch_key == slot.batch_key and s.trainer is not None
+                and self.runnable(s, now) and self.allowance(s) >= 1]
+
+    def train_batch(self, members: list[tuple[int, Slot]]) -> None:
+        """One turn for a batch: the members stepped as one (live.batching) for up to
+        min(members, BATCH_CHUNKS) chunks, each member until its tokens or cap run out
+        (it is masked out after that), then every member's state written back."""
+        slots = [s for _, s in members]
+        key = slots[0].batch_key
+        left = [self.allowance(s) for s in slots]
+        before = [s.trainer.steps for s in slots]
+        batch = batching.batch_of([s.trainer for s in slots])
+        t0 = time.perf_counter()
+        budget = self.chunk_s * min(len(slots), BATCH_CHUNKS)
+        per = self.batch_s_per_step.get(key, math.nan)
+        while True:
+            active = [n > 0 and s.trainer.diverged_at is None for n, s in zip(left, slots)]
+            spent = time.perf_counter() - t0
+            if not any(active) or spent >= budget:
+                break
+            m = min(n for n, a in zip(left, active) if a)
+            # the first batch of this key takes one iteration: it measures the cost
+            m = 1 if math.isnan(per) else min(m, max(1, int((budget - spent) / per)))
+            t = time.perf_counter()
+            batch.step(m, active)
+            per = (time.perf_counter() - t) / m
+            left = [n - m if a else n for n, a in zip(left, active)]
+        self.batch_s_per_step[key] = per
+        for k, (tid, slot) in enumerate(members):
+            batch.unstack(k)
+            done = slot.trainer.steps - before[k]
+            if done:
+                slot.tokens -= done
+                slot.dirty = True
+                slot.batched_with = len(members) - 1
+            self.after_training(tid, slot)
+        self.batched_turns += 1
 
     def wait_s(self) -> float:
         """How long the loop may block on the pipe: until a token or a publication is due."""
