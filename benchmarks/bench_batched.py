@@ -1,6 +1,7 @@
-"""A class's GANs stepped as one batch (engine.gan.batched.BatchedGAN) against the same K
-trainers stepped one after another, at the page's live sizes (engine.gan.LIVE_DEFAULTS), each
-member with its own seed and learning rate. Model-steps/s = K × iterations / CPU seconds;
+"""A class's models stepped as one batch (engine.gan.batched.BatchedGAN,
+engine.regions.batched.BatchedRegions) against the same K trainers stepped one after another,
+at the pages' live sizes (GAN: engine.gan.LIVE_DEFAULTS; ReLU regions: the page's default
+3×8 net on 400 points), each member with its own seed and learning rate. Model-steps/s = K × iterations / CPU seconds;
 the two ways alternate round by round (median of the per-round ratios).
 
 And the same inside a training worker (live/worker_loop.py, in-process, views not sent):
@@ -17,6 +18,8 @@ import cloudpickle
 from benchmarks import Measurement, alternating_times
 from engine.gan import LIVE_DEFAULTS, LIVE_TARGET, GANTrainer, make_target
 from engine.gan.batched import BatchedGAN
+from engine.regions import RegionTrainer
+from engine.regions.batched import BatchedRegions
 from live.worker_loop import Worker
 
 SIZES = (1, 4, 8, 16, 32)
@@ -33,9 +36,18 @@ def _members(k: int) -> list[GANTrainer]:
             for s in range(k)]
 
 
-def _compare(k: int) -> tuple[float, float, float]:
+def _regions(k: int) -> list[RegionTrainer]:
+    return [RegionTrainer([8, 8, 8], task="ridge (regression)", seed=s, lr=0.01 * (1 + s % 3),
+                          count_every=25) for s in range(k)]
+
+
+KINDS = {"gan": (_members, BatchedGAN), "relu regions": (_regions, BatchedRegions)}
+
+
+def _compare(kind: str, k: int) -> tuple[float, float, float]:
     """(batched model-steps/s, separate model-steps/s, median per-round ratio)."""
-    separate, batch = _members(k), BatchedGAN(_members(k))
+    members, batched = KINDS[kind]
+    separate, batch = members(k), batched(members(k))
     times = alternating_times({
         "separate": lambda: [t.step(ITERATIONS) for t in separate],
         "batched": lambda: batch.step(ITERATIONS)}, rounds=ROUNDS)
@@ -46,9 +58,9 @@ def _compare(k: int) -> tuple[float, float, float]:
             ratio)
 
 
-def _entry(k: int):
+def _entry(kind: str, k: int):
     def run() -> Measurement:
-        batched, separate, ratio = _compare(k)
+        batched, separate, ratio = _compare(kind, k)
         return Measurement(ratio, "x separate", f"K = {k}: batched {batched:,.0f} model-steps/s, "
                                                 f"separate {separate:,.0f} (CPU time)")
     return run
@@ -93,6 +105,7 @@ def _worker_entry(n: int):
     return run
 
 
-BENCHMARKS = {f"gan: {k} members batched vs stepped one by one": _entry(k) for k in SIZES}
+BENCHMARKS = {f"{kind}: {k} members batched vs stepped one by one": _entry(kind, k)
+              for kind in KINDS for k in SIZES}
 BENCHMARKS.update({f"worker: {n} students' GANs playing, batching on vs off": _worker_entry(n)
                    for n in STUDENTS})

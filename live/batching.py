@@ -16,6 +16,7 @@ from typing import Any, Hashable
 
 BATCHERS: dict[str, str] = {
     "engine.gan.trainer.GANTrainer": "engine.gan.batched",
+    "engine.regions.trainer.RegionTrainer": "engine.regions.batched",
 }
 
 

@@ -132,3 +132,23 @@ def test_the_view_and_its_status_line_say_who_trained_together():
     alone.publish(1, alone.slots[1])
     view = cloudpickle.loads(alone.conn.sent[-1][3])
     assert view.batched_with == 0 and "batch" not in status_text(view, None)
+
+
+def test_relu_region_trainers_are_batched_too():
+    from engine.regions import RegionTrainer
+
+    def make(seed: int) -> RegionTrainer:
+        return RegionTrainer([8, 8], task="ridge (regression)", seed=seed, lr=0.01 * (1 + seed),
+                             n=200, count_every=10)
+    worker = _worker()
+    for tid in (1, 2):
+        _host(worker, tid, lambda tid=tid: make(tid), 20)
+    _run(worker)
+    assert worker.batched_turns >= 1
+    for tid in (1, 2):
+        alone = make(tid)
+        alone.step(20)
+        trainer = worker.slots[tid].trainer
+        assert trainer.steps == 20
+        for p, q in zip(alone.params, trainer.params):
+            torch.testing.assert_close(q, p, **TOL)

@@ -1,0 +1,98 @@
+"""K ReLU-region trainers of one shape stepped as one (a class on the ReLU regions page).
+
+Each member is a RegionTrainer (its own task, data, seed, learning rate, step count). The
+members' MLPs and Adam states are stacked (engine.stacked); one iteration is, for every active
+member k, one full-batch Adam step on
+
+    L_k = LOSSES[kind](f_k(x_k), y_k)      (MSE for regression, BCE-with-logits for classes)
+
+with the gradient of Σ_k L_k taken once. Every `count_every` steps a member keeps its (W, b)
+for the exact region count, as RegionTrainer does (the count is made when its history is read).
+`unstack(k)` writes member k back: the trainer's weights and Adam state, within float32
+rounding, as if it had been stepped alone.
+
+Batchable: Adam or SGD, and members share `batch_key` (layer shapes, loss kind, data size).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from engine.regions.trainer import RegionTrainer
+from engine.stacked import StackedAdam, StackedMLP, optimizer_kind, rows_of
+
+
+def unbatchable_reason(trainer: RegionTrainer) -> str | None:
+    if optimizer_kind(trainer.opt) not in ("adam", "sgd"):
+        return "the optimizer is not Adam or SGD"
+    return None
+
+
+def batch_key(trainer: RegionTrainer) -> tuple:
+    return (tuple(tuple(p.shape) for p in trainer.params), trainer.task.kind,
+            tuple(trainer.x.shape), optimizer_kind(trainer.opt), str(trainer.device))
+
+
+class BatchedRegions:
+    """Members (RegionTrainers with one batch_key) stepped together."""
+
+    def __init__(self, members: list[RegionTrainer]):
+        if not members:
+            raise ValueError("a batch needs at least one member")
+        if len({batch_key(t) for t in members}) > 1:
+            raise ValueError("members differ in shape or settings (batch_key)")
+        for t in members:
+            why = unbatchable_reason(t)
+            if why:
+                raise ValueError(f"cannot batch this trainer: {why}")
+        self.members = list(members)
+        self.loss = members[0].loss_fn
+        self.net = StackedMLP([t.model for t in members], F.relu)
+        self.opt = StackedAdam(self.net, [(t.model, t.opt) for t in members])
+        self.x = torch.stack([t.x for t in members])          # (K, n, 2)
+        self.y = torch.stack([t.y for t in members])          # (K, n)
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    def step(self, n: int = 1, active: list[bool] | None = None) -> None:
+        """n iterations of every active member that has not diverged; each member's steps,
+        loss history (the last loss of the call, as RegionTrainer.step logs it), divergence
+        and pending region counts kept as if it were stepped alone."""
+        on = [k for k in range(len(self)) if (active is None or active[k])
+              and self.members[k].diverged_at is None]
+        last: dict[int, float] = {}
+        for _ in range(int(n)):
+            if not on:
+                break
+            rows = None if len(on) == len(self) else torch.tensor(on)
+            params = rows_of(self.net.params, rows)
+            x = self.x if rows is None else self.x[rows]
+            y = self.y if rows is None else self.y[rows]
+            losses = torch.vmap(self.loss)(self.net(x, params)[..., 0], y)
+            self.opt.step(torch.autograd.grad(losses.sum(), params), rows, on)
+            values = losses.detach().tolist()
+            for j, k in enumerate(on):
+                t = self.members[k]
+                t.steps += 1
+                t.forget_cached()
+                last[k] = values[j]
+                if not math.isfinite(values[j]):
+                    t.diverged_at = t.steps
+                elif t.steps % t.count_every == 0:
+                    t._pending.append((t.steps, [p[k].detach().clone()
+                                                 for p in self.net.params]))
+            on = [k for k in on if self.members[k].diverged_at is None]
+        for k, loss in last.items():
+            t = self.members[k]
+            t._history.log(t.steps, {"loss": loss})
+
+    def unstack(self, k: int) -> RegionTrainer:
+        t = self.members[k]
+        self.opt.write_back(k, t.model, t.opt)
+        return t
+
+
+BATCH = BatchedRegions

@@ -1,0 +1,150 @@
+"""K copies of one MLP and of its optimizer, stacked so that K trainers step as one.
+
+StackedMLP: per Linear layer W (K, out, in) and b (K, out), leaves with grad; one layer of all
+K networks is one batched matmul,
+
+    h_k ← act(h_k W_kᵀ + b_k)   for every member k at once   (torch.baddbmm).
+
+StackedAdam: each member's Adam moments m, v (K, ...), its own step count t_k and learning
+rate lr_k (torch.optim.Adam's step, member by member):
+
+    m ← β₁m + (1−β₁)g,  v ← β₂v + (1−β₂)g²,  p ← p − (lr_k / (1−β₁^t_k)) · m / (√v / √(1−β₂^t_k) + ε)
+
+or plain SGD, p ← p − lr_k·g. Members are independent: the gradient of Σ_k L_k with respect to
+member k's weights is ∇L_k. An update touches only the `rows` given (the members that step);
+the others keep their weights, moments and step counts.
+
+`write_back(k, net, opt)` puts member k's weights and optimizer state into an ordinary module
+and torch optimizer (engine/gan/batched.py, engine/regions/batched.py use these).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+from torch import nn
+
+ADAM_EPS = 1e-8
+
+
+def linears(net: nn.Module) -> list[nn.Linear]:
+    return [m for m in net.modules() if isinstance(m, nn.Linear)]
+
+
+def optimizer_kind(opt: torch.optim.Optimizer) -> str:
+    """ "adam" (no AMSGrad, no weight decay), "sgd" (no momentum), or "other"."""
+    group = opt.param_groups[0]
+    if type(opt) is torch.optim.Adam and not group.get("amsgrad") and not group.get(
+            "weight_decay") and not group.get("maximize"):
+        return "adam"
+    if type(opt) is torch.optim.SGD and not group.get("momentum") and not group.get(
+            "weight_decay") and not group.get("maximize"):
+        return "sgd"
+    return "other"
+
+
+def rows_of(params: list[torch.Tensor], rows: torch.Tensor | None) -> list[torch.Tensor]:
+    """The members `rows` of stacked parameters (None: all of them, the leaves themselves)."""
+    return list(params) if rows is None else [p[rows] for p in params]
+
+
+class StackedMLP:
+    """Linear layers of K same-shaped networks stacked, with `act` between them."""
+
+    def __init__(self, nets: list[nn.Module], act: Callable[[torch.Tensor], torch.Tensor]):
+        layers = [linears(n) for n in nets]
+        self.act = act
+        self.params: list[torch.Tensor] = [
+            torch.stack([getattr(ls[i], part).detach() for ls in layers]).requires_grad_(True)
+            for i in range(len(layers[0])) for part in ("weight", "bias")]
+
+    def __call__(self, x: torch.Tensor, params: list[torch.Tensor] | None = None) -> torch.Tensor:
+        """x (K', B, in) -> (K', B, out) with `params` (W₀, b₀, W₁, b₁, ...; default: all
+        members' own)."""
+        params = self.params if params is None else params
+        last = len(params) // 2 - 1
+        for i in range(last + 1):
+            w, b = params[2 * i], params[2 * i + 1]
+            x = torch.baddbmm(b.unsqueeze(1), x, w.transpose(1, 2))
+            if i < last:
+                x = self.act(x)
+        return x
+
+    def frozen(self, rows: torch.Tensor | None = None) -> Callable[[torch.Tensor], torch.Tensor]:
+        """The members `rows` as a function without gradient to their weights."""
+        params = [p.detach() for p in rows_of(self.params, rows)]
+        return lambda x: self(x, params)
+
+    def write_back(self, k: int, net: nn.Module) -> list[torch.Tensor]:
+        """Member k's weights into `net`; returns net's parameters in stacking order."""
+        own = [p for lin in linears(net) for p in (lin.weight, lin.bias)]
+        with torch.no_grad():
+            for p, s in zip(own, self.params):
+                p.copy_(s[k])
+        return own
+
+
+class StackedAdam:
+    """The optimizer of every member of a StackedMLP (see the module docstring)."""
+
+    def __init__(self, net: StackedMLP, members: list[tuple[nn.Module, torch.optim.Optimizer]]):
+        self.net = net
+        opts = [opt for _, opt in members]
+        self.kind = optimizer_kind(opts[0])
+        group = opts[0].param_groups[0]
+        self.b1, self.b2 = (float(b) for b in group.get("betas", (0.9, 0.999)))
+        self.eps = float(group.get("eps", ADAM_EPS))
+        self.lr = torch.tensor([float(opt.param_groups[0]["lr"]) for opt in opts])
+        self.t = [_step_count(opt) for opt in opts]
+        own = [[p for lin in linears(m) for p in (lin.weight, lin.bias)] for m, _ in members]
+        self.m, self.v = ([torch.stack([_state(opt, ps[j], key) for ps, opt in zip(own, opts)])
+                           for j in range(len(net.params))]
+                          for key in ("exp_avg", "exp_avg_sq"))
+
+    def step(self, grads: list[torch.Tensor], rows: torch.Tensor | None,
+             active: list[int]) -> None:
+        """One update of the members `active` (their indices; `rows` the same as a tensor,
+        or None when they are all the members)."""
+        for k in active:
+            self.t[k] += 1
+        sel = rows if rows is not None else slice(None)
+        with torch.no_grad():
+            if self.kind == "sgd":
+                for p, g in zip(self.net.params, grads):
+                    p[sel] -= self.lr[sel].view((-1,) + (1,) * (p.dim() - 1)) * g
+                return
+            t = torch.tensor([float(self.t[k]) for k in active], dtype=torch.float64)
+            c1 = (self.lr[sel].double() / (1 - self.b1 ** t)).float()
+            c2 = (1 - self.b2 ** t).sqrt().float()
+            for j, (p, g) in enumerate(zip(self.net.params, grads)):
+                shape = (-1,) + (1,) * (p.dim() - 1)
+                m, v = self.m[j][sel], self.v[j][sel]     # views when rows is None, else copies
+                m.lerp_(g, 1 - self.b1)
+                v.mul_(self.b2).addcmul_(g, g, value=1 - self.b2)
+                if rows is not None:
+                    self.m[j][rows], self.v[j][rows] = m, v
+                denom = (v.sqrt() / c2.view(shape)).add_(self.eps)
+                p[sel] -= c1.view(shape) * m / denom
+
+    def write_back(self, k: int, net: nn.Module, opt: torch.optim.Optimizer) -> None:
+        """Member k's weights into `net` and, once it has stepped, its Adam state into `opt`."""
+        own = self.net.write_back(k, net)
+        if self.t[k] == 0 or self.kind != "adam":
+            return
+        for j, p in enumerate(own):
+            state = opt.state[p]
+            state["step"] = torch.tensor(float(self.t[k]))
+            state["exp_avg"] = self.m[j][k].clone()
+            state["exp_avg_sq"] = self.v[j][k].clone()
+
+
+def _step_count(opt: torch.optim.Optimizer) -> int:
+    """The optimizer's step count t (0 before its first step)."""
+    for state in opt.state.values():
+        if "step" in state:
+            return int(float(state["step"]))
+    return 0
+
+
+def _state(opt: torch.optim.Optimizer, p: torch.Tensor, key: str) -> torch.Tensor:
+    return opt.state.get(p, {}).get(key, torch.zeros_like(p)).detach()

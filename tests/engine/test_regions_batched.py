@@ -1,0 +1,77 @@
+"""K ReLU-region trainers stepped as one batch equal the same trainers stepped alone (float32
+tolerance): weights, Adam moments, step counts, loss history, the counted steps' regions."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from engine.regions import RegionTrainer
+from engine.regions.batched import BatchedRegions, batch_key
+
+TOL = dict(rtol=1e-5, atol=1e-5)
+MEMBERS = [("bump (regression)", 0, 0.01), ("ridge (regression)", 1, 0.02),
+           ("ripple (regression)", 2, 0.005)]
+
+
+def _trainer(task: str, seed: int, lr: float, widths=(8, 8)) -> RegionTrainer:
+    return RegionTrainer(list(widths), task=task, seed=seed, lr=lr, n=200, count_every=10)
+
+
+def _assert_same(a: RegionTrainer, b: RegionTrainer) -> None:
+    assert (a.steps, a.diverged_at) == (b.steps, b.diverged_at)
+    for p, q in zip(a.params, b.params):
+        torch.testing.assert_close(q, p, **TOL)
+    for p, q in zip(a.params, b.params):
+        sa, sb = a.opt.state.get(p, {}), b.opt.state.get(q, {})
+        assert bool(sa) == bool(sb)
+        if not sa:                                 # neither has stepped yet
+            continue
+        assert float(sa["step"]) == float(sb["step"])
+        torch.testing.assert_close(sb["exp_avg"], sa["exp_avg"], **TOL)
+        torch.testing.assert_close(sb["exp_avg_sq"], sa["exp_avg_sq"], **TOL)
+    ha, hb = a.history, b.history
+    assert ha.steps == hb.steps
+    torch.testing.assert_close(torch.tensor(hb.values["loss"]), torch.tensor(ha.values["loss"]),
+                               **TOL)
+    diffs = [abs(x - y) for x, y in zip(ha.values["regions"], hb.values["regions"])]
+    assert max(diffs) <= 1, (ha.values["regions"], hb.values["regions"])
+
+
+@pytest.mark.parametrize("tasks", [MEMBERS, [("circles (classification)", 0, 0.01),
+                                             ("spiral (classification)", 3, 0.03)]],
+                         ids=["regression", "classification"])
+def test_batched_members_equal_trainers_stepped_alone(tasks):
+    alone = [_trainer(*m) for m in tasks]
+    batch = BatchedRegions([_trainer(*m) for m in tasks])
+    for n in (13, 22):
+        for t in alone:
+            t.step(n)
+        batch.step(n)
+    for k, t in enumerate(alone):
+        _assert_same(t, batch.unstack(k))
+
+
+def test_a_masked_member_waits_and_a_member_taken_out_trains_on():
+    alone = [_trainer(*m) for m in MEMBERS]
+    batch = BatchedRegions([_trainer(*m) for m in MEMBERS])
+    for t in alone[:2]:
+        t.step(12)
+    batch.step(12, active=[True, True, False])
+    out = batch.unstack(2)
+    assert out.steps == 0
+    _assert_same(alone[2], out)
+    for k in (0, 1):
+        member = batch.unstack(k)
+        _assert_same(alone[k], member)
+        alone[k].step(7)
+        member.step(7)            # torch.optim.Adam from the written-back state
+        _assert_same(alone[k], member)
+
+
+def test_shapes_and_loss_kinds_do_not_mix():
+    a, b = _trainer("bump (regression)", 0, 0.01), _trainer("bump (regression)", 0, 0.01, (4, 4))
+    c = _trainer("circles (classification)", 0, 0.01)
+    assert batch_key(a) != batch_key(b) and batch_key(a) != batch_key(c)
+    assert batch_key(a) == batch_key(_trainer("ripple (regression)", 5, 0.1))
+    with pytest.raises(ValueError, match="batch_key"):
+        BatchedRegions([a, c])
