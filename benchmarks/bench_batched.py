@@ -1,7 +1,8 @@
 """A class's models stepped as one batch (engine.gan.batched.BatchedGAN,
 engine.regions.batched.BatchedRegions) against the same K trainers stepped one after another,
 at the pages' live sizes (GAN: engine.gan.LIVE_DEFAULTS; ReLU regions: the page's default
-3×8 net on 400 points), each member with its own seed and learning rate. Model-steps/s = K × iterations / CPU seconds;
+3×8 net on 400 points; diffusion: the trainer's default 3×64 eps-network, batch 256, on
+1,000 two-moons points), each member with its own seed and learning rate. Model-steps/s = K × iterations / CPU seconds;
 the two ways alternate round by round (median of the per-round ratios).
 
 And the same inside a training worker (live/worker_loop.py, in-process, views not sent):
@@ -17,6 +18,9 @@ import cloudpickle
 
 from benchmarks import Measurement, alternating_times
 from engine.gan import LIVE_DEFAULTS, LIVE_TARGET, GANTrainer, make_target
+from engine.diffusion import SCHEDULES, DiffusionTrainer
+from engine.diffusion.batched import BatchedDiffusion
+from engine.diffusion.data import DIFFUSION_DATA
 from engine.gan.batched import BatchedGAN
 from engine.regions import RegionTrainer
 from engine.regions.batched import BatchedRegions
@@ -41,7 +45,14 @@ def _regions(k: int) -> list[RegionTrainer]:
                           count_every=25) for s in range(k)]
 
 
-KINDS = {"gan": (_members, BatchedGAN), "relu regions": (_regions, BatchedRegions)}
+def _diffusion(k: int) -> list[DiffusionTrainer]:
+    points = DIFFUSION_DATA["two_moons"](n=1000, seed=0).points
+    return [DiffusionTrainer(points, None, SCHEDULES["linear"](), lr=2e-3 * (1 + s % 3), seed=s)
+            for s in range(k)]
+
+
+KINDS = {"gan": (_members, BatchedGAN), "relu regions": (_regions, BatchedRegions),
+         "diffusion": (_diffusion, BatchedDiffusion)}
 
 
 def _compare(kind: str, k: int) -> tuple[float, float, float]:

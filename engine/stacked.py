@@ -14,8 +14,10 @@ or plain SGD, p ← p − lr_k·g. Members are independent: the gradient of Σ_k
 member k's weights is ∇L_k. An update touches only the `rows` given (the members that step);
 the others keep their weights, moments and step counts.
 
-`write_back(k, net, opt)` puts member k's weights and optimizer state into an ordinary module
-and torch optimizer (engine/gan/batched.py, engine/regions/batched.py use these).
+StackedAdam works on any list of stacked leaves (an MLP's, plus e.g. a class embedding's):
+`write_back(k, own, opt)` puts member k's weights into its own parameters `own` (same order)
+and its optimizer state into its torch optimizer `opt` (engine/gan/batched.py,
+engine/regions/batched.py and engine/diffusion/batched.py use these).
 """
 from __future__ import annotations
 
@@ -29,6 +31,17 @@ ADAM_EPS = 1e-8
 
 def linears(net: nn.Module) -> list[nn.Linear]:
     return [m for m in net.modules() if isinstance(m, nn.Linear)]
+
+
+def mlp_params(net: nn.Module) -> list[torch.Tensor]:
+    """net's Linear parameters in stacking order: W₀, b₀, W₁, b₁, ..."""
+    return [p for lin in linears(net) for p in (lin.weight, lin.bias)]
+
+
+def stack(own: list[list[torch.Tensor]]) -> list[torch.Tensor]:
+    """Members' parameter lists (same shapes, same order) -> stacked leaves with grad."""
+    return [torch.stack([ps[j].detach() for ps in own]).requires_grad_(True)
+            for j in range(len(own[0]))]
 
 
 def optimizer_kind(opt: torch.optim.Optimizer) -> str:
@@ -52,11 +65,8 @@ class StackedMLP:
     """Linear layers of K same-shaped networks stacked, with `act` between them."""
 
     def __init__(self, nets: list[nn.Module], act: Callable[[torch.Tensor], torch.Tensor]):
-        layers = [linears(n) for n in nets]
         self.act = act
-        self.params: list[torch.Tensor] = [
-            torch.stack([getattr(ls[i], part).detach() for ls in layers]).requires_grad_(True)
-            for i in range(len(layers[0])) for part in ("weight", "bias")]
+        self.params: list[torch.Tensor] = stack([mlp_params(n) for n in nets])
 
     def __call__(self, x: torch.Tensor, params: list[torch.Tensor] | None = None) -> torch.Tensor:
         """x (K', B, in) -> (K', B, out) with `params` (W₀, b₀, W₁, b₁, ...; default: all
@@ -75,30 +85,23 @@ class StackedMLP:
         params = [p.detach() for p in rows_of(self.params, rows)]
         return lambda x: self(x, params)
 
-    def write_back(self, k: int, net: nn.Module) -> list[torch.Tensor]:
-        """Member k's weights into `net`; returns net's parameters in stacking order."""
-        own = [p for lin in linears(net) for p in (lin.weight, lin.bias)]
-        with torch.no_grad():
-            for p, s in zip(own, self.params):
-                p.copy_(s[k])
-        return own
-
 
 class StackedAdam:
-    """The optimizer of every member of a StackedMLP (see the module docstring)."""
+    """The optimizer of every member for the stacked leaves `params` (see the module
+    docstring); `own[k]` is member k's own parameter list in the same order, `opts[k]` its
+    torch optimizer."""
 
-    def __init__(self, net: StackedMLP, members: list[tuple[nn.Module, torch.optim.Optimizer]]):
-        self.net = net
-        opts = [opt for _, opt in members]
+    def __init__(self, params: list[torch.Tensor], own: list[list[torch.Tensor]],
+                 opts: list[torch.optim.Optimizer]):
+        self.params = params
         self.kind = optimizer_kind(opts[0])
         group = opts[0].param_groups[0]
         self.b1, self.b2 = (float(b) for b in group.get("betas", (0.9, 0.999)))
         self.eps = float(group.get("eps", ADAM_EPS))
         self.lr = torch.tensor([float(opt.param_groups[0]["lr"]) for opt in opts])
         self.t = [_step_count(opt) for opt in opts]
-        own = [[p for lin in linears(m) for p in (lin.weight, lin.bias)] for m, _ in members]
         self.m, self.v = ([torch.stack([_state(opt, ps[j], key) for ps, opt in zip(own, opts)])
-                           for j in range(len(net.params))]
+                           for j in range(len(params))]
                           for key in ("exp_avg", "exp_avg_sq"))
 
     def step(self, grads: list[torch.Tensor], rows: torch.Tensor | None,
@@ -110,13 +113,13 @@ class StackedAdam:
         sel = rows if rows is not None else slice(None)
         with torch.no_grad():
             if self.kind == "sgd":
-                for p, g in zip(self.net.params, grads):
+                for p, g in zip(self.params, grads):
                     p[sel] -= self.lr[sel].view((-1,) + (1,) * (p.dim() - 1)) * g
                 return
             t = torch.tensor([float(self.t[k]) for k in active], dtype=torch.float64)
             c1 = (self.lr[sel].double() / (1 - self.b1 ** t)).float()
             c2 = (1 - self.b2 ** t).sqrt().float()
-            for j, (p, g) in enumerate(zip(self.net.params, grads)):
+            for j, (p, g) in enumerate(zip(self.params, grads)):
                 shape = (-1,) + (1,) * (p.dim() - 1)
                 m, v = self.m[j][sel], self.v[j][sel]     # views when rows is None, else copies
                 m.lerp_(g, 1 - self.b1)
@@ -126,9 +129,12 @@ class StackedAdam:
                 denom = (v.sqrt() / c2.view(shape)).add_(self.eps)
                 p[sel] -= c1.view(shape) * m / denom
 
-    def write_back(self, k: int, net: nn.Module, opt: torch.optim.Optimizer) -> None:
-        """Member k's weights into `net` and, once it has stepped, its Adam state into `opt`."""
-        own = self.net.write_back(k, net)
+    def write_back(self, k: int, own: list[torch.Tensor], opt: torch.optim.Optimizer) -> None:
+        """Member k's weights into its parameters `own` and, once it has stepped, its Adam
+        state into `opt`."""
+        with torch.no_grad():
+            for p, s in zip(own, self.params):
+                p.copy_(s[k])
         if self.t[k] == 0 or self.kind != "adam":
             return
         for j, p in enumerate(own):

@@ -17,6 +17,7 @@ from typing import Any, Hashable
 BATCHERS: dict[str, str] = {
     "engine.gan.trainer.GANTrainer": "engine.gan.batched",
     "engine.regions.trainer.RegionTrainer": "engine.regions.batched",
+    "engine.diffusion.trainer.DiffusionTrainer": "engine.diffusion.batched",
 }
 
 

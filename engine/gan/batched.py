@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from engine.device import to_numpy
 from engine.gan.measures import mode_coverage
 from engine.gan.trainer import GANTrainer
-from engine.stacked import StackedAdam, StackedMLP, optimizer_kind, rows_of
+from engine.stacked import StackedAdam, StackedMLP, mlp_params, optimizer_kind, rows_of
 
 
 def unbatchable_reason(trainer: GANTrainer) -> str | None:
@@ -70,8 +70,10 @@ class BatchedGAN:
         self.loss, self.d_steps, self.g_steps = first.loss, first.d_steps, first.g_steps
         self.G = StackedMLP([t.G for t in members], F.relu)
         self.D = StackedMLP([t.D for t in members], _leaky)
-        self.opt_g = StackedAdam(self.G, [(t.G, t.opt_g) for t in members])
-        self.opt_d = StackedAdam(self.D, [(t.D, t.opt_d) for t in members])
+        self.opt_g = StackedAdam(self.G.params, [mlp_params(t.G) for t in members],
+                                 [t.opt_g for t in members])
+        self.opt_d = StackedAdam(self.D.params, [mlp_params(t.D) for t in members],
+                                 [t.opt_d for t in members])
 
     @classmethod
     def from_trainers(cls, trainers: list[GANTrainer]) -> "BatchedGAN":
@@ -161,8 +163,8 @@ class BatchedGAN:
     def unstack(self, k: int) -> GANTrainer:
         """Member k as a normal GANTrainer: its weights and optimizer state written back."""
         t = self.members[k]
-        self.opt_g.write_back(k, t.G, t.opt_g)
-        self.opt_d.write_back(k, t.D, t.opt_d)
+        self.opt_g.write_back(k, mlp_params(t.G), t.opt_g)
+        self.opt_d.write_back(k, mlp_params(t.D), t.opt_d)
         return t
 
 

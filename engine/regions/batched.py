@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.regions.trainer import RegionTrainer
-from engine.stacked import StackedAdam, StackedMLP, optimizer_kind, rows_of
+from engine.stacked import StackedAdam, StackedMLP, mlp_params, optimizer_kind, rows_of
 
 
 def unbatchable_reason(trainer: RegionTrainer) -> str | None:
@@ -50,7 +50,8 @@ class BatchedRegions:
         self.members = list(members)
         self.loss = members[0].loss_fn
         self.net = StackedMLP([t.model for t in members], F.relu)
-        self.opt = StackedAdam(self.net, [(t.model, t.opt) for t in members])
+        self.opt = StackedAdam(self.net.params, [mlp_params(t.model) for t in members],
+                               [t.opt for t in members])
         self.x = torch.stack([t.x for t in members])          # (K, n, 2)
         self.y = torch.stack([t.y for t in members])          # (K, n)
 
@@ -91,7 +92,7 @@ class BatchedRegions:
 
     def unstack(self, k: int) -> RegionTrainer:
         t = self.members[k]
-        self.opt.write_back(k, t.model, t.opt)
+        self.opt.write_back(k, mlp_params(t.model), t.opt)
         return t
 
 
