@@ -2,7 +2,7 @@
 engine.regions.batched.BatchedRegions) against the same K trainers stepped one after another,
 at the pages' live sizes (GAN: engine.gan.LIVE_DEFAULTS; ReLU regions: the page's default
 3×8 net on 400 points; diffusion: the trainer's default 3×64 eps-network, batch 256, on
-1,000 two-moons points), each member with its own seed and learning rate. Model-steps/s = K × iterations / CPU seconds;
+1,000 two-moons points; VAE: the trainer's default 256-128 encoder and decoder, batch 128), each member with its own seed and learning rate. Model-steps/s = K × iterations / CPU seconds;
 the two ways alternate round by round (median of the per-round ratios).
 
 And the same inside a training worker (live/worker_loop.py, in-process, views not sent):
@@ -24,6 +24,8 @@ from engine.diffusion.data import DIFFUSION_DATA
 from engine.gan.batched import BatchedGAN
 from engine.regions import RegionTrainer
 from engine.regions.batched import BatchedRegions
+from engine.vae import VAETrainer
+from engine.vae.batched import BatchedVAE
 from live.worker_loop import Worker
 
 SIZES = (1, 4, 8, 16, 32)
@@ -51,8 +53,12 @@ def _diffusion(k: int) -> list[DiffusionTrainer]:
             for s in range(k)]
 
 
+def _vaes(k: int) -> list[VAETrainer]:
+    return [VAETrainer(seed=s, lr=1e-3 * (1 + s % 3)) for s in range(k)]
+
+
 KINDS = {"gan": (_members, BatchedGAN), "relu regions": (_regions, BatchedRegions),
-         "diffusion": (_diffusion, BatchedDiffusion)}
+         "diffusion": (_diffusion, BatchedDiffusion), "vae": (_vaes, BatchedVAE)}
 
 
 def _compare(kind: str, k: int) -> tuple[float, float, float]:

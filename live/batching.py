@@ -18,6 +18,7 @@ BATCHERS: dict[str, str] = {
     "engine.gan.trainer.GANTrainer": "engine.gan.batched",
     "engine.regions.trainer.RegionTrainer": "engine.regions.batched",
     "engine.diffusion.trainer.DiffusionTrainer": "engine.diffusion.batched",
+    "engine.vae.trainer.VAETrainer": "engine.vae.batched",
 }
 
 

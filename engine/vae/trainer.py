@@ -139,15 +139,20 @@ class VAETrainer(TrainerBase):
     def snapshots(self, value: list[tuple[int, np.ndarray]]) -> None:
         self._snapshots, self._pending = value, []
 
-    def _defer(self, test: bool = False, snapshot: bool = False) -> None:
-        """Keep this step's parameters for a test measure and/or a latent snapshot."""
+    def _defer(self, test: bool = False, snapshot: bool = False,
+               params: dict[str, torch.Tensor] | None = None) -> None:
+        """Keep this step's parameters (the model's, or `params` given by a batch that holds
+        them: engine/vae/batched.py) for a test measure and/or a latent snapshot. A batch
+        measures the waiting ones itself once it has written the weights back."""
+        from_model = params is None
         if self._pending and self._pending[-1][0] == self.steps:
-            step, params, t, sn = self._pending[-1]
-            self._pending[-1] = (step, params, t or test, sn or snapshot)
+            step, kept, t, sn = self._pending[-1]
+            self._pending[-1] = (step, kept, t or test, sn or snapshot)
         else:
-            params = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+            if from_model:
+                params = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
             self._pending.append((self.steps, params, test, snapshot))
-        if len(self._pending) > self.MAX_PENDING:
+        if len(self._pending) > self.MAX_PENDING and from_model:
             self._measure_pending()
 
     def _measure_pending(self) -> None:
