@@ -2,7 +2,8 @@
 engine.regions.batched.BatchedRegions) against the same K trainers stepped one after another,
 at the pages' live sizes (GAN: engine.gan.LIVE_DEFAULTS; ReLU regions: the page's default
 3×8 net on 400 points; diffusion: the trainer's default 3×64 eps-network, batch 256, on
-1,000 two-moons points; VAE: the trainer's default 256-128 encoder and decoder, batch 128), each member with its own seed and learning rate. Model-steps/s = K × iterations / CPU seconds;
+1,000 two-moons points; VAE: the trainer's default 256-128 encoder and decoder, batch 128),
+each member with its own seed and learning rate. Model-steps/s = K × iterations / CPU seconds;
 the two ways alternate round by round (median of the per-round ratios).
 
 And the same inside a training worker (live/worker_loop.py, in-process, views not sent):

@@ -8,7 +8,8 @@ K networks is one batched matmul,
 StackedAdam: each member's Adam moments m, v (K, ...), its own step count t_k and learning
 rate lr_k (torch.optim.Adam's step, member by member):
 
-    m ← β₁m + (1−β₁)g,  v ← β₂v + (1−β₂)g²,  p ← p − (lr_k / (1−β₁^t_k)) · m / (√v / √(1−β₂^t_k) + ε)
+    m ← β₁m + (1−β₁)g,   v ← β₂v + (1−β₂)g²,
+    p ← p − (lr_k / (1−β₁^t_k)) · m / (√v / √(1−β₂^t_k) + ε)
 
 or plain SGD, p ← p − lr_k·g. Members are independent: the gradient of Σ_k L_k with respect to
 member k's weights is ∇L_k. An update touches only the `rows` given (the members that step);
@@ -154,3 +155,35 @@ def _step_count(opt: torch.optim.Optimizer) -> int:
 
 def _state(opt: torch.optim.Optimizer, p: torch.Tensor, key: str) -> torch.Tensor:
     return opt.state.get(p, {}).get(key, torch.zeros_like(p)).detach()
+
+
+class Batch:
+    """What every batch of trainers shares: the members, checked to agree on `batch_key` and
+    each batchable (`unbatchable_reason` None), and the active members of a step."""
+
+    def __init__(self, members: list, batch_key: Callable, unbatchable_reason: Callable):
+        if not members:
+            raise ValueError("a batch needs at least one member")
+        if len({batch_key(t) for t in members}) > 1:
+            raise ValueError("members differ in shape or settings (batch_key)")
+        for t in members:
+            why = unbatchable_reason(t)
+            if why:
+                raise ValueError(f"cannot batch this trainer: {why}")
+        self.members = list(members)
+
+    @classmethod
+    def from_trainers(cls, trainers: list) -> "Batch":
+        return cls(trainers)
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    def active(self, mask: list[bool] | None) -> list[int]:
+        """The members a step trains: those the mask leaves on that have not diverged."""
+        return [k for k, t in enumerate(self.members)
+                if (mask is None or mask[k]) and t.diverged_at is None]
+
+    def rows(self, on: list[int]) -> torch.Tensor | None:
+        """`on` as row indices into the stacks; None when it is every member (no copies)."""
+        return None if len(on) == len(self.members) else torch.tensor(on)

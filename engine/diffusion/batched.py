@@ -23,7 +23,8 @@ import torch.nn.functional as F
 
 from engine.diffusion.network import timestep_embedding
 from engine.diffusion.trainer import DiffusionTrainer
-from engine.stacked import StackedAdam, StackedMLP, mlp_params, optimizer_kind, rows_of, stack
+from engine.stacked import (Batch, StackedAdam, StackedMLP, mlp_params, optimizer_kind, rows_of,
+                            stack)
 
 
 def unbatchable_reason(trainer: DiffusionTrainer) -> str | None:
@@ -44,28 +45,17 @@ def _own(trainer: DiffusionTrainer) -> list[torch.Tensor]:
     return mlp_params(trainer.model.net) + ([emb.weight] if emb is not None else [])
 
 
-class BatchedDiffusion:
+class BatchedDiffusion(Batch):
     """Members (DiffusionTrainers with one batch_key) stepped together."""
 
     def __init__(self, members: list[DiffusionTrainer]):
-        if not members:
-            raise ValueError("a batch needs at least one member")
-        if len({batch_key(t) for t in members}) > 1:
-            raise ValueError("members differ in shape or settings (batch_key)")
-        for t in members:
-            why = unbatchable_reason(t)
-            if why:
-                raise ValueError(f"cannot batch this trainer: {why}")
-        self.members = list(members)
+        super().__init__(members, batch_key, unbatchable_reason)
         first = members[0].model
         self.emb_dim, self.classes = first.emb_dim, first.class_emb is not None
         self.net = StackedMLP([t.model.net for t in members], F.silu)
         self.table = stack([[t.model.class_emb.weight] for t in members]) if self.classes else []
         self.opt = StackedAdam(self.net.params + self.table, [_own(t) for t in members],
                                [t.opt for t in members])
-
-    def __len__(self) -> int:
-        return len(self.members)
 
     def _draw(self, t: DiffusionTrainer):
         """One member's batch, drawn as DiffusionTrainer.loss_on_batch draws it."""
@@ -99,13 +89,12 @@ class BatchedDiffusion:
         """n iterations of every active member that has not diverged; each member's steps,
         history (the mean of the call's finite losses, as DiffusionTrainer.step logs it) and
         divergence kept as if it were stepped alone."""
-        on = [k for k in range(len(self)) if (active is None or active[k])
-              and self.members[k].diverged_at is None]
+        on = self.active(active)
         total = {k: [0.0, 0] for k in on}
         for _ in range(int(n)):
             if not on:
                 break
-            rows = None if len(on) == len(self) else torch.tensor(on)
+            rows = self.rows(on)
             losses, params = self._losses(on, rows)
             self.opt.step(torch.autograd.grad(losses.sum(), params), rows, on)
             for k, value in zip(on, losses.detach().tolist()):

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from engine.device import to_numpy
 from engine.gan.measures import mode_coverage
 from engine.gan.trainer import GANTrainer
-from engine.stacked import StackedAdam, StackedMLP, mlp_params, optimizer_kind, rows_of
+from engine.stacked import Batch, StackedAdam, StackedMLP, mlp_params, optimizer_kind, rows_of
 
 
 def unbatchable_reason(trainer: GANTrainer) -> str | None:
@@ -53,19 +53,11 @@ def _leaky(x: torch.Tensor) -> torch.Tensor:
     return F.leaky_relu(x, 0.2)
 
 
-class BatchedGAN:
+class BatchedGAN(Batch):
     """Members (GANTrainers with one batch_key) stepped together; see the module docstring."""
 
     def __init__(self, members: list[GANTrainer]):
-        if not members:
-            raise ValueError("a batch needs at least one member")
-        if len({batch_key(t) for t in members}) > 1:
-            raise ValueError("members differ in shape or settings (batch_key)")
-        for t in members:
-            why = unbatchable_reason(t)
-            if why:
-                raise ValueError(f"cannot batch this GAN: {why}")
-        self.members = list(members)
+        super().__init__(members, batch_key, unbatchable_reason)
         first = members[0]
         self.loss, self.d_steps, self.g_steps = first.loss, first.d_steps, first.g_steps
         self.G = StackedMLP([t.G for t in members], F.relu)
@@ -74,13 +66,6 @@ class BatchedGAN:
                                  [t.opt_g for t in members])
         self.opt_d = StackedAdam(self.D.params, [mlp_params(t.D) for t in members],
                                  [t.opt_d for t in members])
-
-    @classmethod
-    def from_trainers(cls, trainers: list[GANTrainer]) -> "BatchedGAN":
-        return cls(trainers)
-
-    def __len__(self) -> int:
-        return len(self.members)
 
     # ---- one update of D or G for the active members -------------------------------------
     def _d_update(self, active: list[int], rows: torch.Tensor | None) -> torch.Tensor:
@@ -111,14 +96,13 @@ class BatchedGAN:
         """n iterations of every active member that has not diverged: D's then G's updates;
         each member's steps, history (one log per call, the call's mean losses, as
         GANTrainer.step), divergence and coverage checks kept as if it were stepped alone."""
-        on = [k for k in range(len(self)) if (active is None or active[k])
-              and self.members[k].diverged_at is None]
+        on = self.active(active)
         ld: dict[int, list[torch.Tensor]] = {k: [] for k in on}
         lg: dict[int, list[torch.Tensor]] = {k: [] for k in on}
         for _ in range(int(n)):
             if not on:
                 break
-            rows = None if len(on) == len(self) else torch.tensor(on)
+            rows = self.rows(on)
             d = torch.stack([self._d_update(on, rows) for _ in range(self.d_steps)])
             g = torch.stack([self._g_update(on, rows) for _ in range(self.g_steps)])
             finite = (torch.isfinite(d).all(0) & torch.isfinite(g).all(0)).tolist()

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.regions.trainer import RegionTrainer
-from engine.stacked import StackedAdam, StackedMLP, mlp_params, optimizer_kind, rows_of
+from engine.stacked import Batch, StackedAdam, StackedMLP, mlp_params, optimizer_kind, rows_of
 
 
 def unbatchable_reason(trainer: RegionTrainer) -> str | None:
@@ -35,19 +35,11 @@ def batch_key(trainer: RegionTrainer) -> tuple:
             tuple(trainer.x.shape), optimizer_kind(trainer.opt), str(trainer.device))
 
 
-class BatchedRegions:
+class BatchedRegions(Batch):
     """Members (RegionTrainers with one batch_key) stepped together."""
 
     def __init__(self, members: list[RegionTrainer]):
-        if not members:
-            raise ValueError("a batch needs at least one member")
-        if len({batch_key(t) for t in members}) > 1:
-            raise ValueError("members differ in shape or settings (batch_key)")
-        for t in members:
-            why = unbatchable_reason(t)
-            if why:
-                raise ValueError(f"cannot batch this trainer: {why}")
-        self.members = list(members)
+        super().__init__(members, batch_key, unbatchable_reason)
         self.loss = members[0].loss_fn
         self.net = StackedMLP([t.model for t in members], F.relu)
         self.opt = StackedAdam(self.net.params, [mlp_params(t.model) for t in members],
@@ -55,20 +47,16 @@ class BatchedRegions:
         self.x = torch.stack([t.x for t in members])          # (K, n, 2)
         self.y = torch.stack([t.y for t in members])          # (K, n)
 
-    def __len__(self) -> int:
-        return len(self.members)
-
     def step(self, n: int = 1, active: list[bool] | None = None) -> None:
         """n iterations of every active member that has not diverged; each member's steps,
         loss history (the last loss of the call, as RegionTrainer.step logs it), divergence
         and pending region counts kept as if it were stepped alone."""
-        on = [k for k in range(len(self)) if (active is None or active[k])
-              and self.members[k].diverged_at is None]
+        on = self.active(active)
         last: dict[int, float] = {}
         for _ in range(int(n)):
             if not on:
                 break
-            rows = None if len(on) == len(self) else torch.tensor(on)
+            rows = self.rows(on)
             params = rows_of(self.net.params, rows)
             x = self.x if rows is None else self.x[rows]
             y = self.y if rows is None else self.y[rows]

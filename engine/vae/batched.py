@@ -23,7 +23,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from engine.stacked import StackedAdam, StackedMLP, mlp_params, optimizer_kind, rows_of
+from engine.stacked import Batch, StackedAdam, StackedMLP, mlp_params, optimizer_kind, rows_of
 from engine.vae.model import LIKELIHOODS, kl_standard_normal
 from engine.vae.trainer import VAETrainer
 
@@ -44,21 +44,14 @@ def _own(trainer: VAETrainer) -> list[torch.Tensor]:
     return mlp_params(trainer.model.encoder) + mlp_params(trainer.model.decoder)
 
 
-class BatchedVAE:
+class BatchedVAE(Batch):
     """Members (VAETrainers with one batch_key) stepped together."""
 
     def __init__(self, members: list[VAETrainer]):
-        if not members:
-            raise ValueError("a batch needs at least one member")
-        if len({batch_key(t) for t in members}) > 1:
-            raise ValueError("members differ in shape or settings (batch_key)")
-        for t in members:
-            why = unbatchable_reason(t)
-            if why:
-                raise ValueError(f"cannot batch this trainer: {why}")
-        self.members = list(members)
+        super().__init__(members, batch_key, unbatchable_reason)
         first = members[0]
-        self.nll, self.deterministic = LIKELIHOODS[first.model.likelihood], first.model.deterministic
+        self.nll = LIKELIHOODS[first.model.likelihood]
+        self.deterministic = first.model.deterministic
         self.reparam = first.reparam
         self.encoder = StackedMLP([t.model.encoder for t in members], F.relu)
         self.decoder = StackedMLP([t.model.decoder for t in members], F.relu)
@@ -67,9 +60,6 @@ class BatchedVAE:
                                [_own(t) for t in members], [t.opt for t in members])
         self.beta = torch.tensor([t.beta for t in members])
         self.names = [name for name, _ in first.model.named_parameters()]
-
-    def __len__(self) -> int:
-        return len(self.members)
 
     def _losses(self, on: list[int], params: list[torch.Tensor]) -> torch.Tensor:
         """(K', 3): total, recon, kl of each active member's next minibatch."""
@@ -99,12 +89,11 @@ class BatchedVAE:
         """n minibatch updates of every active member that has not diverged, with its
         trainer's logging, deferred measures and divergence check; then every member's
         weights written back and any long queue of deferred measures made."""
-        on = [k for k in range(len(self)) if (active is None or active[k])
-              and self.members[k].diverged_at is None]
+        on = self.active(active)
         for _ in range(int(n)):
             if not on:
                 break
-            rows = None if len(on) == len(self) else torch.tensor(on)
+            rows = self.rows(on)
             params = rows_of(self.opt.params, rows)
             losses = self._losses(on, params)
             self.opt.step(torch.autograd.grad(losses[:, 0].sum(), params), rows, on)

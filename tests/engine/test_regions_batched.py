@@ -7,6 +7,8 @@ import torch
 
 from engine.regions import RegionTrainer
 from engine.regions.batched import BatchedRegions, batch_key
+from tests.engine.batched_checks import (assert_members, assert_same_weights_and_moments,
+                                         assert_trains_on_alone, step_both)
 
 TOL = dict(rtol=1e-5, atol=1e-5)
 MEMBERS = [("bump (regression)", 0, 0.01), ("ridge (regression)", 1, 0.02),
@@ -19,16 +21,7 @@ def _trainer(task: str, seed: int, lr: float, widths=(8, 8)) -> RegionTrainer:
 
 def _assert_same(a: RegionTrainer, b: RegionTrainer) -> None:
     assert (a.steps, a.diverged_at) == (b.steps, b.diverged_at)
-    for p, q in zip(a.params, b.params):
-        torch.testing.assert_close(q, p, **TOL)
-    for p, q in zip(a.params, b.params):
-        sa, sb = a.opt.state.get(p, {}), b.opt.state.get(q, {})
-        assert bool(sa) == bool(sb)
-        if not sa:                                 # neither has stepped yet
-            continue
-        assert float(sa["step"]) == float(sb["step"])
-        torch.testing.assert_close(sb["exp_avg"], sa["exp_avg"], **TOL)
-        torch.testing.assert_close(sb["exp_avg_sq"], sa["exp_avg_sq"], **TOL)
+    assert_same_weights_and_moments(a.model, a.opt, b.model, b.opt, TOL)
     ha, hb = a.history, b.history
     assert ha.steps == hb.steps
     torch.testing.assert_close(torch.tensor(hb.values["loss"]), torch.tensor(ha.values["loss"]),
@@ -41,31 +34,18 @@ def _assert_same(a: RegionTrainer, b: RegionTrainer) -> None:
                                              ("spiral (classification)", 3, 0.03)]],
                          ids=["regression", "classification"])
 def test_batched_members_equal_trainers_stepped_alone(tasks):
-    alone = [_trainer(*m) for m in tasks]
-    batch = BatchedRegions([_trainer(*m) for m in tasks])
-    for n in (13, 22):
-        for t in alone:
-            t.step(n)
-        batch.step(n)
-    for k, t in enumerate(alone):
-        _assert_same(t, batch.unstack(k))
+    alone, batch = [_trainer(*m) for m in tasks], BatchedRegions([_trainer(*m) for m in tasks])
+    step_both(alone, batch, (13, 22))
+    assert_members(alone, batch, _assert_same)
 
 
 def test_a_masked_member_waits_and_a_member_taken_out_trains_on():
-    alone = [_trainer(*m) for m in MEMBERS]
-    batch = BatchedRegions([_trainer(*m) for m in MEMBERS])
-    for t in alone[:2]:
-        t.step(12)
-    batch.step(12, active=[True, True, False])
-    out = batch.unstack(2)
-    assert out.steps == 0
-    _assert_same(alone[2], out)
-    for k in (0, 1):
-        member = batch.unstack(k)
-        _assert_same(alone[k], member)
-        alone[k].step(7)
-        member.step(7)            # torch.optim.Adam from the written-back state
-        _assert_same(alone[k], member)
+    alone, batch = [_trainer(*m) for m in MEMBERS], BatchedRegions([_trainer(*m) for m in MEMBERS])
+    step_both(alone, batch, (12,), [True, True, False])
+    assert batch.members[2].steps == 0
+    assert_members(alone, batch, _assert_same)
+    for k in (0, 1):             # torch.optim.Adam from the written-back state
+        assert_trains_on_alone(alone[k], batch.unstack(k), _assert_same, 7)
 
 
 def test_shapes_and_loss_kinds_do_not_mix():

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 from engine.vae import VAETrainer
 from engine.vae.batched import BatchedVAE, batch_key
+from tests.engine.batched_checks import (assert_members, assert_same_weights_and_moments,
+                                         assert_trains_on_alone, step_both)
 
 TOL = dict(rtol=1e-4, atol=1e-5)
 MEMBERS = [dict(seed=0, beta=1.0, lr=1e-3), dict(seed=1, beta=0.5, lr=2e-3),
@@ -22,13 +23,7 @@ def _trainer(**over) -> VAETrainer:
 
 def _assert_same(a: VAETrainer, b: VAETrainer) -> None:
     assert (a.steps, a.diverged_at) == (b.steps, b.diverged_at)
-    for (name, p), q in zip(a.model.named_parameters(), b.model.parameters()):
-        torch.testing.assert_close(q, p, **TOL, msg=name)
-        sa, sb = a.opt.state.get(p, {}), b.opt.state.get(q, {})
-        assert bool(sa) == bool(sb)
-        if sa:
-            assert float(sa["step"]) == float(sb["step"])
-            torch.testing.assert_close(sb["exp_avg"], sa["exp_avg"], **TOL)
+    assert_same_weights_and_moments(a.model, a.opt, b.model, b.opt, TOL)
     ha, hb = a.history, b.history
     assert ha.steps == hb.steps
     for name, values in ha.values.items():
@@ -44,26 +39,16 @@ def _assert_same(a: VAETrainer, b: VAETrainer) -> None:
 def test_batched_members_equal_trainers_stepped_alone(over):
     alone = [_trainer(**m, **over) for m in MEMBERS]
     batch = BatchedVAE([_trainer(**m, **over) for m in MEMBERS])
-    for n in (7, 20):
-        for t in alone:
-            t.step(n)
-        batch.step(n)
-    for k, t in enumerate(alone):
-        _assert_same(t, batch.unstack(k))
+    step_both(alone, batch, (7, 20))
+    assert_members(alone, batch, _assert_same)
 
 
 def test_a_masked_member_waits_and_a_member_taken_out_trains_on():
     alone = [_trainer(**m) for m in MEMBERS]
     batch = BatchedVAE([_trainer(**m) for m in MEMBERS])
-    for t in alone[:2]:
-        t.step(15)
-    batch.step(15, active=[True, True, False])
-    for k, t in enumerate(alone):
-        _assert_same(t, batch.unstack(k))
-    member = batch.unstack(0)
-    alone[0].step(9)
-    member.step(9)
-    _assert_same(alone[0], member)
+    step_both(alone, batch, (15,), [True, True, False])
+    assert_members(alone, batch, _assert_same)
+    assert_trains_on_alone(alone[0], batch.unstack(0), _assert_same, 9)
 
 
 def test_shapes_and_likelihoods_do_not_mix():
