@@ -483,7 +483,8 @@ def _budget_says_rerun(key: str, every: float, base: float) -> bool:
 def status_text(trainer: TrainerView, tick: TickResult | None) -> str:
     """The line over a live frame: "Iteration **N** · R it/s this frame", and for a minute
     after a worker died "· The training worker restarted; resumed from iteration M.", and
-    "· trained in one batch with K other models" while a worker batches it (live.batching)."""
+    "· trained in one batch with K other models" while a worker batches it (live.batching), or
+    "· trained alone: <why>" while models of its kind play beside it unbatched."""
     text = f"Iteration **{trainer.steps:,}**"
     if tick is not None and tick.steps_done and tick.seconds > 0:
         text += f" · {tick.steps_done / tick.seconds:,.0f} it/s this frame"
@@ -492,6 +493,8 @@ def status_text(trainer: TrainerView, tick: TickResult | None) -> str:
     others = getattr(trainer, "batched_with", 0)
     if others:                                # a worker stepped it with classmates' models
         text += f" · trained in one batch with {others} other {_plural(others, 'model')}"
+    elif getattr(trainer, "alone_because", None):
+        text += f" · trained alone: {trainer.alone_because}"
     return text
 
 

@@ -65,6 +65,7 @@ class TrainerView:
     at: float = 0.0                   # time.time() when it was taken (ticks measure it/s)
     notice: str | None = None         # its worker died and it resumed from a checkpoint: say so
     batched_with: int = 0             # a worker stepped it in one batch with this many others
+    alone_because: str | None = None  # ... or alone beside classmates' models: why
 
     def snapshot(self) -> Any:
         return self.data

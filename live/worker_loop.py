@@ -86,6 +86,7 @@ class Slot:
     ckpt_s: float = 0.0             # what pickling it cost (inf: it cannot be pickled)
     batch_key: Any = None           # live.batching.key_of(trainer); None: stepped alone
     batched_with: int = 0           # how many others its last turn was shared with
+    alone_because: str | None = None   # why it trained alone beside models of its kind
 
     def checkpoint_due(self, now: float) -> bool:
         steps = getattr(self.trainer, "steps", 0)
@@ -124,8 +125,9 @@ class Worker:
                     slot.snap = slot.trainer.snapshot()
                     slot.snapped, slot.snap_s = t0, time.perf_counter() - t0
                 view = TrainerView.of(slot.trainer, snapshot=slot.snap)
-                if slot.batched_with:
-                    view = dataclasses.replace(view, batched_with=slot.batched_with)
+                if slot.batched_with or slot.alone_because:
+                    view = dataclasses.replace(view, batched_with=slot.batched_with,
+                                               alone_because=slot.alone_because)
             except Exception as exc:  # noqa: BLE001 - a broken snapshot is the page's message
                 view = TrainerView.failed(f"The trainer's snapshot failed: {exc}",
                                           int(getattr(slot.trainer, "steps", 0)))
@@ -275,7 +277,7 @@ class Worker:
             if n >= 1:
                 tick = self.train(slot, n, self.chunk_s)
                 slot.tokens -= tick.steps_done
-                slot.batched_with = 0
+                slot.batched_with, slot.alone_because = 0, self.why_alone(tid, slot)
             self.after_training(tid, slot)
             return True
         return False
@@ -286,6 +288,17 @@ class Worker:
             slot.playing, slot.dirty = False, True
             tell_playing(slot.trainer, False)
             self.publish(tid, slot)
+
+    def why_alone(self, tid: int, slot: Slot) -> str | None:
+        """Why a trainer trained alone while models of its kind play beside it (None when
+        none does, or batching is off)."""
+        if not self.batch or not any(
+                t != tid and s.playing and type(s.trainer) is type(slot.trainer)
+                for t, s in self.slots.items()):
+            return None
+        if slot.batch_key is None:
+            return batching.why_not(slot.trainer)
+        return "the other models here differ in shape or settings"
 
     def mates(self, tid: int, slot: Slot, now: float) -> list[tuple[int, Slot]]:
         """The other runnable slots with slot's batch key (none when it has no key)."""
@@ -326,7 +339,7 @@ class Worker:
             if done:
                 slot.tokens -= done
                 slot.dirty = True
-                slot.batched_with = len(members) - 1
+                slot.batched_with, slot.alone_because = len(members) - 1, None
             self.after_training(tid, slot)
         self.batched_turns += 1
 

@@ -152,3 +152,21 @@ def test_relu_region_trainers_are_batched_too():
         assert trainer.steps == 20
         for p, q in zip(alone.params, trainer.params):
             torch.testing.assert_close(q, p, **TOL)
+
+
+def test_a_model_trained_alone_beside_others_says_why():
+    from live.controls import status_text
+    worker = _worker()
+    _host(worker, 1, lambda: _gan(1, pack=2), 10 ** 6)      # PacGAN: D mixes rows; plays on
+    _host(worker, 2, lambda: _gan(2), 6)
+    _host(worker, 3, lambda: _gan(3, g_hidden=(16, 16)), 6)  # another shape
+    worker.one_turn()
+    worker.one_turn()
+    worker.one_turn()
+    reasons = {}
+    for tid in (1, 2, 3):
+        worker.publish(tid, worker.slots[tid])
+        reasons[tid] = status_text(cloudpickle.loads(worker.conn.sent[-1][3]), None)
+    assert "trained alone: D mixes rows" in reasons[1]
+    assert "trained alone: the other models here differ" in reasons[2]
+    assert "trained alone: the other models here differ" in reasons[3]
