@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from engine.device import to_numpy
 from engine.gan.measures import mode_coverage
 from engine.gan.trainer import GANTrainer
-from engine.stacked import Batch, StackedAdam, StackedMLP, mlp_params, optimizer_kind, rows_of
+from engine.stacked import (Batch, StackedAdam, StackedMLP, leaky_relu_, mlp_params,
+                            optimizer_kind, relu_, rows_of)
 
 
 def unbatchable_reason(trainer: GANTrainer) -> str | None:
@@ -49,10 +49,6 @@ def batch_key(trainer: GANTrainer) -> tuple:
             trainer.g_steps, optimizer_kind(trainer.opt_g), trainer.betas, str(trainer.device))
 
 
-def _leaky(x: torch.Tensor) -> torch.Tensor:
-    return F.leaky_relu(x, 0.2)
-
-
 class BatchedGAN(Batch):
     """Members (GANTrainers with one batch_key) stepped together; see the module docstring."""
 
@@ -60,8 +56,8 @@ class BatchedGAN(Batch):
         super().__init__(members, batch_key, unbatchable_reason)
         first = members[0]
         self.loss, self.d_steps, self.g_steps = first.loss, first.d_steps, first.g_steps
-        self.G = StackedMLP([t.G for t in members], F.relu)
-        self.D = StackedMLP([t.D for t in members], _leaky)
+        self.G = StackedMLP([t.G for t in members], relu_)
+        self.D = StackedMLP([t.D for t in members], leaky_relu_)
         self.opt_g = StackedAdam(self.G.params, [mlp_params(t.G) for t in members],
                                  [t.opt_g for t in members])
         self.opt_d = StackedAdam(self.D.params, [mlp_params(t.D) for t in members],

@@ -18,10 +18,10 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
 
 from engine.regions.trainer import RegionTrainer
-from engine.stacked import Batch, StackedAdam, StackedMLP, mlp_params, optimizer_kind, rows_of
+from engine.stacked import (Batch, StackedAdam, StackedMLP, mlp_params, optimizer_kind, relu_,
+                            rows_of)
 
 
 def unbatchable_reason(trainer: RegionTrainer) -> str | None:
@@ -41,7 +41,7 @@ class BatchedRegions(Batch):
     def __init__(self, members: list[RegionTrainer]):
         super().__init__(members, batch_key, unbatchable_reason)
         self.loss = members[0].loss_fn
-        self.net = StackedMLP([t.model for t in members], F.relu)
+        self.net = StackedMLP([t.model for t in members], relu_)
         self.opt = StackedAdam(self.net.params, [mlp_params(t.model) for t in members],
                                [t.opt for t in members])
         self.x = torch.stack([t.x for t in members])          # (K, n, 2)

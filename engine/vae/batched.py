@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
-from engine.stacked import Batch, StackedAdam, StackedMLP, mlp_params, optimizer_kind, rows_of
+from engine.stacked import (Batch, StackedAdam, StackedMLP, mlp_params, optimizer_kind, relu_,
+                            rows_of)
 from engine.vae.model import LIKELIHOODS, kl_standard_normal
 from engine.vae.trainer import VAETrainer
 
@@ -53,8 +53,8 @@ class BatchedVAE(Batch):
         self.nll = LIKELIHOODS[first.model.likelihood]
         self.deterministic = first.model.deterministic
         self.reparam = first.reparam
-        self.encoder = StackedMLP([t.model.encoder for t in members], F.relu)
-        self.decoder = StackedMLP([t.model.decoder for t in members], F.relu)
+        self.encoder = StackedMLP([t.model.encoder for t in members], relu_)
+        self.decoder = StackedMLP([t.model.decoder for t in members], relu_)
         self.n_enc = len(self.encoder.params)
         self.opt = StackedAdam(self.encoder.params + self.decoder.params,
                                [_own(t) for t in members], [t.opt for t in members])
