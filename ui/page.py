@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping, Sequence
 import streamlit as st
 
 from ui import lesson_player
-from ui.page_keys import apply_setting, preset_key, tour_key, view_key
+from ui.page_keys import apply_setting, hold_asked_view, preset_key, tour_key, view_key
 from ui import session
 from ui import url_check
 from ui import viewport
@@ -260,6 +260,7 @@ def topic_page(slug: str, *, state, views: Sequence[View], formula: str | None =
         _header(topic, formula, presets, steps, views, slug)
     if st.session_state.get(view_key(slug)) not in (None, *titles):
         st.session_state[view_key(slug)] = titles[0]          # stale value from an old URL
+    hold_asked_view(st.session_state, slug)
     if len(views) == 1:
         _run_view(slug, views[0], presets, steps, views, state)
     else:
