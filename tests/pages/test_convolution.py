@@ -481,3 +481,24 @@ def test_a_shift_by_the_image_size_says_it_wraps_to_no_shift():
     assert "right 9 px on 8 px is 1 px" in wrap_note((8, 8), 0, 9)
     assert wrap_note((8, 8), 1, -1) is None and wrap_note((8, 8), 1, 3) is None
     assert wrap_note((8, 8), -8, 0).endswith("every change is 0.")
+
+
+def test_a_stale_browser_message_after_show_me_does_not_close_the_asked_tab():
+    """The browser sends every widget value with each message: one sent before it learnt of
+    the tab Show me opened still names the old tab, in its URL and its widget values
+    (ui.page_keys.hold_asked_view). AppTest does not send the tabs' value: the stale message
+    is written as the browser's would arrive, into the URL and the session."""
+    from tests.apptest import _run
+    from ui.page_keys import tour_key
+    at = _open(view="equi")
+    at.session_state[tour_key(SLUG)] = 0                       # step 1 opens "Sliding window"
+    at.run()
+    at.button(key=f"{tour_key(SLUG)}__show").click()
+    _run(at, at._tree.get_widget_states(), fragment=True, key=None)
+    assert at.session_state[view_key(SLUG)] == TITLES["slide"]
+    at.query_params[view_key(SLUG)] = TITLES["equi"]           # e.g. a viewport report
+    at.session_state[view_key(SLUG)] = TITLES["equi"]
+    at.run()
+    _ok(at)
+    assert at.session_state[view_key(SLUG)] == TITLES["slide"]
+    assert at.slider(key="cv_pos").value == 0                  # the sliding window is drawn
