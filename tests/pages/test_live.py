@@ -62,6 +62,7 @@ class Session:
     def __init__(self):
         self.state: dict = {}
         self.done = defaultdict(int)          # id(trainer) -> iterations the page reported
+        self.alive: dict[int, object] = {}    # id -> trainer, kept so that no id is reused
         self.book = threading.Lock()
         self.errors: list[str] = []
 
@@ -84,6 +85,8 @@ class Session:
         tick, _ = live.advance(self.state, KEY, handle, epoch, SPF, BUDGET_S)
         if tick is not None:
             with self.book:
+                # a trainer dropped by Reset could free its id for the next one: keep it
+                self.alive[id(handle.trainer)] = handle.trainer
                 self.done[id(handle.trainer)] += tick.steps_done
             if pending and not handle.playing and not handle.cancelled \
                     and tick.steps_done != SPF:
