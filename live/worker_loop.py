@@ -271,7 +271,11 @@ class Worker:
                 continue
             mates = self.mates(tid, slot, now)
             if mates:
-                self.train_batch([(tid, slot), *mates])
+                try:
+                    self.train_batch([(tid, slot), *mates])
+                except Exception:  # noqa: BLE001 - a batch that fails: its members train alone
+                    for _, s in ((tid, slot), *mates):
+                        s.batch_key = None
                 return True
             n = self.allowance(slot)
             if n >= 1:
@@ -320,27 +324,29 @@ class Worker:
         t0 = time.perf_counter()
         budget = self.chunk_s * min(len(slots), BATCH_CHUNKS)
         per = self.batch_s_per_step.get(key, math.nan)
-        while True:
-            active = [n > 0 and s.trainer.diverged_at is None for n, s in zip(left, slots)]
-            spent = time.perf_counter() - t0
-            if not any(active) or spent >= budget:
-                break
-            m = min(n for n, a in zip(left, active) if a)
-            # the first batch of this key takes one iteration: it measures the cost
-            m = 1 if math.isnan(per) else min(m, max(1, int((budget - spent) / per)))
-            t = time.perf_counter()
-            batch.step(m, active)
-            per = (time.perf_counter() - t) / m
-            left = [n - m if a else n for n, a in zip(left, active)]
-        self.batch_s_per_step[key] = per
-        for k, (tid, slot) in enumerate(members):
-            batch.unstack(k)
-            done = slot.trainer.steps - before[k]
-            if done:
-                slot.tokens -= done
-                slot.dirty = True
-                slot.batched_with, slot.alone_because = len(members) - 1, None
-            self.after_training(tid, slot)
+        try:
+            while True:
+                active = [n > 0 and s.trainer.diverged_at is None for n, s in zip(left, slots)]
+                spent = time.perf_counter() - t0
+                if not any(active) or spent >= budget:
+                    break
+                m = min(n for n, a in zip(left, active) if a)
+                # the first batch of this key takes one iteration: it measures the cost
+                m = 1 if math.isnan(per) else min(m, max(1, int((budget - spent) / per)))
+                t = time.perf_counter()
+                batch.step(m, active)
+                per = (time.perf_counter() - t) / m
+                left = [n - m if a else n for n, a in zip(left, active)]
+        finally:              # what the members reached goes back to them, even on a failure
+            self.batch_s_per_step[key] = per
+            for k, (tid, slot) in enumerate(members):
+                batch.unstack(k)
+                done = slot.trainer.steps - before[k]
+                if done:
+                    slot.tokens -= done
+                    slot.dirty = True
+                    slot.batched_with, slot.alone_because = len(members) - 1, None
+                self.after_training(tid, slot)
         self.batched_turns += 1
 
     def wait_s(self) -> float:

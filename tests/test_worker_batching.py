@@ -170,3 +170,26 @@ def test_a_model_trained_alone_beside_others_says_why():
     assert "trained alone: D mixes rows" in reasons[1]
     assert "trained alone: the other models here differ" in reasons[2]
     assert "trained alone: the other models here differ" in reasons[3]
+
+
+def test_a_batch_that_fails_leaves_its_members_training_alone(monkeypatch):
+    from engine.gan import batched as gan_batched
+    calls = {"n": 0}
+    real_step = gan_batched.BatchedGAN.step
+
+    def fails_on_the_second_call(self, n=1, active=None):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("a kernel failed")
+        return real_step(self, n, active)
+    monkeypatch.setattr(gan_batched.BatchedGAN, "step", fails_on_the_second_call)
+    worker = _worker()
+    _host(worker, 1, lambda: _gan(1), 30)
+    _host(worker, 2, lambda: _gan(2), 30)
+    _run(worker)
+    assert calls["n"] >= 2
+    assert all(s.batch_key is None for s in worker.slots.values())   # alone from then on
+    for tid in (1, 2):                      # nothing lost: each ends as if stepped alone
+        alone = _gan(tid)
+        alone.step(30)
+        _same_weights(alone, worker.slots[tid].trainer)
