@@ -68,6 +68,11 @@ def leaky_relu_(x: torch.Tensor, slope: float = 0.2) -> torch.Tensor:
     return torch.nn.functional.leaky_relu_(x, slope)
 
 
+def optimizer_reason(opt: torch.optim.Optimizer) -> str | None:
+    """Why a trainer with optimizer `opt` cannot join a batch (None: Adam or plain SGD)."""
+    return None if optimizer_kind(opt) in ("adam", "sgd") else "the optimizer is not Adam or SGD"
+
+
 def rows_of(params: list[torch.Tensor], rows: torch.Tensor | None) -> list[torch.Tensor]:
     """The members `rows` of stacked parameters (None: all of them, the leaves themselves)."""
     return list(params) if rows is None else [p[rows] for p in params]

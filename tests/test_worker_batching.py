@@ -193,3 +193,18 @@ def test_a_batch_that_fails_leaves_its_members_training_alone(monkeypatch):
         alone = _gan(tid)
         alone.step(30)
         _same_weights(alone, worker.slots[tid].trainer)
+
+
+@pytest.mark.parametrize("kind", ["regions", "diffusion", "vae"])
+def test_a_trainer_whose_optimizer_is_not_plain_adam_or_sgd_is_not_batched(kind):
+    from engine.diffusion import DiffusionTrainer
+    from engine.regions import RegionTrainer
+    from engine.vae import VAETrainer
+    make = {"regions": lambda: RegionTrainer([4], n=50),
+            "diffusion": lambda: DiffusionTrainer(_gan(0).target.points[:100], hidden=8, batch=16),
+            "vae": lambda: VAETrainer(hidden=(8,), batch_size=16)}[kind]
+    plain, other = make(), make()
+    assert batching.why_not(plain) is None and batching.key_of(plain) is not None
+    other.opt = torch.optim.RMSprop(other.opt.param_groups[0]["params"], lr=1e-3)
+    assert batching.why_not(other) == "the optimizer is not Adam or SGD"
+    assert batching.key_of(other) is None

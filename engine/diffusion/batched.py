@@ -23,14 +23,12 @@ import torch.nn.functional as F
 
 from engine.diffusion.network import timestep_embedding
 from engine.diffusion.trainer import DiffusionTrainer
-from engine.stacked import (Batch, StackedAdam, StackedMLP, mlp_params, optimizer_kind, rows_of,
-                            stack)
+from engine.stacked import (Batch, StackedAdam, StackedMLP, mlp_params, optimizer_kind,
+                            optimizer_reason, rows_of, stack)
 
 
 def unbatchable_reason(trainer: DiffusionTrainer) -> str | None:
-    if optimizer_kind(trainer.opt) not in ("adam", "sgd"):
-        return "the optimizer is not Adam or SGD"
-    return None
+    return optimizer_reason(trainer.opt)
 
 
 def batch_key(trainer: DiffusionTrainer) -> tuple:

@@ -26,7 +26,7 @@ from engine.device import to_numpy
 from engine.gan.measures import mode_coverage
 from engine.gan.trainer import GANTrainer
 from engine.stacked import (Batch, StackedAdam, StackedMLP, leaky_relu_, mlp_params,
-                            optimizer_kind, relu_, rows_of)
+                            optimizer_kind, optimizer_reason, relu_, rows_of)
 
 
 def unbatchable_reason(trainer: GANTrainer) -> str | None:
@@ -37,9 +37,8 @@ def unbatchable_reason(trainer: GANTrainer) -> str | None:
         (trainer.r1_gamma > 0, "the R1 penalty is on"),
         (trainer.loss_name in ("wgan-gp", "wgan-clip"), "the Wasserstein loss needs a "
                                                         "gradient penalty or clipping"),
-        (optimizer_kind(trainer.opt_g) not in ("adam", "sgd"), "the optimizer is not Adam or SGD"),
     )
-    return next((why for bad, why in checks if bad), None)
+    return next((why for bad, why in checks if bad), None) or optimizer_reason(trainer.opt_g)
 
 
 def batch_key(trainer: GANTrainer) -> tuple:

@@ -20,14 +20,12 @@ import math
 import torch
 
 from engine.regions.trainer import RegionTrainer
-from engine.stacked import (Batch, StackedAdam, StackedMLP, mlp_params, optimizer_kind, relu_,
-                            rows_of)
+from engine.stacked import (Batch, StackedAdam, StackedMLP, mlp_params, optimizer_kind,
+                            optimizer_reason, relu_, rows_of)
 
 
 def unbatchable_reason(trainer: RegionTrainer) -> str | None:
-    if optimizer_kind(trainer.opt) not in ("adam", "sgd"):
-        return "the optimizer is not Adam or SGD"
-    return None
+    return optimizer_reason(trainer.opt)
 
 
 def batch_key(trainer: RegionTrainer) -> tuple:

@@ -22,16 +22,14 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from engine.stacked import (Batch, StackedAdam, StackedMLP, mlp_params, optimizer_kind, relu_,
-                            rows_of)
+from engine.stacked import (Batch, StackedAdam, StackedMLP, mlp_params, optimizer_kind,
+                            optimizer_reason, relu_, rows_of)
 from engine.vae.model import LIKELIHOODS, kl_standard_normal
 from engine.vae.trainer import VAETrainer
 
 
 def unbatchable_reason(trainer: VAETrainer) -> str | None:
-    if optimizer_kind(trainer.opt) not in ("adam", "sgd"):
-        return "the optimizer is not Adam or SGD"
-    return None
+    return optimizer_reason(trainer.opt)
 
 
 def batch_key(trainer: VAETrainer) -> tuple:
