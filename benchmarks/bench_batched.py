@@ -8,7 +8,12 @@ the two ways alternate round by round (median of the per-round ratios).
 
 And the same inside a training worker (live/worker_loop.py, in-process, views not sent):
 N students' GANs playing at full speed for WORKER_S seconds with batching on and off,
-alternating; model-steps/s in total and the slowest student's share."""
+alternating; model-steps/s in total and the slowest student's share.
+
+The GPU form (BatchedGAN's static iteration: padded to a bucket of 8/32/128 rows, masked, one
+CUDA graph per iteration) is measured on CUDA where it exists (wall time, synchronized; K =
+1, 8, 32, 128), and on the CPU as what that form costs there (run eagerly, padded rows
+computed) beside the row-indexed CPU form."""
 from __future__ import annotations
 
 import statistics
@@ -16,6 +21,7 @@ import statistics
 import time
 
 import cloudpickle
+import torch
 
 from benchmarks import Measurement, alternating_times
 from engine.gan import LIVE_DEFAULTS, LIVE_TARGET, GANTrainer, make_target
@@ -36,8 +42,8 @@ STUDENTS = (4, 8, 16)
 WORKER_S = 3.0
 
 
-def _members(k: int) -> list[GANTrainer]:
-    return [GANTrainer(make_target(*LIVE_TARGET, seed=0), seed=s, device="cpu",
+def _members(k: int, device: str = "cpu") -> list[GANTrainer]:
+    return [GANTrainer(make_target(*LIVE_TARGET, seed=0), seed=s, device=device,
                        **{**LIVE_DEFAULTS, "lr_g": 1e-3 * (1 + s % 3),
                           "lr_d": 1e-3 * (1 + s % 3)})
             for s in range(k)]
@@ -84,6 +90,36 @@ def _entry(kind: str, k: int):
     return run
 
 
+def _static_entry(k: int, device: str):
+    """K GANs in the static (GPU) form against the same K stepped one by one; on CUDA the
+    static iteration is a replayed CUDA graph and the times are wall times (synchronized)."""
+    def run() -> Measurement:
+        separate = _members(k, device)
+        batch = BatchedGAN(_members(k, device), static=True)
+        sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+        batch.step(5)                                    # warm-up, and the capture on CUDA
+        sync()
+
+        def synced(step):
+            def run_one():
+                step()
+                sync()
+            return run_one
+        times = alternating_times({
+            "separate": synced(lambda: [t.step(ITERATIONS) for t in separate]),
+            "batched": synced(lambda: batch.step(ITERATIONS))}, rounds=ROUNDS)
+        pick = 0 if device == "cuda" else 1              # wall on a GPU, CPU time on a CPU
+        secs = {name: [r[pick] for r in runs] for name, runs in times.items()}
+        ratio = statistics.median(s / b for s, b in zip(secs["separate"], secs["batched"]))
+        work = k * ITERATIONS
+        return Measurement(ratio, "x separate", (
+            f"K = {k} padded to {len(batch.opt_d.t)} rows: batched "
+            f"{work / statistics.median(secs['batched']):,.0f} model-steps/s, separate "
+            f"{work / statistics.median(secs['separate']):,.0f} "
+            f"({'wall time, CUDA graph' if device == 'cuda' else 'CPU time, eager'})"))
+    return run
+
+
 class _Pipe:
     def send_bytes(self, data: bytes) -> None:
         pass
@@ -125,5 +161,10 @@ def _worker_entry(n: int):
 
 BENCHMARKS = {f"{kind}: {k} members batched vs stepped one by one": _entry(kind, k)
               for kind in KINDS for k in SIZES}
+BENCHMARKS.update({f"gan, static GPU form on the CPU: {k} members": _static_entry(k, "cpu")
+                   for k in (8, 16)})
+if torch.cuda.is_available():
+    BENCHMARKS.update({f"gan on CUDA, graphed: {k} members batched vs stepped one by one":
+                       _static_entry(k, "cuda") for k in (1, 8, 32, 128)})
 BENCHMARKS.update({f"worker: {n} students' GANs playing, batching on vs off": _worker_entry(n)
                    for n in STUDENTS})

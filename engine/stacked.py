@@ -28,6 +28,20 @@ import torch
 from torch import nn
 
 ADAM_EPS = 1e-8
+BUCKETS = (8, 32, 128)      # the static form's stack sizes: few shapes, so few graph captures
+
+
+def bucket_size(k: int) -> int:
+    """The smallest bucket that holds k members (beyond the last: a multiple of it)."""
+    for size in BUCKETS:
+        if k <= size:
+            return size
+    return -(-k // BUCKETS[-1]) * BUCKETS[-1]
+
+
+def padded(members: list, size: int) -> list:
+    """members, then member 0 repeated up to `size` rows (rows that never step)."""
+    return list(members) + [members[0]] * (size - len(members))
 
 
 def linears(net: nn.Module) -> list[nn.Linear]:
@@ -130,13 +144,15 @@ class StackedAdam:
             self.t[k] += 1
         sel = rows if rows is not None else slice(None)
         with torch.no_grad():
+            device = self.params[0].device       # the host's lr and t, moved once per step
             if self.kind == "sgd":
+                lr = self.lr[sel].to(device)
                 for p, g in zip(self.params, grads):
-                    p[sel] -= self.lr[sel].view((-1,) + (1,) * (p.dim() - 1)) * g
+                    p[sel] -= lr.view((-1,) + (1,) * (p.dim() - 1)) * g
                 return
             t = torch.tensor([float(self.t[k]) for k in active], dtype=torch.float64)
-            c1 = (self.lr[sel].double() / (1 - self.b1 ** t)).float()
-            c2 = (1 - self.b2 ** t).sqrt().float()
+            c1 = (self.lr[sel].double() / (1 - self.b1 ** t)).float().to(device)
+            c2 = (1 - self.b2 ** t).sqrt().float().to(device)
             for j, (p, g) in enumerate(zip(self.params, grads)):
                 shape = (-1,) + (1,) * (p.dim() - 1)
                 m, v = self.m[j][sel], self.v[j][sel]     # views when rows is None, else copies
@@ -146,6 +162,37 @@ class StackedAdam:
                     self.m[j][rows], self.v[j][rows] = m, v
                 denom = (v.sqrt() / c2.view(shape)).add_(self.eps)
                 p[sel] -= c1.view(shape) * m / denom
+
+    def coefficients(self, active: list[int], device: torch.device | str = "cpu"
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Count one more update for the members `active` and return, per row, the static
+        update's c1 = lr/(1−β₁^t) and c2 = √(1−β₂^t) (rows not active: c1 = 0, c2 = 1)."""
+        rows = len(self.t)
+        c1, c2 = torch.zeros(rows, dtype=torch.float64), torch.ones(rows, dtype=torch.float64)
+        for k in active:
+            self.t[k] += 1
+            c1[k] = float(self.lr[k]) if self.kind == "sgd" else \
+                float(self.lr[k]) / (1 - self.b1 ** self.t[k])
+            c2[k] = 1.0 if self.kind == "sgd" else (1 - self.b2 ** self.t[k]) ** 0.5
+        return c1.float().to(device), c2.float().to(device)
+
+    def masked_step(self, grads: list[torch.Tensor], mask: torch.Tensor, c1: torch.Tensor,
+                    c2: torch.Tensor) -> None:
+        """The static update (module docstring) of every row, kept where `mask` (bool, one
+        per row) is on: no shape depends on who steps, no value goes to the host."""
+        with torch.no_grad():
+            for j, (p, g) in enumerate(zip(self.params, grads)):
+                shape = (-1,) + (1,) * (p.dim() - 1)
+                keep = mask.view(shape)
+                if self.kind == "sgd":
+                    p.copy_(torch.where(keep, p - c1.view(shape) * g, p))
+                    continue
+                m = torch.where(keep, torch.lerp(self.m[j], g, 1 - self.b1), self.m[j])
+                v = torch.where(keep, self.v[j] * self.b2 + (1 - self.b2) * g * g, self.v[j])
+                self.m[j].copy_(m)
+                self.v[j].copy_(v)
+                update = c1.view(shape) * m / ((v.sqrt() / c2.view(shape)) + self.eps)
+                p.copy_(torch.where(keep, p - update, p))
 
     def write_back(self, k: int, own: list[torch.Tensor], opt: torch.optim.Optimizer) -> None:
         """Member k's weights into its parameters `own` and, once it has stepped, its Adam

@@ -23,7 +23,9 @@ while training goes on between frames. Commands are read between chunks: Pause l
 one chunk. Playing trainers that live.batching can step as one (same page, architecture and
 settings: GANs of a class) share a turn: they are stepped together, each masked out once its
 own tokens are spent, for up to BATCH_CHUNKS chunks, and written back to their own trainers
-(views, checkpoints and commands see ordinary trainers).
+(views, checkpoints and commands see ordinary trainers). A batch is kept from turn to turn
+while its members stay the same and no message touched any of them (a GPU batch keeps its
+captured CUDA graph that way); otherwise it is built again from the members' trainers.
 
 Views are published when a command was done (at once, with a fresh snapshot) and
 while training every publish_s seconds, with the history decimated
@@ -87,6 +89,7 @@ class Slot:
     batch_key: Any = None           # live.batching.key_of(trainer); None: stepped alone
     batched_with: int = 0           # how many others its last turn was shared with
     alone_because: str | None = None   # why it trained alone beside models of its kind
+    version: int = 0                # counts the messages that may have changed the trainer
 
     def checkpoint_due(self, now: float) -> bool:
         steps = getattr(self.trainer, "steps", 0)
@@ -108,6 +111,8 @@ class Worker:
         self.batch = batching.enabled() if batch is None else bool(batch)
         self.batch_s_per_step: dict[Any, float] = {}    # batch key -> seconds per iteration
         self.batched_turns = 0                         # turns that stepped a batch
+        self.batches: dict[Any, tuple[tuple, Any]] = {}    # key -> ((tid, version)..., batch)
+        self.batches_built = 0
 
     # ---- messages ----------------------------------------------------------------------
     def send(self, *msg: Any) -> None:
@@ -175,6 +180,8 @@ class Worker:
                 self.send("reply", tid, seq, False, "This trainer was released; press Reset.")
             return
         slot.seq = seq
+        if not (kind == "cmd" and msg[3] == "pace"):    # a pace changes no trainer
+            slot.version += 1
         steps = getattr(slot.trainer, "steps", None)
         if kind == "cmd":
             self.command(tid, slot, msg[3], msg[4])
@@ -201,6 +208,8 @@ class Worker:
         elif name == "pace":
             slot.rate, slot.cap = float(arg[0]), arg[1]
         elif name == "close":
+            self.batches = {k: v for k, v in self.batches.items()
+                            if tid not in dict(v[0])}   # no kept batch holds its trainer
             del self.slots[tid]
             self.turn.remove(tid)
             slot.trainer = None
@@ -305,22 +314,39 @@ class Worker:
         return "the other models here differ in shape or settings"
 
     def mates(self, tid: int, slot: Slot, now: float) -> list[tuple[int, Slot]]:
-        """The other runnable slots with slot's batch key (none when it has no key)."""
+        """The other playing slots with slot's batch key (none when it has no key, or when
+        none of them may train now); those that may not are masked out of the turn."""
         if slot.batch_key is None or self.allowance(slot) < 1:
             return []
-        return [(t, s) for t, s in self.slots.items()
-                if t != tid and s.batch_key == slot.batch_key and s.trainer is not None
-                and self.runnable(s, now) and self.allowance(s) >= 1]
+        mates = [(t, s) for t, s in self.slots.items()
+                 if t != tid and s.batch_key == slot.batch_key and s.trainer is not None
+                 and s.playing]
+        ready = [self.runnable(s, now) and self.allowance(s) >= 1 for _, s in mates]
+        return mates if any(ready) else []
+
+    def batch_for(self, members: list[tuple[int, Slot]]) -> Any:
+        """The kept batch of these members if none of them changed since, else a new one."""
+        key = members[0][1].batch_key
+        who = tuple(sorted((tid, s.version) for tid, s in members))
+        kept = self.batches.get(key)
+        if kept is not None and kept[0] == who:
+            return kept[1]
+        order = dict(members)
+        batch = batching.batch_of([order[tid].trainer for tid, _ in who])
+        self.batches[key] = (who, batch)
+        self.batches_built += 1
+        return batch
 
     def train_batch(self, members: list[tuple[int, Slot]]) -> None:
         """One turn for a batch: the members stepped as one (live.batching) for up to
         min(members, BATCH_CHUNKS) chunks, each member until its tokens or cap run out
         (it is masked out after that), then every member's state written back."""
+        members = sorted(members, key=lambda m: m[0])      # the kept batch's row order
         slots = [s for _, s in members]
         key = slots[0].batch_key
-        left = [self.allowance(s) for s in slots]
+        left = [max(0, self.allowance(s)) for s in slots]
         before = [s.trainer.steps for s in slots]
-        batch = batching.batch_of([s.trainer for s in slots])
+        batch = self.batch_for(members)
         t0 = time.perf_counter()
         budget = self.chunk_s * min(len(slots), BATCH_CHUNKS)
         per = self.batch_s_per_step.get(key, math.nan)
@@ -337,6 +363,9 @@ class Worker:
                 batch.step(m, active)
                 per = (time.perf_counter() - t) / m
                 left = [n - m if a else n for n, a in zip(left, active)]
+        except Exception:
+            self.batches.pop(key, None)        # built again (or not at all) next time
+            raise
         finally:              # what the members reached goes back to them, even on a failure
             self.batch_s_per_step[key] = per
             for k, (tid, slot) in enumerate(members):

@@ -3,7 +3,8 @@
 #   bash scripts/device_check.sh OUTDIR            (everything, ~8 min)
 #   DEVICE_CHECK=graph bash scripts/device_check.sh OUTDIR   (only the first block, ~1 min)
 # First block: the CUDA-graph equality tests (benchmarks/cuda_graph.py), then one line each:
-# the 2x128 MLP Adam step eager on CPU, eager on CUDA, and replayed from a CUDA graph.
+# the 2x128 MLP Adam step eager on CPU, eager on CUDA, and replayed from a CUDA graph;
+# K = 1/8/32/128 GANs batched in one CUDA graph against the same K stepped one by one.
 # Engine and page (AppTest) tests with CUDA present (the `device` fixture adds "cuda" and the
 # sidebar's "auto" device picks it), then `python -m benchmarks devices` (every trainer and the
 # heavy ops on CPU and on CUDA). Python packages the GPU image lacks (streamlit, plotly, ...)
@@ -18,7 +19,7 @@ if [ -d .whl ]; then
 fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())" | tee -a "$out/gpu.txt"
-timeout 180 python3 -m pytest tests/test_bench_cuda_graph.py \
+timeout 180 python3 -m pytest tests/test_bench_cuda_graph.py tests/engine/test_gan_batched.py \
     tests/engine/test_device.py -q -p no:cacheprovider -p no:benchmark -rs --tb=short 2>&1 \
     | tee "$out/tests_graph.log" | tail -15
 timeout 120 python3 - <<'PY' 2>&1 | tee "$out/bench_graph.md"
@@ -27,6 +28,18 @@ configure_threads()
 from benchmarks import bench_devices as b
 for label, fn in b.BENCHMARKS.items():
     if "2x128 MLP" in label:
+        try:
+            m = fn()
+            print(f"| {label} | {m.value:,.4g} {m.unit} | {m.note} |", flush=True)
+        except Exception as exc:
+            print(f"| {label} | FAILED | {type(exc).__name__}: {exc} |", flush=True)
+PY
+timeout 240 python3 - <<'PY' 2>&1 | tee "$out/bench_batched_cuda.md"
+from engine.device import configure_threads
+configure_threads()
+from benchmarks import bench_batched as b
+for label, fn in b.BENCHMARKS.items():
+    if "CUDA" in label:
         try:
             m = fn()
             print(f"| {label} | {m.value:,.4g} {m.unit} | {m.note} |", flush=True)

@@ -208,3 +208,51 @@ def test_a_trainer_whose_optimizer_is_not_plain_adam_or_sgd_is_not_batched(kind)
     other.opt = torch.optim.RMSprop(other.opt.param_groups[0]["params"], lr=1e-3)
     assert batching.why_not(other) == "the optimizer is not Adam or SGD"
     assert batching.key_of(other) is None
+
+
+def test_a_batch_is_kept_while_its_members_do_not_change_and_built_again_after_a_message():
+    worker = _worker()
+    for tid in (1, 2, 3):
+        _host(worker, tid, lambda tid=tid: _gan(tid, 1e-3 * tid), 10 ** 6)
+    for _ in range(4):
+        worker.one_turn()
+    assert (worker.batched_turns, worker.batches_built) == (4, 1)
+    worker.handle(("read", 2, 7, cloudpickle.dumps(lambda t: t.steps)))   # may touch it
+    worker.one_turn()
+    assert worker.batches_built == 2
+    worker.handle(("cmd", 3, 8, "pace", (math.inf, 10 ** 6)))             # touches no trainer
+    worker.one_turn()
+    assert worker.batches_built == 2
+    for tid in (1, 2, 3):
+        trainer = worker.slots[tid].trainer
+        alone = _gan(tid, 1e-3 * tid)
+        alone.step(trainer.steps)
+        _same_weights(alone, trainer)          # written back after every turn, kept or not
+
+
+def test_a_member_with_no_tokens_stays_in_the_batch_masked_out():
+    worker = _worker()
+    _host(worker, 1, lambda: _gan(1), 20)
+    _host(worker, 2, lambda: _gan(2), 20)
+    _host(worker, 3, lambda: _gan(3), 20, rate=1e-9)     # its bucket never fills
+    for _ in range(3):
+        worker.one_turn()
+    assert worker.batches_built == 1 and len(worker.batches) == 1
+    (who, _batch), = worker.batches.values()
+    assert [tid for tid, _ in who] == [1, 2, 3]          # a member, masked out
+    _run(worker)
+    assert worker.slots[3].trainer.steps == 0
+    for tid in (1, 2):
+        alone = _gan(tid)
+        alone.step(20)
+        _same_weights(alone, worker.slots[tid].trainer)
+
+
+def test_a_closed_trainer_is_held_by_no_kept_batch():
+    worker = _worker()
+    for tid in (1, 2):
+        _host(worker, tid, lambda tid=tid: _gan(tid), 10 ** 6)
+    worker.one_turn()
+    assert worker.batches
+    worker.handle(("cmd", 2, 9, "close", None))
+    assert not worker.batches

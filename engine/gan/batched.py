@@ -13,6 +13,12 @@ A member masked out of a step (paused, or its bucket empty) draws no samples and
 weights, moments and step count. `unstack(k)` writes member k back into its GANTrainer: the
 same state_dict, within float32 rounding, as the trainer stepped alone.
 
+On a GPU (or with `static=True`) the batch takes the static form of engine.stacked: the stacks
+padded to a bucket size, every row computed and masked, the members' draws made first and
+passed in, so that the whole iteration (D's and G's updates) is one CUDA graph replayed
+(engine.cuda_graph.GraphedStep); on a CPU the same static iteration runs eagerly, and equals
+the members stepped alone (tests/engine/test_gan_batched.py).
+
 What can be batched (`unbatchable_reason`): D's rows independent (no packing, minibatch std or
 spectral norm), no unrolled D, no R1 or gradient penalty, no weight clipping, Adam or SGD; and
 members share `batch_key`: architecture, loss, batch size, latent size, betas, D/G steps.
@@ -22,11 +28,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from engine.cuda_graph import GraphedStep, use_cuda_graph
 from engine.device import to_numpy
 from engine.gan.measures import mode_coverage
 from engine.gan.trainer import GANTrainer
-from engine.stacked import (Batch, StackedAdam, StackedMLP, leaky_relu_, mlp_params,
-                            optimizer_kind, optimizer_reason, relu_, rows_of)
+from engine.stacked import (Batch, StackedAdam, StackedMLP, bucket_size, leaky_relu_,
+                            mlp_params, optimizer_kind, optimizer_reason, padded, relu_, rows_of)
 
 
 def unbatchable_reason(trainer: GANTrainer) -> str | None:
@@ -51,16 +58,20 @@ def batch_key(trainer: GANTrainer) -> tuple:
 class BatchedGAN(Batch):
     """Members (GANTrainers with one batch_key) stepped together; see the module docstring."""
 
-    def __init__(self, members: list[GANTrainer]):
+    def __init__(self, members: list[GANTrainer], static: bool | None = None):
         super().__init__(members, batch_key, unbatchable_reason)
         first = members[0]
         self.loss, self.d_steps, self.g_steps = first.loss, first.d_steps, first.g_steps
-        self.G = StackedMLP([t.G for t in members], relu_)
-        self.D = StackedMLP([t.D for t in members], leaky_relu_)
-        self.opt_g = StackedAdam(self.G.params, [mlp_params(t.G) for t in members],
-                                 [t.opt_g for t in members])
-        self.opt_d = StackedAdam(self.D.params, [mlp_params(t.D) for t in members],
-                                 [t.opt_d for t in members])
+        self.device = first.device
+        self.static = use_cuda_graph(self.device) if static is None else bool(static)
+        rows = padded(members, bucket_size(len(members)) if self.static else len(members))
+        self.G = StackedMLP([t.G for t in rows], relu_)
+        self.D = StackedMLP([t.D for t in rows], leaky_relu_)
+        self.opt_g = StackedAdam(self.G.params, [mlp_params(t.G) for t in rows],
+                                 [t.opt_g for t in rows])
+        self.opt_d = StackedAdam(self.D.params, [mlp_params(t.D) for t in rows],
+                                 [t.opt_d for t in rows])
+        self.graphed: GraphedStep | None = None     # the captured static iteration (CUDA)
 
     # ---- one update of D or G for the active members -------------------------------------
     def _d_update(self, active: list[int], rows: torch.Tensor | None) -> torch.Tensor:
@@ -86,6 +97,68 @@ class BatchedGAN(Batch):
         self.opt_g.step(torch.autograd.grad(losses.sum(), params), rows, active)
         return losses.detach()
 
+    # ---- the static iteration: fixed shapes, masked rows (a CUDA graph on a GPU) -------------
+    def _static_iteration(self, real: torch.Tensor, z_d: torch.Tensor, z_g: torch.Tensor,
+                          mask: torch.Tensor, c1_d: torch.Tensor, c2_d: torch.Tensor,
+                          c1_g: torch.Tensor, c2_g: torch.Tensor) -> dict[str, torch.Tensor]:
+        """One iteration of every row (real, z_d: (d_steps, S, B, ·); z_g: (g_steps, S, B,
+        latent); c*: (updates, S)), kept where `mask` is on; the rows' losses (updates, S)."""
+        d, g = [], []
+        for j in range(self.d_steps):
+            with torch.no_grad():
+                fake = self.G(z_d[j])
+            out = self.D(torch.cat([real[j], fake], 1)).squeeze(-1)
+            r, f = out.split([real.shape[2], fake.shape[1]], 1)
+            losses = torch.vmap(self.loss.d_loss)(r, f)
+            grads = torch.autograd.grad(losses.sum(), self.D.params)
+            self.opt_d.masked_step(grads, mask, c1_d[j], c2_d[j])
+            d.append(losses.detach())
+        for j in range(self.g_steps):
+            f = self.D.frozen()(self.G(z_g[j])).squeeze(-1)
+            losses = torch.vmap(self.loss.g_loss)(f)
+            grads = torch.autograd.grad(losses.sum(), self.G.params)
+            self.opt_g.masked_step(grads, mask, c1_g[j], c2_g[j])
+            g.append(losses.detach())
+        return {"d": torch.stack(d), "g": torch.stack(g)}
+
+    def _static_inputs(self, on: list[int]) -> dict[str, torch.Tensor]:
+        """The members' draws in their trainers' order (per D update: real, z; then each G
+        update's z), zeros for the rows that do not step, the mask and the coefficients."""
+        size, first = len(self.opt_d.t), self.members[0]
+        b, latent, dev = first.batch_size, first.latent_dim, self.device
+        real = torch.zeros(self.d_steps, size, b, first.real.shape[1], device=dev)
+        z_d = torch.zeros(self.d_steps, size, b, latent, device=dev)
+        z_g = torch.zeros(self.g_steps, size, b, latent, device=dev)
+        for k in on:
+            t = self.members[k]
+            for j in range(self.d_steps):
+                real[j, k], z_d[j, k] = t._real_batch(), t._z()
+            for j in range(self.g_steps):
+                z_g[j, k] = t._z()
+        mask = torch.zeros(size, dtype=torch.bool)
+        mask[on] = True
+        cd = [self.opt_d.coefficients(on, dev) for _ in range(self.d_steps)]
+        cg = [self.opt_g.coefficients(on, dev) for _ in range(self.g_steps)]
+        return {"real": real, "z_d": z_d, "z_g": z_g, "mask": mask.to(dev),
+                "c1_d": torch.stack([c[0] for c in cd]), "c2_d": torch.stack([c[1] for c in cd]),
+                "c1_g": torch.stack([c[0] for c in cg]), "c2_g": torch.stack([c[1] for c in cg])}
+
+    def _run_static(self, on: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        inputs = self._static_inputs(on)
+        if use_cuda_graph(self.device):
+            if self.graphed is None:
+                self.graphed = GraphedStep(self._static_iteration, inputs)
+            out = self.graphed(**inputs)
+        else:
+            out = self._static_iteration(**inputs)
+        return out["d"][:, on], out["g"][:, on]
+
+    def _run_dynamic(self, on: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        rows = self.rows(on)
+        d = torch.stack([self._d_update(on, rows) for _ in range(self.d_steps)])
+        g = torch.stack([self._g_update(on, rows) for _ in range(self.g_steps)])
+        return d, g
+
     # ---- the trainer protocol, per member -------------------------------------------------
     def step(self, n: int = 1, active: list[bool] | None = None) -> None:
         """n iterations of every active member that has not diverged: D's then G's updates;
@@ -97,9 +170,7 @@ class BatchedGAN(Batch):
         for _ in range(int(n)):
             if not on:
                 break
-            rows = self.rows(on)
-            d = torch.stack([self._d_update(on, rows) for _ in range(self.d_steps)])
-            g = torch.stack([self._g_update(on, rows) for _ in range(self.g_steps)])
+            d, g = self._run_static(on) if self.static else self._run_dynamic(on)
             finite = (torch.isfinite(d).all(0) & torch.isfinite(g).all(0)).tolist()
             evaluate = []
             for j, k in enumerate(on):

@@ -18,9 +18,9 @@ def _trainer(target: str, seed: int, lr: float, **over) -> GANTrainer:
     return GANTrainer(make_target(target, 0.05, seed=0), seed=seed, eval_n=400, **cfg)
 
 
-def _pairs(**over) -> tuple[list[GANTrainer], BatchedGAN]:
+def _pairs(static: bool | None = False, **over) -> tuple[list[GANTrainer], BatchedGAN]:
     alone = [_trainer(*s, **over) for s in SETTINGS]
-    return alone, BatchedGAN.from_trainers([_trainer(*s, **over) for s in SETTINGS])
+    return alone, BatchedGAN([_trainer(*s, **over) for s in SETTINGS], static=static)
 
 
 def _assert_same(a: GANTrainer, b: GANTrainer) -> None:
@@ -45,8 +45,11 @@ def _assert_same(a: GANTrainer, b: GANTrainer) -> None:
 @pytest.mark.parametrize("over", [{}, {"loss": "lsgan", "optimizer": "sgd", "lr_g": 0.05},
                                   {"loss": "minimax", "d_steps": 2, "g_steps": 2}],
                          ids=["adam-nonsaturating", "sgd-lsgan", "minimax-2-d-2-g-steps"])
-def test_batched_members_equal_trainers_stepped_alone(over):
-    alone, batch = _pairs(**over)
+@pytest.mark.parametrize("static", [False, True], ids=["rows", "static-padded"])
+def test_batched_members_equal_trainers_stepped_alone(over, static):
+    """static: the form a CUDA graph captures (padded to 8 rows, every row computed, masked),
+    run eagerly here: the CPU twin of the GPU path."""
+    alone, batch = _pairs(static, **over)
     for n in (7, 16):            # two calls: one history entry each, eval at 10 and 20
         for t in alone:
             t.step(n)
@@ -57,8 +60,9 @@ def test_batched_members_equal_trainers_stepped_alone(over):
         alone[1].state_dict()["G"]["0.weight"]).any()         # the members really differ
 
 
-def test_a_masked_member_keeps_its_state_and_the_others_go_on():
-    alone, batch = _pairs()
+@pytest.mark.parametrize("static", [False, True], ids=["rows", "static-padded"])
+def test_a_masked_member_keeps_its_state_and_the_others_go_on(static):
+    alone, batch = _pairs(static)
     for t in alone:
         t.step(5)
     batch.step(5)
@@ -126,3 +130,45 @@ def test_a_trainer_that_trained_alone_joins_with_its_moments():
     alone.step(5)
     batch.step(5)
     _assert_same(alone, batch.unstack(1))
+
+
+def test_the_static_form_pads_to_a_bucket_and_its_padding_never_moves():
+    alone, batch = _pairs(static=True)
+    assert len(batch.opt_d.t) == 8 and batch.G.params[0].shape[0] == 8
+    pad = [p[3:].clone() for p in batch.G.params + batch.D.params]
+    for t in alone:
+        t.step(9)
+    batch.step(9, active=[True, True, True])
+    for before, p in zip(pad, batch.G.params + batch.D.params):
+        torch.testing.assert_close(p[3:], before, rtol=0, atol=0)   # where() kept them
+    assert batch.opt_d.t[3:] == [0] * 5
+    for k, t in enumerate(alone):
+        _assert_same(t, batch.unstack(k))
+
+
+def test_a_diverged_member_cannot_spoil_the_static_step_of_the_others():
+    over = {"optimizer": "sgd", "loss": "lsgan"}
+    alone = [_trainer("ring of 8", 0, 1e-3, **over), _trainer("ring of 8", 1, 1e6, **over)]
+    batch = BatchedGAN([_trainer("ring of 8", 0, 1e-3, **over),
+                        _trainer("ring of 8", 1, 1e6, **over)], static=True)
+    for t in alone:
+        t.step(40)
+    batch.step(40)
+    assert alone[1].diverged_at is not None
+    assert batch.unstack(1).diverged_at == alone[1].diverged_at
+    _assert_same(alone[0], batch.unstack(0))        # its non-finite row stayed masked out
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(),
+                    reason="CUDA graphs need a CUDA device; none on this machine (the static "
+                           "form is tested on the CPU above; scripts/device_check.sh runs this)")
+def test_on_cuda_the_batch_replays_one_graph_and_equals_the_members_stepped_alone():
+    alone, batch = _pairs(None, device="cuda")      # None: the device decides (static)
+    assert batch.static
+    for n in (7, 16):
+        for t in alone:
+            t.step(n)
+        batch.step(n)
+    assert batch.graphed is not None and batch.graphed.graph is not None
+    for k, t in enumerate(alone):
+        _assert_same(t, batch.unstack(k))
