@@ -112,11 +112,12 @@ class BatchedVAE(Batch):
         if finite:
             t._acc += vals
             t._acc_n += 1
-            if t.steps % t.snapshot_every == 0:
+            if t.snapshot_due(t.steps):
                 t._defer(snapshot=True, params=self._params_of(k))
         if t.steps % t.log_every == 0 and finite:
             t._logged = t._log_train()
-            t._defer(test=True, params=self._params_of(k))
+            if t.test_due(t.steps):
+                t._defer(test=True, params=self._params_of(k))
         if not finite:
             t.diverged_at = t.steps
 

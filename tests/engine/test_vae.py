@@ -220,6 +220,22 @@ def test_trainer_without_reparameterization_reports_zero_encoder_gradient():
     assert tr.history.values["enc_grad_recon"][-1] == 0.0
 
 
+def test_test_metrics_and_snapshots_are_logged_densely_first_then_sparsely():
+    tr = V.VAETrainer(seed=0, device="cpu", log_every=2, snapshot_every=4)
+    n = 2 * (tr.DENSE_LOGS + 3 * tr.SPARSE_EVERY)
+    tr.step(n)
+    assert tr.history.steps["train_elbo"] == list(range(2, n + 1, 2))     # every log
+    logs = [k for k in range(n // 2 + 1)
+            if k <= tr.DENSE_LOGS or k % tr.SPARSE_EVERY == 0]
+    assert len(logs) == tr.DENSE_LOGS + 1 + 3                     # step 0, dense, 3 sparse
+    for name in ("test_elbo", "test_kl", "enc_grad_recon"):
+        assert tr.history.steps[name] == [2 * k for k in logs], name
+    dense = 2 * tr.DENSE_LOGS // 4                                # snapshots: the same rule
+    kept = [4 * c for c in range(1, n // 4 + 1)
+            if c <= dense or c % tr.SNAPSHOT_SPARSE_EVERY == 0]
+    assert [s for s, _ in tr.snapshots] == kept and len(kept) < n // 4
+
+
 def test_trainer_thins_snapshots_and_flags_divergence():
     tr = V.VAETrainer(seed=0, device="cpu", snapshot_every=1, max_snapshots=6, log_every=100)
     tr.step(12)

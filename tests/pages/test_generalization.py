@@ -48,6 +48,9 @@ def test_defaults_draw_the_boundary_and_untrained_curves(fresh):
                                         != page.generalization.make_split(n_train=100, noise=0.2).y_train)
     assert metric(fresh, "Train accuracy") and metric(fresh, "‖θ‖")
     assert len(fresh.get("download_button")) == 2
+    texts = [a.get("text", "") for a in fig["layout"].get("annotations", [])]
+    assert not any("best val loss" in t for t in texts)    # nothing is a best before training
+    assert not fig["layout"].get("shapes")
 
 
 def test_train_to_1000_shows_the_gap_the_preset_names():
@@ -62,6 +65,7 @@ def test_train_to_1000_shows_the_gap_the_preset_names():
     assert plotly_array(val["x"]).max() == 1000
     shapes = fig["layout"]["shapes"]                     # best-val and early-stop lines
     assert len(shapes) >= 2
+    assert any("best val loss: " in a.get("text", "") for a in fig["layout"]["annotations"])
     assert _valid(at, "gen_overfit_fig").layout.shapes[0].xref == "x2"
     # the best-validation boundary (early stopping) differs from the overfitted one
     z_now = plotly_array(_heatmap(fig)["z"])

@@ -23,7 +23,10 @@ def _f32(a) -> np.ndarray:
 
 def _step_lines(fig: Fig, snap: GeneralizationSnapshot, rows: Sequence[int], col: int,
                 patience: int) -> None:
-    """Vertical markers: lowest validation loss, and where early stopping stops."""
+    """Vertical markers: lowest validation loss, and where early stopping stops (none before
+    training: one logged point is not a best of anything)."""
+    if snap.step == 0:
+        return
     marks = [(snap.best_step, "#2ca02c", "best val loss")]
     if snap.stop_step is not None:
         marks.append((snap.stop_step, "#7f7f7f", f"early stop (patience {patience})"))
