@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 from benchmarks import Measurement, alternating_times
 
-ROUNDS = int(__import__("os").environ.get("DLPLAY_BENCH_ROUNDS", "15"))
+ROUNDS = int(__import__("os").environ.get("DLPLAY_BENCH_ROUNDS", "25"))
 TARGET = 0.95
 
 
@@ -261,13 +261,16 @@ RACES: dict[str, Race] = {
     "relu_regions": Race(_regions, _regions_plain, 100, "2-8-8-8-1 MLP, bump, full-batch Adam",
                          frame=25, drawn=_regions_drawn),
     "initialization": Race(_initialization, _initialization_plain, 80,
-                           "3 ReLU nets 20x64, batch 128, SGD"),
+                           "3 ReLU nets 20x64, batch 128, SGD", frame=20),
     "vae": Race(_vae, _vae_plain, 120, "VAE 2-D latent, batch 128, Adam", frame=60),
-    "diffusion": Race(_diffusion, _diffusion_plain, 100, "EpsMLP 3x64 + class, batch 256, Adam"),
-    "gan": Race(_gan, _gan_plain, 100, "ring of 8, G and D MLPs, batch 256, Adam"),
+    "diffusion": Race(_diffusion, _diffusion_plain, 100, "EpsMLP 3x64 + class, batch 256, Adam",
+                      frame=100),
+    "gan": Race(_gan, _gan_plain, 100, "ring of 8, G and D MLPs, batch 256, Adam", frame=50),
     "adversarial": Race(_adversarial, _adversarial_plain, 10, "digits CNN, PGD-7, batch 64"),
-    "lstm_gating": Race(_lstm, _lstm_plain, 40, "RNN + LSTM 16 units, delay 40, batch 64"),
-    "attention": Race(_attention, _attention_plain, 40, "2 layers x 2 heads, d 64, batch 128"),
+    "lstm_gating": Race(_lstm, _lstm_plain, 40, "RNN + LSTM 16 units, delay 40, batch 64",
+                        frame=20),
+    "attention": Race(_attention, _attention_plain, 40, "2 layers x 2 heads, d 64, batch 128",
+                      frame=20),
     "generalization": Race(_generalization, _generalization_plain, 100,
                            "2-128-128-2 MLP, 100 moons, full batch, Adam"),
 }
