@@ -6,7 +6,7 @@ on one machine, the CPU) free for slider moves.
 
 base_s: the page's own redraw interval (live.controls.frame_interval); n_playing: live fragments
 (one per session and page) that drew a playing frame within the last STALE_S seconds in this
-process. Up to 3-4 students at the default fps = 10 keep base_s (0.25-0.5 s); 8 students get a
+process. Up to 5-8 students at the default fps = 20 keep base_s (0.25-0.4 s); 16 students get a
 frame every 0.8 s each. Training is not slowed: its pace is steps-per-frame / the page's interval,
 and where a worker trains (DLPLAY_TRAINERS=process|ray) it trains between frames.
 
@@ -22,7 +22,9 @@ import threading
 import time
 from typing import Callable, Hashable
 
-FPS = 10.0            # redraws per second for the whole web process (~35 ms of CPU each)
+FPS = 20.0            # redraws per second for the whole web process (~12-20 ms of CPU each
+#                       with frames fetched: a class of 8 gets > 2 frames/s each, the probe
+#                       slider < 2x idle; `python -m benchmarks classroom`, README)
 STALE_S = 5.0         # a fragment not seen drawing for this long no longer counts
 HYSTERESIS = 1.3      # rerun the page when the wanted interval is off by this factor or more
 ENV_VAR = "DLPLAY_FRAME_BUDGET"
