@@ -62,6 +62,7 @@ from live.backends import open_handle, trainer_mode
 from ui.page_keys import RESET_ASKED
 from live.workers import get_pool
 from live import push as live_push
+from live import resume
 from ui import screen
 from ui import session
 from live.budget import BUDGET
@@ -115,9 +116,19 @@ def handle_for(state: State, key: str, make_trainer: Callable[[], Trainer],
         handle.cancel()
     adopt = current is not None and handle is not None and current is not handle.trainer \
         and state.get(k["config"]) == cid
-    handle = _open((lambda: current) if adopt else make_trainer, cid)
+    # a new session of a browser whose replica died: its trainer is in the shared store
+    saved = None if adopt or handle is not None or trainer_mode() != "process" \
+        else resume.saved_checkpoint(key, cid)
+    if adopt:
+        make_trainer = lambda: current       # noqa: E731 - page code replaced the trainer
+    elif saved is not None:
+        make_trainer = resume.factory_of(saved)
+    handle = _open(make_trainer, cid)
+    resume.attach_saver(handle, key, cid)
+    if saved is not None:
+        resume.announce_resumed(handle, saved)
     state[k["handle"]], state[k["trainer"]], state[k["config"]] = handle, handle.trainer, cid
-    state[k["playing"]] = False
+    state[k["playing"]] = saved is not None and saved.playing    # playing again if it was
     return handle
 
 
@@ -159,7 +170,10 @@ def press_reset(state: State, key: str) -> None:
     k = _keys(key)
     handle = state.pop(k["handle"], None)
     if handle is not None:
-        handle.cancel()
+        handle.cancel()                       # its link takes no more checkpoints
+        saver = resume.saver_of(handle)
+        if saver is not None:
+            saver.forget()                    # that training is over on every replica
     state.pop(k["trainer"], None)
     state[k["playing"]] = False
 
@@ -426,7 +440,7 @@ def _draw_frame(state: State, run: LiveRun, view: TrainerView, tick: TickResult 
                                 session_id=ctx.session_id if ctx is not None else None,
                                 base_interval_s=run.base, classroom=classroom,
                                 max_total_steps=run.max_total_steps, status=status_text,
-                                present_px=run.present_px)
+                                present_px=run.present_px, on_client=_learns_browser(handle))
 
     status = st.container() if run.push else _status_line(view, tick)
     ctx = live_push.FrameContext(state, run.key, handle, push=run.push,
@@ -446,6 +460,13 @@ def _draw_frame(state: State, run: LiveRun, view: TrainerView, tick: TickResult 
                     _status_line(view, tick)
     if run.playing and not run.push and state.get(live_push.pushes_key(run.key)):
         st.rerun(scope="app")                 # its parts are drawable: fetch frames from now on
+
+
+def _learns_browser(handle: Any) -> Callable[[str], None] | None:
+    """What the frame route calls with the browser's cookie on its first request: a session
+    opened before the live component set the cookie learns its browser there."""
+    saver = resume.saver_of(handle)
+    return saver.know if saver is not None else None
 
 
 def _who(key: str) -> tuple[str, str]:

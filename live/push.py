@@ -93,6 +93,7 @@ class Source:
     lock: threading.Lock = field(default_factory=threading.Lock)
     frame_id: str = ""                   # the public part of its URL (set at register)
     client: str | None = None            # the browser cookie its first request came with
+    on_client: Callable[[str], None] | None = None    # told that cookie (live/resume.py)
 
 
 _REGISTRY: "weakref.WeakValueDictionary[str, Source]" = weakref.WeakValueDictionary()
@@ -248,10 +249,13 @@ def answer_request(frame_id: str, token: str | None, client: str | None,
     if source is None or not client or source.frame_id != frame_id:
         return 404, NOT_FOUND
     with _REGISTRY_LOCK:
-        if source.client is None:
+        first = source.client is None
+        if first:
             source.client = client
     if not secrets.compare_digest(source.client, client):
         return 404, NOT_FOUND
+    if first and source.on_client is not None:
+        source.on_client(client)
     return pause(token) if pause_now else answer(token)
 
 
