@@ -77,6 +77,12 @@ DEFAULT_INTERVAL_S = 0.5
 FIRST_VIEW_WAIT_S = WAIT_S
 FIRST_VIEW_POLL_S = 1.0
 HOSTED_INTERVAL_S = 0.3  # frames when a worker trains: a frame only fetches a view (~30 ms CPU)
+# A pushing page's fragment is not rerun for its frames, but keeps a timer this long: after its
+# websocket reconnects (its replica died; nginx sent it to another) Streamlit's frontend asks
+# for a full run only while some fragment has a timer (or a run is pending). Without one the
+# page sat frozen on the new server; with it, the new session runs and resumes the trainer
+# from the shared checkpoints (live/resume.py). It fires at most once an hour.
+RECONNECT_TIMER_S = 3600.0
 
 
 def frame_interval(interval_s: float, mode: str) -> float:
@@ -128,7 +134,8 @@ def handle_for(state: State, key: str, make_trainer: Callable[[], Trainer],
     if saved is not None:
         resume.announce_resumed(handle, saved)
     state[k["handle"]], state[k["trainer"]], state[k["config"]] = handle, handle.trainer, cid
-    state[k["playing"]] = saved is not None and saved.playing    # playing again if it was
+    # playing again if it was (or a Play click that reached the new session before its trainer)
+    state[k["playing"]] = saved is not None and (saved.playing or bool(state.get(k["playing"])))
     return handle
 
 
@@ -301,7 +308,8 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
                        budget_s)
     run = _plan(state, key, handle, epoch, playing, spf, interval_s, budget_s, max_total_steps)
 
-    @st.fragment(run_every=run.every)
+    @st.fragment(run_every=run.every if run.every is not None or not run.push
+                 else RECONNECT_TIMER_S)
     def _frame() -> None:
         _follow_the_route(state, run)
         tick = _train(state, run)
