@@ -55,6 +55,7 @@ class Checkpoint:
     playing: bool
     server: str                  # the web process that wrote it (live.resume.SERVER_ID)
     data: bytes = dataclasses.field(repr=False)
+    session: str = ""            # the Streamlit session whose trainer it is
     saved_at: float = 0.0        # time.time() of the write (set by write)
 
 
@@ -99,7 +100,8 @@ class CheckpointStore:
             return False
         header = {"browser": cp.browser, "page": cp.page, "key": cp.key,
                   "config_id": cp.config_id, "steps": int(cp.steps), "playing": bool(cp.playing),
-                  "server": cp.server, "saved_at": time.time(), "size": len(cp.data),
+                  "server": cp.server, "session": cp.session, "saved_at": time.time(),
+                  "size": len(cp.data),
                   "sha256": hashlib.sha256(cp.data).hexdigest()}
         head = json.dumps(header).encode()
         path = self.path_of(cp.browser, cp.page, cp.key)
@@ -233,4 +235,5 @@ def _parse(raw: bytes) -> Checkpoint:
                       key=str(header["key"]), config_id=str(header["config_id"]),
                       steps=int(header["steps"]), playing=bool(header["playing"]),
                       server=str(header["server"]), data=data,
+                      session=str(header.get("session", "")),
                       saved_at=float(header["saved_at"]))

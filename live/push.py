@@ -54,6 +54,10 @@ PLOTLY_PATH = "/_dlplay/plotly.min.js"    # plotly.js for the figures the canvas
 STATUS_SLOT = "status"
 MOUNTED = False              # True once app.py serves the frame route (live.route.routes)
 ENV_VAR = "DLPLAY_PUSH"      # 0: playing frames rerun the fragment as before
+# This web process, told to each live component and sent with each frame answer: a component
+# whose frame requests reach another process (a replica behind the proxy) reloads its page
+# (live/canvas.js); checkpoints say which process wrote them (live/resume.py).
+SERVER_ID = secrets.token_hex(8)
 
 
 def enabled(mode: str) -> bool:
@@ -219,7 +223,8 @@ def mount(ctx: FrameContext, slot: str, payload: dict) -> None:
             "token": token_of(ctx.state, ctx.key), "slot": slot,
             "next_ms": round(1000 * BUDGET.interval(ctx.registered.base_interval_s)),
             "plotly_js": url_prefix(PLOTLY_PATH),
-            "pause": f".st-key-{ctx.key}__play button"}     # live.controls's Play/Pause button
+            "pause": f".st-key-{ctx.key}__play button",     # live.controls's Play/Pause button
+            "server": SERVER_ID}                            # where this page's session lives
     live_canvas.mount(f"{ctx.key}-{slot}", payload, poll)
 
 

@@ -12,8 +12,12 @@ first frame and tells the saver (`Saver.know`). The page is its URL path; the ke
 live_training's. No browser id: nothing is stored, nothing resumed.
 
 When to resume: a checkpoint of this browser, page and key, with the same settings
-(config_id), written by ANOTHER web process: a second tab of the same browser on the same
-replica is a new training, not a resumed one. Only trainers in worker processes
+(config_id), whose session is gone: written by ANOTHER web process (the replica that died),
+or by a session of this one that is no longer connected (the page reloaded itself after its
+frame requests reached another replica, live/canvas.js). A second tab of the same browser
+beside a connected first one is a new training, not a resumed one; a session that is not
+connected stores nothing (a closed tab's trainer, kept for its lease, cannot overwrite the
+checkpoint its browser resumed elsewhere). Only trainers in worker processes
 (DLPLAY_TRAINERS=process) are stored: their worker already pickles them every ~3 s and
 after Pause or Step (live/worker_loop.py), so storing costs the web process one file write;
 inline trainers (laptops, tests) are not pickled, and a deployment trains in workers.
@@ -24,16 +28,15 @@ import functools
 import logging
 import os
 import pickle
-import secrets
 import threading
 from typing import Any, Callable
 
 from live.checkpoint_store import DIR_ENV_VAR, Checkpoint, CheckpointStore
+from live import push as live_push
 from live.push import CLIENT_COOKIE
 
 log = logging.getLogger(__name__)
 
-SERVER_ID = secrets.token_hex(8)     # this web process, in every checkpoint it writes
 SERVER_STOPPED = ("The server this page was on stopped; training resumed from iteration "
                   "{steps:,}.")
 
@@ -89,9 +92,19 @@ def saved_checkpoint(key: str, config_id: str) -> Checkpoint | None:
     if browser is None:
         return None
     cp = st_.read(browser, page_id(), key)
-    if cp is None or cp.server == SERVER_ID or cp.config_id != config_id:
+    if cp is None or cp.config_id != config_id:
         return None
+    if cp.server == live_push.SERVER_ID and (cp.session == session_id() or
+                                   live_push.session_connected(cp.session)):
+        return None                     # its session is still here: that tab trains on
     return cp
+
+
+def session_id() -> str:
+    """This script run's Streamlit session ("" outside one)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.session_id if ctx is not None else ""
 
 
 def factory_of(cp: Checkpoint) -> Callable[[], Any]:
@@ -112,9 +125,9 @@ class Saver:
     """Stores each checkpoint of one trainer (called by its Link's receiver thread)."""
 
     def __init__(self, st_: CheckpointStore, browser: str | None, page: str, key: str,
-                 config_id: str):
+                 config_id: str, session: str = ""):
         self.store, self.browser, self.page = st_, browser, page
-        self.key, self.config_id = key, config_id
+        self.key, self.config_id, self.session = key, config_id, session
 
     def know(self, browser: str) -> None:
         """The frame route's first request told the browser's cookie."""
@@ -124,8 +137,11 @@ class Saver:
     def __call__(self, steps: int, data: bytes, playing: bool) -> None:
         if self.browser is None:
             return                      # the next checkpoint, once the route knows it
+        if self.session and not live_push.session_connected(self.session):
+            return                      # its tab is gone (maybe resumed elsewhere)
         self.store.save_later(Checkpoint(self.browser, self.page, self.key, self.config_id,
-                                         int(steps), bool(playing), SERVER_ID, data))
+                                         int(steps), bool(playing), live_push.SERVER_ID, data,
+                                         session=self.session))
 
     def forget(self) -> None:
         if self.browser is not None:
@@ -138,7 +154,7 @@ def attach_saver(handle: Any, key: str, config_id: str) -> Saver | None:
     link = getattr(handle, "link", None)
     if st_ is None or link is None or not hasattr(link, "on_saved"):
         return None
-    saver = Saver(st_, browser_id(), page_id(), key, config_id)
+    saver = Saver(st_, browser_id(), page_id(), key, config_id, session_id())
     link.on_saved = saver
     return saver
 

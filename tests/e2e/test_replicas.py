@@ -187,8 +187,9 @@ def test_a_killed_replica_takes_only_its_own_sessions(browser, deployment):
     while _stored_steps(store, client) < start + 300:    # its worker checkpoints every ~3 s
         assert time.time() < deadline, "no checkpoint of the playing page reached the store"
         time.sleep(0.2)
-    # the restarted replica would take this browser's frame requests back (the route hashes
-    # to it again) while its websocket stays on the survivor: watch the resume before that
+    # the dead replica comes back 20 s after the kill, not 1 s: the resume watched here is the
+    # survivor's (once back, the restarted replica takes this browser again: the page
+    # reloads there and resumes once more, live/canvas.js)
     deployment.backoff = Backoff(first=20.0)
     stored, before = _stored_steps(store, client), _shown(live_page, ITER)
     os.kill(victim.pid, signal.SIGKILL)

@@ -11,6 +11,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from live import push as live_push
 from live import resume
 from live.checkpoint_store import CheckpointStore
 from tests.pages.test_live import HARNESS, _steps
@@ -23,8 +24,10 @@ def shared_store(monkeypatch, tmp_path):
     """Process trainers, a checkpoint directory, and a browser id that tests set."""
     monkeypatch.setenv("DLPLAY_TRAINERS", "process")
     monkeypatch.setenv("DLPLAY_CHECKPOINT_DIR", str(tmp_path))
-    browser = {"id": "browser-a"}
+    browser = {"id": "browser-a", "session": "session-1"}
     monkeypatch.setattr(resume, "browser_id", lambda: browser["id"])
+    # AppTest gives every session one id: each _open() here is a session of its own
+    monkeypatch.setattr(resume, "session_id", lambda: browser["session"])
     return browser, CheckpointStore(tmp_path)
 
 
@@ -59,10 +62,11 @@ def test_a_new_session_of_the_same_browser_on_another_replica_resumes(shared_sto
     first = _open()
     page = _stored_page(store, first)
     cp, reached = _play_until_stored(first, store, page, at_least=100)
-    assert cp.playing and cp.server == resume.SERVER_ID
+    assert cp.playing and cp.server == live_push.SERVER_ID
     first.session_state[f"{KEY}__handle"].cancel()          # its replica dies: gone with it
 
-    monkeypatch.setattr(resume, "SERVER_ID", "the-other-replica")
+    monkeypatch.setattr(live_push, "SERVER_ID", "the-other-replica")
+    browser["session"] = "session-2"
     second = _open()
     resumed = int(_captions(second).split("resumed from iteration ")[1].split(".")[0]
                   .replace(",", ""))
@@ -92,11 +96,12 @@ def test_never_another_browsers_nor_the_same_servers_nor_a_corrupt_checkpoint(sh
     cp, _ = _play_until_stored(first, store, page, at_least=25)
     first.session_state[f"{KEY}__handle"].cancel()
 
-    second_tab = _open()                        # the same browser, the same server: a new tab
+    browser["session"] = "session-2"            # the same browser, the same server, the first
+    second_tab = _open()                        # tab still connected: a new tab, a new training
     assert _steps(second_tab) == 0 and "resumed" not in _captions(second_tab)
     second_tab.session_state[f"{KEY}__handle"].cancel()
 
-    monkeypatch.setattr(resume, "SERVER_ID", "the-other-replica")
+    monkeypatch.setattr(live_push, "SERVER_ID", "the-other-replica")
     browser["id"] = "browser-b"                 # another browser on the other replica
     other = _open()
     assert _steps(other) == 0 and "resumed" not in _captions(other)
@@ -115,3 +120,22 @@ def test_never_another_browsers_nor_the_same_servers_nor_a_corrupt_checkpoint(sh
 def _stored_page(store: CheckpointStore, at: AppTest) -> str:
     """The page id the harness's checkpoints are filed under (its script's page)."""
     return at.session_state[f"{KEY}__handle"].link.on_saved.page
+
+
+def test_a_page_reloaded_on_the_same_server_resumes_once_its_old_session_is_gone(
+        shared_store, monkeypatch):
+    """The page reloads itself when its frames reach another replica (live/canvas.js); the
+    new session may land on the server that already resumed it once. Its checkpoint is this
+    server's own, but its session is disconnected: resumed. While that session is
+    connected (a second tab) it is not."""
+    browser, store = shared_store
+    first = _open()
+    page = _stored_page(store, first)
+    cp, _ = _play_until_stored(first, store, page, at_least=25)
+    first.session_state[f"{KEY}__handle"].cancel()
+    monkeypatch.setattr(live_push, "session_connected", lambda sid: sid != "session-1")
+    browser["session"] = "session-2"
+    again = _open()
+    assert f"resumed from iteration {cp.steps:,}." in _captions(again)
+    assert cp.server == live_push.SERVER_ID and cp.session == "session-1"
+    again.session_state[f"{KEY}__handle"].cancel()
