@@ -891,6 +891,8 @@ function movedServer() {
     window.__dlplayReloading = true;
     setTimeout(() => {
       store?.setItem('dlplayMovedAt', String(Date.now()));
+      // tells the next session this is a move, not a new tab (live/resume.py moved_here)
+      document.cookie = 'dlplay_moved=1; path=/; max-age=60; SameSite=Strict';
       window.location.reload();
     }, Math.max(0, wait));
   } catch (e) { /* no storage or no location here: the page stays as it is */ }

@@ -13,9 +13,10 @@ live_training's. No browser id: nothing is stored, nothing resumed.
 
 When to resume: a checkpoint of this browser, page and key, with the same settings
 (config_id), whose session is gone: written by ANOTHER web process (the replica that died),
-or by a session of this one that is no longer connected (the page reloaded itself after its
-frame requests reached another replica, live/canvas.js). A second tab of the same browser
-beside a connected first one is a new training, not a resumed one; a session that is not
+or by a session of this one that is no longer connected when the page reloaded itself
+because its frame requests reached another replica (live/canvas.js sets the short-lived
+`dlplay_moved` cookie first). A second tab of the same browser, or a tab reopened on the
+same replica, is a new training, not a resumed one; a session that is not
 connected stores nothing (a closed tab's trainer, kept for its lease, cannot overwrite the
 checkpoint its browser resumed elsewhere). Only trainers in worker processes
 (DLPLAY_TRAINERS=process) are stored: their worker already pickles them every ~3 s and
@@ -37,6 +38,7 @@ from live.push import CLIENT_COOKIE
 
 log = logging.getLogger(__name__)
 
+MOVED_COOKIE = "dlplay_moved"
 SERVER_STOPPED = ("The server this page was on stopped; training resumed from iteration "
                   "{steps:,}.")
 
@@ -94,10 +96,20 @@ def saved_checkpoint(key: str, config_id: str) -> Checkpoint | None:
     cp = st_.read(browser, page_id(), key)
     if cp is None or cp.config_id != config_id:
         return None
-    if cp.server == live_push.SERVER_ID and (cp.session == session_id() or
-                                   live_push.session_connected(cp.session)):
-        return None                     # its session is still here: that tab trains on
+    if cp.server == live_push.SERVER_ID and (cp.session == session_id() or not moved_here()
+                                             or live_push.session_connected(cp.session)):
+        return None                     # this server's own: a new tab is a new training
     return cp
+
+
+def moved_here() -> bool:
+    """Whether this page was reloaded because its frames reached another replica (the
+    `dlplay_moved` cookie live/canvas.js sets for a minute before that reload)."""
+    try:
+        import streamlit as st
+        return bool(st.context.cookies.get(MOVED_COOKIE))
+    except Exception:  # noqa: BLE001 - no session: not moved
+        return False
 
 
 def session_id() -> str:
@@ -135,6 +147,7 @@ class Saver:
             self.browser = browser
 
     def __call__(self, steps: int, data: bytes, playing: bool) -> None:
+        """Store one checkpoint (on the worker's receiver thread: never blocks on the disk)."""
         if self.browser is None:
             return                      # the next checkpoint, once the route knows it
         if self.session and not live_push.session_connected(self.session):

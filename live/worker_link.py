@@ -77,7 +77,10 @@ class Link:
             self.checkpoint, self.checkpoint_steps = data, int(steps)
             saved, playing = (None if self.closed else self.on_saved), self.playing
         if saved is not None:
-            saved(int(steps), data, playing)
+            try:
+                saved(int(steps), data, playing)
+            except Exception:  # noqa: BLE001 - this thread is the worker's lifeline
+                log.exception("storing a checkpoint failed")
 
     def on_seen(self, seq: int) -> None:
         with self.cond:

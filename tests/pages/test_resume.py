@@ -28,6 +28,8 @@ def shared_store(monkeypatch, tmp_path):
     monkeypatch.setattr(resume, "browser_id", lambda: browser["id"])
     # AppTest gives every session one id: each _open() here is a session of its own
     monkeypatch.setattr(resume, "session_id", lambda: browser["session"])
+    browser["moved"] = False        # the dlplay_moved cookie of a page that reloaded itself
+    monkeypatch.setattr(resume, "moved_here", lambda: browser["moved"])
     return browser, CheckpointStore(tmp_path)
 
 
@@ -124,10 +126,10 @@ def _stored_page(store: CheckpointStore, at: AppTest) -> str:
 
 def test_a_page_reloaded_on_the_same_server_resumes_once_its_old_session_is_gone(
         shared_store, monkeypatch):
-    """The page reloads itself when its frames reach another replica (live/canvas.js); the
-    new session may land on the server that already resumed it once. Its checkpoint is this
-    server's own, but its session is disconnected: resumed. While that session is
-    connected (a second tab) it is not."""
+    """The page reloads itself when its frames reach another replica (live/canvas.js, with
+    the dlplay_moved cookie); the new session may land on the server that already resumed it
+    once. Its checkpoint is this server's own, its session disconnected: resumed. A tab
+    opened again without that cookie starts a new training."""
     browser, store = shared_store
     first = _open()
     page = _stored_page(store, first)
@@ -135,7 +137,11 @@ def test_a_page_reloaded_on_the_same_server_resumes_once_its_old_session_is_gone
     first.session_state[f"{KEY}__handle"].cancel()
     monkeypatch.setattr(live_push, "session_connected", lambda sid: sid != "session-1")
     browser["session"] = "session-2"
-    again = _open()
+    reopened = _open()                          # a tab opened again later: a new training
+    assert _steps(reopened) == 0 and "resumed" not in _captions(reopened)
+    reopened.session_state[f"{KEY}__handle"].cancel()
+    browser["session"], browser["moved"] = "session-3", True
+    again = _open()                             # the page reloaded itself: resumed
     assert f"resumed from iteration {cp.steps:,}." in _captions(again)
     assert cp.server == live_push.SERVER_ID and cp.session == "session-1"
     again.session_state[f"{KEY}__handle"].cancel()
