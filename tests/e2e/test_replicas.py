@@ -148,6 +148,21 @@ def _play_gan(browser, url: str, route: str):
     return context, page, client
 
 
+MAIN_TEXT = "(document.querySelector('[data-testid=\"stMain\"]')?.innerText ?? '')"
+
+
+def _wait_resumed(page, timeout_s: float) -> None:
+    page.wait_for_function(f"() => /training resumed from iteration/.test({MAIN_TEXT})",
+                           timeout=timeout_s * 1000)
+
+
+def _wait_iteration_above(page, n: int, timeout_s: float) -> None:
+    """Until the status line counts past iteration n (it trains, and the page shows it)."""
+    page.wait_for_function(f"(n) => {{ const m = {MAIN_TEXT}.match(/Iteration ([\\d,]+)/);"
+                           " return m && +m[1].replace(/,/g, '') > n; }",
+                           arg=n, timeout=timeout_s * 1000)
+
+
 def _stored_steps(folder, client: str) -> int:
     """Iterations of the newest checkpoint this browser has in the replicas' store."""
     steps = 0
@@ -167,7 +182,9 @@ def test_a_killed_replica_takes_only_its_own_sessions(browser, deployment):
     dead one is restarted and logged. A GAN page playing on the dead replica reconnects to
     the survivor, which finds its trainer in the shared checkpoint folder: the status line
     says the server stopped and from which iteration training resumed (no earlier than the
-    checkpoint stored before the kill), and the iterations keep counting from there."""
+    checkpoint stored before the kill), and the iterations keep counting from there. When the
+    restarted replica answers again it takes this browser's requests back: the page reloads
+    there, resumes once more and plays on."""
     from deploy.replicas import Backoff
     url = deployment.url
     dead_port, alive_port = deployment.backends
@@ -182,6 +199,8 @@ def test_a_killed_replica_takes_only_its_own_sessions(browser, deployment):
     victim = deployment.replica(dead_port).proc
     nginx = deployment.units[-1].proc
     playing, live_page, client = _play_gan(browser, url, routes[str(dead_port)])
+    loads: list[float] = []
+    live_page.on("load", lambda: loads.append(time.time()))
     store = deployment.prefix / "checkpoints"
     start, deadline = _shown(live_page, ITER), time.time() + 60
     while _stored_steps(store, client) < start + 300:    # its worker checkpoints every ~3 s
@@ -216,30 +235,38 @@ def test_a_killed_replica_takes_only_its_own_sessions(browser, deployment):
     finally:
         context.close()
     try:
-        live_page.wait_for_function("() => /training resumed from iteration/.test("
-                               "document.querySelector('[data-testid=\"stMain\"]')"
-                               "?.innerText ?? '')", timeout=90_000)
+        _wait_resumed(live_page, 90)
         notice_s = time.time() - killed
         resumed = _shown(live_page, RESUMED)
         assert resumed >= stored >= start + 300 > 300, (resumed, stored, start)
-        live_page.wait_for_function(
-            "(n) => { const m = (document.querySelector('[data-testid=\"stMain\"]')"
-            "?.innerText ?? '').match(/Iteration ([\\d,]+)/);"
-            " return m && +m[1].replace(/,/g, '') > n; }", arg=resumed, timeout=60_000)
-        assert live_page.locator(ERRORS).count() == 0
+        _wait_iteration_above(live_page, resumed, 60)
         assert live_page.get_by_role("button", name="Pause").count() >= 1     # playing again
+        deployment.backoff = Backoff()
+        assert survivor.poll() is None and deployment.replica(alive_port).proc is survivor
+        assert nginx.poll() is None and deployment.units[-1].proc is nginx
+        deadline = time.time() + 120                 # restarted after its backoff
+        while not _answers(f"http://127.0.0.1:{dead_port}/_stcore/health") or \
+                deployment.replica(dead_port).restarts < 1:
+            assert time.time() < deadline, "the dead replica was not restarted"
+            time.sleep(0.5)
+        back = time.time()
+        log = (deployment.prefix / "deploy.log").read_text()
+        assert f"replica :{dead_port}: pid {victim.pid} exited with code -9" in log
+        assert f"replica :{dead_port}: restarted as pid" in log
+        # the restarted replica takes this browser's requests back while its websocket is on
+        # the survivor: the page reloads there and resumes once more, and plays on
+        deadline = time.time() + 90
+        while not [t for t in loads if t > back]:
+            assert time.time() < deadline, "the page did not follow its browser's replica"
+            live_page.wait_for_timeout(250)
+        _wait_resumed(live_page, 60)
+        again = _shown(live_page, RESUMED)
+        _wait_iteration_above(live_page, again, 60)
+        assert again >= resumed and live_page.locator(ERRORS).count() == 0
     finally:
         playing.close()
         deployment.backoff = Backoff()
-    assert survivor.poll() is None and deployment.replica(alive_port).proc is survivor
-    assert nginx.poll() is None and deployment.units[-1].proc is nginx
-    deadline = time.time() + 120                 # restarted after its backoff
-    while not _answers(f"http://127.0.0.1:{dead_port}/_stcore/health") or \
-            deployment.replica(dead_port).restarts < 1:
-        assert time.time() < deadline, "the dead replica was not restarted"
-        time.sleep(0.5)
-    log = (deployment.prefix / "deploy.log").read_text()
-    assert f"replica :{dead_port}: pid {victim.pid} exited with code -9" in log
-    assert f"replica :{dead_port}: restarted as pid" in log
     print(f"failover in {failover_s:.1f} s; the playing page showed iteration {before} at "
-          f"the kill, {stored} was stored, it resumed from {resumed} after {notice_s:.1f} s")
+          f"the kill, {stored} was stored, it resumed from {resumed} after {notice_s:.1f} s; "
+          f"back on the restarted replica {max(loads) - back:.1f} s after it answered, "
+          f"resumed from {again}")
