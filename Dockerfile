@@ -23,7 +23,10 @@ RUN pip install "$(grep -E '^torch[<>=]' requirements.txt)" \
  && pip install -r requirements.txt
 
 COPY . .
-RUN useradd --system --uid 10001 --home-dir /app dlplay && chown -R dlplay /app
+# /var/lib/dlplay/checkpoints: compose.yaml's shared volume of trainer checkpoints (a new
+# named volume takes this directory's owner, so the replicas can write to it)
+RUN useradd --system --uid 10001 --home-dir /app dlplay && chown -R dlplay /app \
+ && mkdir -p /var/lib/dlplay/checkpoints && chown dlplay /var/lib/dlplay/checkpoints
 USER dlplay
 
 EXPOSE 8501

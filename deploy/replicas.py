@@ -12,7 +12,9 @@ A fault takes down one process, never the class: the launcher watches every proc
 started; a replica (or nginx) that exits is logged and started again after a backoff
 (1 s, 2 s, 4 s ... 30 s; back to 1 s once it has run a minute), and the others are never
 stopped. Meanwhile nginx sends that replica's browsers to the next replica
-(`proxy_next_upstream`); their Streamlit page reconnects there as a new session.
+(`proxy_next_upstream`); their Streamlit page reconnects there as a new session, which
+finds each live trainer's latest checkpoint in <prefix>/checkpoints (DLPLAY_CHECKPOINT_DIR,
+shared by the replicas) and resumes it, saying so on the status line.
 The log (stdout and <prefix>/deploy.log) says what happened.
 tests/e2e/test_replicas.py drives two browsers through the proxy and kills a replica.
 """
@@ -108,12 +110,18 @@ def _wait_ok(url: str, timeout_s: float = 90.0) -> None:
     raise RuntimeError(f"no answer from {url}")
 
 
-def replica_env(replicas: int, cpus: int | None = None) -> dict[str, str]:
+def replica_env(replicas: int, cpus: int | None = None,
+                checkpoints: Path | None = None) -> dict[str, str]:
     """Defaults for each replica: trainers in worker processes, the CPUs but one (the web
-    processes and nginx) shared among the replicas' worker pools, at least one each."""
+    processes and nginx) shared among the replicas' worker pools, at least one each; and,
+    given `checkpoints`, the directory where all of them keep their trainers' checkpoints
+    (live/checkpoint_store.py: a browser sent to another replica resumes its training)."""
     cpus = cpus or os.cpu_count() or 1
-    return {"DLPLAY_TRAINERS": "process",
-            "DLPLAY_WORKERS": str(max(1, (cpus - 1) // max(1, replicas)))}
+    env = {"DLPLAY_TRAINERS": "process",
+           "DLPLAY_WORKERS": str(max(1, (cpus - 1) // max(1, replicas)))}
+    if checkpoints is not None:
+        env["DLPLAY_CHECKPOINT_DIR"] = str(checkpoints)
+    return env
 
 
 @dataclass
@@ -162,7 +170,8 @@ class Deployment:
         if not Path(nginx).exists():
             raise RuntimeError("nginx is not installed (apt-get install -y nginx)")
         _log_to(self.prefix / "deploy.log")
-        env = {**replica_env(self.replicas), **os.environ, "PYTHONPATH": str(ROOT)}
+        env = {**replica_env(self.replicas, checkpoints=self.prefix / "checkpoints"),
+               **os.environ, "PYTHONPATH": str(ROOT)}
         now = time.time()
         for p in self.backends:
             unit = Supervised(f"replica :{p}", self._replica_spawner(p, env))

@@ -827,6 +827,7 @@ function listen(poll, slotName, slot, trigger) {
     p.timer = setTimeout(() => fetchFrame(p), p.next);
   }
   if (poll.pause) p.pauseSel = poll.pause;
+  if (poll.server) p.server = poll.server;    // the web process that ran this page's script
   watchPause();
   const entry = {slot};                       // this call's registration (an older call's
   p.slots.set(slotName, entry);               // cleanup may run after it: it keeps this one)
@@ -874,6 +875,28 @@ function pauseNow(p) {
     if (p.slots.size && p.trigger && b && /Pause/.test(b.innerText ?? '')) p.trigger('rerun', true);
   }, PAUSE_CHECK_MS);
 }
+// This page's script ran on one web process and another one answers its frame request, not
+// knowing the page: the proxy sends this browser's requests to another replica (its own died,
+// or came back and takes its browsers back) while the websocket stays where it was, so the
+// frames would never come. A reload puts page and frames on one replica again, whose new
+// session resumes the trainer from the replicas' shared checkpoints (live/resume.py). Reloads
+// are at least 10 s apart (a flapping proxy cannot loop them quickly), a later one waits its
+// turn: after a failover the restarted replica takes its browsers back seconds later.
+const MOVED_RELOAD_MS = 10000;
+function movedServer() {
+  try {
+    if (window.__dlplayReloading) return;
+    const store = window.sessionStorage;
+    const wait = +(store?.getItem('dlplayMovedAt') ?? 0) + MOVED_RELOAD_MS - Date.now();
+    window.__dlplayReloading = true;
+    setTimeout(() => {
+      store?.setItem('dlplayMovedAt', String(Date.now()));
+      // tells the next session this is a move, not a new tab (live/resume.py moved_here)
+      document.cookie = 'dlplay_moved=1; path=/; max-age=60; SameSite=Strict';
+      window.location.reload();
+    }, Math.max(0, wait));
+  } catch (e) { /* no storage or no location here: the page stays as it is */ }
+}
 async function fetchFrame(p) {
   const t0 = performance.now();
   let next = p.next;
@@ -882,7 +905,12 @@ async function fetchFrame(p) {
     const r = await fetch(p.url, {cache: 'no-store', credentials: 'same-origin',
                                   headers: p.token ? {'X-Dlplay-Token': p.token} : {}});
     if (p.stopped) return;
-    if (r.status === 404 || r.status === 410) { p.stopped = true; POLLS.delete(p.url); return; }
+    const server = r.headers?.get?.('X-Dlplay-Server') ?? null;
+    if (r.status === 404 || r.status === 410) {
+      p.stopped = true; POLLS.delete(p.url);
+      if (r.status === 404 && p.server && server && server !== p.server) movedServer();
+      return;
+    }
     if (r.ok) {
       const frame = await r.json();
       if (p.stopped) return;

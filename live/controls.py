@@ -62,6 +62,7 @@ from live.backends import open_handle, trainer_mode
 from ui.page_keys import RESET_ASKED
 from live.workers import get_pool
 from live import push as live_push
+from live import resume
 from ui import screen
 from ui import session
 from live.budget import BUDGET
@@ -76,6 +77,12 @@ DEFAULT_INTERVAL_S = 0.5
 FIRST_VIEW_WAIT_S = WAIT_S
 FIRST_VIEW_POLL_S = 1.0
 HOSTED_INTERVAL_S = 0.3  # frames when a worker trains: a frame only fetches a view (~30 ms CPU)
+# A pushing page's fragment is not rerun for its frames, but keeps a timer this long: after its
+# websocket reconnects (its replica died; nginx sent it to another) Streamlit's frontend asks
+# for a full run only while some fragment has a timer (or a run is pending). Without one the
+# page sat frozen on the new server; with it, the new session runs and resumes the trainer
+# from the shared checkpoints (live/resume.py). It fires at most once an hour.
+RECONNECT_TIMER_S = 3600.0
 
 
 def frame_interval(interval_s: float, mode: str) -> float:
@@ -115,9 +122,20 @@ def handle_for(state: State, key: str, make_trainer: Callable[[], Trainer],
         handle.cancel()
     adopt = current is not None and handle is not None and current is not handle.trainer \
         and state.get(k["config"]) == cid
-    handle = _open((lambda: current) if adopt else make_trainer, cid)
+    # a new session of a browser whose replica died: its trainer is in the shared store
+    saved = None if adopt or handle is not None or trainer_mode() != "process" \
+        else resume.saved_checkpoint(key, cid)
+    if adopt:
+        make_trainer = lambda: current       # noqa: E731 - page code replaced the trainer
+    elif saved is not None:
+        make_trainer = resume.factory_of(saved)
+    handle = _open(make_trainer, cid)
+    resume.attach_saver(handle, key, cid)
+    if saved is not None:
+        resume.announce_resumed(handle, saved)
     state[k["handle"]], state[k["trainer"]], state[k["config"]] = handle, handle.trainer, cid
-    state[k["playing"]] = False
+    # playing again if it was (or a Play click that reached the new session before its trainer)
+    state[k["playing"]] = saved is not None and (saved.playing or bool(state.get(k["playing"])))
     return handle
 
 
@@ -159,7 +177,10 @@ def press_reset(state: State, key: str) -> None:
     k = _keys(key)
     handle = state.pop(k["handle"], None)
     if handle is not None:
-        handle.cancel()
+        handle.cancel()                       # its link takes no more checkpoints
+        saver = resume.saver_of(handle)
+        if saver is not None:
+            saver.forget()                    # that training is over on every replica
     state.pop(k["trainer"], None)
     state[k["playing"]] = False
 
@@ -287,7 +308,8 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
                        budget_s)
     run = _plan(state, key, handle, epoch, playing, spf, interval_s, budget_s, max_total_steps)
 
-    @st.fragment(run_every=run.every)
+    @st.fragment(run_every=run.every if run.every is not None or not run.push
+                 else RECONNECT_TIMER_S)
     def _frame() -> None:
         _follow_the_route(state, run)
         tick = _train(state, run)
@@ -426,7 +448,7 @@ def _draw_frame(state: State, run: LiveRun, view: TrainerView, tick: TickResult 
                                 session_id=ctx.session_id if ctx is not None else None,
                                 base_interval_s=run.base, classroom=classroom,
                                 max_total_steps=run.max_total_steps, status=status_text,
-                                present_px=run.present_px)
+                                present_px=run.present_px, on_client=_learns_browser(handle))
 
     status = st.container() if run.push else _status_line(view, tick)
     ctx = live_push.FrameContext(state, run.key, handle, push=run.push,
@@ -446,6 +468,13 @@ def _draw_frame(state: State, run: LiveRun, view: TrainerView, tick: TickResult 
                     _status_line(view, tick)
     if run.playing and not run.push and state.get(live_push.pushes_key(run.key)):
         st.rerun(scope="app")                 # its parts are drawable: fetch frames from now on
+
+
+def _learns_browser(handle: Any) -> Callable[[str], None] | None:
+    """What the frame route calls with the browser's cookie on its first request: a session
+    opened before the live component set the cookie learns its browser there."""
+    saver = resume.saver_of(handle)
+    return saver.know if saver is not None else None
 
 
 def _who(key: str) -> tuple[str, str]:

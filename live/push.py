@@ -54,6 +54,10 @@ PLOTLY_PATH = "/_dlplay/plotly.min.js"    # plotly.js for the figures the canvas
 STATUS_SLOT = "status"
 MOUNTED = False              # True once app.py serves the frame route (live.route.routes)
 ENV_VAR = "DLPLAY_PUSH"      # 0: playing frames rerun the fragment as before
+# This web process, told to each live component and sent with each frame answer: a component
+# whose frame requests reach another process (a replica behind the proxy) reloads its page
+# (live/canvas.js); checkpoints say which process wrote them (live/resume.py).
+SERVER_ID = secrets.token_hex(8)
 
 
 def enabled(mode: str) -> bool:
@@ -93,6 +97,7 @@ class Source:
     lock: threading.Lock = field(default_factory=threading.Lock)
     frame_id: str = ""                   # the public part of its URL (set at register)
     client: str | None = None            # the browser cookie its first request came with
+    on_client: Callable[[str], None] | None = None    # told that cookie (live/resume.py)
 
 
 _REGISTRY: "weakref.WeakValueDictionary[str, Source]" = weakref.WeakValueDictionary()
@@ -218,7 +223,8 @@ def mount(ctx: FrameContext, slot: str, payload: dict) -> None:
             "token": token_of(ctx.state, ctx.key), "slot": slot,
             "next_ms": round(1000 * BUDGET.interval(ctx.registered.base_interval_s)),
             "plotly_js": url_prefix(PLOTLY_PATH),
-            "pause": f".st-key-{ctx.key}__play button"}     # live.controls's Play/Pause button
+            "pause": f".st-key-{ctx.key}__play button",     # live.controls's Play/Pause button
+            "server": SERVER_ID}                            # where this page's session lives
     live_canvas.mount(f"{ctx.key}-{slot}", payload, poll)
 
 
@@ -248,10 +254,13 @@ def answer_request(frame_id: str, token: str | None, client: str | None,
     if source is None or not client or source.frame_id != frame_id:
         return 404, NOT_FOUND
     with _REGISTRY_LOCK:
-        if source.client is None:
+        first = source.client is None
+        if first:
             source.client = client
     if not secrets.compare_digest(source.client, client):
         return 404, NOT_FOUND
+    if first and source.on_client is not None:
+        source.on_client(client)
     return pause(token) if pause_now else answer(token)
 
 

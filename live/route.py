@@ -12,6 +12,8 @@ from starlette.routing import Route
 from live import push as live_push
 
 HEADERS = {"Cache-Control": "no-store"}
+SERVER_HEADER = "X-Dlplay-Server"      # which web process answered (live/canvas.js: a page whose
+#                                        frames suddenly come from another one reloads)
 
 
 async def frame(request: Request) -> Response:
@@ -22,7 +24,8 @@ async def frame(request: Request) -> Response:
         request.headers.get(live_push.TOKEN_HEADER),
         request.cookies.get(live_push.CLIENT_COOKIE),
         bool(request.query_params.get("pause")))     # the Pause click, before Streamlit's rerun
-    return Response(body, status_code=status, media_type="application/json", headers=HEADERS)
+    return Response(body, status_code=status, media_type="application/json",
+                    headers={**HEADERS, SERVER_HEADER: live_push.SERVER_ID})
 
 
 async def plotly_js(request: Request) -> Response:

@@ -24,7 +24,7 @@ import threading
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import cloudpickle
 
@@ -60,6 +60,9 @@ class Link:
         self.resumes = 0                          # deaths since the last newer checkpoint
         self.notice: str | None = None
         self.notice_until = 0.0
+        # told each checkpoint (steps, bytes, playing) as it arrives: live/resume.py stores
+        # it where another replica finds it; called on the receiver thread, so it must not block
+        self.on_saved: Callable[[int, bytes, bool], None] | None = None
 
     # ---- from the receiver thread --------------------------------------------------------
     def on_view(self, seq: int, data: bytes) -> None:
@@ -72,6 +75,12 @@ class Link:
             if self.checkpoint is None or steps != self.checkpoint_steps:
                 self.resumes = 0
             self.checkpoint, self.checkpoint_steps = data, int(steps)
+            saved, playing = (None if self.closed else self.on_saved), self.playing
+        if saved is not None:
+            try:
+                saved(int(steps), data, playing)
+            except Exception:  # noqa: BLE001 - this thread is the worker's lifeline
+                log.exception("storing a checkpoint failed")
 
     def on_seen(self, seq: int) -> None:
         with self.cond:
@@ -169,6 +178,11 @@ class Link:
         except TrainerLost:
             return False
         return True
+
+    def announce(self, notice: str, seconds: float = NOTICE_S) -> None:
+        """Carry `notice` on this trainer's views for `seconds` (the status line says it)."""
+        with self.cond:
+            self.notice, self.notice_until = notice, time.monotonic() + seconds
 
     def latest(self) -> TrainerView | None:
         try:

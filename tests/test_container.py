@@ -123,3 +123,11 @@ def test_readme_documents_the_container():
     text = (ROOT / "README.md").read_text()
     assert "compose.yaml" in text and "Dockerfile" in text
     assert "DLPLAY_REPLICAS" in text
+
+
+def test_compose_replicas_share_a_checkpoint_volume_the_image_lets_them_write():
+    """A browser whose replica died resumes on another only if all replicas see one
+    checkpoint directory (live/checkpoint_store.py)."""
+    where = APP["environment"]["DLPLAY_CHECKPOINT_DIR"]
+    assert f"checkpoints:{where}" in APP["volumes"] and "checkpoints" in COMPOSE["volumes"]
+    assert f"chown dlplay {where}" in (ROOT / "Dockerfile").read_text()

@@ -8,6 +8,15 @@ def test_replicas_train_in_worker_processes_and_share_the_cpus():
     assert replica_env(1, cpus=1)["DLPLAY_WORKERS"] == "1"
 
 
+def test_replicas_share_one_checkpoint_directory(tmp_path):
+    """Every replica the launcher starts gets the same DLPLAY_CHECKPOINT_DIR (a browser moved
+    to another replica resumes there); without one, nothing is written (laptops, tests)."""
+    from pathlib import Path
+    assert "DLPLAY_CHECKPOINT_DIR" not in replica_env(2, cpus=4)
+    env = replica_env(2, cpus=4, checkpoints=tmp_path / "checkpoints")
+    assert Path(env["DLPLAY_CHECKPOINT_DIR"]) == tmp_path / "checkpoints"
+
+
 def test_backoff_doubles_up_to_the_cap():
     from deploy.replicas import Backoff
     b = Backoff(first=1, factor=2, cap=30)

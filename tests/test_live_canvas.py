@@ -488,3 +488,75 @@ def test_a_single_level_contour_is_drawn_as_its_line():
     filled = go.Figure(go.Contour(x=x, y=y, z=X ** 2 + Y ** 2))
     style_figure(filled)
     assert lc.to_spec(filled) is None
+
+
+_MOVED_JS = r"""
+import {pathToFileURL} from 'node:url';
+const noop = () => undefined;
+const ctx = new Proxy({}, {get: (t, n) => (n === 'measureText' ? (s) => ({width: 7 * String(s).length}) : n in t ? t[n] : noop),
+                           set: (t, n, v) => { t[n] = v; return true; }});
+globalThis.document = {createElement: () => ({getContext: () => ctx, style: {}, dataset: {},
+  setAttribute() {}, clientWidth: 640, width: 0, height: 0, innerHTML: ''}), body: {dataset: {}}};
+let reloads = 0;
+const stored = new Map();
+globalThis.window = {devicePixelRatio: 1, location: {reload: () => { reloads += 1; }},
+                     sessionStorage: {getItem: (k) => stored.get(k) ?? null,
+                                      setItem: (k, v) => stored.set(k, v)}};
+globalThis.ResizeObserver = class { observe() {} disconnect() {} };
+// [status, the server that answers] per request; argv[3]: the scenario
+const scenarios = {moved: [[200, 'A'], [200, 'A'], [404, 'B'], [200, 'A'], [404, 'B']],
+                   first: [[404, 'B'], [404, 'B']],
+                   same: [[200, 'A'], [200, 'A'], [404, 'A']],
+                   unnamed: [[200, 'A'], [404, 'B']]};
+const answers = scenarios[process.argv[3]];
+const server = process.argv[3] === 'unnamed' ? undefined : 'A';   // where the page's script ran
+let k = 0;
+globalThis.fetch = async () => {
+  const [status, by] = answers[Math.min(k++, answers.length - 1)];
+  return {ok: status === 200, status, headers: {get: (h) => (h === 'X-Dlplay-Server' ? by : null)},
+          json: async () => ({slots: {note: {html: String(k)}}, next_ms: 5, rerun: false})};
+};
+const {default: mount} = await import(pathToFileURL(process.argv[2]).href);
+const parent = {querySelector: () => null, appendChild() {}};
+const go = () => mount({data: {html: '0', poll: {url: '/_dlplay/frame/M' + process.argv[3], slot: 'note', next_ms: 5, server}},
+                        parentElement: parent, setTriggerValue: () => undefined});
+go();
+await new Promise((r) => setTimeout(r, 200));
+// a reload does not end a script here: the same page polling again, moved again at once,
+// gets no second reload while one is pending
+go();
+await new Promise((r) => setTimeout(r, 200));
+const first = reloads;
+window.__dlplayReloading = false;       // (a reloaded page starts afresh)
+stored.set('dlplayMovedAt', String(Date.now() - 9950));
+go();                                   // moved again 9.95 s after the last reload: it waits
+await new Promise((r) => setTimeout(r, 20));
+const early = reloads;
+await new Promise((r) => setTimeout(r, 200));
+console.log(JSON.stringify({reloads: first, early, late: reloads, fetched: k}));
+"""
+
+
+@pytest.mark.parametrize("scenario, reloads",
+                         [("moved", 1), ("first", 1), ("same", 0), ("unnamed", 0)])
+def test_a_frame_request_answered_by_another_server_reloads_the_page_once(tmp_path, scenario,
+                                                                          reloads):
+    """The page's script ran on server A (the component is told so); "unknown page" (404)
+    from server B means the proxy now sends this browser's requests to another replica while
+    its websocket stayed: the page reloads, once (not again at once), whether or not frames
+    came before. A 404 from A itself (the page paused, reset) or a page not told its server
+    stops the poller as before."""
+    import shutil
+    import subprocess
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    script = tmp_path / "moved.mjs"
+    script.write_text(_MOVED_JS)
+    run = subprocess.run([node, str(script), str(lc._JS), scenario], capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["reloads"] == reloads, out
+    if reloads:                       # the next move, under 10 s after a reload, waits its turn
+        assert out["early"] == reloads and out["late"] == reloads + 1, out

@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from live.controls import RECONNECT_TIMER_S
 from live.handle import TrainerHandle
 from engine.training import TrainerBase
 from live import push as live_push
@@ -286,7 +287,7 @@ def test_a_page_whose_part_stops_being_drawable_falls_back_to_reruns_for_good(
     at = AppTest.from_function(_fallback_page, default_timeout=60).run()
     assert at.session_state["fb__pushes"] is True
     at.button(key="fb__play").click().run()
-    assert asked[-1] is None and at.get("bidi_component")
+    assert asked[-1] == RECONNECT_TIMER_S and at.get("bidi_component")     # no frame timer
     token = at.session_state["fb__push_token"]
     source = at.session_state["fb__push_source"]
     source.parts = functools.partial(source.parts.func, bars=True)   # the next frame: bars

@@ -1,10 +1,12 @@
 """Two Streamlit replicas behind nginx (deploy/replicas.py): sessions spread over both
 replicas, each browser stays on one (its websocket, its media files), a page renders through
 the proxy and a download served from the session's replica arrives; a killed replica costs
-only its own sessions (the last test)."""
+only its own sessions, and a page playing there resumes its training on the survivor from
+the replicas' shared checkpoints (the last test)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -14,7 +16,8 @@ import urllib.request
 
 import pytest
 
-from tests.e2e.conftest import _need
+from live.checkpoint_store import _parse
+from tests.e2e.conftest import _need, wait_idle
 from tests.e2e.test_skeleton_pages import ERRORS, settle
 
 pytestmark = pytest.mark.e2e
@@ -112,10 +115,77 @@ def _get(url: str, route: str) -> tuple[str, str]:
         return r.read().decode(), r.headers.get("X-Dlplay-Replica", "")
 
 
+def _answers(url: str) -> bool:
+    """Whether `url` answers ok (a restarted replica refuses connections while it starts)."""
+    try:
+        return _get(url, "x")[0] == "ok"
+    except OSError:
+        return False
+
+
+RESUMED = re.compile(r"The server this page was on stopped; training resumed from iteration "
+                     r"([\d,]+)")
+ITER = re.compile(r"Iteration ([\d,]+)")
+
+
+def _shown(page, pattern: re.Pattern) -> int:
+    m = pattern.search(page.locator('[data-testid="stMain"]').inner_text())
+    return int(m.group(1).replace(",", "")) if m else -1
+
+
+def _play_gan(browser, url: str, route: str):
+    """A browser routed by `route` playing the GAN page until its frames come from the route;
+    returns (context, page, its dlplay_client cookie)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    context.add_cookies([{"name": "dlplay_route", "value": route, "url": url}])
+    page = context.new_page()
+    page.goto(f"{url}/gan")
+    wait_idle(page, timeout_s=120)
+    page.get_by_role("button", name="Play").first.click()
+    page.wait_for_function("() => +(document.body.dataset.dlplayFrames || 0) >= 3",
+                           timeout=60_000)
+    client = next(c["value"] for c in context.cookies() if c["name"] == "dlplay_client")
+    return context, page, client
+
+
+MAIN_TEXT = "(document.querySelector('[data-testid=\"stMain\"]')?.innerText ?? '')"
+
+
+def _wait_resumed(page, timeout_s: float) -> None:
+    page.wait_for_function(f"() => /training resumed from iteration/.test({MAIN_TEXT})",
+                           timeout=timeout_s * 1000)
+
+
+def _wait_iteration_above(page, n: int, timeout_s: float) -> None:
+    """Until the status line counts past iteration n (it trains, and the page shows it)."""
+    page.wait_for_function(f"(n) => {{ const m = {MAIN_TEXT}.match(/Iteration ([\\d,]+)/);"
+                           " return m && +m[1].replace(/,/g, '') > n; }",
+                           arg=n, timeout=timeout_s * 1000)
+
+
+def _stored_steps(folder, client: str) -> int:
+    """Iterations of the newest checkpoint this browser has in the replicas' store."""
+    steps = 0
+    for path in folder.glob("*.ckpt"):
+        try:
+            cp = _parse(path.read_bytes())
+        except (OSError, ValueError, KeyError, TypeError):
+            continue                             # being replaced right now
+        if cp.browser == client:
+            steps = max(steps, cp.steps)
+    return steps
+
+
 def test_a_killed_replica_takes_only_its_own_sessions(browser, deployment):
     """SIGKILL one replica: the launcher and nginx stay up, the browsers routed to the dead
     replica are served by the other within 10 s, the survivor's process is untouched, and the
-    dead one is restarted and logged."""
+    dead one is restarted and logged. A GAN page playing on the dead replica reconnects to
+    the survivor, which finds its trainer in the shared checkpoint folder: the status line
+    says the server stopped and from which iteration training resumed (no earlier than the
+    checkpoint stored before the kill), and the iterations keep counting from there. When the
+    restarted replica answers again it takes this browser's requests back: the page reloads
+    there, resumes once more and plays on."""
+    from deploy.replicas import Backoff
     url = deployment.url
     dead_port, alive_port = deployment.backends
     routes = {}
@@ -128,6 +198,19 @@ def test_a_killed_replica_takes_only_its_own_sessions(browser, deployment):
     survivor = deployment.replica(alive_port).proc
     victim = deployment.replica(dead_port).proc
     nginx = deployment.units[-1].proc
+    playing, live_page, client = _play_gan(browser, url, routes[str(dead_port)])
+    loads: list[float] = []
+    live_page.on("load", lambda: loads.append(time.time()))
+    store = deployment.prefix / "checkpoints"
+    start, deadline = _shown(live_page, ITER), time.time() + 60
+    while _stored_steps(store, client) < start + 300:    # its worker checkpoints every ~3 s
+        assert time.time() < deadline, "no checkpoint of the playing page reached the store"
+        time.sleep(0.2)
+    # the dead replica comes back 20 s after the kill, not 1 s: the resume watched here is the
+    # survivor's (once back, the restarted replica takes this browser again: the page
+    # reloads there and resumes once more, live/canvas.js)
+    deployment.backoff = Backoff(first=20.0)
+    stored, before = _stored_steps(store, client), _shown(live_page, ITER)
     os.kill(victim.pid, signal.SIGKILL)
     killed = time.time()
     while True:                                  # the dead replica's browsers fail over
@@ -151,14 +234,39 @@ def test_a_killed_replica_takes_only_its_own_sessions(browser, deployment):
         assert page.locator(ERRORS).count() == 0
     finally:
         context.close()
-    assert survivor.poll() is None and deployment.replica(alive_port).proc is survivor
-    assert nginx.poll() is None and deployment.units[-1].proc is nginx
-    deadline = time.time() + 120                 # restarted after its backoff
-    while deployment.replica(dead_port).restarts < 1 or \
-            _get(f"http://127.0.0.1:{dead_port}/_stcore/health", "x")[0] != "ok":
-        assert time.time() < deadline, "the dead replica was not restarted"
-        time.sleep(0.5)
-    log = (deployment.prefix / "deploy.log").read_text()
-    assert f"replica :{dead_port}: pid {victim.pid} exited with code -9" in log
-    assert f"replica :{dead_port}: restarted as pid" in log
-    print(f"failover in {failover_s:.1f} s")
+    try:
+        _wait_resumed(live_page, 90)
+        notice_s = time.time() - killed
+        resumed = _shown(live_page, RESUMED)
+        assert resumed >= stored >= start + 300 > 300, (resumed, stored, start)
+        _wait_iteration_above(live_page, resumed, 60)
+        assert live_page.get_by_role("button", name="Pause").count() >= 1     # playing again
+        deployment.backoff = Backoff()
+        assert survivor.poll() is None and deployment.replica(alive_port).proc is survivor
+        assert nginx.poll() is None and deployment.units[-1].proc is nginx
+        deadline = time.time() + 120                 # restarted after its backoff
+        while not _answers(f"http://127.0.0.1:{dead_port}/_stcore/health") or \
+                deployment.replica(dead_port).restarts < 1:
+            assert time.time() < deadline, "the dead replica was not restarted"
+            time.sleep(0.5)
+        back = time.time()
+        log = (deployment.prefix / "deploy.log").read_text()
+        assert f"replica :{dead_port}: pid {victim.pid} exited with code -9" in log
+        assert f"replica :{dead_port}: restarted as pid" in log
+        # the restarted replica takes this browser's requests back while its websocket is on
+        # the survivor: the page reloads there and resumes once more, and plays on
+        deadline = time.time() + 90
+        while not [t for t in loads if t > back]:
+            assert time.time() < deadline, "the page did not follow its browser's replica"
+            live_page.wait_for_timeout(250)
+        _wait_resumed(live_page, 60)
+        again = _shown(live_page, RESUMED)
+        _wait_iteration_above(live_page, again, 60)
+        assert again >= resumed and live_page.locator(ERRORS).count() == 0
+    finally:
+        playing.close()
+        deployment.backoff = Backoff()
+    print(f"failover in {failover_s:.1f} s; the playing page showed iteration {before} at "
+          f"the kill, {stored} was stored, it resumed from {resumed} after {notice_s:.1f} s; "
+          f"back on the restarted replica {max(loads) - back:.1f} s after it answered, "
+          f"resumed from {again}")
