@@ -22,30 +22,26 @@ python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.i
 timeout 180 python3 -m pytest tests/test_bench_cuda_graph.py tests/engine/test_gan_batched.py \
     tests/engine/test_device.py -q -p no:cacheprovider -p no:benchmark -rs --tb=short 2>&1 \
     | tee "$out/tests_graph.log" | tail -15
-timeout 120 python3 - <<'PY' 2>&1 | tee "$out/bench_graph.md"
+# bench_rows MODULE TEXT: the rows of benchmarks/MODULE.py whose label holds TEXT
+bench_rows() {
+    python3 - "$1" "$2" <<'PY'
+import importlib, sys
 from engine.device import configure_threads
 configure_threads()
-from benchmarks import bench_devices as b
-for label, fn in b.BENCHMARKS.items():
-    if "2x128 MLP" in label:
+bench = importlib.import_module(f"benchmarks.{sys.argv[1]}")
+for label, fn in bench.BENCHMARKS.items():
+    if sys.argv[2] in label:
         try:
             m = fn()
             print(f"| {label} | {m.value:,.4g} {m.unit} | {m.note} |", flush=True)
         except Exception as exc:
             print(f"| {label} | FAILED | {type(exc).__name__}: {exc} |", flush=True)
 PY
-timeout 240 python3 - <<'PY' 2>&1 | tee "$out/bench_batched_cuda.md"
-from engine.device import configure_threads
-configure_threads()
-from benchmarks import bench_batched as b
-for label, fn in b.BENCHMARKS.items():
-    if "CUDA" in label:
-        try:
-            m = fn()
-            print(f"| {label} | {m.value:,.4g} {m.unit} | {m.note} |", flush=True)
-        except Exception as exc:
-            print(f"| {label} | FAILED | {type(exc).__name__}: {exc} |", flush=True)
-PY
+}
+timeout 120 bash -c "$(declare -f bench_rows); bench_rows bench_devices '2x128 MLP'" 2>&1 \
+    | tee "$out/bench_graph.md"
+timeout 240 bash -c "$(declare -f bench_rows); bench_rows bench_batched CUDA" 2>&1 \
+    | tee "$out/bench_batched_cuda.md"
 [ "${DEVICE_CHECK:-all}" = graph ] && exit 0
 timeout "${TEST_TIMEOUT:-300}" python3 -m pytest tests/engine tests/pages -q -n 8 -p no:cacheprovider \
     -p no:benchmark -rf --tb=short --durations=10 2>&1 | tee "$out/tests.log" | tail -40
