@@ -23,6 +23,12 @@ COLORWAY = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
 
 FONT_FAMILY = "Inter, 'Source Sans Pro', Arial, sans-serif"
 
+# titles: where they hang and the room they take (style_figure's title rules)
+TEXT_LINE = 1.35      # a text line's height per px of font size
+TITLE_TOP = 10        # px from the figure's top edge to its title's top, at least
+TEMPLATE_TOP = 50     # the templates' top margin (make_template)
+TITLE_PAD = 12        # px between the title's line and the panel titles'
+
 # classroom variant: font sizes in px, and scale factors for explicit line widths/markers
 SIZES = {
     False: {"font": 14, "title": 17, "tick": 12, "line": 2.0, "marker": 7, "scale_line": 1.0,
@@ -51,7 +57,7 @@ def make_template(classroom: bool = False) -> go.layout.Template:
             xaxis=axis, yaxis=axis,
             legend=dict(font=dict(size=s["font"]), bgcolor="rgba(255,255,255,0.7)"),
             hoverlabel=dict(font=dict(size=s["font"])),
-            margin=dict(l=60, r=20, t=50, b=50),
+            margin=dict(l=60, r=20, t=TEMPLATE_TOP, b=50),
         ),
         data=dict(
             scatter=[go.Scatter(line=dict(width=s["line"]), marker=dict(size=s["marker"]))],
@@ -92,6 +98,8 @@ def style_figure(fig: go.Figure, classroom: bool = False) -> go.Figure:
     if classroom:
         _text_at_least(fig, s["tick"])
         _log_axes_by_decade(fig)
+    _title_clear_of_the_top(fig, s)
+    _title_above_panel_titles(fig, s)          # after the text rules: the panels' final size
     if classroom and not already:
         for trace in fig.data:
             line = getattr(trace, "line", None)
@@ -113,6 +121,50 @@ def _legend_below_axis_title(fig: go.Figure) -> None:
     if legend.orientation == "h" and legend.y is not None and legend.y < 0 \
             and legend.yref != "container":
         fig.update_layout(legend=dict(yref="container", y=0.0, yanchor="bottom"))
+
+
+def _title_top(fig: go.Figure) -> float:
+    """px between the figure's top edge and its title's top line."""
+    height = fig.layout.height or 450
+    return max(0.02 * height, TITLE_TOP)
+
+
+def _title_clear_of_the_top(fig: go.Figure, s: dict) -> None:
+    """The template hangs titles from 98% of the figure's height; in a short figure (under
+    500 px) that leaves the title's top less than TITLE_TOP px from the edge, where the
+    chart cuts it: hang it TITLE_TOP px down instead (unless its builder placed it). And the
+    top margin holds the title and half the top tick label under it,
+
+        t >= title top + LINE * title size + tick size / 2 + 4."""
+    if not fig.layout.title.text:
+        return
+    if fig.layout.title.y is None and fig.layout.height:
+        if 0.02 * fig.layout.height < TITLE_TOP:
+            fig.layout.title.y = 1 - TITLE_TOP / fig.layout.height
+    need = _title_top(fig) + TEXT_LINE * s["title"] + s["tick"] / 2 + 4
+    if (fig.layout.margin.t or TEMPLATE_TOP) < need:
+        fig.update_layout(margin=dict(t=int(np.ceil(need))))
+
+
+def _title_above_panel_titles(fig: go.Figure, s: dict) -> None:
+    """A figure title over subplot titles: the title hangs from 98% of the figure's height
+    (the template) and the top row's panel titles stand on the plot area, so the top margin
+    must hold both,
+
+        t >= title top + LINE * (title size + panel title size) + PAD,
+
+    or the two lines meet (with classroom fonts they did on several pages)."""
+    if not fig.layout.title.text:
+        return
+    notes = [a for a in fig.layout.annotations or ()
+             if a.yref == "paper" and a.yanchor == "bottom" and (a.y or 0) >= 0.95 and a.text]
+    if not notes:
+        return
+    sizes = [a.font.size or s["font"] for a in notes]
+    need = _title_top(fig) + TEXT_LINE * (s["title"] + max(sizes)) + TITLE_PAD
+    if (fig.layout.margin.t or 0) < need:
+        fig.update_layout(margin=dict(t=int(np.ceil(need))))
+
 
 
 def _colorbar_titles_aside(fig: go.Figure) -> None:

@@ -38,15 +38,15 @@ ALL_LAYOUT = (FIGURE, WHOLE, OVER, CLIPPED, "no figure on the page")
 KNOWN_GAPS: dict[str, tuple[str, ...]] = {
     "backpropagation": (OVER,),          # graph title vs the colour legend annotation
     "gan": (),
-    "initialization": (OVER, CLIPPED),   # batch norm: the figure title over panel titles
+    "initialization": (),
     "gradient_descent": (OVER,),         # log ticks on the race's error axis
     "generalization": (FIGURE, OVER),    # Overfitting: a control above the figure (38%)
     "relu_regions": (OVER,),             # the legend over the x ticks
     "convolution": (FIGURE, CLIPPED, OVER),   # images at pixel aspect; titles cut; VGG ticks
     "attention": ALL_LAYOUT,             # squeezed head grids, titles over panel titles
     "lstm_gating": (),
-    "adversarial": (CLIPPED,),           # "Click a held-out digit..." wider than its chart
-    "vae": (CLIPPED,),                   # the ELBO figure's titles wider than their charts
+    "adversarial": (),
+    "vae": (),
     "diffusion": (FIGURE, OVER),         # Reverse: two charts side by side, "t = 0" on x₁
 }
 ERRORS = '[data-testid="stException"], [data-testid="stAlertContentError"]'

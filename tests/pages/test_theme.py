@@ -44,3 +44,29 @@ def test_style_figure_sets_the_variant_and_copies_only_when_needed():
     assert room.data[0].line.width == 2 * SIZES[True]["scale_line"]
     foreign = go.Figure(layout=dict(template="plotly_dark"))
     assert has_template(style_figure(foreign, False), False)
+
+
+def test_a_title_over_panel_titles_gets_a_top_margin_that_holds_both():
+    from plotly.subplots import make_subplots
+    from ui.theme import TEMPLATE_TOP, TEXT_LINE, TITLE_PAD, TITLE_TOP
+    for classroom in (False, True):
+        fig = make_subplots(rows=1, cols=2, subplot_titles=("left panel", "right panel"))
+        fig.update_layout(title="A figure title", height=400)
+        style_figure(fig, classroom)
+        s, panel = SIZES[classroom], fig.layout.annotations[0].font.size
+        need = 0.02 * 400 + TEXT_LINE * (s["title"] + panel) + TITLE_PAD
+        assert fig.layout.margin.t >= need
+        lone = go.Figure(go.Scatter(x=[0, 1], y=[1, 0]), layout=dict(title="only a title"))
+        style_figure(lone, classroom)                  # room for the title and a tick under it
+        room = TITLE_TOP + TEXT_LINE * s["title"] + s["tick"] / 2 + 4
+        assert (lone.layout.margin.t or TEMPLATE_TOP) >= room
+        assert (lone.layout.margin.t is None) == (room <= TEMPLATE_TOP)
+        untitled = make_subplots(rows=1, cols=2, subplot_titles=("a", "b"))
+        style_figure(untitled, classroom)
+        assert untitled.layout.margin.t is None
+        short = go.Figure(layout=dict(title="short figure", height=160))
+        style_figure(short, classroom)                 # 2% of 160 px: the title's top cut
+        assert short.layout.title.y == 1 - TITLE_TOP / 160
+        placed = go.Figure(layout=dict(title=dict(text="placed", y=0.9), height=160))
+        style_figure(placed, classroom)
+        assert placed.layout.title.y == 0.9            # a builder's choice stands

@@ -102,8 +102,9 @@ def gallery_figure(images: np.ndarray, labels: np.ndarray, selected: int | None,
                     range=[-0.5, cols * CELL - 1.5], constrain="domain"),
              y=dict(showgrid=False, showticklabels=False, ticks="", autorange="reversed",
                     scaleanchor="x", scaleratio=1, constrain="domain"))
-    fig.update(height=60 + 34 * rows, margin=dict(l=5, r=5, t=40, b=5),
-               title=dict(text="Click a held-out digit to attack it"), dragmode=False)
+    fig.update(height=68 + 34 * rows, margin=dict(l=5, r=5, t=48, b=5), dragmode=False,
+               title=dict(text="Click a held-out digit to attack it"))   # t: room for the
+    #                                       title, which the theme hangs 10 px from the top
     return fig.figure()
 
 

@@ -181,8 +181,9 @@ def bn_step_figure(t: BatchNormTrace) -> go.Figure:
     fig.axes(1, 1, y=dict(tickvals=list(range(n_feat)),
                           ticktext=[f"feature {f + 1}" for f in range(n_feat)]))
     fig.update(title=dict(text=f"Batch norm on one mini-batch of {b} (after "
-                               f"{len(t.running_mean) - 1} batches)"), height=360,
-               legend=dict(orientation="h", y=-0.25, x=0))
+                               f"{len(t.running_mean) - 1} batches)"), height=390,
+               legend=dict(orientation="h", y=-0.25, x=0),
+               margin=dict(t=105))     # the title, then the panel titles under it
     return fig.figure()
 
 
@@ -198,9 +199,12 @@ def running_stats_figure(t: BatchNormTrace) -> go.Figure:
         fig.add("scatter", 1, 2, x=k, y=t.running_var[:, f], mode="lines", name=name,
                 line=dict(color=color), legendgroup=name, showlegend=False)
         fig.hline(float(t.data_std[f] ** 2), 1, 2, line=dict(color=color, dash="dot"))
+    # the dotted lines' key in the legend (the title has no room for it on the projector)
+    fig.add("scatter", 1, 1, x=[None], y=[None], mode="lines", name="dotted: the data's",
+            line=dict(color="#666", dash="dot"))
     fig.all_axes("x", dict(title=dict(text="mini-batches seen")))
-    fig.update(title=dict(text=f"Running statistics, momentum {t.momentum:g} (dotted: the "
-                               f"data's)"), height=300, legend=dict(orientation="h", y=-0.3, x=0))
+    fig.update(title=dict(text=f"Running statistics, momentum {t.momentum:g}"), height=300,
+               legend=dict(orientation="h", y=-0.3, x=0))
     return fig.figure()
 
 

@@ -208,8 +208,9 @@ def toy_marginal_figure(toy: ToyELBO) -> go.Figure:
     fig = go.Figure(go.Scatter(x=toy.x_axis, y=toy.px, mode="lines", name="p(x)",
                                line=dict(color=COLORWAY[0])))
     fig.add_vline(x=toy.x, line=dict(color="black", dash="dash"),
-                  annotation_text=f"observed x = {toy.x:.2f}")
-    fig.update_layout(title="The data density p(x) = ∫ p(z) p(x|z) dz", height=320)
+                  annotation_text=f"x = {toy.x:.2f}")
+    # short titles: the three ELBO charts share one row, each a third of it on the projector
+    fig.update_layout(title="Data density p(x)", height=320)
     fig.update_xaxes(title="x")
     fig.update_yaxes(title="density")
     return fig
@@ -221,7 +222,7 @@ def toy_posterior_figure(toy: ToyELBO) -> go.Figure:
                              fill="tozeroy", line=dict(color=COLORWAY[1])))
     fig.add_trace(go.Scatter(x=toy.z, y=toy.q, mode="lines", name=f"q(z) = N({toy.m:.2f}, {toy.s:.2f}²)",
                              line=dict(color=COLORWAY[0], dash="dash")))
-    fig.update_layout(title=f"Posterior over z given x = {toy.x:.2f}", height=360,
+    fig.update_layout(title=f"p(z | x = {toy.x:.2f})", height=360,
                       legend=dict(orientation="h", y=-0.25))    # under the plot (theme)
     fig.update_xaxes(title="z")
     fig.update_yaxes(title="density")
