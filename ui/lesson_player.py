@@ -46,22 +46,28 @@ PLAY_JS = """<script>
 </script>"""
 
 # Clicks the Next/Previous button when a presenter's key arrives (not while typing in a field
-# or moving a slider). Installed once per browser tab; harmless on pages without a lesson.
+# or moving a slider). Installed once per browser tab; harmless on pages without a lesson. A
+# key that arrives while a rerun swaps the button out (or holds it disabled) waits for it, up
+# to 3 s, instead of being lost: the class would see the slide stay put.
 KEYS_JS = """<script>
 (() => {
   if (window.__dlplayLessonKeys) return;
   window.__dlplayLessonKeys = true;
   const moves = {ArrowRight: "next", PageDown: "next", ArrowLeft: "prev", PageUp: "prev"};
+  const press = (move, tries) => {
+    const button = document.querySelector(`.st-key-lesson_${move} button`);
+    if (button && !button.disabled) button.click();
+    else if (tries > 0) setTimeout(() => press(move, tries - 1), 150);
+  };
   document.addEventListener("keydown", (e) => {
     const move = moves[e.key];
     if (!move || e.altKey || e.ctrlKey || e.metaKey) return;
     const t = e.target;
     if (t && t.closest && t.closest('input, textarea, select, [contenteditable="true"], '
         + '[role="slider"], [role="combobox"], [role="listbox"], [role="tab"]')) return;
-    const button = document.querySelector(`.st-key-lesson_${move} button`);
-    if (!button || button.disabled) return;
+    if (!document.querySelector('.st-key-lesson_card')) return;    // no lesson on this page
     e.preventDefault();
-    button.click();
+    press(move, 20);
   }, true);
 })();
 </script>"""
