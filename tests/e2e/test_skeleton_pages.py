@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.conftest import ROOT, SCREENSHOTS
 from tests.e2e.screen_checks import look
@@ -255,7 +256,18 @@ def test_walk_every_preset_step_and_tab(context_factory, server_url, topic):
         assert _press(page, f"{tour}__start")
         for i, step in enumerate(module.STEPS):
             card = page.get_by_text(f"{i + 1}/{len(module.STEPS)} · {step.title}")
-            card.first.wait_for(timeout=30_000)      # the step's text beside the figure
+            try:
+                card.first.wait_for(timeout=30_000)      # the step's text beside the figure
+            except PlaywrightTimeout:
+                # the tour's start press swallowed by a rerun that swapped the button out
+                # under the click (seen once on CI): press it once more, as a teacher would
+                start = page.locator(f".st-key-{tour}__start button")
+                if i > 0 or not start.count() or not start.first.is_enabled():
+                    raise
+                page.screenshot(path=str(WALK_SHOTS / f"{topic.slug}_start_retry.png"))
+                start.first.click()
+                settle(page)
+                card.first.wait_for(timeout=60_000)
             has_show = bool(step.settings or step.view)
             if has_show:     # (the card keeps its button: the visit below checks it is seen)
                 assert _press(page, f"{tour}__show"), f"step {i + 1} has no Show me"
