@@ -83,6 +83,13 @@ def fresh_server_url():
     yield from _start("app.py", "_fresh.log")
 
 
+def process_server(monkeypatch, log_name: str):
+    """A fresh server whose trainers run in worker processes (DLPLAY_TRAINERS=process), for a
+    function-scoped fixture: `yield from process_server(monkeypatch, "_x.log")`."""
+    monkeypatch.setenv("DLPLAY_TRAINERS", "process")
+    yield from _start("app.py", log_name)
+
+
 @pytest.fixture(scope="session")
 def harness_url():
     """The shared-widget harness page (tests/pages/harness_widgets.py) on its own server."""

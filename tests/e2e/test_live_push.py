@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.e2e.conftest import _start, wait_idle
+from tests.e2e.conftest import process_server, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -17,10 +17,7 @@ ITER = re.compile(r"Iteration ([\d,]+)")
 
 @pytest.fixture
 def process_app(monkeypatch):
-    monkeypatch.setenv("DLPLAY_TRAINERS", "process")
-    server = _start("app.py", "_push.log")
-    yield next(server)
-    next(server, None)
+    yield from process_server(monkeypatch, "_push.log")
 
 
 def _iteration(page) -> int:

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.e2e.conftest import _start
+from tests.e2e.conftest import process_server
 from tests.e2e.test_skeleton_pages import ERRORS
 
 pytestmark = pytest.mark.e2e
@@ -25,10 +25,7 @@ FIGURE = ".st-key-gan_fig_samples .js-plotly-plot"     # the live chart, drawn f
 
 @pytest.fixture
 def process_app(monkeypatch):
-    monkeypatch.setenv("DLPLAY_TRAINERS", "process")
-    server = _start("app.py", "_tabs.log")
-    yield next(server)
-    next(server, None)
+    yield from process_server(monkeypatch, "_tabs.log")
 
 
 def test_ten_tabs_opened_at_once_each_show_their_live_figure(browser, process_app):
