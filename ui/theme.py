@@ -28,6 +28,8 @@ TEXT_LINE = 1.35      # a text line's height per px of font size
 TITLE_TOP = 10        # px from the figure's top edge to its title's top, at least
 TEMPLATE_TOP = 50     # the templates' top margin (make_template)
 TITLE_PAD = 12        # px between the title's line and the panel titles'
+SUBTITLE_SIZE = 0.7   # Plotly: a subtitle's font size per px of the title's
+SUBTITLE_LINE = 1.9   # a subtitle's room per px of its size (Plotly pads it 1.6 em)
 
 # classroom variant: font sizes in px, and scale factors for explicit line widths/markers
 SIZES = {
@@ -133,15 +135,19 @@ def _title_clear_of_the_top(fig: go.Figure, s: dict) -> None:
     """The template hangs titles from 98% of the figure's height; in a short figure (under
     500 px) that leaves the title's top less than TITLE_TOP px from the edge, where the
     chart cuts it: hang it TITLE_TOP px down instead (unless its builder placed it). And the
-    top margin holds the title and half the top tick label under it,
+    top margin holds the title, its subtitle and half the top tick label under them,
 
-        t >= title top + LINE * title size + tick size / 2 + 4."""
+        t >= title top + LINE * title size [+ SUBTITLE_LINE * subtitle size]
+             + tick size / 2 + 4."""
     if not fig.layout.title.text:
         return
     if fig.layout.title.y is None and fig.layout.height:
         if 0.02 * fig.layout.height < TITLE_TOP:
             fig.layout.title.y = 1 - TITLE_TOP / fig.layout.height
     need = _title_top(fig) + TEXT_LINE * s["title"] + s["tick"] / 2 + 4
+    subtitle = fig.layout.title.subtitle
+    if subtitle.text:
+        need += SUBTITLE_LINE * (subtitle.font.size or round(SUBTITLE_SIZE * s["title"]))
     if (fig.layout.margin.t or TEMPLATE_TOP) < need:
         fig.update_layout(margin=dict(t=int(np.ceil(need))))
 

@@ -13,6 +13,8 @@
 """
 from __future__ import annotations
 
+import re
+
 MIN_COVER = 0.45
 SLACK_PX = 2          # boxes may touch: anti-aliasing and rounding give a pixel or two
 
@@ -89,3 +91,83 @@ def look(page, show_key: str | None = None) -> tuple[list[str], float | None]:
     """(problems, main figure's share of the screen) of the screen as it is now."""
     got = page.evaluate(LOOK_JS, [show_key, MIN_COVER, SLACK_PX])
     return got["problems"], got["cover"]
+
+
+# ---- the numbers a card states, looked for on the rest of the screen
+#
+# The card's text (the tour step's or preset's words, not its claim list, whose lines print
+# their own measured values) is read for numbers with a decimal point, a per cent sign or at
+# least two digits (single digits are mostly indices and formula constants: "step 2",
+# "|1 − ηλ| < 1"). Each must be on the screen outside the card: in a chart's text, a metric,
+# a widget's value, a table or a caption inside the viewport, at the precision stated
+# (0.96 matches 0.962, 47% matches 46.9%).
+NUMBERS_JS = """([slug]) => {
+  const card = document.querySelector(`.st-key-${slug}__card, .st-key-${slug}__preset_card`);
+  if (!card) return null;
+  const W = innerWidth, H = innerHeight;
+  const inView = r => r.width > 0 && r.height > 0 && r.bottom > 0 && r.top < H &&
+                      r.right > 0 && r.left < W;
+  const said = [...card.querySelectorAll('[data-testid="stMarkdownContainer"]')]
+    .filter(m => !m.querySelector('ul, ol') && !m.closest('ul, ol'))
+    .map(m => m.innerText).join(' ');
+  const seen = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    const el = n.parentElement;
+    if (!el || card.contains(el) || !n.textContent.trim()) continue;
+    if (el.closest('[data-testid="stExpanderDetails"], [data-testid="stSidebar"], .hoverlayer'))
+      continue;
+    const r = el.getBoundingClientRect();
+    if (inView(r) && getComputedStyle(el).visibility !== 'hidden') seen.push(n.textContent);
+  }
+  document.querySelectorAll('input').forEach(i => {
+    if (!card.contains(i) && inView(i.getBoundingClientRect())) seen.push(i.value || '');
+  });
+  return {said, seen: seen.join(' ')};
+}"""
+
+NUMBER = r"(?<![\w.])[-−]?\d[\d,]*(?:\.\d+)?(?:[eE][-−+]?\d+)?%?"
+
+
+def numbers_in(text: str) -> list[str]:
+    """The numbers of `text` worth checking (see NUMBERS_JS), as written."""
+    import re
+    out = []
+    for token in re.findall(NUMBER, text):
+        digits = sum(ch.isdigit() for ch in token)
+        if "." in token or token.endswith("%") or digits >= 2:
+            out.append(token.rstrip(",").rstrip("."))
+    return out
+
+
+def _value(token: str) -> tuple[float, float]:
+    """(value, half a unit of its last stated digit)."""
+    t = token.replace("−", "-").replace(",", "").rstrip("%")
+    mantissa = t.lower().split("e")[0]
+    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+    value = float(t)
+    exponent = int(t.lower().split("e")[1]) if "e" in t.lower() else 0
+    return value, 0.5 * 10.0 ** (exponent - decimals) * 1.0001
+
+
+def missing_numbers(said: str, seen: str) -> list[str]:
+    """The numbers stated in `said` that `seen` shows at no matching value: the same
+    number at the stated precision (a rounding of a longer number counts), per cents with
+    per cents."""
+    shown = [(t.endswith("%"), *_value(t)) for t in re.findall(NUMBER, seen)
+             if any(ch.isdigit() for ch in t)]
+    out = []
+    for token in numbers_in(said):
+        pct = token.endswith("%")
+        value, half = _value(token)
+        if not any(p == pct and abs(v - value) <= half for p, v, _ in shown):
+            out.append(token)
+    return out
+
+
+def card_numbers(page, slug: str) -> dict | None:
+    """{"stated": [...], "missing": [...]} for the card on the screen now, or None."""
+    got = page.evaluate(NUMBERS_JS, [slug])
+    if got is None:
+        return None
+    return {"stated": numbers_in(got["said"]), "missing": missing_numbers(got["said"], got["seen"])}

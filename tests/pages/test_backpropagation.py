@@ -41,9 +41,14 @@ def _graph(at: AppTest) -> dict:
 
 
 def _step_labels(fig: dict) -> list[str]:
-    """The boxed upstream × local = downstream labels of the current backward step."""
+    """The boxed downstream gradients on the current backward step's edges."""
     return sorted(a["text"] for a in fig["layout"].get("annotations", ())
                   if a.get("name") == "step")
+
+
+def _products(fig: dict) -> str:
+    """The current step's upstream × local = downstream products (the title's subtitle)."""
+    return fig["layout"]["title"].get("subtitle", {}).get("text", "")
 
 
 def _title(fig: dict) -> str:
@@ -80,7 +85,8 @@ def test_step_play_reset_walk_the_backward_pass():
     at.button(key="bp_next").click().run()
     fig = _graph(at)
     assert _title(fig) == "Backward step 1 of 2"
-    assert _step_labels(fig) == ["1 × 3 = <b>3</b>", "1 × −4 = <b>−4</b>"]  # upstream × local
+    assert _step_labels(fig) == ["<b>3</b>", "<b>−4</b>"]                  # downstream
+    assert _products(fig) == "at ×: 1 × −4 = <b>−4</b> → +  ·  1 × 3 = <b>3</b> → z"
     assert not any(t.get("name") == "edge gradients" for t in fig["data"])  # = downstream
     assert dict(zip(_trace(fig, "nodes")["text"], _trace(fig, "gradient")["text"])) == \
         {"x": "", "y": "", "+": "−4", "z": "3", "×": "1"}
@@ -88,7 +94,8 @@ def test_step_play_reset_walk_the_backward_pass():
     fig = _graph(at)
     assert _title(fig) == "Backward step 2 of 2 · done"
     # the + node's two edges carry the current step; the edges done in step 1 keep theirs
-    assert _step_labels(fig) == ["−4 × 1 = <b>−4</b>"] * 2
+    assert _step_labels(fig) == ["<b>−4</b>"] * 2
+    assert _products(fig) == "at +: −4 × 1 = <b>−4</b> → x  ·  −4 × 1 = <b>−4</b> → y"
     assert sorted(_trace(fig, "edge gradients")["text"]) == ["3", "−4"]
     assert dict(zip(_trace(fig, "nodes")["text"], _trace(fig, "gradient")["text"])) == \
         {"x": "−4", "y": "−4", "+": "−4", "z": "3", "×": "1"}
@@ -178,7 +185,8 @@ def test_second_tour_step_shows_the_first_backward_step():
     show_step(at, SLUG, 1)
     fig = _graph(at)
     assert _title(fig) == "Backward step 1 of 2"
-    assert _step_labels(fig) == ["1 × 3 = <b>3</b>", "1 × −4 = <b>−4</b>"]
+    assert _step_labels(fig) == ["<b>3</b>", "<b>−4</b>"]
+    assert "1 × 3 = <b>3</b>" in _products(fig) and "1 × −4 = <b>−4</b>" in _products(fig)
 
 
 def test_typing_an_expression_and_values_changes_everything():

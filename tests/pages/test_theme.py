@@ -70,3 +70,21 @@ def test_a_title_over_panel_titles_gets_a_top_margin_that_holds_both():
         placed = go.Figure(layout=dict(title=dict(text="placed", y=0.9), height=160))
         style_figure(placed, classroom)
         assert placed.layout.title.y == 0.9            # a builder's choice stands
+
+
+def test_a_subtitle_gets_its_own_line_in_the_top_margin():
+    """A title with a subtitle (ReLU's output heatmap states its colour range there): the top
+    margin holds both lines and half the top tick label; before, the tick met the subtitle."""
+    from ui.theme import SUBTITLE_LINE, SUBTITLE_SIZE, TEXT_LINE, TITLE_TOP
+    for classroom in (False, True):
+        s = SIZES[classroom]
+        plain = go.Figure(layout=dict(title="a title", height=520, margin=dict(t=72)))
+        sub = go.Figure(layout=dict(title=dict(text="a title", subtitle=dict(text="colour: f")),
+                                    height=520, margin=dict(t=72)))
+        style_figure(plain, classroom)
+        style_figure(sub, classroom)
+        need = (max(0.02 * 520, TITLE_TOP) + TEXT_LINE * s["title"]
+                + SUBTITLE_LINE * round(SUBTITLE_SIZE * s["title"]) + s["tick"] / 2 + 4)
+        assert sub.layout.margin.t >= need
+        if classroom:                      # 72 px held both lines at laptop sizes
+            assert sub.layout.margin.t > plain.layout.margin.t

@@ -112,7 +112,7 @@ def graph_figure(d: Differentiation, step: int, big: bool = False) -> go.Figure:
              else f"Backward step {min(step, n_steps)} of {n_steps}" +
              (" · done" if step >= n_steps else ""))
     fig.update_layout(
-        title=title, height=height,
+        title=dict(text=title, subtitle=dict(text=step_products(d, current))), height=height,
         margin=dict(l=10, r=10, t=50, b=10),
         xaxis=dict(visible=False, range=[-0.5, d.layout.width - 0.5]),
         yaxis=dict(visible=False, range=[-rows + 0.45, 0.6]),      # span = rows + 0.15
@@ -126,10 +126,24 @@ def graph_figure(d: Differentiation, step: int, big: bool = False) -> go.Figure:
     return fig
 
 
+def step_products(d: Differentiation, current) -> str:
+    """The current step's chain rule, one product per input edge,
+
+        dL/d(input) = upstream × local   ("0.197 × −1 = −0.197 → w0"),
+
+    or "" before the first backward step."""
+    if current is None:
+        return ""
+    return f"at {d.nodes[current.node].label}: " + "  ·  ".join(
+        f"{fmt(current.upstream)} × {fmt(loc)} = <b>{fmt(c)}</b> → {d.nodes[i].label}"
+        for i, loc, c in zip(current.inputs, current.local, current.contribution))
+
+
 def _edge_labels(fig, d: Differentiation, current, bends, x, y, size) -> None:
-    """Labels at edge midpoints: the current step's upstream × local = downstream (orange
-    boxes drawn over everything, so a nearby value cannot hide them); for small graphs also
-    every contribution that has already flowed (red)."""
+    """Labels at edge midpoints: the current step's downstream gradients (orange boxes drawn
+    over everything, so a nearby value cannot hide them; the products that make them are
+    the title's subtitle: a whole product on an edge met the nodes' numbers on the
+    projector); for small graphs also every contribution that has already flowed (red)."""
     flowed: dict[tuple[int, int, int], float] = {}
     done = {s.node for s in d.trace[:d.trace.index(current) + 1]} if current else set()
     for s in d.trace:
@@ -143,8 +157,7 @@ def _edge_labels(fig, d: Differentiation, current, bends, x, y, size) -> None:
         if current is not None and e.dst == current.node and e.src in current.inputs:
             k = current.slots.index(e.slot)
             fig.add_annotation(x=mx, y=my, showarrow=False, name="step",
-                               text=f"{fmt(current.upstream)} × {fmt(current.local[k])} = "
-                                    f"<b>{fmt(current.contribution[k])}</b>",
+                               text=f"<b>{fmt(current.contribution[k])}</b>",
                                font=dict(size=size, color="#8a4b00"),
                                bgcolor="rgba(255,255,255,0.92)", bordercolor=STEP_COLOR,
                                borderwidth=2, borderpad=2)

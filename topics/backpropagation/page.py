@@ -153,7 +153,8 @@ def graph_view(panel) -> None:
                 "output with respect to that node, once the backward pass has reached it. "
                 "Each step takes one node (in reverse topological order, so all of its "
                 "gradient has arrived), multiplies its upstream gradient by the local "
-                "gradient of each input, and sends the product down the edge (orange), where "
+                "gradient of each input (the products are written under the title), and "
+                "sends each product down its edge (orange), where "
                 "it is added to what that input already has.")
         _export_graph(s, d)
 

@@ -124,7 +124,9 @@ def reverse_animation(frames: np.ndarray, times: np.ndarray, highlight: np.ndarr
                                        transition=dict(duration=0))])
              for i in range(len(frames))]
     layout = _square_layout(lim, 560,
-        sliders=[dict(active=last, steps=steps, currentvalue=dict(prefix=f"{time_label} = "),
+        # the slider's value at its right end: at its left it sat on the x-axis title
+        sliders=[dict(active=last, steps=steps,
+                      currentvalue=dict(prefix=f"{time_label} = ", xanchor="right"),
                       pad=dict(t=40), x=0.4, len=0.6)],
         updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.1, xanchor="left",
                           yanchor="top", direction="right", pad=dict(t=45),

@@ -33,6 +33,8 @@ from ui.page import View, topic_page, user_errors
 from live.parts import Figure
 from ui.render import explain, show_figure
 from ui.state import Control, StateTable
+
+SUMMARY_HEIGHT = 260     # px: the chart beside the reverse animation, the metrics under it
 from ui.widgets import export_buttons
 
 # ----------------------------------------------------------------------------- constants
@@ -188,35 +190,25 @@ def reverse_view(panel) -> None:
         res = run.result
         shown = min(SHOWN, len(res.samples))
         hl = np.arange(0, shown, max(1, shown // 6))[:6]
+        st.caption("Drag the slider under the plot or press ▶ (noise → data).")
+        # the final samples' summary beside the animation, both charts on one row: the
+        # figure fills the projector's first screen with the numbers next to it
         left, right = st.columns([1.5, 1])
         with left:
-            st.caption("Drag the slider under the plot or press ▶ (noise → data).")
             show_figure(figs.reverse_animation(res.frames[:, :shown], res.times, hl, run.grid,
-                                            run.field, LIM, run.time_label), key="df_fig_anim")
+                                               run.field, LIM, run.time_label),
+                        key="df_fig_anim")
         with right:
-            st.caption("Compared with " + ("the data" if c is None else
-                                           f"**class {c} alone** (its own mode)"))
-            k = st.columns(2)
-            k[0].metric("Sliced W", f"{m['sw']:.3f}",
-                        help="Sliced Wasserstein distance of the samples to the reference.")
-            k[1].metric("MMD² (RBF)", f"{m['mmd']:.4f}")
-            k = st.columns(2)
-            k[0].metric("Spread ratio", f"{m['spread']:.2f}",
-                        help="Mean std of the samples over that of the reference: < 1 "
-                             "tighter, > 1 wider.")
-            k[1].metric("Outside the plot", f"{m['outside']:.0%}",
-                        help=f"Share of samples with a coordinate beyond ±{LIM}.")
-            if m["nonfinite"]:
-                st.warning(f"{int(m['nonfinite'])} samples are not finite.")
             if data.centers is not None:
                 truth = exact.weights if c is None else np.eye(len(exact.weights))[c]
                 mw = diffusion.mode_weights(res.samples, data.centers)
                 show_figure(figs.weight_bars({"samples": mw, "truth": truth}),
-                            key="df_fig_bars")
+                            key="df_fig_bars", height=SUMMARY_HEIGHT)
             else:
                 gx, gy, dens = _density(data, s["df_sched"], seed, c)
                 show_figure(figs.samples_over_density(res.samples, gx, gy, dens, LIM),
-                            key="df_fig_final")
+                            key="df_fig_final", height=SUMMARY_HEIGHT)
+            _reverse_metrics(m, c)
     with panel.notes:
         if run is not None:
             _reverse_export(s, run, m)
@@ -230,6 +222,23 @@ def reverse_view(panel) -> None:
                 "(its own mode), not with the whole data. Guidance (1+w)ε(x,c) − wε(x) "
                 "samples ∝ p(x|c)·(p(x|c)/p(x))^w: tighter than the class and pushed away "
                 "from the other classes.")
+
+
+def _reverse_metrics(m: dict, c: int | None) -> None:
+    """The final samples against the reference (the data, or class c alone)."""
+    st.caption("Samples compared with " + ("the data" if c is None else f"**class {c} alone**"))
+    k = st.columns(2)
+    k[0].metric("Sliced W", f"{m['sw']:.3f}",
+                help="Sliced Wasserstein distance of the samples to the reference.")
+    k[1].metric("MMD² (RBF)", f"{m['mmd']:.4f}")
+    k = st.columns(2)
+    k[0].metric("Spread ratio", f"{m['spread']:.2f}",
+                help="Mean std of the samples over that of the reference: < 1 "
+                     "tighter, > 1 wider.")
+    k[1].metric("Outside the plot", f"{m['outside']:.0%}",
+                help=f"Share of samples with a coordinate beyond ±{LIM}.")
+    if m["nonfinite"]:
+        st.warning(f"{int(m['nonfinite'])} samples are not finite.")
 
 
 def _reverse_export(s, run, m) -> None:

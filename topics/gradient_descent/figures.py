@@ -215,8 +215,10 @@ def step_factor_figure(lr: float, eigenvalues: Sequence[float], beta: float | No
         fig.add_trace(go.Scatter(x=heavy_ball_curve[0], y=heavy_ball_curve[1], mode="lines",
                                  name=f"heavy ball (β = {beta:.3g}): largest |root|",
                                  line=dict(color=METHOD_COLORS["momentum"], width=2)))
+    # the label at the middle, over the V's bottom: the eigenvalues' markers sit near
+    # factor 1 at the ends (a small λ and a λ near 2/η), where their own labels are
     fig.add_hline(y=1.0, line=dict(color="#d62728", width=1.5, dash="dash"),
-                  annotation_text="factor 1: diverges above", annotation_position="top right")
+                  annotation_text="factor 1: diverges above", annotation_position="top")
     for i, l in enumerate(lam):
         factor = abs(1 - lr * l)
         fig.add_trace(go.Scatter(x=[l], y=[factor], mode="markers+text",

@@ -246,8 +246,9 @@ def regions_figure(part: Partition, points: np.ndarray | None = None,
     xmin, xmax, ymin, ymax = part.box
     layout = {"title": {"text": title or f"{part.count} linear regions", "automargin": False},
               "hovermode": "closest",
-              "xaxis": {"range": [xmin, xmax], "title": {"text": "x₁"}, "constrain": "domain",
-                        "automargin": False},
+              # x automargin on: the bottom margin grows to hold tick labels, axis title
+              # and the layer legend under them (a fixed one let the legend cover the ticks)
+              "xaxis": {"range": [xmin, xmax], "title": {"text": "x₁"}, "constrain": "domain"},
               "yaxis": {"range": [ymin, ymax], "title": {"text": "x₂"}, "scaleanchor": "x",
                         "scaleratio": 1, "constrain": "domain", "automargin": False},
               "height": 520, "margin": {"l": 50, "r": 10, "t": TOP, "b": 40},
@@ -299,7 +300,7 @@ def heatmap_figure(xs: np.ndarray, ys: np.ndarray, f: np.ndarray, part: Partitio
                                              f"{hi:.3g} (yellow)"}},
               "height": 520, "shapes": [outline], "margin": {"t": TOP},
               "xaxis": {"range": [float(xs[0]), float(xs[-1])], "title": {"text": "x₁"},
-                        "constrain": "domain", "automargin": False},
+                        "constrain": "domain"},
               "yaxis": {"range": [float(ys[0]), float(ys[-1])], "title": {"text": "x₂"},
                         "scaleanchor": "x", "scaleratio": 1, "constrain": "domain",
                         "automargin": False}}
