@@ -147,7 +147,8 @@ def _title_clear_of_the_top(fig: go.Figure, s: dict) -> None:
     need = _title_top(fig) + TEXT_LINE * s["title"] + s["tick"] / 2 + 4
     subtitle = fig.layout.title.subtitle
     if subtitle.text:
-        need += SUBTITLE_LINE * (subtitle.font.size or round(SUBTITLE_SIZE * s["title"]))
+        size = subtitle.font.size or round(SUBTITLE_SIZE * s["title"])
+        need += (SUBTITLE_LINE + TEXT_LINE * subtitle.text.count("<br>")) * size
     if (fig.layout.margin.t or TEMPLATE_TOP) < need:
         fig.update_layout(margin=dict(t=int(np.ceil(need))))
 

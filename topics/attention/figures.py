@@ -12,6 +12,12 @@ WEIGHT_SCALE = "Blues"
 SIGNED_SCALE = "RdBu_r"
 
 
+def _every(n: int, most: int) -> int:
+    """Label every k-th of n categories so at most `most` labels share an axis (projector
+    tick labels are 19 px: 16 tokens on a 150 px axis printed over one another)."""
+    return max(1, -(-n // most))
+
+
 def _fmt(value: float) -> str:
     if np.isneginf(value):
         return "−∞"
@@ -43,9 +49,9 @@ def matrix_heatmap(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Se
     fig.update_layout(title=title, height=max(260, 40 * len(rows) + 120),
                       margin=dict(l=70, r=10, t=50, b=60))
     fig.update_yaxes(autorange="reversed", title=row_title, type="category", showgrid=False,
-                     dtick=1)
-    fig.update_xaxes(title=col_title, type="category", side="bottom", showgrid=False, dtick=1,
-                     tickangle=-90 if len(cols) > 8 else 0)
+                     dtick=_every(len(rows), 10))
+    fig.update_xaxes(title=col_title, type="category", side="bottom", showgrid=False,
+                     dtick=_every(len(cols), 10), tickangle=-90 if len(cols) > 4 else None)
     return fig
 
 
@@ -79,7 +85,8 @@ def mechanics_figure(scores: np.ndarray, logits: np.ndarray, weights: np.ndarray
     dims = [f"d{i}" for i in range(np.asarray(out).shape[1])]
     n = len(labels)
     cell = [(0.0, 0.43), (0.57, 1.0)]                   # x domains; y: top row first
-    rows = [(0.56, 1.0), (0.0, 0.44)]
+    # the gap between the rows holds the top row's tick labels and the bottom row's titles
+    rows = [(0.59, 1.0), (0.0, 0.41)]
     panels = [("scores", scores, labels, False, True), ("logits", logits, labels, False, True),
               ("weights", weights, labels, True, True), ("out", out, dims, False,
                                                          show_out_values)]
@@ -93,7 +100,8 @@ def mechanics_figure(scores: np.ndarray, logits: np.ndarray, weights: np.ndarray
         # no axis titles (rows are queries, columns keys: the caption and hover say so), so
         # a classroom-size tick label never meets one with the margins fixed
         layout[f"xaxis{ax}"] = dict(domain=[x0, x1], anchor=f"y{ax}", type="category",
-                                    showgrid=False, dtick=1, automargin=False,
+                                    showgrid=False, dtick=_every(len(cols), 12),
+                                    automargin=False,
                                     tickangle=-90 if len(cols) > 8 else 0)
         layout[f"yaxis{ax}"] = dict(domain=[y0, y1], anchor=f"x{ax}", type="category",
                                     autorange="reversed", showgrid=False, dtick=1,
@@ -175,10 +183,13 @@ def attention_grid(maps: np.ndarray, labels: Sequence[str], answer_start: int | 
                 showscale=(l == 0 and h == n_heads - 1), colorbar=dict(thickness=10),
                 hovertemplate=f"layer {l + 1} head {h + 1}<br>query %{{y}}<br>key %{{x}}"
                               "<br>weight %{z:.3f}<extra></extra>"), l + 1, h + 1)
+            # tokens on the outer axes only, every k-th: the enlarged head beside the grid
+            # has them all; inner labels fell on the next panel's title
             fig.update_yaxes(autorange="reversed", type="category", row=l + 1, col=h + 1,
-                             tickfont=dict(size=9), showgrid=False, dtick=1)
-            fig.update_xaxes(type="category", row=l + 1, col=h + 1, tickfont=dict(size=9),
-                             showgrid=False, dtick=1, tickangle=-90)
+                             showgrid=False, dtick=_every(t, 5), showticklabels=h == 0)
+            fig.update_xaxes(type="category", row=l + 1, col=h + 1, showgrid=False,
+                             dtick=_every(t, 5), tickangle=-90,
+                             showticklabels=l == n_layers - 1)
             if answer_start is not None:
                 fig.add_hline(y=answer_start - 0.5, line_dash="dot", line_color="#d62728",
                               line_width=1, row=l + 1, col=h + 1)
@@ -219,7 +230,7 @@ def nonzeros_figure(ns: Sequence[int], counts: Mapping[str, np.ndarray]) -> go.F
     fig = go.Figure()
     for name, c in counts.items():
         fig.add_trace(go.Scatter(x=list(ns), y=c, mode="lines+markers", name=name))
-    fig.update_layout(title="Entries computed vs sequence length", height=420,
+    fig.update_layout(title="Entries computed vs length n", height=420,
                       legend=dict(x=0.02, y=0.98))
     fig.update_xaxes(type="log", title="sequence length n")
     fig.update_yaxes(type="log", title="allowed (query, key) pairs")

@@ -283,7 +283,6 @@ def trained_view(panel) -> None:
     digits, problem = digits_of(s)
     shown = None
     with panel.figure:
-        st.caption(task.description)
         if problem:
             st.error(f"Input not usable: {problem}. Showing the example "
                      f"`{EXAMPLES[task_name]}` instead.", icon=":material/error:")
@@ -301,16 +300,18 @@ def trained_view(panel) -> None:
         if source == SOURCES[0]:
             shown, info = loaded
             cfg = info["config"]
+            # the maps first (the projector's first screen), what model drew them under
+            show_prediction(shipped_prediction(task_name, tuple(digits), device), task, choice,
+                            "at_fig_shipped")
             st.markdown(f"**Model shown: shipped snapshot** `{shipped_path(task_name).name}` "
                         "(trained offline, not in this session).")
             st.caption(f"Shipped model: {cfg['n_layers']} layers × {cfg['n_heads']} heads, "
                        f"d_model {cfg['d_model']}, trained {info['steps']:,} iterations; greedy "
                        f"token accuracy on fresh inputs "
                        f"{info.get('token_accuracy', float('nan')):.3f}.")
-            show_prediction(shipped_prediction(task_name, tuple(digits), device), task, choice,
-                            "at_fig_shipped")
         else:
             shown = _live_model(s, task_name, task, digits, choice, seed, device)
+        st.caption(f"Task: {task.description}")
     with panel.notes:
         # outside the live fragment: rebuilt on a full rerun of the view, not per tick
         pred = None if shown is None else (

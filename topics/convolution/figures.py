@@ -119,11 +119,14 @@ def _bare(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def kernel_figure(kernel: np.ndarray, title: str = "Kernel") -> go.Figure:
+def kernel_figure(kernel: np.ndarray, name: str = "") -> go.Figure:
+    """The kernel's weights; its name and sum on the line under the title (the kernel's
+    column is narrow: "Kernel: gaussian blur" in one title was cut on the projector)."""
     fig = go.Figure(_annotated_heatmap(kernel))
     fig.update_yaxes(autorange="reversed", showgrid=False, showticklabels=False, scaleanchor="x")
     fig.update_xaxes(showgrid=False, showticklabels=False)
-    fig.update_layout(title=dict(text=title, subtitle=dict(text=f"sum {float(np.sum(kernel)):.3g}")),
+    note = f"{name}, sum {float(np.sum(kernel)):.3g}" if name else f"sum {float(np.sum(kernel)):.3g}"
+    fig.update_layout(title=dict(text="Kernel", subtitle=dict(text=note)),
                       height=340, margin=dict(l=10, r=10, t=64, b=10))
     return _bare(fig)
 
@@ -189,7 +192,9 @@ def rf_growth_figure(infos: list[RFInfo]) -> go.Figure:
                                 textposition="top center"),
                      go.Scatter(x=names, y=[i.jump for i in infos], name="jump j",
                                 mode="lines+markers", line=dict(dash="dash"))])
+    # layer names upright when many: side by side they ran into one another on the projector
     fig.update_layout(title="Receptive field r and jump j per layer", height=340,
+                      xaxis=dict(tickangle=-90 if len(names) > 4 else None),
                       yaxis=dict(type="log", dtick=np.log10(2), title="pixels (log scale)"),
                       legend=dict(orientation="h", y=-0.25))
     return fig
@@ -273,8 +278,9 @@ def rf_layers_figure(infos: list[RFInfo], region: Region, input_image: np.ndarra
     return _bare(fig)
 
 
-def erf_figure(erf: ERF, title: str) -> go.Figure:
-    """The ERF heatmap with the theoretical box (dashed) and its 2σ circle."""
+def erf_figure(erf: ERF, title: str, note: str = "") -> go.Figure:
+    """The ERF heatmap with the theoretical box (dashed) and its 2σ circle; `note` (the
+    measured numbers) under the title."""
     fig = go.Figure(go.Heatmap(z=erf.heatmap, colorscale="Viridis", zmin=0, zmax=1,
                                colorbar=dict(title="|∂y/∂x|"),
                                hovertemplate="row %{y}, col %{x}: %{z:.3f}<extra></extra>"))
@@ -292,31 +298,60 @@ def erf_figure(erf: ERF, title: str) -> go.Figure:
     y0, y1 = max(-0.5, reg.lo[0] - 0.5 - m), min(h - 0.5, reg.hi[0] + 0.5 + m)
     fig.update_xaxes(range=[x0, x1], showgrid=False)
     fig.update_yaxes(range=[y1, y0], showgrid=False, scaleanchor="x")
-    fig.update_layout(title=title, height=380, margin=dict(l=10, r=10, t=40, b=10))
+    fig.update_layout(title=dict(text=title, subtitle=dict(text=note)), height=380,
+                      margin=dict(l=10, r=10, t=40, b=10))
     return _bare(fig)
 
 
-def feature_maps_figure(fm: FeatureMap, per_row: int = 8) -> go.Figure:
-    """All channels of one layer tiled into one heatmap (NaN gaps, one colour scale for the
-    layer; hover names the channel). One trace instead of C subplots keeps it fast."""
-    c, h, w = fm.maps.shape
+def _tiled(maps: np.ndarray, per_row: int) -> tuple[np.ndarray, np.ndarray]:
+    """(C, H, W) channels tiled per_row to a row with one NaN pixel between tiles: the
+    values and, per pixel, its channel (-1 in the gaps)."""
+    c, h, w = maps.shape
     rows = -(-c // per_row)
     z = np.full((rows * (h + 1) - 1, per_row * (w + 1) - 1), np.nan)
     ch = np.full(z.shape, -1)
     for i in range(c):
         r, k = divmod(i, per_row)
-        z[r * (h + 1):r * (h + 1) + h, k * (w + 1):k * (w + 1) + w] = fm.maps[i]
+        z[r * (h + 1):r * (h + 1) + h, k * (w + 1):k * (w + 1) + w] = maps[i]
         ch[r * (h + 1):r * (h + 1) + h, k * (w + 1):k * (w + 1) + w] = i
-    zmax = float(np.abs(fm.maps).max()) or 1.0
-    signed = bool(fm.maps.min() < 0)
-    fig = go.Figure(go.Heatmap(z=z, customdata=ch, zmin=-zmax if signed else 0, zmax=zmax,
-                               colorscale=DIVERGING if signed else "Viridis", hoverongaps=False,
-                               hovertemplate="channel %{customdata}: %{z:.3f}<extra></extra>"))
-    fig.update_xaxes(showticklabels=False, showgrid=False)
-    fig.update_yaxes(showticklabels=False, showgrid=False, autorange="reversed", scaleanchor="x")
-    fig.update_layout(title=f"{fm.name}: {c} channels of {h}×{w}; each unit sees "
-                            f"{fm.rf.size}×{fm.rf.size} input pixels",
-                      height=70 + 160 * rows * max(h, 4) / 8, margin=dict(l=10, r=10, t=40, b=10))
+    return z, ch
+
+
+def _scale_words(maps: np.ndarray) -> str:
+    """The colour range of one layer's panel in words: dark 0 → yellow max (ReLU and pool
+    outputs are >= 0), or blue -m → red +m for signed maps."""
+    m = float(np.abs(maps).max()) or 1.0
+    return f"−{m:.2g} → +{m:.2g}" if maps.min() < 0 else f"0 → {m:.2g}"
+
+
+def feature_maps_figure(layers: list[FeatureMap], per_row: int = 8) -> go.Figure:
+    """Every layer's channels in ONE figure, a panel per layer (its channels tiled into one
+    heatmap with NaN gaps, one colour scale per layer, hover names the channel), panel
+    heights in proportion to their tile rows: the whole stack is the tab's figure, so the
+    projector shows all of it on its first screen."""
+    tiles = [_tiled(fm.maps, per_row) for fm in layers]
+    weights = [z.shape[0] for z, _ in tiles]
+    fig = make_subplots(
+        rows=len(layers), cols=1, vertical_spacing=0.09,
+        row_heights=[w / sum(weights) for w in weights],
+        subplot_titles=[f"{fm.name}: {fm.maps.shape[0]} × {fm.maps.shape[1]}×"
+                        f"{fm.maps.shape[2]}, sees {fm.rf.size}×{fm.rf.size} px, "
+                        f"colour {_scale_words(fm.maps)}" for fm in layers])
+    for i, (fm, (z, ch)) in enumerate(zip(layers, tiles)):
+        zmax = float(np.abs(fm.maps).max()) or 1.0
+        signed = bool(fm.maps.min() < 0)
+        # no colour bars: a bar as short as a row of 2×2 tiles printed its ticks over one
+        # another; the title states the range instead
+        fig.add_trace(go.Heatmap(
+            z=z, customdata=ch, zmin=-zmax if signed else 0, zmax=zmax, name=fm.name,
+            colorscale=DIVERGING if signed else "Viridis", hoverongaps=False, showscale=False,
+            hovertemplate=f"{fm.name}<br>channel %{{customdata}}: %{{z:.3f}}<extra></extra>"),
+            i + 1, 1)
+        fig.update_yaxes(autorange="reversed", scaleanchor=f"x{i + 1 if i else ''}",
+                         row=i + 1, col=1)
+    rows = sum(weights) / 9
+    fig.update_layout(height=int(90 * len(layers) + 110 * rows),
+                      margin=dict(l=10, r=10, t=40, b=10))
     return _bare(fig)
 
 

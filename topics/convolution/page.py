@@ -47,7 +47,7 @@ def conv_view(panel) -> None:
         with cols[0]:
             show_figure(figs.image_figure(image, "Input"), key="cv_fig_in")
         with cols[1]:
-            show_figure(figs.kernel_figure(kernel, f"Kernel: {s['cv_kernel']}"), key="cv_fig_k")
+            show_figure(figs.kernel_figure(kernel, s["cv_kernel"]), key="cv_fig_k")
         with cols[2]:
             show_figure(figs.image_figure(out, "Output feature map"), key="cv_fig_out")
         (h, w), (oh, ow), (kh, kw) = image.shape[:2], out.shape[:2], kernel.shape
@@ -257,26 +257,26 @@ def erf_view(panel) -> None:
             return
         mass, area = conv.central_mass(erf)
         half = (erf.region.size - 1) / 2
-        e = st.columns([3, 1.3])
-        with e[0]:
-            show_figure(figs.erf_figure(erf, f"mean |∂y/∂x| over {erf.n_samples} inputs"),
-                        key="cv_fig_erf")
-        e[1].metric("2σ radius of the effective field", f"{erf.radius_2sigma:.1f} px",
-                    help="Radius of the circle holding ~95% of the gradient mass (white).")
-        e[1].metric("Half-width of the box", f"{half:g} px",
-                    help=f"Theoretical box: {erf.region.size}×{erf.region.size} (dashed).")
-        e[1].metric("Mass in the central half", f"{mass:.0%}",
-                    help="The square around the centre with half the box's half-width. A "
-                         f"field flat over the box would put {area:.0%} there (its share of "
-                         "the box's pixels).")
-        e[1].caption(f"That square is {area:.0%} of the box's pixels: a flat field would put "
-                     f"{area:.0%} of the mass there.")
+        # the numbers on the figure, under its title: the figure takes the whole width
+        show_figure(figs.erf_figure(erf, f"mean |∂y/∂x| over {erf.n_samples} inputs",
+                                    erf_readout(erf.radius_2sigma, half, mass, area)),
+                    key="cv_fig_erf")
+        st.caption(f"White circle: ~95% of the gradient mass. Dashed: the theoretical box "
+                   f"({erf.region.size}×{erf.region.size}). The central half is the square "
+                   f"around the centre with half the box's half-width: {area:.0%} of the "
+                   f"box's pixels, so a flat field would put {area:.0%} of the mass there.")
     with panel.notes:
         explain("Each output depends on every pixel in the box, but not equally: the centre "
                 "is reached by many more paths than the border, so |∂y/∂x| is Gaussian-like "
                 "(Luo et al. 2016) and its radius grows like √L while the box grows like L. "
                 "The white circle holds ~95% of the mass. With few layers (three 3×3) the "
                 "two are still about the same size; the gap opens with depth.")
+
+
+def erf_readout(radius: float, half: float, mass: float, area: float) -> str:
+    """The effective field's numbers, two lines under its title."""
+    return (f"2σ radius <b>{radius:.1f} px</b> · half-width of the box <b>{half:g} px</b><br>"
+            f"mass in the central half <b>{mass:.0%}</b> (a flat field: {area:.0%})")
 
 
 def maps_view(panel) -> None:
@@ -290,8 +290,9 @@ def maps_view(panel) -> None:
         show_figure(figs.image_figure(img8, "Input digit", signed=False, height=240),
                     key="cv_fig_digit")
     with panel.figure:
-        for k, fm in enumerate(maps):
-            show_figure(figs.feature_maps_figure(fm), key=f"cv_fig_fm{k}")
+        show_figure(figs.feature_maps_figure(maps), key="cv_fig_maps")
+        st.caption("One colour scale per layer (its title gives the range); hover a pixel "
+                   "for its channel and value.")
     with panel.notes:
         c = st.columns([2, 3])
         with c[0]:
@@ -301,14 +302,15 @@ def maps_view(panel) -> None:
                      f"8×8 digits (held-out accuracy {digits_test_accuracy(None):.1%}, weights "
                      "built by scripts/pretrain_convolution.py).")
         st.subheader("Effective field of the last layer: trained vs random init")
-        runs = {"trained": (None, "trained"),
-                **{f"seed{k}": (k, f"random init (seed {k})") for k in DIGITS_ERF_SEEDS}}
+        st.caption("Each: mean |∂y/∂x| of the last layer's output (0, 0) over 256 digits.")
+        runs = {"trained": (None, "trained", "trained"),
+                **{f"seed{k}": (k, f"random init (seed {k})", f"random, seed {k}")
+                   for k in DIGITS_ERF_SEEDS}}
         e = st.columns(len(runs))
-        for col, (key, (seed, name)) in zip(e, runs.items()):
+        for col, (key, (seed, name, title)) in zip(e, runs.items()):
             erf = digits_erf(seed)
             with col:
-                show_figure(figs.erf_figure(erf, f"{name}: over 256 digits"),
-                            key=f"cv_fig_derf_{key}")
+                show_figure(figs.erf_figure(erf, title), key=f"cv_fig_derf_{key}")
                 st.metric(f"Peak / mean ({name})", f"{peak_to_mean(erf):.2f}")
         explain("All three nets have the same 12×12 theoretical field (larger than the 8×8 "
                 "image). Training does not change the box; it concentrates where the "
