@@ -78,6 +78,43 @@ def convolution_equivariance_error(s: S) -> float:
     return float(equivariance_of(s).equivariance_error)
 
 
+def convolution_slide_kept_share(s: S) -> float:
+    """Output values over input values (the image without its padding) of the Sliding window
+    tab (convolution_compute.frames_of): 0.25 for a 2x2 pool with stride 2."""
+    from topics.convolution.compute import frames_of
+    frames = frames_of(s)
+    p = frames.padding
+    inside = frames.padded[p:frames.padded.shape[0] - p, p:frames.padded.shape[1] - p]
+    return float(frames.sums.size / inside.size)
+
+
+def convolution_slide_out_side(s: S, axis: int = 1) -> float:
+    """Output width (axis 1) or height (axis 0) of the Sliding window tab
+    (convolution_compute.frames_of)."""
+    from topics.convolution.compute import frames_of
+    return float(frames_of(s).out_shape[axis])
+
+
+def convolution_slide_torch_error(s: S) -> float:
+    """max |output − torch's own layer| of the Sliding window tab (convolution_compute.frames_of
+    against F.conv2d, F.max_pool2d or F.avg_pool2d on the same small input and geometry)."""
+    import torch
+    import torch.nn.functional as F
+    from topics.convolution.compute import frames_of, slide_input, slide_kernel, gray_of, image_of
+    frames = frames_of(s)
+    kernel = slide_kernel(s)
+    small, stride, pad, dil, _ = slide_input(s, gray_of(image_of(s)), kernel)
+    x = torch.as_tensor(small)[None, None]
+    if frames.op == "max":
+        ref = F.max_pool2d(x, len(kernel), stride, pad, dil)
+    elif frames.op == "avg":
+        ref = F.avg_pool2d(x, len(kernel), stride, pad)
+    else:
+        ref = F.conv2d(x, torch.as_tensor(kernel)[None, None], stride=stride, padding=pad,
+                       dilation=dil)
+    return float(np.abs(frames.output - ref[0, 0].numpy()).max())
+
+
 def attention_pe_crossings(s: S, dim: int) -> float:
     """Sign changes of dimension `dim` of the sinusoidal code along the positions the
     Positions tab draws (engine.attention.sinusoidal_encoding): fast dimensions oscillate,

@@ -1,6 +1,9 @@
 """The sliding window, step by step, and the full feature map; the kernel registry.
 
     out[i, j] = sum_{a, b} x_pad[i*s + a*d, j*s + b*d] * kernel[a, b]   (no flip, as F.conv2d)
+
+and the same window for a pooling layer, which keeps the largest tap (max pooling) or the mean
+of the taps (average pooling) instead of a weighted sum.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ class ConvFrames:
     padding: int
     stride: int
     dilation: int
+    op: str = "conv"          # "conv", or the pooling of pool_animation_frames: "max", "avg"
 
     @property
     def output(self) -> np.ndarray:
@@ -53,6 +57,26 @@ def conv_animation_frames(image: np.ndarray, kernel: np.ndarray, stride: int = 1
     return ConvFrames(to_numpy(padded), to_numpy(windows), to_numpy(products),
                       to_numpy(products.sum(dim=(1, 2))), to_numpy(corners), (oh, ow),
                       int(padding), int(stride), int(dilation))
+
+
+POOL_OPS = ("max", "avg")
+
+
+def pool_animation_frames(image: np.ndarray, size: int, stride: int, padding: int = 0,
+                          dilation: int = 1, op: str = "max") -> ConvFrames:
+    """Every output position of a size x size pooling window, taps made explicit as in
+    conv_animation_frames: for "max" the products are the taps and each output is their
+    largest, for "avg" the products are taps / size² and each output is their sum, the mean.
+    The padding adds zeros (F.avg_pool2d's default; F.max_pool2d pads with −∞ instead, the same
+    output on a non-negative input)."""
+    if op not in POOL_OPS:
+        raise ValueError(f"unknown pooling {op!r}: one of {', '.join(POOL_OPS)}")
+    ones = np.ones((size, size), np.float32)
+    frames = conv_animation_frames(image, ones if op == "max" else ones / size ** 2, stride,
+                                   padding, dilation)
+    sums = frames.windows.max(axis=(1, 2)) if op == "max" else frames.sums
+    return ConvFrames(frames.padded, frames.windows, frames.products, sums, frames.corners,
+                      frames.out_shape, frames.padding, frames.stride, frames.dilation, op)
 
 
 def convolve(image: np.ndarray, kernel: np.ndarray, stride: int = 1, padding: int = 0,

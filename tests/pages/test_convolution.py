@@ -245,6 +245,26 @@ def _conv2d_reference(anim_n: int, kernel: str, stride=1, padding=1, dilation=1)
 WINDOW = "cv_window"      # the key of the sliding window's run_every fragment
 
 
+def test_sliding_window_pools_like_torch():
+    """Max pooling, 2x2 with stride 2 on the 8x8 input: the output panel is F.max_pool2d's
+    4x4 and the caption quotes the largest value of the window; average pooling its mean."""
+    at = _open({"cv_slide_op": "max pooling", "cv_stride": "2", "cv_padding": "0"},
+               view="slide")
+    _ok(at)
+    small = torch.as_tensor(conv.downscale(conv.load_image("china (photo)", max_side=256), 8))
+    ref = F.max_pool2d(small[None, None], 2, 2)[0, 0].numpy()
+    last = ref.size - 1
+    at.slider(key="cv_pos").set_value(last).run()
+    np.testing.assert_allclose(_output_panel(at), ref, atol=5e-5)
+    assert any(f"largest value in the window = **{ref.ravel()[last]:.4f}**" in c.value
+               for c in at.caption)
+    at.radio(key="cv_slide_op").set_value("average pooling").run()
+    _ok(at)
+    at.slider(key="cv_pos").set_value(last).run()
+    ref = F.avg_pool2d(small[None, None], 2, 2)[0, 0].numpy()
+    np.testing.assert_allclose(_output_panel(at), ref, atol=5e-5)
+
+
 def test_play_starts_at_the_top_left_output():
     at = _open(view="slide")
     _ok(at)

@@ -143,10 +143,13 @@ def sliding_window_figure(frames: ConvFrames, u: int, kernel: np.ndarray) -> go.
         (frames.products[u], "{:.2f}", frames.products),
         (out, "{:.2f}", frames.sums),
     ]
+    middle, result = {"max": ("window: keep the largest", "max"),
+                      "avg": ("window / k²", "mean")}.get(frames.op, ("products  x · k", "sum"))
     titles = [  # (with numbers, without: hover for them)
         ("padded input, window of this output", "padded input (hover for values)"),
-        ("products  x · k", "products (hover for values)"),
-        (f"output: sum = {frames.sums[u]:.3f}", f"output (hover): sum = {frames.sums[u]:.3f}")]
+        (middle, f"{middle.split(':')[0]} (hover for values)"),
+        (f"output: {result} = {frames.sums[u]:.3f}",
+         f"output (hover): {result} = {frames.sums[u]:.3f}")]
     fig = make_subplots(1, 3, column_widths=[0.45, 0.25, 0.3], horizontal_spacing=0.06,
                         subplot_titles=[t for t, _ in titles])
     fig.update_layout(showlegend=False, height=420, margin=dict(l=10, r=10, t=40, b=10))

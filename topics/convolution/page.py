@@ -20,7 +20,7 @@ from ui.autoplay import Autoplay
 from topics.convolution.compute import (
     FM_LAYERS, DIGITS_ERF_SEEDS, image_of, gray_of, geometry, output_of,
     frames_of, out_index, erf_of, digits_erf, peak_to_mean, digits_test_accuracy,
-    digits_concentration_ratio, _digits, _digits_cnn, slide_input, wrap_note)
+    digits_concentration_ratio, _digits, _digits_cnn, slide_input, slide_kernel, wrap_note)
 from topics.convolution.controls import (
     STATE, image_kernel_controls, geometry_controls, stack_controls)
 from topics.convolution.tour import PRESETS, STEPS
@@ -157,8 +157,11 @@ def _sliding_window(frames: conv.ConvFrames, kernel: np.ndarray, controls) -> No
         nav[2].button("Next ▶", key="cv_next", on_click=_move, args=(1, n_pos),
                       width="stretch")
         show_figure(figs.sliding_window_figure(frames, pos, kernel), key="cv_fig_slide")
-        st.caption(f"Output {divmod(pos, ow)} = Σ products = **{frames.sums[pos]:.4f}** "
-                   f"(equal to torch's F.conv2d at that position). Position {pos + 1} of "
+        what, torch_fn = {"max": ("the largest value in the window", "F.max_pool2d"),
+                          "avg": ("the mean of the window", "F.avg_pool2d")}.get(
+            frames.op, ("Σ products", "F.conv2d"))
+        st.caption(f"Output {divmod(pos, ow)} = {what} = **{frames.sums[pos]:.4f}** "
+                   f"(equal to torch's {torch_fn} at that position). Position {pos + 1} of "
                    f"{n_pos}" + (f", playing at {speed:g}/s." if running else "."))
 
     _window()
@@ -166,10 +169,14 @@ def _sliding_window(frames: conv.ConvFrames, kernel: np.ndarray, controls) -> No
 
 def slide_view(panel) -> None:
     with panel.controls:
+        STATE.widget("cv_slide_op")
+        if STATE.value("cv_slide_op") != "convolution":
+            STATE.widget("cv_slide_pool")
         image, kernel, _ = image_kernel_controls(extra=False)
         geometry_controls()
         STATE.widget("cv_anim_n")
     s = STATE.values()
+    kernel = slide_kernel(s, kernel)
     frames = None
     with panel.figure:
         with user_errors("show the sliding window (kernel larger than this small padded "
@@ -184,7 +191,9 @@ def slide_view(panel) -> None:
         explain("The input is the image shrunk to a few pixels so every number fits. Left: "
                 "the padded input (dotted: the image inside its zero padding) with the window "
                 "of the current output; middle: the products window × kernel; right: the "
-                "output, filled in up to the current position.")
+                "output, filled in up to the current position. A pooling layer moves the same "
+                "window without weights: it keeps the largest value (max) or the mean (average) "
+                "of each window.")
 
 
 def rf_view(panel) -> None:
