@@ -50,12 +50,28 @@ def test_defaults_race_four_methods_and_draw_every_figure(page):
 
 @pytest.mark.parametrize("view, expected", [("Step factor |1 − ηλ|", "Why the largest eigenvalue"),
                                             ("Error per eigenvector", "Error along each eigenvector"),
-                                            ("Momentum phase diagram", "Heavy-ball rate")])
+                                            ("Momentum phase diagram", "Heavy-ball rate"),
+                                            ("Schedules", "Learning rate η_t")])
 def test_every_view_draws_its_figure_and_only_the_open_view_runs(view, expected):
     at = open_view(_page(), SLUG, view)
     titles = chart_titles(at)
     assert any(expected in t for t in titles), (expected, titles)
     assert not any("Paths on the contour plot" in t for t in titles)    # lazy: race not run
+
+
+def test_schedules_tab_draws_the_chosen_schedule_and_its_restarts():
+    at = open_view(_page(), SLUG, "Schedules")
+    assert not at.exception
+    (trace, *_) = chart_figure(at, "gd_sched_fig")["data"]
+    lrs = plotly_array(trace["y"])
+    assert len(lrs) == 20000 and int(lrs.argmax()) == 3999        # warm-up w = 4000
+    assert any("at t = 3999" in c.value for c in at.caption)
+    at.radio(key="gd_sched").set_value("sgdr").run()
+    at.select_slider(key="gd_sched_n").set_value(200).run()
+    at.select_slider(key="gd_sched_period").set_value(10).run()
+    at.select_slider(key="gd_sched_mult").set_value(2).run()
+    assert not at.exception
+    assert any("warm restarts at t = 10, 30, 70, 150" in c.value for c in at.caption)
 
 
 def test_every_preset_runs_and_shows_its_phenomenon():

@@ -11,7 +11,7 @@ import numpy as np
 import streamlit as st
 
 from engine import optim
-from engine.optim import reads
+from engine.optim import reads, schedules
 
 # ----------------------------------------------------------------------------- constants
 LANDSCAPE_NAMES = ["quadratic", *optim.LANDSCAPES]
@@ -39,6 +39,12 @@ HYPER = {
     "rprop": [("lr", "initial step Δ₀", 1e-4, 5.0, 0.1)],
 }
 assert set(HYPER) == set(optim.OPTIMIZERS)
+
+# the Schedules tab: its schedules (engine/optim/schedules.py) and their labels
+SCHEDULE_LABELS = {"transformer": "Warm-up, then 1/√t (transformer)",
+                   "sgdr": "Cosine with warm restarts (SGDR)", "step": "Step decay (×0.1)",
+                   "constant": "Constant"}
+assert set(SCHEDULE_LABELS) == set(schedules.SCHEDULES)
 
 
 def hkey(method: str, name: str) -> str:
@@ -156,3 +162,32 @@ def swing_growth(s, method: str, which: int = 1) -> float:
 def peak_gap(s, method: str) -> float:
     """Largest f − f* on the path (a step that leaves the valley shows as a spike)."""
     return float(np.max(race_of(s)[method].losses) - problem_of(s)[0].f_star)
+
+
+# ---- the Schedules tab: η_t over steps t = 0 … n − 1 (the transformer's own scale d^(−1/2);
+# the others start from the page's η)
+def schedule_of(s: Mapping[str, Any]) -> np.ndarray:
+    return schedules.schedule(s["gd_sched"], int(s["gd_sched_n"]), 10.0 ** s["gd_loglr"],
+                              d_model=int(s["gd_sched_d"]), warmup=int(s["gd_sched_warmup"]),
+                              period=int(s["gd_sched_period"]), mult=int(s["gd_sched_mult"]))
+
+
+def schedule_peak_step(s) -> float:
+    """The step t where η_t is largest (the first, on a tie)."""
+    return float(np.argmax(schedule_of(s)))
+
+
+def schedule_value(s, step: int = -1, relative: bool = False) -> float:
+    """η at `step` (−1: the last step), or that η over the schedule's largest."""
+    lrs = schedule_of(s)
+    return float(lrs[step] / (lrs.max() if relative else 1.0))
+
+
+def schedule_restarts(s) -> float:
+    """How many times η jumps back up (warm restarts)."""
+    return float(schedules.restarts(schedule_of(s)).size)
+
+
+def schedule_restart(s, which: int = 0) -> float:
+    """The step of restart number `which` (0: the first)."""
+    return float(schedules.restarts(schedule_of(s))[which])

@@ -194,6 +194,25 @@ def loss_figure(runs: Mapping[str, Trajectory], f_star: float,
         legend=dict(orientation="v", x=1.02, y=1)))
 
 
+def schedule_figure(lrs: np.ndarray, name: str, restarts: Sequence[int] = (),
+                    x_title: str = "step t") -> go.Figure:
+    """η_t against t, the largest η marked, warm restarts as dotted lines."""
+    t = np.arange(len(lrs))
+    peak = int(np.argmax(lrs))
+    fig = go.Figure([go.Scatter(x=t, y=lrs, mode="lines", name=name,
+                                line=dict(color=METHOD_COLORS["gd"], width=2)),
+                     go.Scatter(x=[peak], y=[lrs[peak]], mode="markers+text",
+                                name=f"largest η = {lrs[peak]:.3g} at t = {peak}",
+                                text=[f"t = {peak}"], textposition="top right",
+                                marker=dict(size=10, color="black", symbol="diamond"))])
+    fig.update_layout(shapes=[_vline(r, dict(color="#888", width=1, dash="dot"))
+                              for r in restarts],
+                      title=f"Learning rate η_t: {name}", height=380, xaxis_title=x_title,
+                      yaxis=dict(title="η_t", rangemode="tozero"),
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
 def _vline(x: float, line: dict) -> dict:
     """What go.Figure.add_vline adds (a line across the plot's height at data x)."""
     return dict(type="line", xref="x", yref="y domain", x0=x, x1=x, y0=0, y1=1, line=line)
