@@ -59,7 +59,7 @@ _TABLE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "gan": (("dirac_ratio",), ("modes_at", "max_modes_at")),
     "vae": (("nearest_mode_gap", "code_centre"), ("off_digit_share", "code_reach",
                                                   "grid_spread", "ae_over_pca")),
-    "generalization": ((), ("gap_at", "overfit_measure", "val_loss_growth", "best_step",
+    "generalization": (("poly_mse", "poly_best_degree", "poly_max_gap"), ("gap_at", "overfit_measure", "val_loss_growth", "best_step",
                             "random_measure", "memorization_slowdown", "decay_measure",
                             "norm_ratio", "norm_vs_unregularized", "peak_offset",
                             "peak_ratio")),
