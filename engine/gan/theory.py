@@ -1,6 +1,7 @@
 """GAN theory checks: the optimal discriminator D* = p_data / (p_data + p_g) and a trained
-approximation of it, the Dirac-GAN (Mescheder, Geiger, Nowozin 2018), and the parallel-lines
-example of why Wasserstein distances give gradients where JSD does not.
+approximation of it, the generator's minimax and non-saturating losses as functions of D's
+verdict, the Dirac-GAN (Mescheder, Geiger, Nowozin 2018), and the parallel-lines example of why
+Wasserstein distances give gradients where JSD does not.
 """
 from __future__ import annotations
 
@@ -156,3 +157,30 @@ def parallel_lines(theta: np.ndarray) -> ParallelLines:
     JSD = ½KL(P_0‖M) + ½KL(P_θ‖M) = log 2 (no gradient in θ), while W₁ = |θ| (gradient ±1)."""
     theta = np.asarray(theta, dtype=np.float64)
     return ParallelLines(theta, np.where(theta != 0, math.log(2), 0.0), np.abs(theta))
+
+
+# --------------------------------------------------------------------------------------
+# The generator's two classifier losses against D's verdict on a fake
+# --------------------------------------------------------------------------------------
+
+G_LOSS_CURVES = ("minimax", "nonsaturating")
+
+
+@dataclass(frozen=True)
+class GeneratorLossCurves:
+    d: np.ndarray                  # (m,) D(G(z)) in (0, 1)
+    loss: dict[str, np.ndarray]    # name -> L_G at each d
+    slope: dict[str, np.ndarray]   # name -> ∂L_G/∂f, f = logit d: what reaches G through D
+
+
+def generator_loss_curves(d: np.ndarray, names=G_LOSS_CURVES) -> GeneratorLossCurves:
+    """L_G of LOSSES[name].g_loss for one fake whose verdict is D(G(z)) = d, and its derivative
+    in D's logit f = log(d / (1 − d)) by autograd (the trainer's own loss functions)."""
+    f = torch.logit(torch.as_tensor(np.asarray(d, dtype=np.float64)))
+    loss, slope = {}, {}
+    for name in names:
+        x = f.clone().requires_grad_(True)
+        values = torch.stack([LOSSES[name].g_loss(v.reshape(1)) for v in x])
+        (grad,) = torch.autograd.grad(values.sum(), x)
+        loss[name], slope[name] = to_numpy(values.detach()), to_numpy(grad)
+    return GeneratorLossCurves(np.asarray(d, dtype=np.float64), loss, slope)

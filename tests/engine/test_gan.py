@@ -321,3 +321,15 @@ def test_rowwise_discriminator_scores_real_and_fake_rows_the_same_in_one_forward
     assert not Discriminator((16,), pack=2).rowwise
     assert not Discriminator((16,), minibatch_std=True).rowwise
     assert not Discriminator((16,), spectral=True).rowwise
+
+
+def test_generator_loss_curves_are_the_two_classifier_losses_and_their_logit_slopes():
+    """log(1 − D) saturates where D rejects the fake (slope −D → 0 in D's logit), −log D does
+    not (slope −(1 − D) → −1); both losses are the trainer's own LOSSES[...].g_loss."""
+    from engine.gan import generator_loss_curves
+    d = np.array([1e-3, 0.01, 0.3, 0.5, 0.9])
+    c = generator_loss_curves(d)
+    np.testing.assert_allclose(c.loss["minimax"], np.log(1 - d), rtol=1e-9)
+    np.testing.assert_allclose(c.loss["nonsaturating"], -np.log(d), rtol=1e-9)
+    np.testing.assert_allclose(c.slope["minimax"], -d, rtol=1e-9)
+    np.testing.assert_allclose(c.slope["nonsaturating"], -(1 - d), rtol=1e-9)

@@ -7,6 +7,7 @@ import json
 import re
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.gan import LIVE_DEFAULTS, PRETRAINED, TRAINER_DEFAULTS
@@ -213,6 +214,19 @@ def test_wasserstein_view_numbers():
     at.slider(key="gan_theta").set_value(0.0).run()
     assert metric(at, "JSD at this θ") == "0.0000" and metric(at, "W₁ at this θ") == "0.0000"
     assert not at.exception
+
+
+def test_generator_losses_view_numbers():
+    at = open_view(_page(), SLUG, "Generator losses")
+    assert not at.exception
+    assert float(metric(at, "Signal to G at D(G(z)) = 0.01 (minimax)")) == pytest.approx(0.01)
+    assert float(metric(at, "Signal to G at D(G(z)) = 0.01 (non-saturating)")) == \
+        pytest.approx(0.99)
+    at.select_slider(key="gan_gl_at").set_value(0.9).run()
+    assert float(metric(at, "Signal to G at D(G(z)) = 0.9 (non-saturating)")) == \
+        pytest.approx(0.1)
+    names = {t["name"] for t in chart_figure(at, "gan_fig_glosses")["data"] if t.get("name")}
+    assert names == {"minimax: log(1 − D)", "non-saturating: −log D"}
 
 
 def test_long_curves_are_drawn_as_block_means():

@@ -7,8 +7,10 @@ from __future__ import annotations
 import functools
 from typing import Any, Mapping
 
+import numpy as np
+
 from engine.gan import (LIVE_DEFAULTS, LIVE_TARGET, LOSSES, OPTIMIZERS, TARGETS, GANTrainer,
-                        dirac_gan, make_target)
+                        dirac_gan, generator_loss_curves, make_target)
 from ui.state import Control, StateTable
 
 # ----------------------------------------------------------------------------- constants
@@ -20,6 +22,7 @@ WIDTHS = [8, 16, 32, 64, 128, 256]
 STDS = [0.02, 0.03, 0.05, 0.07, 0.1]
 R1S = [0.0, 0.1, 1.0, 10.0]
 GPS = [0.1, 1.0, 10.0]
+G_LOSS_AT = [0.001, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99]   # verdicts the G-losses tab can mark
 CLAIM_SEEDS = (0, 1)      # training claims hold on both seeds (worst case)
 # the Dirac-GAN tab offers the losses whose equilibrium is (θ, ψ) = (0, 0), each with what it
 # does there (measured in the claims below); LSGAN's D(0) = 0 cannot score the real point 1,
@@ -107,6 +110,8 @@ STATE = StateTable([
     Control("gan_dirac_steps", 300, "Iterations", lo=50, hi=1000, step=50),
     Control("gan_dirac_sim", True, "Simultaneous updates", kind="checkbox"),
     Control("gan_theta", 1.0, "θ", lo=-2.0, hi=2.0, step=0.05),
+    Control("gan_gl_at", 0.01, "Mark D(G(z)) =", kind="select_slider", options=G_LOSS_AT,
+            help="D's verdict on a fake: near 0 early in training, when D rejects it easily."),
 ])
 assert set(ENGINE_KWARGS) | {k for pair in NETWORKS.values() for k in pair} <= set(STATE)
 
@@ -177,3 +182,16 @@ def dirac_ratio(s, run: str = "γ = 0") -> float:
     """Distance to (0, 0) at the end / at the start (> 1: spirals out)."""
     d = next(tr for name, tr in dirac_runs(s).items() if name.startswith(run)).distance
     return float(d[-1] / d[0])
+
+
+def g_loss_curves_of(s: Mapping[str, Any]):
+    """The G-losses tab: both generator losses on a grid of D(G(z)) in (0, 1), the marked
+    verdict included."""
+    d = np.unique(np.concatenate([np.linspace(0.001, 0.999, 400), [float(s["gan_gl_at"])]]))
+    return generator_loss_curves(d)
+
+
+def g_loss_slope(s, loss: str) -> float:
+    """|∂L_G/∂f| (f: D's logit) of `loss` at the marked verdict D(G(z)) = gan_gl_at."""
+    c = g_loss_curves_of(s)
+    return float(abs(c.slope[loss][np.searchsorted(c.d, float(s["gan_gl_at"]))]))

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.gan import DiracTrajectory, GANSnapshot, ParallelLines
+from engine.gan import DiracTrajectory, GANSnapshot, GeneratorLossCurves, ParallelLines
 from engine.gan.reads import GANFrame
 from engine.training import History
 from ui.fastfig import LEGEND_BELOW, colorscale, f32, plain_figure
@@ -274,6 +274,32 @@ def wasserstein_figure(lines: ParallelLines, theta_now: float, n_points: int = 4
     fig.update_yaxes(title_text="x₂", range=[-1.2, 1.2], row=1, col=1)
     fig.update_xaxes(title_text="θ", row=1, col=2)
     fig.update_yaxes(title_text="distance", row=1, col=2)
+    fig.update_layout(height=380, margin=dict(t=40),
+                      legend=dict(orientation="h", yanchor="top", y=-0.3))
+    return fig
+
+
+G_LOSS_NAMES = {"minimax": "minimax: log(1 − D)", "nonsaturating": "non-saturating: −log D"}
+
+
+def g_losses_figure(curves: GeneratorLossCurves, at: float) -> go.Figure:
+    """Left: each generator loss against D(G(z)). Right: |∂L_G/∂f| (f: D's logit), the size
+    of the signal that reaches G, on a log axis; the marked verdict dotted."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(
+        "Generator loss L_G vs D(G(z))", "Signal to G: |∂L_G/∂(D's logit)|"))
+    for i, (name, label) in enumerate(G_LOSS_NAMES.items()):
+        color = COLORWAY[i]
+        fig.add_trace(go.Scatter(x=curves.d, y=curves.loss[name], mode="lines", name=label,
+                                 line=dict(color=color, width=2.5)), row=1, col=1)
+        fig.add_trace(go.Scatter(x=curves.d, y=np.abs(curves.slope[name]), mode="lines",
+                                 showlegend=False, line=dict(color=color, width=2.5)),
+                      row=1, col=2)
+    for col in (1, 2):
+        fig.add_vline(x=at, line=dict(color="#555", dash="dot"), row=1, col=col)
+        fig.update_xaxes(title_text="D(G(z)): D's verdict on a fake", range=[0, 1], row=1,
+                         col=col)
+    fig.update_yaxes(title_text="L_G", row=1, col=1)
+    fig.update_yaxes(type="log", exponentformat="power", row=1, col=2)
     fig.update_layout(height=380, margin=dict(t=40),
                       legend=dict(orientation="h", yanchor="top", y=-0.3))
     return fig

@@ -27,8 +27,8 @@ from ui import session
 from ui.claims import format_number
 from topics.gan.compute import (
     UPLOAD, STEPS_PER_FRAME, FRAME_INTERVAL_S, DIRAC_LOSSES, STATE, trainer_kwargs,
-    dirac_runs)
-from topics.gan.figures import dirac_figure, live_figures, wasserstein_figure
+    dirac_runs, g_loss_curves_of, g_loss_slope)
+from topics.gan.figures import dirac_figure, g_losses_figure, live_figures, wasserstein_figure
 from topics.gan.summary import coverage_badges, losses_line, pretrained_note, summary_html
 from topics.gan.tour import PRESETS, STEPS
 from live.controls import live_training, read_trainer
@@ -245,9 +245,33 @@ def wasserstein_view(panel) -> None:
 
 
 
+# ----------------------------------------------------------------------------- G losses
+def g_losses_view(panel) -> None:
+    with panel.controls:
+        STATE.widget("gan_gl_at")
+    s = STATE.values()
+    at = float(s["gan_gl_at"])
+    with panel.figure:
+        show_figure(g_losses_figure(g_loss_curves_of(s), at), key="gan_fig_glosses")
+        m = st.columns(2)
+        for col, (name, label) in zip(m, (("minimax", "minimax"),
+                                          ("nonsaturating", "non-saturating"))):
+            col.metric(f"Signal to G at D(G(z)) = {at:g} ({label})",
+                       format_number(g_loss_slope(s, name)))
+    with panel.notes:
+        st.latex(r"\text{minimax: } \min_G \log(1-D(G(z))),\qquad "
+                 r"\text{non-saturating: } \min_G -\log D(G(z))")
+        explain("Both losses have the same fixed point, but not the same slope. Early in "
+                "training D rejects the fakes, D(G(z)) ≈ 0: there log(1 − D) is flat, and "
+                "through D's sigmoid it passes back only |∂L/∂f| = D, almost nothing, while "
+                "−log D is steep and passes 1 − D ≈ 1. The trainer uses these same loss "
+                "functions (the Loss control of the Train tab).")
+
+
 VIEWS = [View("train", "Train a GAN", train_view),
          View("dirac", "Dirac-GAN", dirac_view),
-         View("wasserstein", "Why Wasserstein", wasserstein_view)]
+         View("wasserstein", "Why Wasserstein", wasserstein_view),
+         View("glosses", "Generator losses", g_losses_view)]
 
 if __name__ == "__main__":
     topic_page("gan", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,
