@@ -45,7 +45,7 @@ _TABLE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                    "entries_per_n_sqrt_n", "two_hop_coverage", "shown_mass",
                    "example_accuracy", "copy_layer1_mass"), ()),
     "backpropagation": (("grad", "torch_gap", "node_value", "sigmoid_local",
-                         "max_abs_grad"), ()),
+                         "max_abs_grad", "regression_loss_at"), ()),
     "lstm_gating": (("accuracy_at", "unit_forget_over_delay", "unit_cell_at_query",
                      "unit_input_gate_jump", "unit_output_gate_jump", "max_abs_cell",
                      "clamped_acc", "rnn_fall", "orders_lstm_over_rnn", "orders_fb2_over_fb0",
