@@ -74,6 +74,19 @@ def test_schedules_tab_draws_the_chosen_schedule_and_its_restarts():
     assert any("warm restarts at t = 10, 30, 70, 150" in c.value for c in at.caption)
 
 
+def test_eigenvector_axes_are_drawn_through_the_minimum_on_request():
+    at = _page({"gd_land": "quadratic", "gd_kappa": "5", "gd_angle": "30"})
+    names = lambda: [t.get("name", "") for t in chart_figure(at, "gd_contour")["data"]]  # noqa: E731
+    assert not any(n.startswith("eigenvector") for n in names())
+    at.checkbox(key="gd_eigaxes").check().run()
+    assert not at.exception
+    axes = [t for t in chart_figure(at, "gd_contour")["data"]
+            if t.get("name", "").startswith("eigenvector")]
+    assert [t["name"] for t in axes] == ["eigenvector 1 (λ = 0.2)", "eigenvector 2 (λ = 1)"]
+    (x0, x1), (y0, y1) = plotly_array(axes[0]["x"]), plotly_array(axes[0]["y"])
+    assert math.degrees(math.atan2(y1 - y0, x1 - x0)) % 180 == pytest.approx(30.0)
+
+
 def test_every_preset_runs_and_shows_its_phenomenon():
     at = _page()
     presets = at.selectbox(key="gradient_descent__preset").options

@@ -67,6 +67,25 @@ def problem_of(s: Mapping[str, Any]) -> tuple[optim.Landscape, tuple[float, floa
     return optim.make_landscape(s["gd_land"], eig, angle), eig, angle
 
 
+def eigen_axes_of(s: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(eigenvalues ascending, unit eigenvectors as columns) of the Hessian at the minimum:
+    the axes of the contour ellipses, the coordinates in which a quadratic separates."""
+    problem = problem_of(s)[0]
+    lam, vec = np.linalg.eigh(np.asarray(problem.hessian(problem.minimizer), dtype=np.float64))
+    return lam, vec
+
+
+def hessian_eigenvalue(s, which: int = 0) -> float:
+    """Eigenvalue `which` (0: the smallest) of the Hessian at the minimum."""
+    return float(eigen_axes_of(s)[0][which])
+
+
+def eigen_axis_angle(s, which: int = 0) -> float:
+    """Direction of eigenvector `which` (0: the smallest eigenvalue's) in degrees, in [0, 180)."""
+    v = eigen_axes_of(s)[1][:, which]
+    return float(np.degrees(np.arctan2(v[1], v[0])) % 180.0)
+
+
 def curvature_of(s: Mapping[str, Any]) -> np.ndarray:
     return problem_of(s)[0].curvature()[0]
 

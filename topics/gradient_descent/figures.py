@@ -74,7 +74,8 @@ def step_dots(points: np.ndarray, radius: float, sides: int = 8) -> tuple[np.nda
 
 def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: int,
                 start: Sequence[float], minimizer: Sequence[float], click_res: int = CLICK_RES,
-                title: str = "Paths on the contour plot of f") -> go.Figure:
+                title: str = "Paths on the contour plot of f",
+                axes: tuple[np.ndarray, np.ndarray] | None = None) -> go.Figure:
     """Contours of log10(f - f* + 1e-3) with every run's path up to iteration k, the current
     points as large dots, the start and the minimizer. A faint grid of points makes the plane
     clickable (a click selects a start point): click_res² invisible markers, each an SVG node
@@ -131,6 +132,14 @@ def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: in
                          showlegend=False, legendgroup=method, hoverinfo="skip",
                          marker=dict(size=13, color=color, symbol=symbol,
                                      line=dict(color="white", width=1.5))))
+    if axes is not None:      # the Hessian's eigenvectors through x*: the ellipses' axes
+        half = 2 * span
+        for i, (lam, vec) in enumerate(zip(axes[0], axes[1].T)):
+            data.append(dict(type="scatter", mode="lines", hoverinfo="skip",
+                             x=[minimizer[0] - half * vec[0], minimizer[0] + half * vec[0]],
+                             y=[minimizer[1] - half * vec[1], minimizer[1] + half * vec[1]],
+                             name=f"eigenvector {i + 1} (λ = {lam:.3g})",
+                             line=dict(color="#444", width=1.5, dash="dash" if i else "dot")))
     data.append(dict(type="scatter", x=[float(start[0])], y=[float(start[1])], mode="markers",
                      name="start", hoverinfo="skip",
                      marker=dict(size=12, color="black", symbol="square-open",

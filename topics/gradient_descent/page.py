@@ -20,8 +20,8 @@ from ui import session
 from ui.page import View, topic_page, user_errors
 from topics.gradient_descent.compute import (
     HYPER, KAPPAS, LANDSCAPE_LABELS, LANDSCAPE_NAMES, LOGLR_RANGE, RATE_MAP_STEPS, START_RANGE,
-    SCHEDULE_LABELS, TOL, cached_grid, cached_rate_map, curvature_of, entries_of, hkey, log10,
-    problem_of, race_of, schedule_of, tail_rate, theory_of)
+    SCHEDULE_LABELS, TOL, cached_grid, cached_rate_map, curvature_of, eigen_axes_of, entries_of,
+    hkey, log10, problem_of, race_of, schedule_of, tail_rate, theory_of)
 from engine.optim import schedules
 from topics.gradient_descent.tour import PRESETS, STEPS
 from ui.render import explain, show_figure
@@ -58,6 +58,10 @@ STATE = StateTable([
             help="Scrub through the race: every path is drawn up to step k."),
     *[Control(hkey(m, name), default, text, kind="number", lo=lo, hi=hi, fmt="%.4g")
       for m, specs in HYPER.items() for name, text, lo, hi, default in specs],
+    Control("gd_eigaxes", False, "Show the Hessian's eigenvector axes", kind="checkbox",
+            help="Lines through the minimum along the eigenvectors of the Hessian there: the "
+                 "axes of the contour ellipses, the coordinates in which a quadratic splits "
+                 "into one parabola per eigenvalue."),
     Control("gd_sched", "transformer", "Schedule", kind="radio", options=list(SCHEDULE_LABELS),
             format_func=SCHEDULE_LABELS.get),
     Control("gd_sched_n", 20000, "Steps (or epochs) shown", kind="select_slider",
@@ -129,6 +133,7 @@ def landscape_controls() -> dict[str, Any]:
 def race_controls() -> None:
     STATE.widget("gd_methods")
     STATE.widget("gd_steps")
+    STATE.widget("gd_eigaxes")
     with st.expander("Start, noise and per-method hyperparameters", key="gd_more",
                      on_change="rerun") as more:
         c0, c1 = st.columns(2)
@@ -189,7 +194,8 @@ def race_view(panel) -> None:
             """The iteration scrubber with the two figures it moves: scrubbing reruns only
             this (not the race, the controls or the table)."""
             k = min(int(st.session_state["gd_iter"]), steps)
-            paths = figs.path_figure(grid, problem.f_star, runs, k, (x0, y0), problem.minimizer)
+            paths = figs.path_figure(grid, problem.f_star, runs, k, (x0, y0), problem.minimizer,
+                                     axes=eigen_axes_of(s) if s["gd_eigaxes"] else None)
             show_figure(_fixed_margins(paths), key="gd_contour", on_select=_on_click_start,
                         selection_mode=("points", "box"))
             STATE.widget("gd_iter", hi=steps)
