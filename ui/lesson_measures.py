@@ -78,7 +78,8 @@ _PROBES: dict[str, tuple[str, ...]] = {
     "initialization": ("initialization_last_rank", "initialization_max_slope",
                        "initialization_slope_at"),
     "convolution": ("convolution_equivariance_error", "convolution_slide_kept_share",
-                    "convolution_slide_out_side", "convolution_slide_torch_error"),
+                    "convolution_slide_out_side", "convolution_slide_torch_error",
+                    "convolution_transposed_backprop_error"),
 }
 
 MEASURES: dict[str, Measure] = {

@@ -79,6 +79,57 @@ def pool_animation_frames(image: np.ndarray, size: int, stride: int, padding: in
                       frames.out_shape, frames.padding, frames.stride, frames.dilation, op)
 
 
+@dataclass(frozen=True)
+class TransposedFrames:
+    """A transposed convolution, input position by input position: input[u] spreads a copy of
+    the kernel, scaled by its value, onto the output block whose top-left tap is corners[u]
+    (taps d apart), and the block adds to what the earlier positions left there. The output
+    is the full sum with `padding` rows and columns cropped from each side, as
+    F.conv_transpose2d does."""
+    input: np.ndarray         # (h, w) the map being spread out
+    blocks: np.ndarray        # (n_in, kh, kw) input[u] * kernel
+    corners: np.ndarray       # (n_in, 2) full-output (row, col) of the block's top-left tap
+    partial: np.ndarray       # (n_in, H, W) the full output after positions 0 … u
+    padding: int
+    stride: int
+    dilation: int
+    op: str = "transposed"
+
+    @property
+    def full_shape(self) -> tuple[int, int]:
+        return self.partial.shape[1:]
+
+    @property
+    def output(self) -> np.ndarray:
+        p, (h, w) = self.padding, self.full_shape
+        return self.partial[-1][p:h - p, p:w - p]
+
+
+def transposed_animation_frames(image: np.ndarray, kernel: np.ndarray, stride: int = 1,
+                                padding: int = 0, dilation: int = 1) -> TransposedFrames:
+    """Every input position of a single-channel transposed convolution (the kernel not
+    flipped, as F.conv_transpose2d): full[r·s + a·d, c·s + b·d] += x[r, c]·k[a, b]; the
+    output crops `padding` from each side of the full map."""
+    x = np.asarray(image, dtype=np.float64)
+    k = np.asarray(kernel, dtype=np.float64)
+    if x.ndim != 2 or k.ndim != 2:
+        raise ValueError("image and kernel must be 2-D (one channel)")
+    (h, w), (kh, kw) = x.shape, k.shape
+    full = ((h - 1) * stride + dilation * (kh - 1) + 1, (w - 1) * stride + dilation * (kw - 1) + 1)
+    if min(full) - 2 * padding < 1:
+        raise ValueError(f"padding {padding} crops the whole {full[0]}×{full[1]} output")
+    rows, cols = np.meshgrid(np.arange(h) * stride, np.arange(w) * stride, indexing="ij")
+    corners = np.stack([rows.ravel(), cols.ravel()], 1)
+    blocks = x.reshape(-1, 1, 1) * k
+    steps = np.zeros((h * w, *full))
+    for u, (r, c) in enumerate(corners):
+        steps[u, r:r + dilation * (kh - 1) + 1:dilation, c:c + dilation * (kw - 1) + 1:dilation] = \
+            blocks[u]
+    return TransposedFrames(x.astype(np.float32), blocks.astype(np.float32), corners,
+                            np.cumsum(steps, axis=0).astype(np.float32), int(padding),
+                            int(stride), int(dilation))
+
+
 def convolve(image: np.ndarray, kernel: np.ndarray, stride: int = 1, padding: int = 0,
              dilation: int = 1, device: str | torch.device | None = "cpu") -> np.ndarray:
     """F.conv2d of a (H, W) or (H, W, C) image with one 2-D kernel, applied to every channel
