@@ -57,7 +57,7 @@ _TABLE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "initialization": (("act_ratio", "end_over_first", "spread", "last_var",
                         "grad_in_over_out", "chi_error"), ("he_over_small",)),
     "diffusion": (("near_share", "langevin_weights"), ()),
-    "gan": (("dirac_ratio", "g_loss_slope"), ("modes_at", "max_modes_at")),
+    "gan": (("dirac_ratio", "g_loss_slope", "oc_value"), ("modes_at", "max_modes_at")),
     "vae": (("nearest_mode_gap", "code_centre"), ("off_digit_share", "code_reach",
                                                   "grid_spread", "ae_over_pca")),
     "generalization": (("poly_mse", "poly_best_degree", "poly_max_gap"), ("gap_at", "overfit_measure", "val_loss_growth", "best_step",

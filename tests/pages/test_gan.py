@@ -229,6 +229,17 @@ def test_generator_losses_view_numbers():
     assert names == {"minimax: log(1 − D)", "non-saturating: −log D"}
 
 
+def test_optimal_discriminator_vs_critic_view_numbers():
+    at = open_view(_page(), SLUG, "Optimal D vs critic")
+    assert not at.exception
+    assert float(metric(at, "|f′| at the fake mean")) == 1.0
+    assert float(metric(at, "|dD*/dx| at the fake mean")) < 2e-3              # distance 4
+    at.select_slider(key="gan_oc_gap").set_value(1.0).run()
+    assert float(metric(at, "|dD*/dx| at the fake mean")) > 0.2
+    names = {t["name"] for t in chart_figure(at, "gan_fig_critic")["data"]}
+    assert {"D* = p_r/(p_r + p_f)", "critic f (scaled to ±1)", "|dD*/dx|", "|f′|"} <= names
+
+
 def test_long_curves_are_drawn_as_block_means():
     """A long live run keeps its curves figure small: at most MAX_CURVE_POINTS points, each
     the mean of a block of consecutive values at the block's last step."""

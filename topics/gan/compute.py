@@ -10,7 +10,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from engine.gan import (LIVE_DEFAULTS, LIVE_TARGET, LOSSES, OPTIMIZERS, TARGETS, GANTrainer,
-                        dirac_gan, generator_loss_curves, make_target)
+                        dirac_gan, discriminator_vs_critic, generator_loss_curves,
+                        make_target)
 from ui.state import Control, StateTable
 
 # ----------------------------------------------------------------------------- constants
@@ -110,6 +111,9 @@ STATE = StateTable([
     Control("gan_dirac_steps", 300, "Iterations", lo=50, hi=1000, step=50),
     Control("gan_dirac_sim", True, "Simultaneous updates", kind="checkbox"),
     Control("gan_theta", 1.0, "θ", lo=-2.0, hi=2.0, step=0.05),
+    Control("gan_oc_gap", 4.0, "Distance between the Gaussians", kind="select_slider",
+            options=[0.5, 1.0, 2.0, 4.0, 8.0],
+            help="Fake data N(0, 1), real data N(distance, 1)."),
     Control("gan_gl_at", 0.01, "Mark D(G(z)) =", kind="select_slider", options=G_LOSS_AT,
             help="D's verdict on a fake: near 0 early in training, when D rejects it easily."),
 ])
@@ -195,3 +199,18 @@ def g_loss_slope(s, loss: str) -> float:
     """|∂L_G/∂f| (f: D's logit) of `loss` at the marked verdict D(G(z)) = gan_gl_at."""
     c = g_loss_curves_of(s)
     return float(abs(c.slope[loss][np.searchsorted(c.d, float(s["gan_gl_at"]))]))
+
+
+def critic_view_of(s: Mapping[str, Any]):
+    """The Optimal D vs critic tab: fake data N(0, 1), real N(gap, 1), on x from −4 to gap + 4
+    (the fake and the real mean on the grid)."""
+    gap = float(s["gan_oc_gap"])
+    x = np.unique(np.concatenate([np.linspace(-4.0, gap + 4.0, 801), [0.0, gap]]))
+    return discriminator_vs_critic(x, gap, 0.0)
+
+
+def oc_value(s, what: str = "d_slope", at: str = "fake") -> float:
+    """|value| of `what` (d_star, d_slope, critic_slope) at the fake or the real mean."""
+    c = critic_view_of(s)
+    i = int(np.searchsorted(c.x, 0.0 if at == "fake" else float(s["gan_oc_gap"])))
+    return float(abs(getattr(c, what)[i]))
