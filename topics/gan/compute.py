@@ -36,6 +36,9 @@ DIRAC_LOSSES = {
                      "much faster.",
     "hinge": "Hinge: the linear G loss keeps the rotation undamped: the run circles at about "
              "its start distance; R1 converges.",
+    "wgan-clip": "WGAN with weight clipping: ψ is kept in [−1, 1], which caps the critic's "
+                 "slope but does not damp the rotation: even with several critic steps per "
+                 "generator step θ keeps oscillating around 0.",
 }
 
 
@@ -110,6 +113,7 @@ STATE = StateTable([
             options=[0.01, 0.05, 0.1, 0.2, 0.5]),
     Control("gan_dirac_steps", 300, "Iterations", lo=50, hi=1000, step=50),
     Control("gan_dirac_sim", True, "Simultaneous updates", kind="checkbox"),
+    Control("gan_dirac_nd", 1, "Critic steps n_d per G step (alternating)", lo=1, hi=5, step=1),
     Control("gan_theta", 1.0, "θ", lo=-2.0, hi=2.0, step=0.05),
     Control("gan_oc_gap", 4.0, "Distance between the Gaussians", kind="select_slider",
             options=[0.5, 1.0, 2.0, 4.0, 8.0],
@@ -176,15 +180,17 @@ def dirac_runs(s: Mapping[str, Any]) -> dict:
     loss, lr = s["gan_dirac_loss"], float(s["gan_dirac_lr"])
     steps, sim, gamma = int(s["gan_dirac_steps"]), bool(s["gan_dirac_sim"]), float(
         s["gan_dirac_gamma"])
-    runs = {"γ = 0": dirac_gan(loss, lr, steps, 0.0, simultaneous=sim)}
+    nd = int(s["gan_dirac_nd"])
+    runs = {"γ = 0": dirac_gan(loss, lr, steps, 0.0, d_steps=nd, simultaneous=sim)}
     if gamma > 0:
-        runs[f"R1 γ = {gamma:g}"] = dirac_gan(loss, lr, steps, gamma, simultaneous=sim)
+        runs[f"R1 γ = {gamma:g}"] = dirac_gan(loss, lr, steps, gamma, d_steps=nd,
+                                              simultaneous=sim)
     return runs
 
 
 def dirac_ratio(s, run: str = "γ = 0") -> float:
     """Distance to (0, 0) at the end / at the start (> 1: spirals out)."""
-    d = next(tr for name, tr in dirac_runs(s).items() if name.startswith(run)).distance
+    d = _dirac_run(s, run).distance
     return float(d[-1] / d[0])
 
 
@@ -214,3 +220,18 @@ def oc_value(s, what: str = "d_slope", at: str = "fake") -> float:
     c = critic_view_of(s)
     i = int(np.searchsorted(c.x, 0.0 if at == "fake" else float(s["gan_oc_gap"])))
     return float(abs(getattr(c, what)[i]))
+
+
+def _dirac_run(s, run: str):
+    return next(tr for name, tr in dirac_runs(s).items() if name.startswith(run))
+
+
+def dirac_theta_swing(s, run: str = "γ = 0", last: int = 200) -> float:
+    """max |θ| over the last `last` iterations: how far the generator still swings."""
+    return float(np.abs(_dirac_run(s, run).theta[-int(last):]).max())
+
+
+def dirac_min_distance(s, run: str = "γ = 0", last: int = 200) -> float:
+    """The smallest distance to (0, 0) over the last `last` iterations (> 0: a cycle that
+    never reaches the equilibrium)."""
+    return float(_dirac_run(s, run).distance[-int(last):].min())

@@ -202,6 +202,8 @@ def dirac_view(panel) -> None:
         STATE.widget("gan_dirac_lr")
         STATE.widget("gan_dirac_steps")
         STATE.widget("gan_dirac_sim")
+        if not STATE.value("gan_dirac_sim"):
+            STATE.widget("gan_dirac_nd")
         st.caption(DIRAC_LOSSES[loss])
     s = STATE.values()
     runs = dirac_runs(s)
