@@ -38,7 +38,7 @@ _TABLE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "gradient_descent": (("gap", "steps_to", "eigen_flip_share", "tail_rate",
                           "mean_late_step", "diverged_at", "schedule_peak_step", "schedule_value",
                           "schedule_restarts", "schedule_restart", "eigen_axis_angle",
-                          "hessian_eigenvalue"), ()),
+                          "hessian_eigenvalue", "taylor_gap", "taylor_newton_gap"), ()),
     "convolution": (("near_zero_share", "brightness_change", "detail_ratio", "size_ratio",
                      "shrink", "field", "weights_per_c2", "field_growth", "erf_ratio",
                      "central_mass", "predicted_right"), ()),

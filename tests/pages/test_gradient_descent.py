@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -85,6 +86,19 @@ def test_eigenvector_axes_are_drawn_through_the_minimum_on_request():
     assert [t["name"] for t in axes] == ["eigenvector 1 (λ = 0.2)", "eigenvector 2 (λ = 1)"]
     (x0, x1), (y0, y1) = plotly_array(axes[0]["x"]), plotly_array(axes[0]["y"])
     assert math.degrees(math.atan2(y1 - y0, x1 - x0)) % 180 == pytest.approx(30.0)
+
+
+def test_the_quadratic_model_at_the_start_is_drawn_on_request():
+    at = _page()
+    at.selectbox(key="gd_land").select("rosenbrock").run()           # starts at (-1.5, 2)
+    at.checkbox(key="gd_taylor").check().run()
+    assert not at.exception
+    rings = [t for t in chart_figure(at, "gd_contour")["data"]
+             if t.get("legendgroup") == "model"]
+    assert len(rings) == 3 and [t["showlegend"] for t in rings] == [True, False, False]
+    # the middle level curve passes through the start point
+    x, y = plotly_array(rings[1]["x"]), plotly_array(rings[1]["y"])
+    assert np.hypot(x + 1.5, y - 2.0).min() < 0.05
 
 
 def test_every_preset_runs_and_shows_its_phenomenon():

@@ -75,6 +75,27 @@ def eigen_axes_of(s: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     return lam, vec
 
 
+def taylor_of(s: Mapping[str, Any]) -> optim.TaylorModel:
+    """The second-order Taylor model of the landscape at the start point."""
+    return optim.taylor_model(problem_of(s)[0], (float(s["gd_x0"]), float(s["gd_y0"])))
+
+
+TAYLOR_LEVELS = (0.25, 1.0, 4.0)   # model level curves drawn: × the drop from the start to q*
+
+
+def taylor_gap(s, radius: float) -> float:
+    """max |f − q| on the circle of `radius` around the start (q: the Taylor model there)."""
+    return optim.taylor_gap(problem_of(s)[0], (float(s["gd_x0"]), float(s["gd_y0"])), radius)
+
+
+def taylor_newton_gap(s) -> float:
+    """|Newton's first iterate − the Taylor model's minimum| (Newton in the race, step 1)."""
+    w_star = taylor_of(s).minimizer
+    if w_star is None:
+        return float("inf")
+    return float(np.linalg.norm(race_of(s)["newton"].points[1] - w_star))
+
+
 def hessian_eigenvalue(s, which: int = 0) -> float:
     """Eigenvalue `which` (0: the smallest) of the Hessian at the minimum."""
     return float(eigen_axes_of(s)[0][which])

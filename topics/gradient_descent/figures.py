@@ -75,7 +75,8 @@ def step_dots(points: np.ndarray, radius: float, sides: int = 8) -> tuple[np.nda
 def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: int,
                 start: Sequence[float], minimizer: Sequence[float], click_res: int = CLICK_RES,
                 title: str = "Paths on the contour plot of f",
-                axes: tuple[np.ndarray, np.ndarray] | None = None) -> go.Figure:
+                axes: tuple[np.ndarray, np.ndarray] | None = None,
+                model: Sequence[np.ndarray] = ()) -> go.Figure:
     """Contours of log10(f - f* + 1e-3) with every run's path up to iteration k, the current
     points as large dots, the start and the minimizer. A faint grid of points makes the plane
     clickable (a click selects a start point): click_res² invisible markers, each an SVG node
@@ -140,6 +141,11 @@ def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: in
                              y=[minimizer[1] - half * vec[1], minimizer[1] + half * vec[1]],
                              name=f"eigenvector {i + 1} (λ = {lam:.3g})",
                              line=dict(color="#444", width=1.5, dash="dash" if i else "dot")))
+    for i, ring in enumerate(model):      # level curves of the local quadratic model
+        data.append(dict(type="scatter", mode="lines", hoverinfo="skip", x=ring[:, 0],
+                         y=ring[:, 1], name="quadratic model at the start", showlegend=i == 0,
+                         legendgroup="model", line=dict(color="#d62728", width=1.5,
+                                                        dash="dash")))
     data.append(dict(type="scatter", x=[float(start[0])], y=[float(start[1])], mode="markers",
                      name="start", hoverinfo="skip",
                      marker=dict(size=12, color="black", symbol="square-open",

@@ -20,8 +20,8 @@ from ui import session
 from ui.page import View, topic_page, user_errors
 from topics.gradient_descent.compute import (
     HYPER, KAPPAS, LANDSCAPE_LABELS, LANDSCAPE_NAMES, LOGLR_RANGE, RATE_MAP_STEPS, START_RANGE,
-    SCHEDULE_LABELS, TOL, cached_grid, cached_rate_map, curvature_of, eigen_axes_of, entries_of,
-    hkey, log10, problem_of, race_of, schedule_of, tail_rate, theory_of)
+    SCHEDULE_LABELS, TAYLOR_LEVELS, TOL, cached_grid, cached_rate_map, curvature_of, eigen_axes_of, entries_of,
+    hkey, log10, problem_of, race_of, schedule_of, tail_rate, taylor_of, theory_of)
 from engine.optim import schedules
 from topics.gradient_descent.tour import PRESETS, STEPS
 from ui.render import explain, show_figure
@@ -62,6 +62,10 @@ STATE = StateTable([
             help="Lines through the minimum along the eigenvectors of the Hessian there: the "
                  "axes of the contour ellipses, the coordinates in which a quadratic splits "
                  "into one parabola per eigenvalue."),
+    Control("gd_taylor", False, "Show the quadratic model at the start", kind="checkbox",
+            help="Level curves of the second-order Taylor expansion of f at the start point, "
+                 "f(w₀) + gᵀ(w − w₀) + ½(w − w₀)ᵀH(w − w₀) (where H is positive definite); "
+                 "its minimum is where Newton's first step lands."),
     Control("gd_sched", "transformer", "Schedule", kind="radio", options=list(SCHEDULE_LABELS),
             format_func=SCHEDULE_LABELS.get),
     Control("gd_sched_n", 20000, "Steps (or epochs) shown", kind="select_slider",
@@ -134,6 +138,7 @@ def race_controls() -> None:
     STATE.widget("gd_methods")
     STATE.widget("gd_steps")
     STATE.widget("gd_eigaxes")
+    STATE.widget("gd_taylor")
     with st.expander("Start, noise and per-method hyperparameters", key="gd_more",
                      on_change="rerun") as more:
         c0, c1 = st.columns(2)
@@ -195,7 +200,9 @@ def race_view(panel) -> None:
             this (not the race, the controls or the table)."""
             k = min(int(st.session_state["gd_iter"]), steps)
             paths = figs.path_figure(grid, problem.f_star, runs, k, (x0, y0), problem.minimizer,
-                                     axes=eigen_axes_of(s) if s["gd_eigaxes"] else None)
+                                     axes=eigen_axes_of(s) if s["gd_eigaxes"] else None,
+                                     model=taylor_of(s).level_ellipses(TAYLOR_LEVELS)
+                                     if s["gd_taylor"] else ())
             show_figure(_fixed_margins(paths), key="gd_contour", on_select=_on_click_start,
                         selection_mode=("points", "box"))
             STATE.widget("gd_iter", hi=steps)
