@@ -72,6 +72,12 @@ def initialization_last_rank(s: S) -> float:
     return float(np.asarray(propagation_of(s).eff_rank)[-1])
 
 
+def initialization_rank_at(s: S, layer: int) -> float:
+    """Effective rank of h_layer (layer 0: the input) on the Signal tab's rank panel."""
+    from topics.initialization.compute import propagation_of
+    return float(np.asarray(propagation_of(s).eff_rank)[int(layer)])
+
+
 def convolution_equivariance_error(s: S) -> float:
     """max |conv(Tx) − T conv(x)| of the Equivariance tab (convolution_compute.equivariance_of)."""
     from topics.convolution.compute import equivariance_of
