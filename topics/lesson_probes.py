@@ -72,10 +72,78 @@ def initialization_last_rank(s: S) -> float:
     return float(np.asarray(propagation_of(s).eff_rank)[-1])
 
 
+def initialization_rank_at(s: S, layer: int) -> float:
+    """Effective rank of h_layer (layer 0: the input) on the Signal tab's rank panel."""
+    from topics.initialization.compute import propagation_of
+    return float(np.asarray(propagation_of(s).eff_rank)[int(layer)])
+
+
 def convolution_equivariance_error(s: S) -> float:
     """max |conv(Tx) − T conv(x)| of the Equivariance tab (convolution_compute.equivariance_of)."""
     from topics.convolution.compute import equivariance_of
     return float(equivariance_of(s).equivariance_error)
+
+
+def convolution_slide_kept_share(s: S) -> float:
+    """Output values over input values (the image without its padding) of the Sliding window
+    tab (convolution_compute.frames_of): 0.25 for a 2x2 pool with stride 2."""
+    from topics.convolution.compute import frames_of
+    frames = frames_of(s)
+    p = frames.padding
+    inside = frames.padded[p:frames.padded.shape[0] - p, p:frames.padded.shape[1] - p]
+    return float(frames.sums.size / inside.size)
+
+
+def convolution_slide_out_side(s: S, axis: int = 1) -> float:
+    """Output width (axis 1) or height (axis 0) of the Sliding window tab
+    (convolution_compute.frames_of)."""
+    from topics.convolution.compute import frames_of
+    return float(frames_of(s).output.shape[axis])
+
+
+def convolution_slide_torch_error(s: S) -> float:
+    """max |output − torch's own layer| of the Sliding window tab (convolution_compute.frames_of
+    against F.conv2d, F.max_pool2d, F.avg_pool2d or F.conv_transpose2d on the same small input
+    and geometry)."""
+    import torch
+    import torch.nn.functional as F
+    from topics.convolution.compute import (frames_of, slide_input, slide_kernel,
+                                            gray_of, image_of)
+    frames = frames_of(s)
+    kernel = slide_kernel(s)
+    if frames.op == "transposed":
+        ref = F.conv_transpose2d(torch.as_tensor(frames.input)[None, None],
+                                 torch.as_tensor(kernel)[None, None], stride=frames.stride,
+                                 padding=frames.padding, dilation=frames.dilation)
+        return float(np.abs(frames.output - ref[0, 0].numpy()).max())
+    small, stride, pad, dil, _ = slide_input(s, gray_of(image_of(s)), kernel)
+    x = torch.as_tensor(small)[None, None]
+    if frames.op == "max":
+        ref = F.max_pool2d(x, len(kernel), stride, pad, dil)
+    elif frames.op == "avg":
+        ref = F.avg_pool2d(x, len(kernel), stride, pad)
+    else:
+        ref = F.conv2d(x, torch.as_tensor(kernel)[None, None], stride=stride, padding=pad,
+                       dilation=dil)
+    return float(np.abs(frames.output - ref[0, 0].numpy()).max())
+
+
+def convolution_transposed_backprop_error(s: S) -> float:
+    """max |transposed convolution of the Sliding window tab − ∂L/∂x of a convolution|: the
+    tab's small input taken as the upstream gradient ∂L/∂y of F.conv2d with the same kernel and
+    geometry, the input gradient by autograd (convolution_compute.frames_of)."""
+    import torch
+    import torch.nn.functional as F
+    from topics.convolution.compute import frames_of, slide_kernel
+    frames = frames_of(s)
+    kernel = torch.as_tensor(slide_kernel(s))[None, None]
+    x = torch.zeros((1, 1, *frames.output.shape), requires_grad=True)
+    y = F.conv2d(x, kernel, stride=frames.stride, padding=frames.padding,
+                 dilation=frames.dilation)
+    if y.shape[-2:] != frames.input.shape:
+        return float("inf")
+    (dx,) = torch.autograd.grad(y, x, grad_outputs=torch.as_tensor(frames.input)[None, None])
+    return float(np.abs(frames.output - dx[0, 0].numpy()).max())
 
 
 def attention_pe_crossings(s: S, dim: int) -> float:

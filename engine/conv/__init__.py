@@ -28,8 +28,9 @@ from engine.conv.geometry import (LAYER_KINDS, LayerSpec, MODULE_READERS, PASS_T
                                   input_region, layers_from_model, receptive_field,
                                   specs_table)
 from engine.conv.erf import ERF, POOLS, build_cnn, central_mass, effective_receptive_field
-from engine.conv.sliding import (ConvFrames, KERNELS, KERNEL_SUMS, conv_animation_frames,
-                                 convolve, parse_kernel)
+from engine.conv.sliding import (ConvFrames, KERNELS, KERNEL_SUMS, POOL_OPS, TransposedFrames,
+                                 conv_animation_frames, convolve, parse_kernel,
+                                 pool_animation_frames, transposed_animation_frames)
 from engine.conv.images import (IMAGES, MAX_UPLOAD_BYTES, MAX_UPLOAD_SIDE, UPLOAD_FORMATS,
                                 checkerboard, downscale, load_image, load_upload, shapes,
                                 square_image)
@@ -45,11 +46,13 @@ from engine.device import make_generator, numpy_rng, resolve_device, to_numpy  #
 __all__ = ["ConvFrames", "DIGITS_LAYERS", "DIGITS_MODEL_CONFIG", "DIGITS_WEIGHTS", "ERF",
            "Equivariance", "FeatureMap", "IMAGES", "KERNELS", "KERNEL_SUMS", "LAYER_KINDS",
            "LayerSpec", "MAX_UPLOAD_BYTES", "MAX_UPLOAD_SIDE", "MODULE_READERS",
-           "PASS_THROUGH", "POOLS", "RFInfo", "Region", "STACKS", "TrainReport",
+           "PASS_THROUGH", "POOLS", "POOL_OPS", "RFInfo", "Region", "STACKS", "TrainReport",
+           "TransposedFrames",
            "UPLOAD_FORMATS", "as_spec", "build_cnn", "central_mass", "checkerboard",
            "conv_animation_frames", "conv_output_size", "conv_parameters", "convolve",
            "digits_accuracy", "digits_cnn", "digits_cnn_from_weights", "downscale",
            "effective_receptive_field", "feature_maps", "input_region", "layers_from_model",
-           "load_digits_cnn", "load_image", "load_upload", "parse_kernel", "receptive_field",
+           "load_digits_cnn", "load_image", "load_upload", "parse_kernel",
+           "pool_animation_frames", "receptive_field",
            "save_digits_cnn", "shapes", "shift_equivariance", "specs_table", "square_image",
-           "train_digits_cnn"]
+           "train_digits_cnn", "transposed_animation_frames"]

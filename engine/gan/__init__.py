@@ -27,13 +27,17 @@ from engine.gan.nets import OPTIMIZERS, UNROLL_UPDATES, Discriminator, mlp
 from engine.gan.pretrained import (LIVE_DEFAULTS, LIVE_TARGET, PRETRAINED, TRAINER_DEFAULTS,
                                    PretrainSpec, load_trainer, save_trainer, trainer_config)
 from engine.gan.targets import POOL_SIZE, TARGETS, bimodal_1d, data_box, make_target
-from engine.gan.theory import (DIRAC_DERIVATIVES, DiracTrajectory, ParallelLines, dirac_gan,
-                               dirac_gan_field, dirac_gradients, fit_discriminator,
-                               optimal_discriminator, parallel_lines)
+from engine.gan.theory import (DIRAC_DERIVATIVES, G_LOSS_CURVES, DiracTrajectory,
+                               DiscriminatorVsCritic, GeneratorLossCurves, ParallelLines,
+                               dirac_gan, dirac_gan_field, dirac_gradients,
+                               discriminator_vs_critic, fit_discriminator,
+                               generator_loss_curves, optimal_discriminator, parallel_lines)
 from engine.gan.trainer import CriticGrid, GANSnapshot, GANTrainer
 
 __all__ = [
-    "DIRAC_DERIVATIVES", "LIVE_DEFAULTS", "LIVE_TARGET", "LOSSES", "MIN_SHARE", "OPTIMIZERS",
+    "DIRAC_DERIVATIVES", "G_LOSS_CURVES", "GeneratorLossCurves", "generator_loss_curves",
+    "DiscriminatorVsCritic", "discriminator_vs_critic",
+    "LIVE_DEFAULTS", "LIVE_TARGET", "LOSSES", "MIN_SHARE", "OPTIMIZERS",
     "POOL_SIZE", "PRETRAINED", "TARGETS", "TRAINER_DEFAULTS", "UNROLL_UPDATES", "Coverage",
     "CriticGrid", "DiracTrajectory", "Discriminator", "GANLoss", "GANSnapshot", "GANTrainer",
     "ParallelLines", "PretrainSpec", "bimodal_1d", "data_box", "dirac_gan", "dirac_gan_field",

@@ -1,6 +1,7 @@
 """GAN theory checks: the optimal discriminator D* = p_data / (p_data + p_g) and a trained
-approximation of it, the Dirac-GAN (Mescheder, Geiger, Nowozin 2018), and the parallel-lines
-example of why Wasserstein distances give gradients where JSD does not.
+approximation of it, the generator's minimax and non-saturating losses as functions of D's
+verdict, the Dirac-GAN (Mescheder, Geiger, Nowozin 2018), and the parallel-lines example of why
+Wasserstein distances give gradients where JSD does not.
 """
 from __future__ import annotations
 
@@ -156,3 +157,68 @@ def parallel_lines(theta: np.ndarray) -> ParallelLines:
     JSD = ½KL(P_0‖M) + ½KL(P_θ‖M) = log 2 (no gradient in θ), while W₁ = |θ| (gradient ±1)."""
     theta = np.asarray(theta, dtype=np.float64)
     return ParallelLines(theta, np.where(theta != 0, math.log(2), 0.0), np.abs(theta))
+
+
+# --------------------------------------------------------------------------------------
+# The generator's two classifier losses against D's verdict on a fake
+# --------------------------------------------------------------------------------------
+
+G_LOSS_CURVES = ("minimax", "nonsaturating")
+
+
+@dataclass(frozen=True)
+class GeneratorLossCurves:
+    d: np.ndarray                  # (m,) D(G(z)) in (0, 1)
+    loss: dict[str, np.ndarray]    # name -> L_G at each d
+    slope: dict[str, np.ndarray]   # name -> ∂L_G/∂f, f = logit d: what reaches G through D
+
+
+def generator_loss_curves(d: np.ndarray, names=G_LOSS_CURVES) -> GeneratorLossCurves:
+    """L_G of LOSSES[name].g_loss for one fake whose verdict is D(G(z)) = d, and its derivative
+    in D's logit f = log(d / (1 − d)) by autograd (the trainer's own loss functions)."""
+    f = torch.logit(torch.as_tensor(np.asarray(d, dtype=np.float64)))
+    loss, slope = {}, {}
+    for name in names:
+        x = f.clone().requires_grad_(True)
+        values = torch.stack([LOSSES[name].g_loss(v.reshape(1)) for v in x])
+        (grad,) = torch.autograd.grad(values.sum(), x)
+        loss[name], slope[name] = to_numpy(values.detach()), to_numpy(grad)
+    return GeneratorLossCurves(np.asarray(d, dtype=np.float64), loss, slope)
+
+
+# --------------------------------------------------------------------------------------
+# Optimal discriminator vs optimal Wasserstein critic between two 1-D Gaussians
+# --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DiscriminatorVsCritic:
+    x: np.ndarray
+    p_real: np.ndarray      # N(mu_real, σ²) density
+    p_fake: np.ndarray      # N(mu_fake, σ²) density
+    d_star: np.ndarray      # optimal discriminator p_real / (p_real + p_fake)
+    d_slope: np.ndarray     # dD*/dx
+    critic: np.ndarray      # an optimal 1-Lipschitz critic of W₁(real, fake), 0 at the middle
+    critic_slope: np.ndarray
+
+
+def _normal_pdf_cdf(x: np.ndarray, mu: float, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    t = torch.as_tensor((x - mu) / sigma, dtype=torch.float64)
+    return (to_numpy(torch.exp(-t * t / 2)) / (sigma * math.sqrt(2 * math.pi)),
+            to_numpy(torch.special.ndtr(t)))
+
+
+def discriminator_vs_critic(x: np.ndarray, mu_real: float, mu_fake: float,
+                            sigma: float = 1.0) -> DiscriminatorVsCritic:
+    """D* = p_r/(p_r + p_f), its slope D*(1 − D*)·d/dx log(p_r/p_f) (exact for equal σ), and
+    the optimal critic of W₁ = sup over 1-Lipschitz f of E_r f − E_f f: in 1-D its slope is
+    sign(F_fake − F_real) (F: the CDFs), so between two shifted Gaussians of equal σ it is a
+    straight line of slope ±1 rising towards the real data."""
+    x = np.asarray(x, dtype=np.float64)
+    pr, fr = _normal_pdf_cdf(x, mu_real, sigma)
+    pf, ff = _normal_pdf_cdf(x, mu_fake, sigma)
+    d = optimal_discriminator(pr, pf)
+    d_slope = d * (1 - d) * (mu_real - mu_fake) / sigma ** 2
+    slope = np.sign(ff - fr)
+    critic = np.concatenate([[0.0], np.cumsum((slope[1:] + slope[:-1]) / 2 * np.diff(x))])
+    critic -= np.interp((mu_real + mu_fake) / 2, x, critic)
+    return DiscriminatorVsCritic(x, pr, pf, d, d_slope, critic, slope)

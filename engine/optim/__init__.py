@@ -43,7 +43,8 @@ Layout (one job per module; every name is importable from engine.optim as before
     engine/optim/problems.py    landscapes, LANDSCAPES, make_landscape, landscape_grid
     engine/optim/optimizers.py  OPTIMIZERS (the coefficient table above), resolve_hyper, kernels
     engine/optim/runs.py        optimize, optimize_many, race; Trajectory, BatchTrajectory
-    engine/optim/measures.py    closed-form rates, measured_rate, rate_map, eigen_errors
+    engine/optim/measures.py    closed-form rates, measured_rate, rate_map, eigen_errors, the
+                                local quadratic (Taylor) model
 """
 from __future__ import annotations
 
@@ -56,7 +57,8 @@ from engine.optim.runs import (BatchTrajectory, RaceEntry, Trajectory, optimize,
 from engine.optim.measures import (gd_rate, optimal_gd_lr, optimal_gd_rate, optimal_momentum,
                                    optimal_momentum_rate, heavy_ball_rate, FLOOR,
                                    distance_to_minimizer, measured_rate, RateMap, rate_map,
-                                   eigen_errors, steps_to_reach)
+                                   eigen_errors, steps_to_reach, TaylorModel, taylor_model,
+                                   taylor_gap)
 
 __all__ = ['DIVERGENCE_RADIUS', 'DTYPE', 'Landscape', 'rotation', 'Quadratic', 'Rosenbrock',
            'QuarticSaddle', 'TwoMinima', 'LANDSCAPES', 'Grid', 'landscape_grid', 'make_landscape',
@@ -64,4 +66,4 @@ __all__ = ['DIVERGENCE_RADIUS', 'DTYPE', 'Landscape', 'rotation', 'Quadratic', '
            'optimize_many', 'optimize', 'RaceEntry', 'race', 'gd_rate', 'optimal_gd_lr',
            'optimal_gd_rate', 'optimal_momentum', 'optimal_momentum_rate', 'heavy_ball_rate',
            'FLOOR', 'distance_to_minimizer', 'measured_rate', 'RateMap', 'rate_map',
-           'eigen_errors', 'steps_to_reach']
+           'eigen_errors', 'steps_to_reach', 'TaylorModel', 'taylor_model', 'taylor_gap']

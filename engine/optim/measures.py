@@ -166,3 +166,54 @@ def steps_to_reach(trajectory: Trajectory, f_star: float, tol: float = 1e-8) -> 
     """The first step k with f(x_k) - f* <= tol (None if the run never gets there)."""
     hit = np.flatnonzero(np.asarray(trajectory.losses) - f_star <= tol)
     return int(hit[0]) if hit.size else None
+
+
+# --------------------------------------------------------------------------------------
+# The local quadratic (second-order Taylor) model
+# --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TaylorModel:
+    """q(w) = f(w₀) + gᵀ(w − w₀) + ½ (w − w₀)ᵀ H (w − w₀), g and H at w₀."""
+    center: np.ndarray
+    value: float
+    grad: np.ndarray
+    hessian: np.ndarray
+
+    def __call__(self, w: np.ndarray) -> np.ndarray:
+        d = np.asarray(w, dtype=np.float64) - self.center
+        return self.value + d @ self.grad + 0.5 * np.einsum("...i,ij,...j->...", d, self.hessian,
+                                                             d)
+
+    @property
+    def minimizer(self) -> np.ndarray | None:
+        """w₀ − H⁻¹g (the Newton step) when H is positive definite, else None."""
+        if np.linalg.eigvalsh(self.hessian).min() <= 0:
+            return None
+        return self.center - np.linalg.solve(self.hessian, self.grad)
+
+    def level_ellipses(self, factors: Sequence[float], n: int = 120) -> list[np.ndarray]:
+        """Level curves of a positive definite model through (w − w*)ᵀH(w − w*) = 2c, with
+        c = factor · (q(w₀) − q(w*)): factor 1 passes through w₀. Each (n + 1, 2), closed."""
+        w_star = self.minimizer
+        if w_star is None:
+            return []
+        lam, vec = np.linalg.eigh(self.hessian)
+        drop = float(self.value - self(w_star))
+        t = np.linspace(0.0, 2 * np.pi, n + 1)
+        unit = np.stack([np.cos(t), np.sin(t)], 1)
+        return [w_star + (unit * np.sqrt(2 * f * drop / lam)) @ vec.T for f in factors]
+
+
+def taylor_model(problem: Landscape, w0: Sequence[float]) -> TaylorModel:
+    w0 = np.asarray(w0, dtype=np.float64)
+    return TaylorModel(w0, float(problem.value(w0)), np.asarray(problem.grad(w0), np.float64),
+                       np.asarray(problem.hessian(w0), np.float64))
+
+
+def taylor_gap(problem: Landscape, w0: Sequence[float], radius: float, n: int = 64) -> float:
+    """max |f − q| over n points on the circle of `radius` around w₀."""
+    model = taylor_model(problem, w0)
+    t = np.linspace(0.0, 2 * np.pi, n, endpoint=False)
+    ring = model.center + radius * np.stack([np.cos(t), np.sin(t)], 1)
+    return float(np.abs(np.asarray(problem.value(ring)) - model(ring)).max())

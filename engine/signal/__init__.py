@@ -119,6 +119,16 @@ def propagate(depth: int, width: int, activation: str = "tanh", init: str = "nor
     """Forward a batch x ~ N(0, I) of n_samples through a random MLP and back-propagate the
     random readout loss; per layer: mean/variance of h_l and z_l, the variance of the gradient
     w.r.t. h_l, the effective rank of h_l (first RANK_SAMPLES samples) and a histogram."""
+    hs, zs, g, dev = _forward(depth, width, activation, init, n_samples, seed, norm, sigma_w,
+                              sigma_b, device)
+    readout = torch.randn(int(n_samples), int(width), generator=g).to(dev)
+    (hs[-1] * readout).sum().backward()
+    return _summarise(hs, zs, activation, min(RANK_SAMPLES, int(n_samples)))
+
+
+def _forward(depth, width, activation, init, n_samples, seed, norm, sigma_w, sigma_b, device):
+    """The random MLP of propagate on x ~ N(0, I): (h_0 … h_L with gradients retained,
+    z_0 … z_L, the generator after the layers' draws, the device)."""
     for name, table in (("activation", ACTIVATIONS), ("norm", NORMS), ("init", INITS)):
         value = {"activation": activation, "norm": norm, "init": init}[name]
         if value not in table:
@@ -140,9 +150,22 @@ def propagate(depth: int, width: int, activation: str = "tanh", init: str = "nor
         h.retain_grad()
         hs.append(h)
         zs.append(z.detach())
-    readout = torch.randn(n_samples, width, generator=g).to(dev)
-    (hs[-1] * readout).sum().backward()
-    return _summarise(hs, zs, activation, min(RANK_SAMPLES, n_samples))
+    return hs, zs, g, dev
+
+
+def covariance_spectra(depth: int, width: int, activation: str = "tanh", init: str = "normal",
+                       n_samples: int = 1024, seed: int = 0, norm: str = "none",
+                       sigma_w: float = 1.0, sigma_b: float = 0.0,
+                       device: str | torch.device | None = None) -> np.ndarray:
+    """(L+1, width): the eigenvalues, largest first, of the covariance over the samples of
+    h_0 = x, h_1, …, h_L of the same network propagate builds (same seed, same draws)."""
+    hs = _forward(depth, width, activation, init, n_samples, seed, norm, sigma_w, sigma_b,
+                  device)[0]
+    out = []
+    for h in hs:
+        h = h.detach().to("cpu", torch.float64)
+        out.append(to_numpy(torch.linalg.eigvalsh(torch.cov(h.T)).flip(0)))
+    return np.stack(out)
 
 
 def _summarise(hs: list[torch.Tensor], zs: list[torch.Tensor], activation: str,

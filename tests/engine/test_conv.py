@@ -227,6 +227,46 @@ def test_animation_products_sum_to_conv2d(stride, padding, dilation):
                                                            c:c + 3 * dilation:dilation])
 
 
+@pytest.mark.parametrize("size,stride,padding,dilation", [(2, 2, 0, 1), (3, 2, 1, 1), (2, 1, 0, 1),
+                                                         (2, 1, 1, 2)])
+def test_pooling_frames_match_torch_pooling(size, stride, padding, dilation):
+    img = np.random.default_rng(size + stride).random((8, 9)).astype(np.float32)  # >= 0
+    x = torch.tensor(img)[None, None]
+    fmax = conv.pool_animation_frames(img, size, stride, padding, dilation, "max")
+    ref = F.max_pool2d(x, size, stride, padding, dilation)[0, 0].numpy()
+    np.testing.assert_allclose(fmax.output, ref, atol=1e-6)
+    assert fmax.op == "max" and fmax.products.shape[1:] == (size, size)
+    if dilation == 1:                        # F.avg_pool2d has no dilation
+        favg = conv.pool_animation_frames(img, size, stride, padding, dilation, "avg")
+        ref = F.avg_pool2d(x, size, stride, padding)[0, 0].numpy()
+        np.testing.assert_allclose(favg.output, ref, atol=1e-6)
+        np.testing.assert_allclose(favg.products.sum(axis=(1, 2)), favg.sums, atol=1e-6)
+    with pytest.raises(ValueError, match="unknown pooling"):
+        conv.pool_animation_frames(img, 2, 2, op="min")
+
+
+@pytest.mark.parametrize("stride,padding,dilation", [(1, 0, 1), (2, 0, 1), (2, 1, 1), (1, 1, 2)])
+def test_transposed_frames_match_conv_transpose2d_and_the_conv_backward(stride, padding,
+                                                                        dilation):
+    rng = np.random.default_rng(stride + 3 * padding + 7 * dilation)
+    g = rng.standard_normal((4, 5)).astype(np.float32)
+    ker = rng.standard_normal((3, 3)).astype(np.float32)
+    fr = conv.transposed_animation_frames(g, ker, stride, padding, dilation)
+    ref = F.conv_transpose2d(torch.tensor(g)[None, None], torch.tensor(ker)[None, None],
+                             stride=stride, padding=padding, dilation=dilation)[0, 0].numpy()
+    np.testing.assert_allclose(fr.output, ref, atol=1e-5)
+    # ... which is the gradient of a convolution's input, the upstream gradient being g
+    x = torch.zeros((1, 1, *ref.shape), requires_grad=True)
+    y = F.conv2d(x, torch.tensor(ker)[None, None], stride=stride, padding=padding,
+                 dilation=dilation)
+    assert y.shape[-2:] == g.shape
+    (dx,) = torch.autograd.grad(y, x, grad_outputs=torch.tensor(g)[None, None])
+    np.testing.assert_allclose(fr.output, dx[0, 0].numpy(), atol=1e-5)
+    np.testing.assert_allclose(fr.partial[0].sum(), g[0, 0] * ker.sum(), rtol=1e-5)
+    with pytest.raises(ValueError, match="crops the whole"):
+        conv.transposed_animation_frames(g[:1, :1], ker[:1, :1], 1, 1)
+
+
 def test_convolve_matches_conv2d_gray_and_rgb(device):
     rng = np.random.default_rng(0)
     rgb = rng.random((20, 16, 3)).astype(np.float32)

@@ -321,3 +321,33 @@ def test_rowwise_discriminator_scores_real_and_fake_rows_the_same_in_one_forward
     assert not Discriminator((16,), pack=2).rowwise
     assert not Discriminator((16,), minibatch_std=True).rowwise
     assert not Discriminator((16,), spectral=True).rowwise
+
+
+def test_generator_loss_curves_are_the_two_classifier_losses_and_their_logit_slopes():
+    """log(1 − D) saturates where D rejects the fake (slope −D → 0 in D's logit), −log D does
+    not (slope −(1 − D) → −1); both losses are the trainer's own LOSSES[...].g_loss."""
+    from engine.gan import generator_loss_curves
+    d = np.array([1e-3, 0.01, 0.3, 0.5, 0.9])
+    c = generator_loss_curves(d)
+    np.testing.assert_allclose(c.loss["minimax"], np.log(1 - d), rtol=1e-9)
+    np.testing.assert_allclose(c.loss["nonsaturating"], -np.log(d), rtol=1e-9)
+    np.testing.assert_allclose(c.slope["minimax"], -d, rtol=1e-9)
+    np.testing.assert_allclose(c.slope["nonsaturating"], -(1 - d), rtol=1e-9)
+
+
+def test_optimal_discriminator_saturates_while_the_critic_stays_linear():
+    from engine.gan import discriminator_vs_critic
+    x = np.linspace(-4.0, 8.0, 1201)
+    c = discriminator_vs_critic(x, mu_real=4.0, mu_fake=0.0)
+    np.testing.assert_allclose(c.d_star, c.p_real / (c.p_real + c.p_fake))
+    # the slope formula against a finite difference of D*
+    np.testing.assert_allclose(c.d_slope[1:-1], (c.d_star[2:] - c.d_star[:-2]) / 0.02,
+                               atol=5e-4)
+    at_fake = np.argmin(np.abs(x))
+    assert c.d_star[at_fake] < 1e-3 and abs(c.d_slope[at_fake]) < 2e-3
+    np.testing.assert_array_equal(c.critic_slope, 1.0)                  # f(x) = x + const
+    np.testing.assert_allclose(np.diff(c.critic), np.diff(x), atol=1e-12)
+    assert c.critic[np.argmin(np.abs(x - 2.0))] == pytest.approx(0.0, abs=1e-9)
+    # W₁ of two shifted Gaussians is the shift: E_r f − E_f f with f(x) = x
+    w1 = np.trapezoid(c.critic * (c.p_real - c.p_fake), x)
+    assert w1 == pytest.approx(4.0, abs=1e-3)

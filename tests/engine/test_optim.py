@@ -10,7 +10,8 @@ import torch
 from engine.optim import (LANDSCAPES, OPTIMIZERS, Quadratic, RaceEntry, distance_to_minimizer,
                           eigen_errors, gd_rate, heavy_ball_rate, landscape_grid, make_landscape,
                           measured_rate, optimal_gd_lr, optimal_gd_rate, optimal_momentum,
-                          optimal_momentum_rate, optimize, optimize_many, race, rate_map)
+                          optimal_momentum_rate, optimize, optimize_many, race, rate_map,
+                          taylor_gap, taylor_model)
 
 ALL_LANDSCAPES = ["quadratic", *LANDSCAPES]
 
@@ -308,3 +309,20 @@ def test_divergence_of_every_run_stops_early_and_reports_nan_free_prefix():
     assert tr["adam"].diverged_at is None
     for t in tr.values():
         assert np.isfinite(t.points).all() and np.isfinite(t.losses).all()
+
+
+def test_taylor_model_matches_the_loss_to_second_order_and_its_minimum_is_newtons_step():
+    p = make_landscape("rosenbrock")
+    w0 = (-1.5, 2.0)
+    m = taylor_model(p, w0)
+    assert m(np.array(w0)) == pytest.approx(p.value(np.array(w0)))
+    # third-order error: ten times closer, a thousand times smaller
+    assert taylor_gap(p, w0, 0.01) == pytest.approx(taylor_gap(p, w0, 0.1) / 1e3,
+                                                           rel=0.05)
+    newton = optimize(p, "newton", w0, 1, lr=1.0).points[1]
+    np.testing.assert_allclose(m.minimizer, newton, atol=1e-12)
+    for factor, ring in zip((0.5, 1.0), m.level_ellipses((0.5, 1.0))):
+        np.testing.assert_allclose(m(ring) - m(m.minimizer), factor * (m.value - m(m.minimizer)),
+                                   rtol=1e-9)
+    saddle = taylor_model(make_landscape("saddle"), (0.0, 0.0))
+    assert saddle.minimizer is None and saddle.level_ellipses((1.0,)) == []

@@ -265,3 +265,13 @@ def test_lr_sweep_batchnorm_allows_larger_rates():
     for seed in (0, 1):
         r = T.lr_sweep(seed=seed)
         assert r.max_stable_lr[1] >= 10 * r.max_stable_lr[0]
+
+
+def test_covariance_spectra_are_those_of_propagates_network():
+    """Same seed, same network: each layer's covariance trace is width × the variance
+    propagate reports; the whitened input is well conditioned, a linear stack is not."""
+    sp = S.covariance_spectra(5, 32, "linear", "xavier_normal", 1024, seed=0)
+    p = S.propagate(5, 32, "linear", "xavier_normal", 1024, seed=0)
+    assert sp.shape == (6, 32) and np.all(np.diff(sp, axis=1) <= 1e-12)
+    np.testing.assert_allclose(sp.sum(1), 32 * p.act_var, rtol=5e-3)
+    assert sp[0, 0] / sp[0, -1] < 3 and sp[5, 0] / sp[5, -1] > 1e6

@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.apptest import (chart_figure, choose_preset, metric, open_page, open_view,
-                           rerun_fragment, show_step)
+                           plotly_array, rerun_fragment, show_step)
 from topics.backpropagation import page as bp
 
 SLUG = "backpropagation"
@@ -329,3 +329,20 @@ def test_a_long_flat_sum_is_not_called_nested_and_long_inputs_are_elided():
     at = _page({"bp_values": "a" * 1500})          # (over 2,000 the URL check resets it)
     assert not at.exception and len(_errors(at)) == 1 and len(_errors(at)[0]) < 300
     assert "1,500 characters" in _errors(at)[0]
+
+
+def test_regression_losses_tab_draws_each_loss_and_its_autograd_slope():
+    at = open_view(_page(), SLUG, "Regression losses")
+    assert not at.exception and not at.error
+    fig = chart_figure(at, "bp_losses_fig")
+    slopes = {t["name"]: plotly_array(t["y"]) for t in fig["data"] if t.get("xaxis") == "x2"}
+    assert set(slopes) == {"quadratic", "absolute", "huber"}
+    assert slopes["quadratic"].max() == pytest.approx(6.0)           # 2e at e = 3
+    assert slopes["huber"].max() == pytest.approx(1.0)               # clipped at δ = 1
+    at.select_slider(key="bp_rl_delta").set_value(2.0).run()
+    fig = chart_figure(at, "bp_losses_fig")
+    huber = [plotly_array(t["y"]) for t in fig["data"]
+             if t.get("xaxis") == "x2" and t["name"] == "huber"][0]
+    assert huber.max() == pytest.approx(2.0)
+    at.multiselect(key="bp_rl_losses").set_value([]).run()
+    assert at.warning and not at.exception

@@ -250,6 +250,44 @@ def _conv2d_reference(anim_n: int, kernel: str, stride=1, padding=1, dilation=1)
 WINDOW = "cv_window"      # the key of the sliding window's run_every fragment
 
 
+def test_sliding_window_runs_a_transposed_convolution_like_torch():
+    """5x5 input, 3x3 kernel, stride 2: an 11x11 output; at the last position it is
+    F.conv_transpose2d's, and the caption quotes the input value being spread."""
+    at = _open({"cv_slide_op": "transposed convolution", "cv_stride": "2", "cv_padding": "0",
+                "cv_anim_n": "5", "cv_image": "digit (8x8)", "cv_kernel": "gaussian blur"},
+               view="slide")
+    _ok(at)
+    small = conv.downscale(conv.load_image("digit (8x8)", max_side=256), 5)
+    ref = F.conv_transpose2d(torch.as_tensor(small)[None, None],
+                             torch.as_tensor(conv.KERNELS["gaussian blur"])[None, None],
+                             stride=2)[0, 0].numpy()
+    at.slider(key="cv_pos").set_value(24).run()
+    (trace,) = [t for t in chart_figure(at, "cv_fig_slide")["data"]
+                if t.get("xaxis") == "x3" and t["type"] == "heatmap"]
+    np.testing.assert_allclose(plotly_array(trace["z"]), ref, atol=5e-5)
+    assert any(f"**{small[4, 4]:.4f}** adds" in c.value for c in at.caption)
+
+
+def test_sliding_window_pools_like_torch():
+    """Max pooling, 2x2 with stride 2 on the 8x8 input: the output panel is F.max_pool2d's
+    4x4 and the caption quotes the largest value of the window; average pooling its mean."""
+    at = _open({"cv_slide_op": "max pooling", "cv_stride": "2", "cv_padding": "0"},
+               view="slide")
+    _ok(at)
+    small = torch.as_tensor(conv.downscale(conv.load_image("china (photo)", max_side=256), 8))
+    ref = F.max_pool2d(small[None, None], 2, 2)[0, 0].numpy()
+    last = ref.size - 1
+    at.slider(key="cv_pos").set_value(last).run()
+    np.testing.assert_allclose(_output_panel(at), ref, atol=5e-5)
+    assert any(f"largest value in the window = **{ref.ravel()[last]:.4f}**" in c.value
+               for c in at.caption)
+    at.radio(key="cv_slide_op").set_value("average pooling").run()
+    _ok(at)
+    at.slider(key="cv_pos").set_value(last).run()
+    ref = F.avg_pool2d(small[None, None], 2, 2)[0, 0].numpy()
+    np.testing.assert_allclose(_output_panel(at), ref, atol=5e-5)
+
+
 def test_play_starts_at_the_top_left_output():
     at = _open(view="slide")
     _ok(at)

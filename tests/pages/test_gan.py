@@ -7,6 +7,7 @@ import json
 import re
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.gan import LIVE_DEFAULTS, PRETRAINED, TRAINER_DEFAULTS
@@ -195,7 +196,7 @@ def test_dirac_view_defaults_and_controls_change_the_numbers():
     assert float(metric(at, "Distance to (0, 0) after 300 it. (γ = 0)")) > 1.414
     assert float(metric(at, "Distance to (0, 0) after 300 it. (R1")) < 1e-3
     assert list(at.selectbox(key="gan_dirac_loss").options) == ["minimax", "nonsaturating",
-                                                                "hinge"]
+                                                                "hinge", "wgan-clip"]
     at.select_slider(key="gan_dirac_gamma").set_value(0.0).run()
     assert not any(m.label.startswith("Distance to (0, 0) after 300 it. (R1") for m in at.metric)
     at.checkbox(key="gan_dirac_sim").uncheck().run()
@@ -204,6 +205,10 @@ def test_dirac_view_defaults_and_controls_change_the_numbers():
     at.selectbox(key="gan_dirac_loss").select("nonsaturating").run()
     assert float(metric(at, "Distance to (0, 0) after 300 it. (γ = 0)")) < 0.6
     assert any("converges slowly even without a penalty" in c.value for c in at.caption)
+    # WGAN with clipping and 5 critic steps per generator step: θ still swings
+    at.selectbox(key="gan_dirac_loss").select("wgan-clip").run()
+    at.slider(key="gan_dirac_nd").set_value(5).run()
+    assert float(metric(at, "Distance to (0, 0) after 300 it. (γ = 0)")) > 0.4    # a cycle
     assert not at.exception
 
 
@@ -213,6 +218,30 @@ def test_wasserstein_view_numbers():
     at.slider(key="gan_theta").set_value(0.0).run()
     assert metric(at, "JSD at this θ") == "0.0000" and metric(at, "W₁ at this θ") == "0.0000"
     assert not at.exception
+
+
+def test_generator_losses_view_numbers():
+    at = open_view(_page(), SLUG, "Generator losses")
+    assert not at.exception
+    assert float(metric(at, "Signal to G at D(G(z)) = 0.01 (minimax)")) == pytest.approx(0.01)
+    assert float(metric(at, "Signal to G at D(G(z)) = 0.01 (non-saturating)")) == \
+        pytest.approx(0.99)
+    at.select_slider(key="gan_gl_at").set_value(0.9).run()
+    assert float(metric(at, "Signal to G at D(G(z)) = 0.9 (non-saturating)")) == \
+        pytest.approx(0.1)
+    names = {t["name"] for t in chart_figure(at, "gan_fig_glosses")["data"] if t.get("name")}
+    assert names == {"minimax: log(1 − D)", "non-saturating: −log D"}
+
+
+def test_optimal_discriminator_vs_critic_view_numbers():
+    at = open_view(_page(), SLUG, "Optimal D vs critic")
+    assert not at.exception
+    assert float(metric(at, "|f′| at the fake mean")) == 1.0
+    assert float(metric(at, "|dD*/dx| at the fake mean")) < 2e-3              # distance 4
+    at.select_slider(key="gan_oc_gap").set_value(1.0).run()
+    assert float(metric(at, "|dD*/dx| at the fake mean")) > 0.2
+    names = {t["name"] for t in chart_figure(at, "gan_fig_critic")["data"]}
+    assert {"D* = p_r/(p_r + p_f)", "critic f (scaled to ±1)", "|dD*/dx|", "|f′|"} <= names
 
 
 def test_long_curves_are_drawn_as_block_means():

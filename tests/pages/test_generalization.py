@@ -113,6 +113,20 @@ def test_double_descent_controls_move_the_peak_and_the_ridge_curve():
     assert label["x"] == pytest.approx(np.log10(60))
 
 
+def test_polynomial_fit_interpolates_at_degree_n_minus_1_and_validation_shows_it():
+    at = open_view(open_page(PAGE), SLUG, "Polynomial fit")
+    assert not at.exception and not at.error
+    assert float(metric(at, "Training error (MSE)")) < 1e-20          # degree 12, 13 points
+    names = {t["name"] for t in chart_figure(at, "gen_poly_fig")["data"]}
+    assert "validation points" not in names
+    at.toggle(key="gen_pf_val").set_value(True).run()
+    assert float(metric(at, "Validation error (MSE)")) > 1
+    at.slider(key="gen_pf_degree").set_value(3).run()
+    assert 0.05 < float(metric(at, "Validation error (MSE)")) < 0.1
+    fig = chart_figure(at, "gen_poly_fig")
+    assert {"validation points", "validation error"} <= {t["name"] for t in fig["data"]}
+
+
 def test_every_preset_applies_and_opens_its_view():
     at = open_page(PAGE)
     titles = {v.key: v.title for v in page.VIEWS}

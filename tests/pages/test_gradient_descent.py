@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -50,12 +51,54 @@ def test_defaults_race_four_methods_and_draw_every_figure(page):
 
 @pytest.mark.parametrize("view, expected", [("Step factor |1 − ηλ|", "Why the largest eigenvalue"),
                                             ("Error per eigenvector", "Error along each eigenvector"),
-                                            ("Momentum phase diagram", "Heavy-ball rate")])
+                                            ("Momentum phase diagram", "Heavy-ball rate"),
+                                            ("Schedules", "Learning rate η_t")])
 def test_every_view_draws_its_figure_and_only_the_open_view_runs(view, expected):
     at = open_view(_page(), SLUG, view)
     titles = chart_titles(at)
     assert any(expected in t for t in titles), (expected, titles)
     assert not any("Paths on the contour plot" in t for t in titles)    # lazy: race not run
+
+
+def test_schedules_tab_draws_the_chosen_schedule_and_its_restarts():
+    at = open_view(_page(), SLUG, "Schedules")
+    assert not at.exception
+    (trace, *_) = chart_figure(at, "gd_sched_fig")["data"]
+    lrs = plotly_array(trace["y"])
+    assert len(lrs) == 20000 and int(lrs.argmax()) == 3999        # warm-up w = 4000
+    assert any("at t = 3999" in c.value for c in at.caption)
+    at.radio(key="gd_sched").set_value("sgdr").run()
+    at.select_slider(key="gd_sched_n").set_value(200).run()
+    at.select_slider(key="gd_sched_period").set_value(10).run()
+    at.select_slider(key="gd_sched_mult").set_value(2).run()
+    assert not at.exception
+    assert any("warm restarts at t = 10, 30, 70, 150" in c.value for c in at.caption)
+
+
+def test_eigenvector_axes_are_drawn_through_the_minimum_on_request():
+    at = _page({"gd_land": "quadratic", "gd_kappa": "5", "gd_angle": "30"})
+    names = lambda: [t.get("name", "") for t in chart_figure(at, "gd_contour")["data"]]  # noqa: E731
+    assert not any(n.startswith("eigenvector") for n in names())
+    at.checkbox(key="gd_eigaxes").check().run()
+    assert not at.exception
+    axes = [t for t in chart_figure(at, "gd_contour")["data"]
+            if t.get("name", "").startswith("eigenvector")]
+    assert [t["name"] for t in axes] == ["eigenvector 1 (λ = 0.2)", "eigenvector 2 (λ = 1)"]
+    (x0, x1), (y0, y1) = plotly_array(axes[0]["x"]), plotly_array(axes[0]["y"])
+    assert math.degrees(math.atan2(y1 - y0, x1 - x0)) % 180 == pytest.approx(30.0)
+
+
+def test_the_quadratic_model_at_the_start_is_drawn_on_request():
+    at = _page()
+    at.selectbox(key="gd_land").select("rosenbrock").run()           # starts at (-1.5, 2)
+    at.checkbox(key="gd_taylor").check().run()
+    assert not at.exception
+    rings = [t for t in chart_figure(at, "gd_contour")["data"]
+             if t.get("legendgroup") == "model"]
+    assert len(rings) == 3 and [t["showlegend"] for t in rings] == [True, False, False]
+    # the middle level curve passes through the start point
+    x, y = plotly_array(rings[1]["x"]), plotly_array(rings[1]["y"])
+    assert np.hypot(x + 1.5, y - 2.0).min() < 0.05
 
 
 def test_every_preset_runs_and_shows_its_phenomenon():

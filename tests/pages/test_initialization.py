@@ -65,7 +65,8 @@ def test_he_relu_changes_the_numbers():
 
 
 @pytest.mark.parametrize("title, key", [("Edge of chaos", "in_map"), ("Train", "in_train_fig"),
-                                        ("Batch norm", "in_bn_step")])
+                                        ("Batch norm", "in_bn_step"),
+                                        ("Covariance spectra", "in_spectra")])
 def test_every_view_draws_its_figure(title, key):
     at = open_view(open_page(PAGE), SLUG, title)
     _no_errors(at)
@@ -200,3 +201,15 @@ def test_a_diverging_net_does_not_stretch_the_loss_axis():
                             np.zeros((0, 3, 4)), np.zeros(3), (None, None, 2))
     top = training_figure(snap).layout.yaxis.range[1]
     assert 2.3 < top <= 1.08 * LOSS_CAP
+
+
+def test_covariance_spectra_spread_with_depth_in_a_linear_stack():
+    at = open_page(PAGE, {"in_act": "linear", "in_init": "xavier_normal", "in_width": "32",
+                          "in_depth": "10"})
+    at = open_view(at, SLUG, "Covariance spectra")
+    _no_errors(at)
+    lines = chart_figure(at, "in_spectra")["data"]
+    assert [t["name"] for t in lines] == ["input x", "h_1", "h_2", "h_3", "h_4", "h_5"]
+    first, last = plotly_array(lines[0]["y"]), plotly_array(lines[-1]["y"])
+    assert len(first) == 32 and first[0] / first[-1] < 3 and last[0] / last[-1] > 1e6
+    assert any("x: λmax/λmin" in c.value for c in at.caption)

@@ -10,6 +10,7 @@ import numpy as np
 import streamlit as st
 
 from engine import autodiff
+from engine.autodiff.loss_curves import regression_loss_curves
 
 # ----------------------------------------------------------------------------- constants
 DEFAULT_EXPR = "(x + y) * z"
@@ -130,3 +131,17 @@ def gradient_text(v: float) -> str:
     if np.isinf(v):
         return "∞" if v > 0 else "−∞"
     return f"{v:.4g}"
+
+
+# ---- the Regression losses tab: L(e) and ∂L/∂ŷ of PyTorch's losses over errors e
+def loss_curves_of(s: Mapping[str, Any]) -> tuple[np.ndarray, dict]:
+    r = float(s["bp_rl_range"])
+    e = np.linspace(-r, r, 401)
+    return e, regression_loss_curves(s["bp_rl_losses"], e, float(s["bp_rl_delta"]))
+
+
+def regression_loss_at(s, loss: str, error: float, slope: bool = False) -> float:
+    """L (or ∂L/∂ŷ with slope = true) of `loss` at the error e = ŷ − y, with the tab's δ."""
+    loss_value, grad = regression_loss_curves([loss], np.array([float(error)]),
+                                              float(s["bp_rl_delta"]))[loss]
+    return float((grad if slope else loss_value)[0])

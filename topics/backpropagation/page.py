@@ -17,12 +17,14 @@ import pandas as pd
 import streamlit as st
 
 from engine import autodiff
+from engine.autodiff.loss_curves import REGRESSION_LOSSES
 from topics.backpropagation import figures as figs
+from topics.initialization.activation_figures import activations_figure
 from ui import session
 from ui.autoplay import Autoplay
 from topics.backpropagation.compute import (
     DEFAULT_EXPR, DEFAULT_VALUES, MISSING_VALUE, env_of, graph_of, gradcheck_of, layer_of,
-    gradient_text, modes_of, singular_note)
+    gradient_text, loss_curves_of, modes_of, singular_note)
 from topics.backpropagation.tour import PRESETS, STEPS
 from ui.page import View, topic_page
 from ui.plain_text import elide, plain
@@ -56,6 +58,12 @@ STATE = StateTable([
             format_func=LOSS_LABELS.get),
     Control("bp_n", 16, "Inputs n of f: ℝⁿ → ℝᵐ", lo=1, hi=128, step=1),
     Control("bp_m", 1, "Outputs m", lo=1, hi=128, step=1),
+    Control("bp_rl_losses", ["quadratic", "absolute", "huber"], "Losses", kind="multiselect",
+            options=list(REGRESSION_LOSSES)),
+    Control("bp_rl_delta", 1.0, "Huber threshold δ", kind="select_slider",
+            options=[0.25, 0.5, 1.0, 2.0]),
+    Control("bp_rl_range", 3.0, "Errors shown |e| ≤", kind="select_slider",
+            options=[1.0, 2.0, 3.0, 5.0]),
 ])
 
 
@@ -316,12 +324,35 @@ def modes_view(panel) -> None:
                 "gives one row, so m are needed. The passes are counted as the loops run.")
 
 
+def losses_view(panel) -> None:
+    """Quadratic, absolute and Huber loss against the error, with ∂L/∂ŷ by autograd."""
+    with panel.controls:
+        STATE.widget("bp_rl_losses")
+        STATE.widget("bp_rl_delta")
+        STATE.widget("bp_rl_range")
+    s = STATE.values()
+    with panel.figure:
+        if not s["bp_rl_losses"]:
+            st.warning("Choose at least one loss.", icon=":material/warning:")
+            return
+        e, curves = loss_curves_of(s)
+        show_figure(activations_figure(e, curves, ("loss L(e)", "∂L/∂ŷ (autograd)"),
+                                       "error e = ŷ − y"), key="bp_losses_fig")
+    with panel.notes:
+        explain("PyTorch's own F.mse_loss, F.l1_loss and F.huber_loss, differentiated by "
+                "autograd. The quadratic loss's gradient grows with the error, so one outlier "
+                "can dominate a batch; the absolute loss's is ±1 whatever the error and jumps "
+                "at 0 (autograd returns 0 there); Huber is quadratic within δ and linear "
+                "beyond, so its gradient is the error clipped to ±δ.")
+
+
 # Every view runs in the skeleton's fragment; the Graph view nests the player's fragment in it
 # (the step slider reruns only the graph figure).
 VIEWS = [View("graph", "Graph", graph_view),
          View("gradcheck", "Gradient check", gradcheck_view),
          View("layers", "Layers", layers_view),
-         View("modes", "Forward vs reverse mode", modes_view)]
+         View("modes", "Forward vs reverse mode", modes_view),
+         View("losses", "Regression losses", losses_view)]
 
 if __name__ == "__main__":
     topic_page("backpropagation", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,

@@ -74,6 +74,9 @@ def output_of(s: Mapping[str, Any], image: np.ndarray | None = None,
     return conv.convolve(image, kernel, *geometry(s), session.device())
 
 
+# the sliding window's operation: label -> None (the kernel) or a pooling of engine.conv
+SLIDE_OPS = {"convolution": None, "max pooling": "max", "average pooling": "avg",
+             "transposed convolution": "transposed"}
 ANIM_MAX = 12          # the sliding window's largest input (every number must stay readable)
 
 
@@ -112,12 +115,27 @@ def slide_input(s: Mapping[str, Any], gray: np.ndarray, kernel: np.ndarray
     return small, stride, p, d, note
 
 
+def slide_kernel(s: Mapping[str, Any], kernel: np.ndarray | None = None) -> np.ndarray:
+    """The window the sliding window moves: the kernel, or a pooling window of ones."""
+    if SLIDE_OPS[s["cv_slide_op"]] in (None, "transposed"):
+        return kernel_of(s) if kernel is None else kernel
+    size = int(s["cv_slide_pool"])
+    return np.ones((size, size), np.float32)
+
+
 def frames_of(s: Mapping[str, Any], image: np.ndarray | None = None,
-              kernel: np.ndarray | None = None) -> conv.ConvFrames:
+              kernel: np.ndarray | None = None) -> conv.ConvFrames | conv.TransposedFrames:
     image = image_of(s) if image is None else image
-    kernel = kernel_of(s) if kernel is None else kernel
+    kernel = slide_kernel(s, kernel)
+    op = SLIDE_OPS[s["cv_slide_op"]]
+    if op == "transposed":       # the output grows: the input is the small image as it is
+        return conv.transposed_animation_frames(conv.downscale(gray_of(image),
+                                                               int(s["cv_anim_n"])),
+                                                kernel, *geometry(s))
     small, stride, pad, dil, _ = slide_input(s, gray_of(image), kernel)
-    return conv.conv_animation_frames(small, kernel, stride, pad, dil)
+    if op is None:
+        return conv.conv_animation_frames(small, kernel, stride, pad, dil)
+    return conv.pool_animation_frames(small, len(kernel), stride, pad, dil, op)
 
 
 

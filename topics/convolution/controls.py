@@ -10,7 +10,7 @@ import streamlit as st
 from engine import conv
 from topics.convolution.compute import (
     UPLOAD, CUSTOM, IMAGE_OPTIONS, KERNEL_OPTIONS, SIZES, SPEEDS, ERF_INITS, FM_LAYERS,
-    N_DIGITS, MAX_OUT, centre_of, image_of, kernel_of, _upload)
+    N_DIGITS, MAX_OUT, SLIDE_OPS, centre_of, image_of, kernel_of, _upload)
 from ui.page import user_errors
 from ui.state import Control, StateTable
 
@@ -27,6 +27,12 @@ STATE = StateTable([
     Control("cv_padding", 1, "Padding p", lo=0, hi=8, step=1),
     Control("cv_dilation", 1, "Dilation d", lo=1, hi=6, step=1),
     Control("cv_anim_n", 8, "Small input for the animation (px)", lo=5, hi=12, step=1),
+    Control("cv_slide_op", "convolution", "Window computes", kind="radio",
+            options=list(SLIDE_OPS),
+            help="Convolution: the sum of window × kernel. Max / average pooling: the largest "
+                 "value or the mean of the window (no weights; stride, padding and dilation "
+                 "as for the kernel)."),
+    Control("cv_slide_pool", 2, "Pooling window", kind="select_slider", options=[2, 3]),
     Control("cv_speed", 2, "Speed (positions per second)", kind="select_slider", options=SPEEDS),
     # ranges that depend on other widgets (drawn with STATE.widget(key, hi=...)) are not
     # URL-bound: a new range is a new widget to Streamlit, and a new URL-bound widget takes

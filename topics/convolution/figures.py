@@ -13,7 +13,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.conv import ERF, ConvFrames, Equivariance, FeatureMap, RFInfo, Region
+from engine.conv import (ERF, ConvFrames, Equivariance, FeatureMap, RFInfo, Region,
+                         TransposedFrames)
 
 BLUE, RED, BOX = np.array([33, 102, 172]), np.array([178, 24, 43]), "#ff7f0e"
 DIVERGING = [[0, "rgb(33,102,172)"], [0.5, "white"], [1, "rgb(178,24,43)"]]
@@ -131,6 +132,22 @@ def kernel_figure(kernel: np.ndarray, name: str = "") -> go.Figure:
     return _bare(fig)
 
 
+def _window_panels(panels, titles, widths) -> tuple[go.Figure, list[float], list[int]]:
+    """The three-panel figure of a window animation, the side of a cell of each panel's grid
+    (px) and the cell text size that fits every value the panel shows at any position (0: no
+    numbers, and the panel's title says to hover). panels: (grid, format, all values);
+    titles: (with numbers, without)."""
+    fig = make_subplots(1, 3, column_widths=widths, horizontal_spacing=0.06,
+                        subplot_titles=[t for t, _ in titles])
+    fig.update_layout(showlegend=False, height=420, margin=dict(l=10, r=10, t=40, b=10))
+    cells = [_cell_px(fig, c, grid.shape) for c, (grid, _, _) in enumerate(panels, 1)]
+    sizes = [cell_text_px(cell, label_chars(v, f)) for cell, (_, f, v) in zip(cells, panels)]
+    for title, (_, hover), size in zip(fig.layout.annotations, titles, sizes):
+        if not size:
+            title.text = hover
+    return fig, cells, sizes
+
+
 def sliding_window_figure(frames: ConvFrames, u: int, kernel: np.ndarray) -> go.Figure:
     """CNN Explainer's view: the padded input with the window of output u (its taps marked),
     the products window * kernel, and the output filled in up to u. The numbers in each panel
@@ -146,18 +163,14 @@ def sliding_window_figure(frames: ConvFrames, u: int, kernel: np.ndarray) -> go.
         (frames.products[u], "{:.2f}", frames.products),
         (out, "{:.2f}", frames.sums),
     ]
+    middle, result = {"max": ("window: keep the largest", "max"),
+                      "avg": ("window / k²", "mean")}.get(frames.op, ("products  x · k", "sum"))
     titles = [  # (with numbers, without: hover for them)
         ("padded input, window of this output", "padded input (hover for values)"),
-        ("products  x · k", "products (hover for values)"),
-        (f"output: sum = {frames.sums[u]:.3f}", f"output (hover): sum = {frames.sums[u]:.3f}")]
-    fig = make_subplots(1, 3, column_widths=[0.45, 0.25, 0.3], horizontal_spacing=0.06,
-                        subplot_titles=[t for t, _ in titles])
-    fig.update_layout(showlegend=False, height=420, margin=dict(l=10, r=10, t=40, b=10))
-    cells = [_cell_px(fig, c, grid.shape) for c, (grid, _, _) in enumerate(panels, 1)]
-    sizes = [cell_text_px(cell, label_chars(v, f)) for cell, (_, f, v) in zip(cells, panels)]
-    for title, (_, hover), size in zip(fig.layout.annotations, titles, sizes):
-        if not size:
-            title.text = hover
+        (middle, f"{middle.split(':')[0]} (hover for values)"),
+        (f"output: {result} = {frames.sums[u]:.3f}",
+         f"output (hover): {result} = {frames.sums[u]:.3f}")]
+    fig, cells, sizes = _window_panels(panels, titles, [0.45, 0.25, 0.3])
     fig.add_trace(_annotated_heatmap(frames.padded, "{:.1f}", signed=False, opacity=0.85,
                                      font_px=sizes[0]), 1, 1)
     p, (h, w) = frames.padding, frames.padded.shape
@@ -174,14 +187,52 @@ def sliding_window_figure(frames: ConvFrames, u: int, kernel: np.ndarray) -> go.
     oi, oj = divmod(u, frames.out_shape[1])
     fig.add_shape(type="rect", x0=oj - 0.5, x1=oj + 0.5, y0=oi - 0.5, y1=oi + 0.5,
                   line=dict(color=BOX, width=3), row=1, col=3)
-    for c, (gh, gw) in zip((1, 2, 3), (frames.padded.shape, kernel.shape, frames.out_shape)):
+    return _grid_panels(fig, (frames.padded.shape, kernel.shape, frames.out_shape))
+
+
+def _grid_panels(fig: go.Figure, shapes) -> go.Figure:
+    """The three panels of a window figure as pixel grids (square cells, row 0 on top), the
+    second and third on a light grey card."""
+    for c, (gh, gw) in zip((1, 2, 3), shapes):
         fig.update_yaxes(range=[gh - 0.5, -0.5], showgrid=False, showticklabels=False,
                          scaleanchor=f"x{'' if c == 1 else c}", row=1, col=c)
         fig.update_xaxes(range=[-0.5, gw - 0.5], showgrid=False, showticklabels=False, row=1, col=c)
-    for c, (gh, gw) in zip((2, 3), (kernel.shape, frames.out_shape)):
+    for c, (gh, gw) in zip((2, 3), shapes[1:]):
         fig.add_shape(type="rect", x0=-0.5, x1=gw - 0.5, y0=-0.5, y1=gh - 0.5, layer="below",
                       fillcolor="#f2f2f2", line=dict(color="#bbb", width=1), row=1, col=c)
     return _bare(fig)
+
+
+def transposed_window_figure(frames: TransposedFrames, u: int) -> go.Figure:
+    """A transposed convolution at input position u: the input with that cell boxed, the block
+    input[u] · kernel it spreads, and the full output summed over positions 0 … u with the
+    block's taps boxed (dotted: the output left after cropping the padding). Cell numbers have
+    one size for every u, as in sliding_window_figure."""
+    kh, kw = frames.blocks.shape[1:]
+    h, w = frames.input.shape
+    r0, c0 = frames.corners[u]
+    d = frames.dilation
+    panels = [(frames.input, "{:.1f}", frames.input), (frames.blocks[u], "{:.2f}", frames.blocks),
+              (frames.partial[u], "{:.2f}", frames.partial)]
+    titles = [("input: this value spreads", "input (hover for values)"),
+              ("its block  x · k", "block (hover for values)"),
+              ("output: sum of the blocks so far", "output so far (hover for values)")]
+    fig, cells, sizes = _window_panels(panels, titles, [0.25, 0.25, 0.5])
+    for c, ((grid, fmt, _), size) in enumerate(zip(panels, sizes), 1):
+        fig.add_trace(_annotated_heatmap(grid, fmt, font_px=size), 1, c)
+    i, j = divmod(u, w)
+    fig.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
+                  line=dict(color=BOX, width=3), row=1, col=1)
+    ti, tj = np.meshgrid(r0 + d * np.arange(kh), c0 + d * np.arange(kw), indexing="ij")
+    fig.add_trace(go.Scatter(x=tj.ravel(), y=ti.ravel(), mode="markers", hoverinfo="skip",
+                             marker=dict(symbol="square-open", size=min(22, 0.8 * cells[2]),
+                                         color=BOX, line=dict(width=3 if cells[2] > 16 else 2))),
+                  1, 3)
+    p, (fh, fw) = frames.padding, frames.full_shape
+    if p:
+        fig.add_shape(type="rect", x0=p - 0.5, x1=fw - p - 0.5, y0=p - 0.5, y1=fh - p - 0.5,
+                      line=dict(color="#555", dash="dot"), row=1, col=3)
+    return _grid_panels(fig, (frames.input.shape, (kh, kw), frames.full_shape))
 
 
 def rf_growth_figure(infos: list[RFInfo]) -> go.Figure:

@@ -20,7 +20,7 @@ from ui.autoplay import Autoplay
 from topics.convolution.compute import (
     FM_LAYERS, DIGITS_ERF_SEEDS, image_of, gray_of, geometry, output_of,
     frames_of, out_index, erf_of, digits_erf, peak_to_mean, digits_test_accuracy,
-    digits_concentration_ratio, _digits, _digits_cnn, slide_input, wrap_note)
+    digits_concentration_ratio, _digits, _digits_cnn, slide_input, slide_kernel, wrap_note)
 from topics.convolution.controls import (
     STATE, image_kernel_controls, geometry_controls, stack_controls)
 from topics.convolution.tour import PRESETS, STEPS
@@ -113,7 +113,8 @@ def _follow_slider() -> None:
     st.session_state[AT] = st.session_state["cv_pos"]
 
 
-def _sliding_window(frames: conv.ConvFrames, kernel: np.ndarray, controls) -> None:
+def _sliding_window(frames: conv.ConvFrames | conv.TransposedFrames, kernel: np.ndarray,
+                    controls) -> None:
     """CNN Explainer's view with auto-play. Play/Pause and the speed sit in the view (they
     change run_every, so they rerun the view); Prev/Next, the position and the figure sit in
     a keyed @st.fragment(run_every=1/speed): while playing each tick reruns only it and
@@ -124,9 +125,8 @@ def _sliding_window(frames: conv.ConvFrames, kernel: np.ndarray, controls) -> No
     While playing the position is shown by a progress bar, not the slider: the browser sends
     its widget values with every tick, and a tick sent before the previous one's answer
     arrived would carry a stale slider value and move the window back."""
-    n_pos = len(frames.sums)
+    n_pos = len(frames.corners)
     last = n_pos - 1
-    ow = frames.out_shape[1]
     if AT not in st.session_state:
         st.session_state[AT] = STATE["cv_pos"].coerce(STATE.value("cv_pos"), 0, last)
     st.session_state[AT] = min(max(int(st.session_state[AT]), 0), last)
@@ -156,26 +156,44 @@ def _sliding_window(frames: conv.ConvFrames, kernel: np.ndarray, controls) -> No
                 on_change=_follow_slider)), last)
         nav[2].button("Next ▶", key="cv_next", on_click=_move, args=(1, n_pos),
                       width="stretch")
+        playing = f", playing at {speed:g}/s." if running else "."
+        if frames.op == "transposed":
+            show_figure(figs.transposed_window_figure(frames, pos), key="cv_fig_slide")
+            st.caption(f"Input {divmod(pos, frames.input.shape[1])} = "
+                       f"**{frames.input.flat[pos]:.4f}** adds this multiple of the kernel to "
+                       f"the output. After the last position the output (inside the dotted "
+                       f"box) equals torch's F.conv_transpose2d: the gradient a convolution "
+                       f"with this kernel passes back to its input. Position {pos + 1} of "
+                       f"{n_pos}" + playing)
+            return
         show_figure(figs.sliding_window_figure(frames, pos, kernel), key="cv_fig_slide")
-        st.caption(f"Output {divmod(pos, ow)} = Σ products = **{frames.sums[pos]:.4f}** "
-                   f"(equal to torch's F.conv2d at that position). Position {pos + 1} of "
-                   f"{n_pos}" + (f", playing at {speed:g}/s." if running else "."))
+        what, torch_fn = {"max": ("the largest value in the window", "F.max_pool2d"),
+                          "avg": ("the mean of the window", "F.avg_pool2d")}.get(
+            frames.op, ("Σ products", "F.conv2d"))
+        st.caption(f"Output {divmod(pos, frames.out_shape[1])} = {what} = "
+                   f"**{frames.sums[pos]:.4f}** (equal to torch's {torch_fn} at that "
+                   f"position). Position {pos + 1} of {n_pos}" + playing)
 
     _window()
 
 
 def slide_view(panel) -> None:
     with panel.controls:
+        STATE.widget("cv_slide_op")
+        if STATE.value("cv_slide_op") in ("max pooling", "average pooling"):
+            STATE.widget("cv_slide_pool")
         image, kernel, _ = image_kernel_controls(extra=False)
         geometry_controls()
         STATE.widget("cv_anim_n")
     s = STATE.values()
+    kernel = slide_kernel(s, kernel)
     frames = None
     with panel.figure:
         with user_errors("show the sliding window (kernel larger than this small padded "
                          "input)"):
             frames = frames_of(s, image, kernel)
-            note = slide_input(s, gray_of(image), kernel)[-1]
+            note = "" if frames.op == "transposed" else slide_input(s, gray_of(image),
+                                                                   kernel)[-1]
             if note:
                 st.info(note, icon=":material/info:")
         if frames is not None:
@@ -184,7 +202,11 @@ def slide_view(panel) -> None:
         explain("The input is the image shrunk to a few pixels so every number fits. Left: "
                 "the padded input (dotted: the image inside its zero padding) with the window "
                 "of the current output; middle: the products window × kernel; right: the "
-                "output, filled in up to the current position.")
+                "output, filled in up to the current position. A pooling layer moves the same "
+                "window without weights: it keeps the largest value (max) or the mean (average) "
+                "of each window. A transposed convolution runs the other way: each input value "
+                "spreads a scaled copy of the kernel onto the output, where the copies add up; "
+                "it is how a convolution's gradient reaches its input.")
 
 
 def rf_view(panel) -> None:

@@ -7,8 +7,11 @@ from __future__ import annotations
 import functools
 from typing import Any, Mapping
 
+import numpy as np
+
 from engine.gan import (LIVE_DEFAULTS, LIVE_TARGET, LOSSES, OPTIMIZERS, TARGETS, GANTrainer,
-                        dirac_gan, make_target)
+                        dirac_gan, discriminator_vs_critic, generator_loss_curves,
+                        make_target)
 from ui.state import Control, StateTable
 
 # ----------------------------------------------------------------------------- constants
@@ -20,6 +23,7 @@ WIDTHS = [8, 16, 32, 64, 128, 256]
 STDS = [0.02, 0.03, 0.05, 0.07, 0.1]
 R1S = [0.0, 0.1, 1.0, 10.0]
 GPS = [0.1, 1.0, 10.0]
+G_LOSS_AT = [0.001, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99]   # verdicts the G-losses tab can mark
 CLAIM_SEEDS = (0, 1)      # training claims hold on both seeds (worst case)
 # the Dirac-GAN tab offers the losses whose equilibrium is (θ, ψ) = (0, 0), each with what it
 # does there (measured in the claims below); LSGAN's D(0) = 0 cannot score the real point 1,
@@ -32,6 +36,9 @@ DIRAC_LOSSES = {
                      "much faster.",
     "hinge": "Hinge: the linear G loss keeps the rotation undamped: the run circles at about "
              "its start distance; R1 converges.",
+    "wgan-clip": "WGAN with weight clipping: ψ is kept in [−1, 1], which caps the critic's "
+                 "slope but does not damp the rotation: even with several critic steps per "
+                 "generator step θ keeps oscillating around 0.",
 }
 
 
@@ -106,7 +113,13 @@ STATE = StateTable([
             options=[0.01, 0.05, 0.1, 0.2, 0.5]),
     Control("gan_dirac_steps", 300, "Iterations", lo=50, hi=1000, step=50),
     Control("gan_dirac_sim", True, "Simultaneous updates", kind="checkbox"),
+    Control("gan_dirac_nd", 1, "Critic steps n_d per G step (alternating)", lo=1, hi=5, step=1),
     Control("gan_theta", 1.0, "θ", lo=-2.0, hi=2.0, step=0.05),
+    Control("gan_oc_gap", 4.0, "Distance between the Gaussians", kind="select_slider",
+            options=[0.5, 1.0, 2.0, 4.0, 8.0],
+            help="Fake data N(0, 1), real data N(distance, 1)."),
+    Control("gan_gl_at", 0.01, "Mark D(G(z)) =", kind="select_slider", options=G_LOSS_AT,
+            help="D's verdict on a fake: near 0 early in training, when D rejects it easily."),
 ])
 assert set(ENGINE_KWARGS) | {k for pair in NETWORKS.values() for k in pair} <= set(STATE)
 
@@ -167,13 +180,58 @@ def dirac_runs(s: Mapping[str, Any]) -> dict:
     loss, lr = s["gan_dirac_loss"], float(s["gan_dirac_lr"])
     steps, sim, gamma = int(s["gan_dirac_steps"]), bool(s["gan_dirac_sim"]), float(
         s["gan_dirac_gamma"])
-    runs = {"γ = 0": dirac_gan(loss, lr, steps, 0.0, simultaneous=sim)}
+    nd = int(s["gan_dirac_nd"])
+    runs = {"γ = 0": dirac_gan(loss, lr, steps, 0.0, d_steps=nd, simultaneous=sim)}
     if gamma > 0:
-        runs[f"R1 γ = {gamma:g}"] = dirac_gan(loss, lr, steps, gamma, simultaneous=sim)
+        runs[f"R1 γ = {gamma:g}"] = dirac_gan(loss, lr, steps, gamma, d_steps=nd,
+                                              simultaneous=sim)
     return runs
 
 
 def dirac_ratio(s, run: str = "γ = 0") -> float:
     """Distance to (0, 0) at the end / at the start (> 1: spirals out)."""
-    d = next(tr for name, tr in dirac_runs(s).items() if name.startswith(run)).distance
+    d = _dirac_run(s, run).distance
     return float(d[-1] / d[0])
+
+
+def g_loss_curves_of(s: Mapping[str, Any]):
+    """The G-losses tab: both generator losses on a grid of D(G(z)) in (0, 1), the marked
+    verdict included."""
+    d = np.unique(np.concatenate([np.linspace(0.001, 0.999, 400), [float(s["gan_gl_at"])]]))
+    return generator_loss_curves(d)
+
+
+def g_loss_slope(s, loss: str) -> float:
+    """|∂L_G/∂f| (f: D's logit) of `loss` at the marked verdict D(G(z)) = gan_gl_at."""
+    c = g_loss_curves_of(s)
+    return float(abs(c.slope[loss][np.searchsorted(c.d, float(s["gan_gl_at"]))]))
+
+
+def critic_view_of(s: Mapping[str, Any]):
+    """The Optimal D vs critic tab: fake data N(0, 1), real N(gap, 1), on x from −4 to gap + 4
+    (the fake and the real mean on the grid)."""
+    gap = float(s["gan_oc_gap"])
+    x = np.unique(np.concatenate([np.linspace(-4.0, gap + 4.0, 801), [0.0, gap]]))
+    return discriminator_vs_critic(x, gap, 0.0)
+
+
+def oc_value(s, what: str = "d_slope", at: str = "fake") -> float:
+    """|value| of `what` (d_star, d_slope, critic_slope) at the fake or the real mean."""
+    c = critic_view_of(s)
+    i = int(np.searchsorted(c.x, 0.0 if at == "fake" else float(s["gan_oc_gap"])))
+    return float(abs(getattr(c, what)[i]))
+
+
+def _dirac_run(s, run: str):
+    return next(tr for name, tr in dirac_runs(s).items() if name.startswith(run))
+
+
+def dirac_theta_swing(s, run: str = "γ = 0", last: int = 200) -> float:
+    """max |θ| over the last `last` iterations: how far the generator still swings."""
+    return float(np.abs(_dirac_run(s, run).theta[-int(last):]).max())
+
+
+def dirac_min_distance(s, run: str = "γ = 0", last: int = 200) -> float:
+    """The smallest distance to (0, 0) over the last `last` iterations (> 0: a cycle that
+    never reaches the equilibrium)."""
+    return float(_dirac_run(s, run).distance[-int(last):].min())

@@ -7,7 +7,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.gan import DiracTrajectory, GANSnapshot, ParallelLines
+from engine.gan import (DiracTrajectory, DiscriminatorVsCritic, GANSnapshot, GeneratorLossCurves,
+                        ParallelLines)
 from engine.gan.reads import GANFrame
 from engine.training import History
 from ui.fastfig import LEGEND_BELOW, colorscale, f32, plain_figure
@@ -276,4 +277,62 @@ def wasserstein_figure(lines: ParallelLines, theta_now: float, n_points: int = 4
     fig.update_yaxes(title_text="distance", row=1, col=2)
     fig.update_layout(height=380, margin=dict(t=40),
                       legend=dict(orientation="h", yanchor="top", y=-0.3))
+    return fig
+
+
+G_LOSS_NAMES = {"minimax": "minimax: log(1 − D)", "nonsaturating": "non-saturating: −log D"}
+
+
+def g_losses_figure(curves: GeneratorLossCurves, at: float) -> go.Figure:
+    """Left: each generator loss against D(G(z)). Right: |∂L_G/∂f| (f: D's logit), the size
+    of the signal that reaches G, on a log axis; the marked verdict dotted."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(
+        "Generator loss L_G vs D(G(z))", "Signal to G: |∂L_G/∂(D's logit)|"))
+    for i, (name, label) in enumerate(G_LOSS_NAMES.items()):
+        color = COLORWAY[i]
+        fig.add_trace(go.Scatter(x=curves.d, y=curves.loss[name], mode="lines", name=label,
+                                 line=dict(color=color, width=2.5)), row=1, col=1)
+        fig.add_trace(go.Scatter(x=curves.d, y=np.abs(curves.slope[name]), mode="lines",
+                                 showlegend=False, line=dict(color=color, width=2.5)),
+                      row=1, col=2)
+    for col in (1, 2):
+        fig.add_vline(x=at, line=dict(color="#555", dash="dot"), row=1, col=col)
+        fig.update_xaxes(title_text="D(G(z)): D's verdict on a fake", range=[0, 1], row=1,
+                         col=col)
+    fig.update_yaxes(title_text="L_G", row=1, col=1)
+    fig.update_yaxes(type="log", exponentformat="power", row=1, col=2)
+    fig.update_layout(height=380, margin=dict(t=40),
+                      legend=dict(orientation="h", yanchor="top", y=-0.3))
+    return fig
+
+
+def critic_figure(c: DiscriminatorVsCritic) -> go.Figure:
+    """Top: the real and fake densities, the optimal discriminator D* and the optimal critic
+    (scaled to ±1). Bottom: the slopes that reach the generator, |dD*/dx| and |f′|, on a log
+    axis."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.6, 0.4],
+                        vertical_spacing=0.08, subplot_titles=(
+                            "Optimal discriminator D* and critic f", "Slope: the signal to G"))
+    peak = max(c.p_real.max(), c.p_fake.max())
+    fig.add_trace(go.Scatter(x=c.x, y=c.p_real / peak, mode="lines", name="real density",
+                             line=dict(color=REAL, width=1), fill="tozeroy"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=c.x, y=c.p_fake / peak, mode="lines", name="fake density",
+                             line=dict(color=FAKE, width=1), fill="tozeroy"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=c.x, y=c.d_star, mode="lines", name="D* = p_r/(p_r + p_f)",
+                             line=dict(color="#d62728", width=2.5)), row=1, col=1)
+    scale = np.abs(c.critic).max() or 1.0
+    fig.add_trace(go.Scatter(x=c.x, y=c.critic / scale, mode="lines",
+                             name="critic f (scaled to ±1)",
+                             line=dict(color="#1f77b4", width=2.5)), row=1, col=1)
+    floor = 1e-16
+    fig.add_trace(go.Scatter(x=c.x, y=np.maximum(np.abs(c.d_slope), floor), mode="lines",
+                             name="|dD*/dx|", line=dict(color="#d62728", dash="dot")),
+                  row=2, col=1)
+    fig.add_trace(go.Scatter(x=c.x, y=np.maximum(np.abs(c.critic_slope), floor), mode="lines",
+                             name="|f′|", line=dict(color="#1f77b4", dash="dot")), row=2, col=1)
+    fig.update_yaxes(range=[-1.1, 1.1], row=1, col=1)
+    fig.update_yaxes(type="log", exponentformat="power", range=[-16, 0.5], row=2, col=1)
+    fig.update_xaxes(title_text="x", row=2, col=1)
+    fig.update_layout(height=480, margin=dict(t=40),
+                      legend=dict(orientation="h", yanchor="top", y=-0.15))
     return fig

@@ -27,8 +27,9 @@ from ui import session
 from ui.claims import format_number
 from topics.gan.compute import (
     UPLOAD, STEPS_PER_FRAME, FRAME_INTERVAL_S, DIRAC_LOSSES, STATE, trainer_kwargs,
-    dirac_runs)
-from topics.gan.figures import dirac_figure, live_figures, wasserstein_figure
+    critic_view_of, dirac_runs, g_loss_curves_of, g_loss_slope, oc_value)
+from topics.gan.figures import (critic_figure, dirac_figure, g_losses_figure, live_figures,
+                                wasserstein_figure)
 from topics.gan.summary import coverage_badges, losses_line, pretrained_note, summary_html
 from topics.gan.tour import PRESETS, STEPS
 from live.controls import live_training, read_trainer
@@ -201,6 +202,8 @@ def dirac_view(panel) -> None:
         STATE.widget("gan_dirac_lr")
         STATE.widget("gan_dirac_steps")
         STATE.widget("gan_dirac_sim")
+        if not STATE.value("gan_dirac_sim"):
+            STATE.widget("gan_dirac_nd")
         st.caption(DIRAC_LOSSES[loss])
     s = STATE.values()
     runs = dirac_runs(s)
@@ -245,9 +248,57 @@ def wasserstein_view(panel) -> None:
 
 
 
+# ----------------------------------------------------------------------------- G losses
+def g_losses_view(panel) -> None:
+    with panel.controls:
+        STATE.widget("gan_gl_at")
+    s = STATE.values()
+    at = float(s["gan_gl_at"])
+    with panel.figure:
+        show_figure(g_losses_figure(g_loss_curves_of(s), at), key="gan_fig_glosses")
+        m = st.columns(2)
+        for col, (name, label) in zip(m, (("minimax", "minimax"),
+                                          ("nonsaturating", "non-saturating"))):
+            col.metric(f"Signal to G at D(G(z)) = {at:g} ({label})",
+                       format_number(g_loss_slope(s, name)))
+    with panel.notes:
+        st.latex(r"\text{minimax: } \min_G \log(1-D(G(z))),\qquad "
+                 r"\text{non-saturating: } \min_G -\log D(G(z))")
+        explain("Both losses have the same fixed point, but not the same slope. Early in "
+                "training D rejects the fakes, D(G(z)) ≈ 0: there log(1 − D) is flat, and "
+                "through D's sigmoid it passes back only |∂L/∂f| = D, almost nothing, while "
+                "−log D is steep and passes 1 − D ≈ 1. The trainer uses these same loss "
+                "functions (the Loss control of the Train tab).")
+
+
+# ----------------------------------------------------------------------------- D* vs critic
+def critic_view(panel) -> None:
+    with panel.controls:
+        STATE.widget("gan_oc_gap")
+    s = STATE.values()
+    with panel.figure:
+        show_figure(critic_figure(critic_view_of(s)), key="gan_fig_critic")
+        m = st.columns(3)
+        m[0].metric("D* at the fake mean", format_number(oc_value(s, "d_star")))
+        m[1].metric("|dD*/dx| at the fake mean", format_number(oc_value(s, "d_slope")))
+        m[2].metric("|f′| at the fake mean", format_number(oc_value(s, "critic_slope")))
+    with panel.notes:
+        st.latex(r"D^*(x)=\frac{p_r(x)}{p_r(x)+p_f(x)},\qquad "
+                 r"f^*=\arg\max_{\|f\|_L\le 1}\ \mathbb{E}_r f-\mathbb{E}_f f,\quad "
+                 r"f^{*\prime}(x)=\operatorname{sign}\bigl(F_f(x)-F_r(x)\bigr)")
+        explain("Both are optimal, in closed form, for fake data N(0, 1) and real data "
+                "N(distance, 1). Once the two barely overlap, D* is 0 on the fakes and 1 on "
+                "the real data, flat in between: its slope at the fakes, the gradient a "
+                "generator trained against it receives, vanishes. The Wasserstein critic is a "
+                "straight line of slope 1 wherever the two distributions' CDFs differ, so it "
+                "points the fakes towards the data however far apart they are.")
+
+
 VIEWS = [View("train", "Train a GAN", train_view),
          View("dirac", "Dirac-GAN", dirac_view),
-         View("wasserstein", "Why Wasserstein", wasserstein_view)]
+         View("wasserstein", "Why Wasserstein", wasserstein_view),
+         View("glosses", "Generator losses", g_losses_view),
+         View("critic", "Optimal D vs critic", critic_view)]
 
 if __name__ == "__main__":
     topic_page("gan", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,

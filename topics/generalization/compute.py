@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+import numpy as np
 import streamlit as st
 
 from engine.generalization import double_descent as dd
 from engine import generalization
-from engine.generalization import reads
+from engine.generalization import reads, polyfit
 
 # ----------------------------------------------------------------------------- constants
 TOY_SETS = ["two_moons", "circles", "spiral"]
@@ -149,3 +150,42 @@ def peak_ratio(s, which: str, seed: int | None = None) -> float:
     seed = CLAIM_SEED if seed is None else seed
     curves = list(curves_of(s, seed).values())
     return dd.peak_ratio(curves[0 if which == "plain" else 1])
+
+
+# ---- the Polynomial fit tab: closed-form least squares on the 1-D toy set (no training)
+POLY_MAX_DEGREE = 15
+
+
+def poly_data_of(s: Mapping[str, Any]) -> polyfit.ToyRegression:
+    return polyfit.toy_regression(int(s["gen_pf_n"]), float(s["gen_pf_noise"]),
+                                  int(s["gen_pf_seed"]))
+
+
+def poly_coef_of(s: Mapping[str, Any], degree: int | None = None):
+    data = poly_data_of(s)
+    return polyfit.fit(data.x_train, data.y_train,
+                       int(s["gen_pf_degree"]) if degree is None else int(degree))
+
+
+def poly_sweep_of(s: Mapping[str, Any]) -> polyfit.DegreeSweep:
+    return polyfit.degree_sweep(poly_data_of(s), POLY_MAX_DEGREE)
+
+
+def poly_mse(s, split: str = "train", degree: int | None = None) -> float:
+    """Mean squared error of the fit (of the slide's degree, or `degree`) on the training or
+    the validation points."""
+    sweep = poly_sweep_of(s)
+    d = int(s["gen_pf_degree"]) if degree is None else int(degree)
+    return float((sweep.train_mse if split == "train" else sweep.val_mse)[d])
+
+
+def poly_best_degree(s) -> float:
+    """The degree with the lowest validation error."""
+    sweep = poly_sweep_of(s)
+    return float(sweep.degrees[int(np.argmin(sweep.val_mse))])
+
+
+def poly_max_gap(s) -> float:
+    """max |fit − sin(2πx)| over [0, 1] (1,001 points): how far the fit strays from the truth."""
+    x = np.linspace(0.0, 1.0, 1001)
+    return float(np.abs(polyfit.predict(poly_coef_of(s), x) - polyfit.true_function(x)).max())

@@ -8,7 +8,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from plotly.subplots import make_subplots
+
 from engine.generalization.double_descent import DoubleDescentCurve
+from engine.generalization.polyfit import DegreeSweep, ToyRegression
 from engine.generalization import DecisionGrid, GeneralizationSnapshot, SplitData
 from ui.fastfig import Fig
 
@@ -159,3 +162,40 @@ def double_descent_figure(curves: Mapping[str, DoubleDescentCurve]) -> go.Figure
     fig.update(height=480, margin=dict(t=40, b=10, l=10, r=10),
                legend=dict(orientation="h", x=1, xanchor="right", y=-0.16, yanchor="top"))
     return fig.figure()
+
+
+def polyfit_figure(data: ToyRegression, grid: np.ndarray, truth: np.ndarray, fit: np.ndarray,
+                   degree: int, sweep: DegreeSweep, show_val: bool) -> go.Figure:
+    """Left: the training points, the true curve and the fitted polynomial (validation points
+    if shown); the y range is fixed, so a wild fit leaves the frame. Right: training and
+    validation error against the degree, this degree marked."""
+    fig = make_subplots(1, 2, column_widths=[0.6, 0.4], horizontal_spacing=0.1,
+                        subplot_titles=(f"Polynomial of degree {degree}",
+                                        "Error vs degree"))
+    fig.add_trace(go.Scatter(x=grid, y=truth, mode="lines", name="true function",
+                             line=dict(color="#2ca02c", width=2)), 1, 1)
+    fig.add_trace(go.Scatter(x=grid, y=fit, mode="lines", name="fitted polynomial",
+                             line=dict(color="#d62728", width=2.5)), 1, 1)
+    fig.add_trace(go.Scatter(x=data.x_train, y=data.y_train, mode="markers",
+                             name="training points",
+                             marker=dict(size=10, color="rgba(0,0,0,0)",
+                                         line=dict(color="#1f77b4", width=2))), 1, 1)
+    if show_val:
+        fig.add_trace(go.Scatter(x=data.x_val, y=data.y_val, mode="markers",
+                                 name="validation points",
+                                 marker=dict(size=6, color="black")), 1, 1)
+    fig.add_trace(go.Scatter(x=sweep.degrees, y=sweep.train_mse, mode="lines+markers",
+                             name="training error", line=dict(color="#1f77b4")), 1, 2)
+    if show_val:
+        fig.add_trace(go.Scatter(x=sweep.degrees, y=sweep.val_mse, mode="lines+markers",
+                                 name="validation error", line=dict(color="black", dash="dash")),
+                      1, 2)
+    fig.add_vline(x=degree, line=dict(color="#d62728", dash="dot"), row=1, col=2)
+    fig.update_yaxes(range=[-2, 2], title_text="y", row=1, col=1)
+    fig.update_xaxes(range=[-0.02, 1.02], title_text="x", row=1, col=1)
+    fig.update_yaxes(type="log", title_text="mean squared error", exponentformat="power",
+                     row=1, col=2)
+    fig.update_xaxes(title_text="degree M", row=1, col=2)
+    fig.update_layout(height=420, margin=dict(t=40, b=10, l=10, r=10),
+                      legend=dict(orientation="h", y=-0.2))
+    return fig

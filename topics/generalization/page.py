@@ -13,17 +13,19 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from engine.generalization import double_descent as dd
 from engine import generalization
-from engine.generalization import reads
+from engine.generalization import polyfit, reads
 from topics.generalization import figures as figs
 from ui import session
 from topics.generalization.compute import (
     TOY_SETS, TOY_LABELS, OPT_LABELS, LRS, L2S, WDS, COEFS, RIDGES, NAMED_STEP, RANDOM_STEP,
-    GRID_RES, LABEL_NOISE, _fmt, overfit_config, random_configs, decay_configs, curves_of)
+    GRID_RES, LABEL_NOISE, POLY_MAX_DEGREE, _fmt, overfit_config, random_configs, decay_configs,
+    curves_of, poly_coef_of, poly_data_of, poly_sweep_of)
 from topics.generalization.tour import PRESETS, STEPS
 from live.controls import live_training, read_trainer
 from live.push import live_parts, place_all
@@ -72,6 +74,13 @@ STATE = StateTable([
     Control("gen_dd_noise", 0.5, "Label noise std", lo=0.0, hi=1.0, step=0.05),
     Control("gen_dd_ridge", 1e-2, "Ridge of the second curve", kind="select_slider", options=RIDGES,
             format_func=_fmt),
+    # Polynomial fit
+    Control("gen_pf_degree", 12, "Polynomial degree M", lo=0, hi=POLY_MAX_DEGREE, step=1),
+    Control("gen_pf_n", 13, "Training points", lo=5, hi=40, step=1),
+    Control("gen_pf_noise", 0.2, "Noise std", kind="select_slider",
+            options=[0.0, 0.05, 0.1, 0.2, 0.3, 0.5]),
+    Control("gen_pf_seed", 3, "Noise draw", lo=0, hi=9, step=1),
+    Control("gen_pf_val", False, "Show validation points", kind="toggle"),
 ])
 
 
@@ -260,6 +269,35 @@ def double_view(panel) -> None:
                            "generalization_double_descent")
 
 
+def poly_view(panel) -> None:
+    """Least-squares polynomials on a few noisy points of sin(2πx) (engine/generalization/
+    polyfit.py, closed form)."""
+    with panel.controls:
+        for key in ("gen_pf_degree", "gen_pf_n", "gen_pf_noise", "gen_pf_seed", "gen_pf_val"):
+            STATE.widget(key)
+    s = STATE.values()
+    data, sweep = poly_data_of(s), poly_sweep_of(s)
+    degree = int(s["gen_pf_degree"])
+    grid = np.linspace(0.0, 1.0, 400)
+    fit = polyfit.predict(poly_coef_of(s), grid)
+    with panel.figure:
+        show_figure(figs.polyfit_figure(data, grid, polyfit.true_function(grid), fit, degree,
+                                        sweep, bool(s["gen_pf_val"])), key="gen_poly_fig")
+        cols = st.columns(3)
+        cols[0].metric("Training error (MSE)", f"{sweep.train_mse[degree]:.3g}")
+        if s["gen_pf_val"]:
+            cols[1].metric("Validation error (MSE)", f"{sweep.val_mse[degree]:.3g}")
+            cols[2].metric("Best degree on validation",
+                           f"{int(sweep.degrees[np.argmin(sweep.val_mse)])}")
+    with panel.notes:
+        explain("The training inputs are evenly spaced on [0, 1], their labels sin(2πx) plus "
+                "Gaussian noise; the polynomial minimizes the squared error on them (least "
+                "squares, no training loop). With as many coefficients as points, M + 1 = n, "
+                "it passes through every point, noise included, and swings between them. The "
+                "validation points, drawn the same way at other x, show what the training "
+                "error hides.")
+
+
 def _frame(snap: generalization.GeneralizationSnapshot) -> pd.DataFrame:
     return pd.DataFrame({"iteration": snap.steps, "train_loss": snap.train_loss,
                          "val_loss": snap.val_loss, "train_acc": snap.train_acc,
@@ -275,7 +313,8 @@ def _export(snap: generalization.GeneralizationSnapshot, config: generalization.
 VIEWS = [View("overfit", "Overfitting", overfit_view),
          View("random", "Random labels", random_view),
          View("decay", "L2 vs AdamW", decay_view),
-         View("double", "Double descent", double_view)]
+         View("double", "Double descent", double_view),
+         View("poly", "Polynomial fit", poly_view)]
 
 if __name__ == "__main__":
     topic_page("generalization", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,

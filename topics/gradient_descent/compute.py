@@ -11,7 +11,7 @@ import numpy as np
 import streamlit as st
 
 from engine import optim
-from engine.optim import reads
+from engine.optim import reads, schedules
 
 # ----------------------------------------------------------------------------- constants
 LANDSCAPE_NAMES = ["quadratic", *optim.LANDSCAPES]
@@ -40,6 +40,12 @@ HYPER = {
 }
 assert set(HYPER) == set(optim.OPTIMIZERS)
 
+# the Schedules tab: its schedules (engine/optim/schedules.py) and their labels
+SCHEDULE_LABELS = {"transformer": "Warm-up, then 1/√t (transformer)",
+                   "sgdr": "Cosine with warm restarts (SGDR)", "step": "Step decay (×0.1)",
+                   "constant": "Constant"}
+assert set(SCHEDULE_LABELS) == set(schedules.SCHEDULES)
+
 
 def hkey(method: str, name: str) -> str:
     return f"gd_hp_{method}_{name}"
@@ -59,6 +65,46 @@ def problem_of(s: Mapping[str, Any]) -> tuple[optim.Landscape, tuple[float, floa
     else:
         eig, angle = (0.05, 1.0), 0.0
     return optim.make_landscape(s["gd_land"], eig, angle), eig, angle
+
+
+def eigen_axes_of(s: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(eigenvalues ascending, unit eigenvectors as columns) of the Hessian at the minimum:
+    the axes of the contour ellipses, the coordinates in which a quadratic separates."""
+    problem = problem_of(s)[0]
+    lam, vec = np.linalg.eigh(np.asarray(problem.hessian(problem.minimizer), dtype=np.float64))
+    return lam, vec
+
+
+def taylor_of(s: Mapping[str, Any]) -> optim.TaylorModel:
+    """The second-order Taylor model of the landscape at the start point."""
+    return optim.taylor_model(problem_of(s)[0], (float(s["gd_x0"]), float(s["gd_y0"])))
+
+
+TAYLOR_LEVELS = (0.25, 1.0, 4.0)   # model level curves drawn: × the drop from the start to q*
+
+
+def taylor_gap(s, radius: float) -> float:
+    """max |f − q| on the circle of `radius` around the start (q: the Taylor model there)."""
+    return optim.taylor_gap(problem_of(s)[0], (float(s["gd_x0"]), float(s["gd_y0"])), radius)
+
+
+def taylor_newton_gap(s) -> float:
+    """|Newton's first iterate − the Taylor model's minimum| (Newton in the race, step 1)."""
+    w_star = taylor_of(s).minimizer
+    if w_star is None:
+        return float("inf")
+    return float(np.linalg.norm(race_of(s)["newton"].points[1] - w_star))
+
+
+def hessian_eigenvalue(s, which: int = 0) -> float:
+    """Eigenvalue `which` (0: the smallest) of the Hessian at the minimum."""
+    return float(eigen_axes_of(s)[0][which])
+
+
+def eigen_axis_angle(s, which: int = 0) -> float:
+    """Direction of eigenvector `which` (0: the smallest eigenvalue's) in degrees, in [0, 180)."""
+    v = eigen_axes_of(s)[1][:, which]
+    return float(np.degrees(np.arctan2(v[1], v[0])) % 180.0)
 
 
 def curvature_of(s: Mapping[str, Any]) -> np.ndarray:
@@ -156,3 +202,32 @@ def swing_growth(s, method: str, which: int = 1) -> float:
 def peak_gap(s, method: str) -> float:
     """Largest f − f* on the path (a step that leaves the valley shows as a spike)."""
     return float(np.max(race_of(s)[method].losses) - problem_of(s)[0].f_star)
+
+
+# ---- the Schedules tab: η_t over steps t = 0 … n − 1 (the transformer's own scale d^(−1/2);
+# the others start from the page's η)
+def schedule_of(s: Mapping[str, Any]) -> np.ndarray:
+    return schedules.schedule(s["gd_sched"], int(s["gd_sched_n"]), 10.0 ** s["gd_loglr"],
+                              d_model=int(s["gd_sched_d"]), warmup=int(s["gd_sched_warmup"]),
+                              period=int(s["gd_sched_period"]), mult=int(s["gd_sched_mult"]))
+
+
+def schedule_peak_step(s) -> float:
+    """The step t where η_t is largest (the first, on a tie)."""
+    return float(np.argmax(schedule_of(s)))
+
+
+def schedule_value(s, step: int = -1, relative: bool = False) -> float:
+    """η at `step` (−1: the last step), or that η over the schedule's largest."""
+    lrs = schedule_of(s)
+    return float(lrs[step] / (lrs.max() if relative else 1.0))
+
+
+def schedule_restarts(s) -> float:
+    """How many times η jumps back up (warm restarts)."""
+    return float(schedules.restarts(schedule_of(s)).size)
+
+
+def schedule_restart(s, which: int = 0) -> float:
+    """The step of restart number `which` (0: the first)."""
+    return float(schedules.restarts(schedule_of(s))[which])

@@ -74,7 +74,9 @@ def step_dots(points: np.ndarray, radius: float, sides: int = 8) -> tuple[np.nda
 
 def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: int,
                 start: Sequence[float], minimizer: Sequence[float], click_res: int = CLICK_RES,
-                title: str = "Paths on the contour plot of f") -> go.Figure:
+                title: str = "Paths on the contour plot of f",
+                axes: tuple[np.ndarray, np.ndarray] | None = None,
+                model: Sequence[np.ndarray] = ()) -> go.Figure:
     """Contours of log10(f - f* + 1e-3) with every run's path up to iteration k, the current
     points as large dots, the start and the minimizer. A faint grid of points makes the plane
     clickable (a click selects a start point): click_res² invisible markers, each an SVG node
@@ -131,6 +133,19 @@ def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: in
                          showlegend=False, legendgroup=method, hoverinfo="skip",
                          marker=dict(size=13, color=color, symbol=symbol,
                                      line=dict(color="white", width=1.5))))
+    if axes is not None:      # the Hessian's eigenvectors through x*: the ellipses' axes
+        half = 2 * span
+        for i, (lam, vec) in enumerate(zip(axes[0], axes[1].T)):
+            data.append(dict(type="scatter", mode="lines", hoverinfo="skip",
+                             x=[minimizer[0] - half * vec[0], minimizer[0] + half * vec[0]],
+                             y=[minimizer[1] - half * vec[1], minimizer[1] + half * vec[1]],
+                             name=f"eigenvector {i + 1} (λ = {lam:.3g})",
+                             line=dict(color="#444", width=1.5, dash="dash" if i else "dot")))
+    for i, ring in enumerate(model):      # level curves of the local quadratic model
+        data.append(dict(type="scatter", mode="lines", hoverinfo="skip", x=ring[:, 0],
+                         y=ring[:, 1], name="quadratic model at the start", showlegend=i == 0,
+                         legendgroup="model", line=dict(color="#d62728", width=1.5,
+                                                        dash="dash")))
     data.append(dict(type="scatter", x=[float(start[0])], y=[float(start[1])], mode="markers",
                      name="start", hoverinfo="skip",
                      marker=dict(size=12, color="black", symbol="square-open",
@@ -192,6 +207,25 @@ def loss_figure(runs: Mapping[str, Trajectory], f_star: float,
         xaxis=dict(title=dict(text="iteration k")),
         yaxis=dict(type="log", title=dict(text="f − f*"), exponentformat="power"),
         legend=dict(orientation="v", x=1.02, y=1)))
+
+
+def schedule_figure(lrs: np.ndarray, name: str, restarts: Sequence[int] = (),
+                    x_title: str = "step t") -> go.Figure:
+    """η_t against t, the largest η marked, warm restarts as dotted lines."""
+    t = np.arange(len(lrs))
+    peak = int(np.argmax(lrs))
+    fig = go.Figure([go.Scatter(x=t, y=lrs, mode="lines", name=name,
+                                line=dict(color=METHOD_COLORS["gd"], width=2)),
+                     go.Scatter(x=[peak], y=[lrs[peak]], mode="markers+text",
+                                name=f"largest η = {lrs[peak]:.3g} at t = {peak}",
+                                text=[f"t = {peak}"], textposition="top right",
+                                marker=dict(size=10, color="black", symbol="diamond"))])
+    fig.update_layout(shapes=[_vline(r, dict(color="#888", width=1, dash="dot"))
+                              for r in restarts],
+                      title=f"Learning rate η_t: {name}", height=380, xaxis_title=x_title,
+                      yaxis=dict(title="η_t", rangemode="tozero"),
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
 
 
 def _vline(x: float, line: dict) -> dict:

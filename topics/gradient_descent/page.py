@@ -20,8 +20,9 @@ from ui import session
 from ui.page import View, topic_page, user_errors
 from topics.gradient_descent.compute import (
     HYPER, KAPPAS, LANDSCAPE_LABELS, LANDSCAPE_NAMES, LOGLR_RANGE, RATE_MAP_STEPS, START_RANGE,
-    TOL, cached_grid, cached_rate_map, curvature_of, entries_of, hkey, log10, problem_of,
-    race_of, tail_rate, theory_of)
+    SCHEDULE_LABELS, TAYLOR_LEVELS, TOL, cached_grid, cached_rate_map, curvature_of, eigen_axes_of, entries_of,
+    hkey, log10, problem_of, race_of, schedule_of, tail_rate, taylor_of, theory_of)
+from engine.optim import schedules
 from topics.gradient_descent.tour import PRESETS, STEPS
 from ui.render import explain, show_figure
 from ui.state import Control, StateTable
@@ -57,6 +58,26 @@ STATE = StateTable([
             help="Scrub through the race: every path is drawn up to step k."),
     *[Control(hkey(m, name), default, text, kind="number", lo=lo, hi=hi, fmt="%.4g")
       for m, specs in HYPER.items() for name, text, lo, hi, default in specs],
+    Control("gd_eigaxes", False, "Show the Hessian's eigenvector axes", kind="checkbox",
+            help="Lines through the minimum along the eigenvectors of the Hessian there: the "
+                 "axes of the contour ellipses, the coordinates in which a quadratic splits "
+                 "into one parabola per eigenvalue."),
+    Control("gd_taylor", False, "Show the quadratic model at the start", kind="checkbox",
+            help="Level curves of the second-order Taylor expansion of f at the start point, "
+                 "f(w₀) + gᵀ(w − w₀) + ½(w − w₀)ᵀH(w − w₀) (where H is positive definite); "
+                 "its minimum is where Newton's first step lands."),
+    Control("gd_sched", "transformer", "Schedule", kind="radio", options=list(SCHEDULE_LABELS),
+            format_func=SCHEDULE_LABELS.get),
+    Control("gd_sched_n", 20000, "Steps (or epochs) shown", kind="select_slider",
+            options=[100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000]),
+    Control("gd_sched_d", 512, "Model width d", kind="select_slider",
+            options=[128, 256, 512, 1024]),
+    Control("gd_sched_warmup", 4000, "Warm-up steps w", kind="select_slider",
+            options=[10, 100, 500, 1000, 2000, 4000, 8000]),
+    Control("gd_sched_period", 50, "Period T₀", kind="select_slider",
+            options=[10, 20, 30, 50, 100, 200, 1000]),
+    Control("gd_sched_mult", 1, "Period multiplier T_mult", kind="select_slider",
+            options=[1, 2, 3]),
 ])
 
 
@@ -116,6 +137,8 @@ def landscape_controls() -> dict[str, Any]:
 def race_controls() -> None:
     STATE.widget("gd_methods")
     STATE.widget("gd_steps")
+    STATE.widget("gd_eigaxes")
+    STATE.widget("gd_taylor")
     with st.expander("Start, noise and per-method hyperparameters", key="gd_more",
                      on_change="rerun") as more:
         c0, c1 = st.columns(2)
@@ -176,7 +199,10 @@ def race_view(panel) -> None:
             """The iteration scrubber with the two figures it moves: scrubbing reruns only
             this (not the race, the controls or the table)."""
             k = min(int(st.session_state["gd_iter"]), steps)
-            paths = figs.path_figure(grid, problem.f_star, runs, k, (x0, y0), problem.minimizer)
+            paths = figs.path_figure(grid, problem.f_star, runs, k, (x0, y0), problem.minimizer,
+                                     axes=eigen_axes_of(s) if s["gd_eigaxes"] else None,
+                                     model=taylor_of(s).level_ellipses(TAYLOR_LEVELS)
+                                     if s["gd_taylor"] else ())
             show_figure(_fixed_margins(paths), key="gd_contour", on_select=_on_click_start,
                         selection_mode=("points", "box"))
             STATE.widget("gd_iter", hi=steps)
@@ -302,10 +328,42 @@ def _export(s, problem, runs) -> None:
                    "settings, each method's hyperparameters and divergence step.")
 
 
+def schedule_view(panel) -> None:
+    """η_t of a learning-rate schedule (engine/optim/schedules.py, each checked against the
+    PyTorch scheduler it mirrors)."""
+    with panel.controls:
+        name = STATE.widget("gd_sched")
+        STATE.widget("gd_sched_n")
+        if name == "transformer":
+            STATE.widget("gd_sched_d")
+            STATE.widget("gd_sched_warmup")
+        else:
+            STATE.widget("gd_loglr")
+            if name != "constant":
+                STATE.widget("gd_sched_period")
+            if name == "sgdr":
+                STATE.widget("gd_sched_mult")
+    s = STATE.values()
+    lrs = schedule_of(s)
+    ups = schedules.restarts(lrs)
+    with panel.figure:
+        show_figure(figs.schedule_figure(lrs, SCHEDULE_LABELS[name], ups), key="gd_sched_fig")
+        st.caption(f"Largest η = {lrs.max():.4g} at t = {int(lrs.argmax())}; last η = "
+                   f"{lrs[-1]:.4g}" + (f"; warm restarts at t = {', '.join(map(str, ups))}"
+                                       if ups.size else "") + ".")
+    with panel.notes:
+        explain("A schedule changes η during training. The transformer's warms up linearly "
+                "for w steps (large early steps on a fresh Adam state are unstable), then "
+                "decays like 1/√t, scaled by d^(−1/2). SGDR anneals η along a half cosine and "
+                "restarts it at its maximum at the end of every cycle, each cycle T_mult times "
+                "longer. Step decay divides η by 10 every T₀ steps.")
+
+
 VIEWS = [View("race", "Race", race_view),
          View("factor", "Step factor |1 − ηλ|", factor_view),
          View("eigen", "Error per eigenvector", eigen_view),
-         View("phase", "Momentum phase diagram", phase_view)]
+         View("phase", "Momentum phase diagram", phase_view),
+         View("schedule", "Schedules", schedule_view)]
 
 if __name__ == "__main__":
     topic_page("gradient_descent", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,

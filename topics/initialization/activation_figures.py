@@ -11,10 +11,12 @@ from plotly.subplots import make_subplots
 from ui.theme import COLORWAY
 
 
-def activations_figure(z: np.ndarray, curves: Mapping[str, tuple[np.ndarray, np.ndarray]]
-                       ) -> go.Figure:
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("φ(z)", "φ′(z) (autograd)"),
-                        horizontal_spacing=0.1)
+def activations_figure(z: np.ndarray, curves: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                       titles: tuple[str, str] = ("φ(z)", "φ′(z) (autograd)"),
+                       x_title: str = "z") -> go.Figure:
+    """Each curve's value (left) and derivative (right) against z; also the backpropagation
+    page's regression losses and their slopes against the error."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.1)
     for i, (name, (phi, dphi)) in enumerate(curves.items()):
         color = COLORWAY[i % len(COLORWAY)]
         fig.add_trace(go.Scatter(x=z, y=phi, name=name, mode="lines", legendgroup=name,
@@ -22,7 +24,7 @@ def activations_figure(z: np.ndarray, curves: Mapping[str, tuple[np.ndarray, np.
         fig.add_trace(go.Scatter(x=z, y=dphi, name=name, mode="lines", legendgroup=name,
                                  showlegend=False, line=dict(color=color, width=2.5)),
                       row=1, col=2)
-    fig.update_xaxes(title_text="z", zeroline=True)
+    fig.update_xaxes(title_text=x_title, zeroline=True)
     fig.update_layout(height=420, legend=dict(orientation="h", y=-0.25, x=0),
                       margin=dict(t=50, b=90))
     return fig

@@ -38,6 +38,28 @@ def propagation_of(s: Mapping[str, Any], seed: int = 0, device: str = "cpu") -> 
                       float(s["in_sb"]), device)
 
 
+SPECTRA_LAYERS = 5              # the Covariance spectra tab draws h_0 … h_5
+
+
+@st.cache_data(max_entries=8, show_spinner="Computing the covariance spectra…")
+def _spectra(depth, width, act, init, n, seed, norm, sw, sb) -> np.ndarray:
+    return signal.covariance_spectra(depth, width, act, init, n, seed, norm, sw, sb)
+
+
+def spectra_of(s: Mapping[str, Any], seed: int = 0) -> np.ndarray:
+    """Eigenvalues (largest first) of the covariance of h_0 … h_min(L, 5) over the inputs, for
+    the network the Signal tab propagates."""
+    depth = min(int(s["in_depth"]), SPECTRA_LAYERS)
+    return _spectra(depth, int(s["in_width"]), s["in_act"], s["in_init"], int(s["in_samples"]),
+                    int(seed), s["in_norm"], float(s["in_sw"]), float(s["in_sb"]))
+
+
+def spectrum_condition(s, layer: int) -> float:
+    """λmax / λmin of the covariance of h_layer (the Covariance spectra tab)."""
+    eig = spectra_of(s)[int(layer)]
+    return float(eig[0] / eig[-1]) if eig[-1] > 0 else math.inf
+
+
 @st.cache_data(max_entries=8, show_spinner="Computing the mean-field map…")
 def _map(activation: str, depth: int) -> signal.VarianceMap:
     return signal.variance_map(activation, SW_RANGE, SB_RANGE, depth, MAP_RESOLUTION)

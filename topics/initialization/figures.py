@@ -242,3 +242,20 @@ def lr_sweep_figure(r: LRSweep) -> go.Figure:
     fig.update(title=dict(text=f"Loss after {r.steps} SGD steps against the learning rate"),
                height=320, legend=dict(orientation="h", y=-0.3, x=0))
     return fig.figure()
+
+
+def spectra_figure(spectra: np.ndarray, title: str) -> go.Figure:
+    """The eigenvalues of each layer's covariance, largest first, on a log axis: one line per
+    layer, the input h_0 first (flat for whitened inputs)."""
+    fig = go.Figure()
+    k = np.arange(1, spectra.shape[1] + 1)
+    for layer, eig in enumerate(spectra):
+        fig.add_trace(go.Scatter(x=k, y=np.maximum(eig, 1e-16), mode="lines+markers",
+                                 name="input x" if layer == 0 else f"h_{layer}",
+                                 line=dict(color=COLORWAY[layer % len(COLORWAY)], width=2),
+                                 marker=dict(size=4)))
+    fig.update_layout(title=title, height=420, xaxis_title="eigenvalue number (largest first)",
+                      yaxis=dict(type="log", exponentformat="power",
+                                 title="eigenvalue of the covariance"),
+                      legend=dict(orientation="h", y=-0.2))
+    return fig

@@ -27,7 +27,7 @@ from ui import warm
 from ui.claims import measured
 from topics.initialization.compute import (
     ACTIVATIONS, NORMS, INIT_LABELS, SW_RANGE, SB_RANGE, GAP_BATCHES, propagation_of, map_of,
-    chi_of, grad_ratio, train_config, bn_trace_of, gaps_of, signal_metrics, sweep_of)
+    chi_of, grad_ratio, train_config, bn_trace_of, gaps_of, signal_metrics, spectra_of, sweep_of)
 from topics.initialization.tour import PRESETS, STEPS
 from live.controls import live_training
 from live.push import live_parts, place
@@ -282,9 +282,30 @@ def phi_view(panel) -> None:
                 "variants (GELU, Swish, Mish, ELU) keep a small slope for negative z.")
 
 
+def spectra_view(panel) -> None:
+    """The covariance spectra of the first layers' signals of the Signal tab's network."""
+    with panel.controls:
+        _signal_controls()
+    s = STATE.values()
+    with panel.figure, user_errors("propagate through the network"):
+        sp = spectra_of(s, session.seed())
+        show_figure(figs.spectra_figure(sp, _propagation_title(s)), key="in_spectra")
+        names = ["x", *(f"h_{layer}" for layer in range(1, len(sp)))]
+        st.caption(" · ".join(f"{name}: λmax/λmin = {eig[0] / eig[-1]:.3g}" if eig[-1] > 0
+                              else f"{name}: singular" for name, eig in zip(names, sp)))
+    with panel.notes:
+        explain("The covariance of a layer's signal over the inputs says in which directions "
+                "the inputs still differ. Whitened inputs have equal eigenvalues (up to "
+                "sampling noise). Each random layer stretches some directions and squeezes "
+                "others, so the spread of eigenvalues grows layer after layer: the signal "
+                "becomes ill-conditioned, and gradient descent on the layers after it slows "
+                "down, as on an elongated bowl.")
+
+
 VIEWS = [View("signal", "Signal", signal_view), View("chaos", "Edge of chaos", chaos_view),
          View("train", "Train", train_view), View("bn", "Batch norm", bn_view),
-         View("phi", "Activations φ, φ′", phi_view)]
+         View("phi", "Activations φ, φ′", phi_view),
+         View("spectra", "Covariance spectra", spectra_view)]
 
 if __name__ == "__main__":
     seed, device = session.seed(), session.device()
