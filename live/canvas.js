@@ -317,8 +317,11 @@ function autoTicks(ax, thin) {
   if (log) {                                    // Plotly's log ticks (axes.autoTicks, formatLog)
     const lo = Math.min(ax.r0, ax.r1), hi = Math.max(ax.r0, ax.r1), rough = (hi - lo) / nt * thin;
     const decade = (p) => decadeText(p, c);
-    if (rough > 0.7) {                          // powers of ten, every ceil(rough) decades
-      dtick = Math.ceil(rough); values = [];
+    // a whole number dtick: powers of ten that many decades apart (classroom log axes), as
+    // are Plotly's own beyond 0.7 decades per tick, every ceil(rough) decades
+    const every = typeof c.dtick === 'number' && c.dtick >= 1 ? Math.round(c.dtick) : rough > 0.7 ? Math.ceil(rough) : 0;
+    if (every) {
+      dtick = every; values = [];
       for (let k = Math.ceil(lo / dtick - 1e-9) * dtick; k <= hi + 1e-9; k += dtick) values.push(k);
       return values.map((k) => [k, ...decade(k)]);
     }
@@ -552,15 +555,17 @@ function draw(chart) {
     tw = ltitle && items.length ? ctx.measureText(ltitle).width + 10 : 0;   // Plotly: left of row 1
     legendW = 0;
     if (items.length && horizontal) {              // Plotly: one row of entries as wide as each
-      const room = W - m.l - m.r - tw, sum = items.reduce((a, it) => a + it.w, 0);
-      if (sum <= room) {
+      // if they fit the plot area's width (plotly.js legend/draw.js: _maxWidth = gs.w; an
+      // entry is 40 px + its text, 5 px apart), else a grid of columns as wide as the widest
+      const room = W - m.l - m.r, text = items.map((it) => it.w - 8);   // (a title does not count)
+      const sum = text.reduce((a, w) => a + w, 0) + 5 * (items.length - 1);
+      if (sum < room) {
         let x = tw;
         items.forEach((it) => { it.row = 0; it.x = x; x += it.w; });
         legendW = x;
-      } else {                                     // else a grid: columns as wide as the widest
-        // (a legend placed on the figure - yref container - wraps at the figure's width)
-        const col = Math.max(...items.map((it) => it.w));
-        const per = Math.max(1, Math.floor((L.legend?.yref === 'container' ? W - tw + 5 : W - m.l - tw) / col));
+      } else {
+        const col = Math.max(...items.map((it) => it.w)), inner = Math.max(...text);
+        const per = Math.max(1, Math.floor((room - inner) / (inner + 5)) + 1);
         items.forEach((it, k) => { it.row = Math.floor(k / per); it.x = tw + (k % per) * col; });
         legendW = tw + Math.min(per, items.length) * col;
       }
