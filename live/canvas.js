@@ -511,7 +511,7 @@ function draw(chart) {
         // turned labels: their height plus, as Plotly's automargin measured, ~half to one line
         // (flat labels and the title: fitted to Plotly's x.automargin push, 12-19 px ticks
         // and 14-22 px titles, as measured in plotly.js 4)
-        const tall = ax.angle ? lw * Math.sin(rad) + atick * 1.25 * Math.cos(rad) + atick * (0.5 + 0.5 * Math.sin(rad))
+        const tall = ax.angle ? lw * Math.sin(rad) + atick * 1.25 * Math.cos(rad) + Math.min(atick, 12) * (0.5 + 0.5 * Math.sin(rad))
           : atick * 1.343 * big + 7.3 - (m0.b < 20 ? 2 : 0);   // 2 px less measured at b = 10 than at b >= 20
         if (!pushes) continue;
         const gapB = pass > 0 && o && o.start != null ? plot.t + plot.h - o.start - o.len : od[0] * ph;
