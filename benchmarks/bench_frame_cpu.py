@@ -12,7 +12,9 @@ Per page: Play, 4 s to warm up, then the main thread's task time (the DevTools P
 Performance.getMetrics TaskDuration) over WINDOW_S seconds divided by the frames shown in
 that window (changes of the "Iteration N" status line, seen by a MutationObserver).
 DLPLAY_BENCH_PAGES=gan,relu_3d picks views (relu_3d: the ReLU page showing its 3-D
-surface, drawn by plotly.js). Only run when asked (needs chromium)."""
+surface, drawn by plotly.js; every other live tab by its live_training key, e.g. lg_race;
+DLPLAY_BENCH_PAGES=all: every view). Without it the three views the README first measured
+run. Only run when asked (needs chromium)."""
 from __future__ import annotations
 
 import os
@@ -20,7 +22,10 @@ import shutil
 import time
 from contextlib import contextmanager
 
+from urllib.parse import quote_plus
+
 from benchmarks import Measurement
+from ui.lesson_format import LIVE_KEYS
 from ui.topics import ROOT
 
 EXPLICIT = True
@@ -30,6 +35,23 @@ WARMUP_S = 4.0
 PAGES = {"gan": ("gan", "gan", None), "relu_regions": ("relu_regions", "rr_train", None),
          "relu_3d": ("relu_regions", "rr_train", "3-D surface"),
          "vae": ("vae", "vae_live", None)}
+DEFAULT = ("gan", "relu_regions", "relu_3d")
+# the attention page opens on its shipped model, which does not train
+SETTINGS = {"at_train": "&at_source=" + quote_plus("train from scratch")}
+
+
+def _every_view() -> dict[str, tuple[str, str, str | None]]:
+    """PAGES plus every other live tab (ui.lesson_format.LIVE_KEYS), named by its key and
+    opened on its tab (?<slug>_view=)."""
+    from ui import lesson_library as library
+    views = dict(PAGES)
+    covered = {key for _, key, _ in PAGES.values()}
+    for (slug, tab), key in LIVE_KEYS.items():
+        if key in covered:
+            continue
+        title = next(v.title for v in library.PAGES[slug].VIEWS if v.key == tab)
+        views[key] = (f"{slug}?{slug}_view={quote_plus(title)}{SETTINGS.get(key, '')}", key, None)
+    return views
 WAYS = {"canvas": {}, "plotly": {"DLPLAY_LIVE_CANVAS": "0"}, "rerun": {"DLPLAY_PUSH": "0"}}
 # frames shown: fetched frames painted (the component counts them) or, rerunning, changes of
 # the "Iteration N" status line
@@ -98,7 +120,10 @@ def measure() -> dict[tuple[str, str], tuple[float, int]]:
     from playwright.sync_api import sync_playwright
 
     from benchmarks.bench_browser import ARGS, Server
-    wanted = [p for p in os.environ.get("DLPLAY_BENCH_PAGES", ",".join(PAGES)).split(",") if p]
+    views = _every_view()
+    wanted = [p for p in os.environ.get("DLPLAY_BENCH_PAGES", ",".join(DEFAULT)).split(",") if p]
+    if wanted == ["all"]:
+        wanted = list(views)
     out = {}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
@@ -108,7 +133,7 @@ def measure() -> dict[tuple[str, str], tuple[float, int]]:
                     server = Server("app.py", ROOT)
                 try:
                     for view in wanted:
-                        path, key, option = PAGES[view]
+                        path, key, option = views[view]
                         out[(view, way)] = _per_frame(browser, f"{server.url}/{path}", key,
                                                       option, push=way != "rerun")
                 finally:

@@ -44,12 +44,13 @@ function rgb(color) {                          // any CSS colour -> [r, g, b, a]
   RGB_CACHE.set(color, out);
   return out;
 }
-function lut(scale, reverse) {                // colour scale -> 256 x rgba
+const FINE = 4096;                             // heatmap cells: colour steps of 1/4095
+function lut(scale, reverse, n = 256) {       // colour scale -> n x rgba
   const stops = scale.map(([p, c]) => [+p, rgb(c)]);
   if (reverse) stops.reverse().forEach((s) => { s[0] = 1 - s[0]; });
-  const out = new Uint8ClampedArray(256 * 4);
-  for (let i = 0, k = 0; i < 256; i++) {
-    const t = i / 255;
+  const out = new Uint8ClampedArray(n * 4);
+  for (let i = 0, k = 0; i < n; i++) {
+    const t = i / (n - 1);
     while (k < stops.length - 2 && t > stops[k + 1][0]) k++;
     const [p0, c0] = stops[k], [p1, c1] = stops[Math.min(k + 1, stops.length - 1)];
     const f = p1 > p0 ? Math.min(1, Math.max(0, (t - p0) / (p1 - p0))) : 0;
@@ -105,7 +106,10 @@ const TRACES = {
       const g = grid(t.z), [lo, hi] = extent(g.a);
       return {...g, xe: edges(t.x, g.cols), ye: edges(t.y, g.rows), opacity: t.opacity ?? 1,
         zmin: t.zmin ?? lo, zmax: t.zmax ?? hi, scale: t.colorscale,
-        lut: lut(t.colorscale, t.reversescale), bar: t.showscale !== false && t.colorbar !== null,
+        lut: lut(t.colorscale, t.reversescale),
+        // the cells' colours from a finer table: a scale with a hard step (the VAE grid's grey
+        // separators at 0, white from 1/11) put values just past the step on the wrong side
+        fine: lut(t.colorscale, t.reversescale, FINE), bar: t.showscale !== false && t.colorbar !== null,
         colorbar: t.colorbar ?? {}, pad: {x: false, y: false}, ppad: 0,
         texts: t.texttemplate === '%{text}' && Array.isArray(t.text) ? t.text : null, style,
         xgap: t.xgap ?? 0, ygap: t.ygap ?? 0};
@@ -116,8 +120,8 @@ const TRACES = {
       for (let k = 0; k < p.a.length; k++) {
         const v = p.a[k];
         if (!Number.isFinite(v)) continue;
-        const c = Math.round(255 * Math.min(1, Math.max(0, (v - p.zmin) / span))) * 4;
-        img.data.set(p.lut.subarray(c, c + 4), k * 4);
+        const c = Math.round((FINE - 1) * Math.min(1, Math.max(0, (v - p.zmin) / span))) * 4;
+        img.data.set(p.fine.subarray(c, c + 4), k * 4);
       }
       const off = new OffscreenCanvas(p.cols, p.rows);
       off.getContext('2d').putImageData(img, 0, 0);
@@ -291,25 +295,33 @@ function autoTicks(ax, thin) {
   const c = ax.cfg, log = ax.log;
   if (Array.isArray(c.tickvals)) {
     const text = c.ticktext ?? c.tickvals.map(formatter(c, 1, c.tickvals));
-    // a category y axis (categories_as_numbers): Plotly labels every k-th category so that
-    // labels are >= 2 font sizes apart (x labels turn instead, tickAngle)
+    // a category y axis (categories_as_numbers): Plotly labels every k-th category, k the
+    // categories over how many labels fit at round(1.2 font sizes) apart (axes.autoTicks:
+    // bigFont); x labels turn instead (tickAngle)
     const k = c.dlplay_categories && ax.letter === 'y'
-      ? Math.ceil(c.dlplay_categories / Math.max(1, ax.len / (2 * (c.tickfont?.size ?? ax.tickSize ?? 12)))) : 1;
+      ? Math.ceil(c.dlplay_categories / Math.max(1, ax.len / Math.round(1.2 * (c.tickfont?.size ?? ax.tickSize ?? 12)))) : 1;
     return c.tickvals.map((v, i) => [log ? Math.log10(v) : v, String(text[i] ?? '')]).filter((_, i) => i % k === 0);
   }
   if (ax.base && (c.tickmode ?? 'sync') === 'sync' && !c.dtick) {   // Plotly's default for an
     const b = ax.base, vals = autoTicks(b, thin).map(([v]) => ax.r0 + (v - b.r0) / (b.r1 - b.r0) * (ax.r1 - ax.r0));
     const step = vals.length > 1 ? Math.abs(vals[1] - vals[0]) : 1;   // overlaying axis: its
     const fmt = formatter(c, step / 100, vals);                        // ticks at the base's
-    return vals.map((v) => [v, fmt(ax.log ? +(10 ** v).toPrecision(3) : v)]);
+    // a synced log axis: Plotly labels a tick by its leading digit, small (as "D1" ticks),
+    // and one that rounds up to the next decade by its value
+    if (ax.log) return vals.map((v) => { const d = Math.round(10 ** (v - Math.floor(v)));
+      return d >= 10 ? [v, String(+(10 ** v).toPrecision(6))] : [v, String(d), 0.7]; });
+    return vals.map((v) => [v, fmt(v)]);
   }
   let values, dtick;
   const nt = c.nticks || Math.min(9, Math.max(4, ax.len / (ax.letter === 'y' ? 40 : 80))) + 1;
   if (log) {                                    // Plotly's log ticks (axes.autoTicks, formatLog)
     const lo = Math.min(ax.r0, ax.r1), hi = Math.max(ax.r0, ax.r1), rough = (hi - lo) / nt * thin;
     const decade = (p) => decadeText(p, c);
-    if (rough > 0.7) {                          // powers of ten, every ceil(rough) decades
-      dtick = Math.ceil(rough); values = [];
+    // a whole number dtick: powers of ten that many decades apart (classroom log axes), as
+    // are Plotly's own beyond 0.7 decades per tick, every ceil(rough) decades
+    const every = typeof c.dtick === 'number' && c.dtick >= 1 ? Math.round(c.dtick) : rough > 0.7 ? Math.ceil(rough) : 0;
+    if (every) {
+      dtick = every; values = [];
       for (let k = Math.ceil(lo / dtick - 1e-9) * dtick; k <= hi + 1e-9; k += dtick) values.push(k);
       return values.map((k) => [k, ...decade(k)]);
     }
@@ -457,77 +469,122 @@ function draw(chart) {
   ctx.clearRect(0, 0, W, H);
   ctx.fillStyle = L.paper_bgcolor ?? 'white'; ctx.fillRect(0, 0, W, H);
   const prepared = spec.data.map((t, i) => { const kind = TRACES[t.type ?? 'scatter']; return {t, i, kind, p: kind.prepare(t, i, style)}; });
-  const axes = buildAxes(spec, prepared), m = {...style.margin, ...(L.margin ?? {})};
+  const axes = buildAxes(spec, prepared);
   const tick = style.tick, fsize = style.font, legend = legendItems(spec, prepared);
   const horizontal = (L.legend?.orientation ?? 'v') === 'h';
-  // automargin: room for tick labels, axis titles, title, colour bars and the legend
-  let axisB = 0;                                 // the bottom axes' labels and titles
-  for (const ax of Object.values(axes)) {
-    if (!ax.visible) continue;
-    ax.len = ax.letter === 'x' ? W / 2 : H / 2;
-    const labels = ax.labels ? autoTicks(ax, 1) : [];
-    const title = titleText(ax.cfg.title), tsize = ax.cfg.title?.font?.size ?? fsize;
-    // a margin grows by what the labels need beyond the plot area (Plotly's automargin): a
-    // subplot's inner axis has the gap between subplots, a secondary y axis the part of the
-    // width its x domain leaves (estimated with the margins so far)
-    const o = axes[ax.anchor], od = o ? o.domain : [0, 1];
-    const atick = ax.cfg.tickfont?.size ?? tick, pw = Math.max(10, W - m.l - m.r), ph = Math.max(10, H - m.t - m.b);
-    if (ax.letter === 'y') {
-      const need = labelWidth(ctx, labels, atick, style) + 8 + (title ? tsize * 1.25 + 8 : 0) + 4;
-      if (ax.side === 'right') m.r = Math.max(m.r, need - (1 - od[1]) * pw); else m.l = Math.max(m.l, need - od[0] * pw);
-    } else if (ax.side !== 'top') {
-      const big = Math.max(1, ...labels.map(([, , k]) => k ?? 1)), lw = labelWidth(ctx, labels, atick, style);
-      ax.angle = tickAngle(ax, labels, lw, pw * (ax.domain[1] - ax.domain[0]), atick);
-      const rad = Math.abs(ax.angle) * Math.PI / 180;
-      // turned labels: their height plus, as Plotly's automargin measured, ~half to one line
-      const tall = ax.angle ? lw * Math.sin(rad) + atick * 1.25 * Math.cos(rad) + atick * (0.5 + 0.5 * Math.sin(rad))
-        : atick * 1.25 * big;
-      axisB = Math.max(axisB, (labels.length ? tall + 8 : 0) + (title ? tsize * 1.25 + 8 : 0) + 4 - od[0] * ph);
+  // automargin: room for tick labels, axis titles, title, colour bars and the legend; twice:
+  // tick labels depend on the axis length, which the margins set (a synced axis's labels on
+  // its base's ticks), so the second pass lays out for the plot area the first one found
+  const m0 = {...style.margin, ...(L.margin ?? {})}, fixed = new Map(Object.values(axes).map((a) => [a, [a.r0, a.r1]]));
+  let m, axisB, title, sub, bars, items, ltitle, tw, legendW, plot;
+  for (let pass = 0; pass < 2; pass++) {
+    m = {...m0};
+    for (const [a, [r0, r1]] of fixed) if (!a.auto) [a.r0, a.r1] = [r0, r1];   // scaleanchor moved them
+    axisB = 0;                                 // the bottom axes' labels and titles
+    for (const ax of Object.values(axes)) {
+      if (!ax.visible) continue;
+      if (pass === 0) ax.len = Math.max(10, (ax.domain[1] - ax.domain[0]) * (ax.letter === 'x' ? W - m.l - m.r : H - m.t - m.b));
+      const labels = ax.labels ? autoTicks(ax, 1) : [];
+      const title = titleText(ax.cfg.title), tsize = ax.cfg.title?.font?.size ?? fsize;
+      // a margin grows by what the labels need beyond the plot area (Plotly's automargin): a
+      // subplot's inner axis has the gap between subplots, a secondary y axis the part of the
+      // width its x domain leaves (estimated with the margins so far)
+      const o = axes[ax.anchor], od = o ? o.domain : [0, 1];
+      // automargin: false - the labels and title stay inside the margins as given (and a
+      // legend below then takes its room from the margin: Plotly's reserved margin)
+      const pushes = ax.cfg.automargin !== false;
+      // no tick marks (ticks: ""): Plotly's push is the tick length and its gap smaller
+      const atick = ax.cfg.tickfont?.size ?? tick, bare = ax.cfg.ticks === '' ? 7 + (atick - 12) * 2 / 7 : 0, pw = Math.max(10, W - m.l - m.r), ph = Math.max(10, H - m.t - m.b);
+      if (ax.letter === 'y') {
+        // Plotly's y.automargin push (fitted for 12-19 px ticks, 14-22 px titles, plotly.js 4)
+        const need = labelWidth(ctx, labels, atick, style) + 16 + 0.2 * atick + (title ? tsize * 0.7 + 8 : 0) - bare;
+        if (!pushes) continue;
+        // the room inside the plot area beside the anchor axis: its domain's, and after the
+        // first pass also what equal units (scaleanchor, constrain "domain") left free
+        const placed = pass > 0 && o && o.start != null;
+        const gapL = placed ? o.start - plot.l : od[0] * pw, gapR = placed ? plot.l + plot.w - o.start - o.len : (1 - od[1]) * pw;
+        if (ax.side === 'right') m.r = Math.max(m.r, need - gapR); else m.l = Math.max(m.l, need - gapL);
+      } else if (ax.side !== 'top') {
+        const big = Math.max(1, ...labels.map(([, , k]) => k ?? 1)), lw = labelWidth(ctx, labels, atick, style);
+        ax.angle = tickAngle(ax, labels, lw, pw * (ax.domain[1] - ax.domain[0]), atick);
+        const rad = Math.abs(ax.angle) * Math.PI / 180;
+        // turned labels: their height plus, as Plotly's automargin measured, ~half to one line
+        // (flat labels and the title: fitted to Plotly's x.automargin push, 12-19 px ticks
+        // and 14-22 px titles, as measured in plotly.js 4)
+        const tall = ax.angle ? lw * Math.sin(rad) + atick * 1.25 * Math.cos(rad) + Math.min(atick, 12) * (0.5 + 0.5 * Math.sin(rad))
+          : atick * 1.343 * big + 7.3 - (m0.b < 20 ? 2 : 0);   // 2 px less measured at b = 10 than at b >= 20
+        if (!pushes) continue;
+        const gapB = pass > 0 && o && o.start != null ? plot.t + plot.h - o.start - o.len : od[0] * ph;
+        axisB = Math.max(axisB, (labels.length ? tall + 8 : 0) + (title ? tsize * 0.7 + 8 : 0) + 4 - bare - gapB);
+        if (pass > 0 && !ax.angle && labels.length && ax.t) {
+          // Plotly's automargin also makes room for the last flat label where it sticks out
+          // past the plot area's right edge (but not when it already sticks out of the
+          // figure): its half width plus up to 12 px (measured)
+          const [v, s, k] = labels.reduce((a, b) => (ax.t(b[0]) > ax.t(a[0]) ? b : a));
+          const half = widthOf(ctx, [s], Math.round(atick * (k ?? 1)), style) / 2, right = ax.t(v) + half;
+          if (right > W - m.r && right <= W) m.r = Math.max(m.r, half + Math.min(12, m0.r));
+        }
+      }
     }
-  }
-  const title = titleText(L.title), sub = titleText(L.title?.subtitle);
-  if (title) m.t = Math.max(m.t, 0.02 * H + style.title * 1.3 * plain(title).length
-                                 + (sub ? style.title * 0.9 * plain(sub).length : 0) + 4);
-  const bars = prepared.filter(({p}) => p.bar);
-  if (bars.length) {
-    const b = bars[0].p, th = b.colorbar.thickness ?? 30, ttl = titleText(b.colorbar.title);
-    const labels = niceTicks(b.zmin, b.zmax, 6).values.map(formatter(b.colorbar, niceTicks(b.zmin, b.zmax, 6).dtick, [b.zmax]));
-    b.barW = th + 6 + widthOf(ctx, labels, fsize, style) + (ttl ? fsize * 1.25 + 4 : 0);
-    // Plotly's automargin: the bar at x = 1.02 (2% of the plot width past its edge), the
-    // margin the larger of the figure's and what the bar needs
-    // plus its x padding (10 px a side), tick length and label gap
-    m.r = Math.max(m.r, b.barW + 27 + 0.02 * (W - m.l - m.r));
-  }
-  ctx.font = font(style, fsize);
-  const items = legend.map((it) => ({...it, w: 40 + ctx.measureText(it.name).width + 8}));
-  const ltitle = plain(titleText(L.legend?.title) ?? '')[0] ?? '';
-  const tw = ltitle && items.length ? ctx.measureText(ltitle).width + 10 : 0;   // Plotly: left of row 1
-  let legendW = 0;
-  if (items.length && horizontal) {              // Plotly: one row of entries as wide as each
-    const room = W - m.l - m.r - tw, sum = items.reduce((a, it) => a + it.w, 0);
-    if (sum <= room) {
-      let x = tw;
-      items.forEach((it) => { it.row = 0; it.x = x; x += it.w; });
-      legendW = x;
-    } else {                                     // else a grid: columns as wide as the widest
-      const col = Math.max(...items.map((it) => it.w)), per = Math.max(1, Math.floor((W - m.l - tw) / col));
-      items.forEach((it, k) => { it.row = Math.floor(k / per); it.x = tw + (k % per) * col; });
-      legendW = tw + Math.min(per, items.length) * col;
+    title = titleText(L.title), sub = titleText(L.title?.subtitle);
+    if (title) {
+      // Plotly's title automargin (a title hung from the container's top): the title group's
+      // height (with a subtitle it counts the title line twice, as measured in plotly.js 4)
+      // from where it hangs; when that is more than the top margin it is reserved on top of
+      // the axes' own 12 px push, else the margin stays as asked
+      const T = typeof L.title === 'object' ? L.title : {}, size = T.font?.size ?? style.title;
+      const subSize = T.subtitle?.font?.size ?? 0.7 * size, lines = plain(title).length;
+      const pushing = sub && !T.subtitle?.dlplay_note;   // the canvas's own note takes no room
+      const depth = (pushing ? 2 * size + 1.3 * subSize * plain(sub).length : 1.12 * size) + 1.3 * size * (lines - 1);
+      const push = (1 - (T.y ?? 0.98)) * H + depth;
+      if (T.automargin !== false && push > m.t) m.t = push + 12;
     }
-    axisB += (Math.max(...items.map((it) => it.row)) + 1) * fsize * 1.6 + 6;
-  } else if (items.length) {                  // Plotly: the legend at x = 1.02, as the bar
-    const need = Math.max(...items.map((it) => it.w)) + 10;
-    m.r = bars.length ? m.r + need : Math.max(m.r, need + 0.02 * (W - m.l - m.r));
+    bars = prepared.filter(({p}) => p.bar);
+    if (bars.length) {
+      const b = bars[0].p, th = b.colorbar.thickness ?? 30, ttl = titleText(b.colorbar.title);
+      const labels = niceTicks(b.zmin, b.zmax, 6).values.map(formatter(b.colorbar, niceTicks(b.zmin, b.zmax, 6).dtick, [b.zmax]));
+      b.barW = th + 6 + widthOf(ctx, labels, fsize, style) + (ttl ? fsize * 1.25 + 4 : 0);
+      // Plotly's automargin: the bar at x = 1.02 (2% of the plot width past its edge), the
+      // margin the larger of the figure's and what the bar needs
+      // plus its x padding (10 px a side), tick length and label gap
+      m.r = Math.max(m.r, b.barW + 27 + 0.02 * (W - m.l - m.r));
+    }
+    ctx.font = font(style, fsize);
+    items = legend.map((it) => ({...it, w: 40 + ctx.measureText(it.name).width + 8}));
+    ltitle = plain(titleText(L.legend?.title) ?? '')[0] ?? '';
+    tw = ltitle && items.length ? ctx.measureText(ltitle).width + 10 : 0;   // Plotly: left of row 1
+    legendW = 0;
+    if (items.length && horizontal) {              // Plotly: one row of entries as wide as each
+      // if they fit the plot area's width (plotly.js legend/draw.js: _maxWidth = gs.w; an
+      // entry is 40 px + its text, 5 px apart), else a grid of columns as wide as the widest
+      const room = W - m.l - m.r, text = items.map((it) => it.w - 8);   // (a title does not count)
+      const sum = text.reduce((a, w) => a + w, 0) + 5 * (items.length - 1);
+      if (sum < room) {
+        let x = tw;
+        items.forEach((it) => { it.row = 0; it.x = x; x += it.w; });
+        legendW = x;
+      } else {
+        const col = Math.max(...items.map((it) => it.w)), inner = Math.max(...text);
+        const per = Math.max(1, Math.floor((room - inner) / (inner + 5)) + 1);
+        items.forEach((it, k) => { it.row = Math.floor(k / per); it.x = tw + (k % per) * col; });
+        legendW = tw + Math.min(per, items.length) * col;
+      }
+      // Plotly's legend height: rows of 1.3 font sizes + 3 px, plus ~10.5 px (measured)
+      axisB += (Math.max(...items.map((it) => it.row)) + 1) * (fsize * 1.3 + 3) + 10.5;
+    } else if (items.length) {                  // Plotly: the legend at x = 1.02, as the bar
+      const need = Math.max(...items.map((it) => it.w)) + 10;
+      m.r = bars.length ? m.r + need : Math.max(m.r, need + 0.02 * (W - m.l - m.r));
+    }
+    m.b = Math.max(m.b, axisB);                    // Plotly: the legend inside a margin asked for
+    plot = {l: m.l, t: m.t, w: Math.max(10, W - m.l - m.r), h: Math.max(10, H - m.t - m.b)};
+    if (legendW) {                                 // legend x / xanchor (paper), kept on the figure
+      const lg = L.legend ?? {}, lx = lg.x ?? 0;
+      const xa = lg.xanchor && lg.xanchor !== 'auto' ? lg.xanchor : lx >= 2 / 3 ? 'right' : lx > 1 / 3 ? 'center' : 'left';
+      const shift = lx * plot.w - legendW * ({left: 0, center: 0.5, right: 1}[xa] ?? 0);
+      plot.legendShift = Math.max(-m.l, Math.min(W - m.l - legendW, shift));
+    }
+    place(axes, plot);
   }
-  m.b = Math.max(m.b, axisB);                    // Plotly: the legend inside a margin asked for
-  const plot = {l: m.l, t: m.t, w: Math.max(10, W - m.l - m.r), h: Math.max(10, H - m.t - m.b)};
-  if (legendW) {                                 // legend x / xanchor (paper), kept on the figure
-    const lg = L.legend ?? {}, lx = lg.x ?? 0;
-    const xa = lg.xanchor && lg.xanchor !== 'auto' ? lg.xanchor : lx >= 2 / 3 ? 'right' : lx > 1 / 3 ? 'center' : 'left';
-    const shift = lx * plot.w - legendW * ({left: 0, center: 0.5, right: 1}[xa] ?? 0);
-    plot.legendShift = Math.max(-m.l, Math.min(W - m.l - legendW, shift));
-  }
-  place(axes, plot);
   const ax = Object.values(axes), anchorPos = (a) => {
     const o = axes[a.anchor];
     if (a.letter === 'x') return o ? (a.side === 'top' ? o.start : o.start + o.len) : plot.t + plot.h;

@@ -382,7 +382,10 @@ def subtitle(spec: dict, note: str) -> bool:
     if not isinstance(title, dict) or not title.get("text") or \
             (title.get("subtitle") or {}).get("text"):
         return False
-    spec["layout"]["title"] = {**title, "subtitle": {"text": note}}
+    # a note, not a subtitle of the figure's: drawn where a subtitle goes but it takes no
+    # room (the canvas would otherwise move the plot area down, as Plotly does for a real
+    # subtitle, and the paused chart, which has no note, would jump back up)
+    spec["layout"]["title"] = {**title, "subtitle": {"text": note, "dlplay_note": True}}
     return True
 
 

@@ -3,22 +3,47 @@ canvas page (GAN) and a page whose 3-D surface plotly.js draws inside the live c
 (ReLU regions), Play, then Pause clicked at a random moment of play, many times: every click
 takes effect (the button reads Play again, the poller stopped at once, the iteration stays
 put afterwards), and no page ever falls back to a rerun per frame. DLPLAY_PAUSE_CLICKS sets
-the clicks per page (5 here; the closing note's run used 50)."""
+the clicks per page (5 here; the closing note's run used 50). The other live pages (every
+tab that trains live, ui.lesson_format.LIVE_KEYS) run when DLPLAY_PAUSE_PAGES names them
+(`all`, or url paths / live keys separated by commas): each costs minutes of a 2-core CI box."""
 from __future__ import annotations
 
 import os
 import random
 import re
+from urllib.parse import quote_plus
 
 import pytest
 
 from tests.e2e.conftest import _start, wait_idle
+from ui.lesson_format import LIVE_KEYS
 
 pytestmark = pytest.mark.e2e
 
 CLICKS = int(os.environ.get("DLPLAY_PAUSE_CLICKS", "5"))
 ITER = re.compile(r"Iteration ([\d,]+)")
-PAGES = {"gan": "gan", "relu_regions": "rr_train"}     # url path -> live_training key
+PAGES = {"gan": "gan", "relu_regions": "rr_train"}     # url path -> live_training key (CI)
+# every live tab: its url (the tab chosen by ?<slug>_view=; the attention page opens on the
+# shipped model, which does not train) -> its live_training key
+SETTINGS = {"at_train": "&at_source=" + quote_plus("train from scratch")}
+
+
+def _every_live_tab() -> dict[str, str]:
+    from ui import lesson_library as library
+    out = {}
+    for (slug, tab), key in LIVE_KEYS.items():
+        title = next(v.title for v in library.PAGES[slug].VIEWS if v.key == tab)
+        out[f"{slug}?{slug}_view={quote_plus(title)}{SETTINGS.get(key, '')}"] = key
+    return out
+
+
+def _pages() -> dict[str, str]:
+    wanted = [w for w in os.environ.get("DLPLAY_PAUSE_PAGES", "").split(",") if w]
+    if not wanted:
+        return PAGES
+    every = _every_live_tab()
+    return {url: key for url, key in every.items()
+            if "all" in wanted or key in wanted or url.split("?")[0] in wanted}
 ERRORS = '[data-testid="stException"], [data-testid="stAlertContentError"]'
 
 
@@ -52,10 +77,11 @@ def _label(page, sel: str, label: str, timeout: int = 30_000) -> bool:
         return False
 
 
-@pytest.mark.parametrize("path", sorted(PAGES))
+@pytest.mark.parametrize("path", sorted(_pages()), ids=lambda u: u.split("?")[0] + (
+    "-" + _pages()[u] if "?" in u else ""))
 def test_every_pause_click_pauses(browser, process_app, path):
     rng = random.Random(f"pause-{path}")
-    play = f".st-key-{PAGES[path]}__play button"
+    play = f".st-key-{_pages()[path]}__play button"
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     route_answers = []                                         # the route's answers to Pause
@@ -83,6 +109,8 @@ def test_every_pause_click_pauses(browser, process_app, path):
             page.wait_for_timeout(800)
             assert _iteration(page) == at, f"click {i}: still training after Pause"
             assert page.evaluate("() => +(document.body.dataset.dlplayFrames || 0)") <= polled + 1
+        answers = {code: route_answers.count(code) for code in sorted(set(route_answers))}
+        print(f"\nPAUSE {path}: {CLICKS} clicks, {len(lost)} lost, route answers {answers}")
         assert lost == [], f"{len(lost)} of {CLICKS} Pause clicks lost on {path}: {lost}"
         # each click told the route at once; 404: Streamlit's rerun of the same click got
         # there first (the page paused, its token dropped) - paused either way
