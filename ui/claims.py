@@ -53,6 +53,20 @@ class Claim:
         return not (self.slow or self.needs)
 
     @property
+    def bound(self) -> str:
+        """What the ✓ checked, in the value's own format: " (≥ 85%)", " (0.6 to 1.1)"; the
+        bound a text states ("over 85%") is then on the screen beside the value measured.
+        Empty for a value printed in words (YES_NO)."""
+        if callable(self.fmt):
+            return ""
+        lo, hi = self.lo > -math.inf, self.hi < math.inf
+        if lo and hi:
+            return f" ({self.format(self.lo)} to {self.format(self.hi)})"
+        if lo or hi:
+            return f" ({'≥' if lo else '≤'} {self.format(self.lo if lo else self.hi)})"
+        return ""
+
+    @property
     def threshold(self) -> str:
         if self.lo > -math.inf and self.hi < math.inf:
             return f"{self.lo:g} ≤ x ≤ {self.hi:g}"
@@ -109,7 +123,7 @@ def claim_line(claim: Claim, settings: Mapping[str, Any] | None) -> str:
         value, ok = claim.check(settings)
     except Exception:  # noqa: BLE001 - an unmeasurable setting is stated, never raised
         return f"{claim.what}: *not measurable on these settings*"
-    mark = "✓" if ok else f"✗ (the text expects {claim.threshold})"
+    mark = f"✓{claim.bound}" if ok else f"✗ (the text expects {claim.threshold})"
     return f"{claim.what}: **{claim.format(value)}** {mark}"
 
 

@@ -95,33 +95,34 @@ def look(page, show_key: str | None = None) -> tuple[list[str], float | None]:
 
 # ---- the numbers a card states, looked for on the rest of the screen
 #
-# The card's text (the tour step's or preset's words, not its claim list, whose lines print
-# their own measured values) is read for numbers with a decimal point, a per cent sign or at
-# least two digits (single digits are mostly indices and formula constants: "step 2",
-# "|1 − ηλ| < 1"). Each must be on the screen outside the card: in a chart's text, a metric,
-# a widget's value, a table or a caption inside the viewport, at the precision stated
-# (0.96 matches 0.962, 47% matches 46.9%).
+# The card's words (the tour step's or preset's text; not its claim list, whose lines print
+# each measured value and the bound it was checked against) are read for numbers with a
+# decimal point, a per cent sign or at least two digits (single digits are mostly indices
+# and formula constants: "step 2", "|1 − ηλ| < 1"). Each must be on the screen outside those
+# words: in a chart's text, a metric, a widget's value, a table, a caption or the card's
+# claim list, inside the viewport, at the precision stated (0.96 matches 0.962, 47% matches
+# 46.9%).
 NUMBERS_JS = """([slug]) => {
   const card = document.querySelector(`.st-key-${slug}__card, .st-key-${slug}__preset_card`);
   if (!card) return null;
   const W = innerWidth, H = innerHeight;
   const inView = r => r.width > 0 && r.height > 0 && r.bottom > 0 && r.top < H &&
                       r.right > 0 && r.left < W;
-  const said = [...card.querySelectorAll('[data-testid="stMarkdownContainer"]')]
-    .filter(m => !m.querySelector('ul, ol') && !m.closest('ul, ol'))
-    .map(m => m.innerText).join(' ');
+  const prose = [...card.querySelectorAll('[data-testid="stMarkdownContainer"]')]
+    .filter(m => !m.querySelector('ul, ol') && !m.closest('ul, ol'));
+  const said = prose.map(m => m.innerText).join(' ');
   const seen = [];
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n = walk.nextNode(); n; n = walk.nextNode()) {
     const el = n.parentElement;
-    if (!el || card.contains(el) || !n.textContent.trim()) continue;
+    if (!el || prose.some(m => m.contains(el)) || !n.textContent.trim()) continue;
     if (el.closest('[data-testid="stExpanderDetails"], [data-testid="stSidebar"], .hoverlayer'))
       continue;
     const r = el.getBoundingClientRect();
     if (inView(r) && getComputedStyle(el).visibility !== 'hidden') seen.push(n.textContent);
   }
   document.querySelectorAll('input').forEach(i => {
-    if (!card.contains(i) && inView(i.getBoundingClientRect())) seen.push(i.value || '');
+    if (inView(i.getBoundingClientRect())) seen.push(i.value || '');
   });
   return {said, seen: seen.join(' ')};
 }"""

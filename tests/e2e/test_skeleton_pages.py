@@ -37,9 +37,10 @@ WALK_SHOTS = Path(os.environ.get("DLPLAY_WALK_SHOTS",
 # whose figures are being reworked may list its gaps here, with why.
 FIGURE, WHOLE, OVER, CLIPPED = "main figure covers", "main figure not whole", '" over "', "clipped"
 KNOWN_GAPS: dict[str, tuple[str, ...]] = {}
-# the numbers each card states and those not found on the rest of its screen, by page and
-# screen (written next to the walk's screenshots)
-NUMBERS: dict[str, dict[str, dict]] = {}
+# per page and screen: the main figure's share of the screen, and the numbers the card
+# states with those not found on the rest of the screen (written next to the screenshots
+# as <slug>_screens.json: the projector's table per page is read from them)
+SCREENS: dict[str, dict[str, dict]] = {}
 ERRORS = '[data-testid="stException"], [data-testid="stAlertContentError"]'
 CHARTS = '.js-plotly-plot, [data-testid="stVegaLiteChart"]'
 BUSY = ('[data-stale="true"], [data-testid="stStatusWidget"], [data-testid="stSkeleton"]')
@@ -195,7 +196,8 @@ def _press(page, key: str, timeout_s: float = 60.0) -> bool:
     return True
 
 
-def _visit(page, topic, where: str, problems: list, covers: dict, show_key=None) -> None:
+def _visit(page, topic, where: str, problems: list, covers: dict, show_key=None,
+           shots: Path = WALK_SHOTS) -> None:
     """Check the screen as the class sees it now; keep a screenshot (outside the tree)."""
     page.wait_for_timeout(450)       # ui/viewport.js reports where the figure starts ...
     settle(page)                     # ... and the rerun that sizes the figure to it ends
@@ -210,40 +212,50 @@ def _visit(page, topic, where: str, problems: list, covers: dict, show_key=None)
         found, cover = look(page, show_key)
     covers[where] = cover
     problems += [f"{where}: {p}" for p in found]
-    numbers = card_numbers(page, topic.slug)
-    if numbers is not None:
-        NUMBERS.setdefault(topic.slug, {})[where] = numbers
+    SCREENS.setdefault(f"{topic.slug}{'' if shots == WALK_SHOTS else '_' + shots.name}",
+                       {})[where] = {"cover": cover,
+                                                 "numbers": card_numbers(page, topic.slug)}
     name = "".join(c if c.isalnum() else "_" for c in where)[:60]
-    page.screenshot(path=str(WALK_SHOTS / f"{topic.slug}__{len(covers):02d}_{name}.png"))
+    page.screenshot(path=str(shots / f"{topic.slug}__{len(covers):02d}_{name}.png"))
 
 
+# the walks: the projector always; the laptop (1400x900) when DLPLAY_WALKS names it
+# ("projector,laptop"): the same checks, a second 12 minutes, run on purpose, not in CI
+WALKS = {"projector": (1280, 720, True), "laptop": (1400, 900, False)}
+WALKED = [w for w in os.environ.get("DLPLAY_WALKS", "projector").split(",") if w in WALKS]
+
+
+@pytest.mark.parametrize("walk", WALKED)
 @pytest.mark.parametrize("topic", SKELETON, ids=lambda t: t.slug)
-def test_walk_every_preset_step_and_tab(context_factory, server_url, topic):
+def test_walk_every_preset_step_and_tab(context_factory, server_url, topic, walk):
     """A teacher's walk on the projector (1280x720, ?classroom=1) in one session: every tab,
     presets in order, then the tour with "Show me". On each screen: the main figure whole and
     >= 45% of it, "Show me" on the screen, no text over text, nothing clipped
     (tests/e2e/screen_checks.py); no error box and no traceback in the server's log.
     Screenshots of every state: $DLPLAY_WALK_SHOTS (default: a folder in the temp dir)."""
     module = page_module(topic.slug)
-    WALK_SHOTS.mkdir(parents=True, exist_ok=True)
+    width, height, classroom = WALKS[walk]
+    shots = WALK_SHOTS if walk == "projector" else WALK_SHOTS / walk
+    shots.mkdir(parents=True, exist_ok=True)
     log_start = SERVER_LOG.stat().st_size if SERVER_LOG.exists() else 0
-    page = context_factory(1280, 720).new_page()
-    _open(page, f"{server_url}/{topic.slug}?classroom=1")
+    page = context_factory(width, height).new_page()
+    _open(page, f"{server_url}/{topic.slug}" + ("?classroom=1" if classroom else ""))
     page.wait_for_selector(CHARTS, timeout=60_000)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{topic.slug}_projector.png"))
+    if classroom:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"{topic.slug}_projector.png"))
     problems, covers = [], {}
     for title in _tabs(page) or [None]:
         if title is not None:
             _click_tab(page, title)
         page.wait_for_selector(CHARTS, timeout=60_000)
-        _visit(page, topic, f"tab {title}", problems, covers)
+        _visit(page, topic, f"tab {title}", problems, covers, shots=shots)
     for name, preset in module.PRESETS.items():
         _choose_preset(page, topic.slug, name)
         if preset.view is not None and len(module.VIEWS) > 1:
             wanted = next(v.title for v in module.VIEWS if v.key == preset.view)
             assert _selected_tab(page, wanted) == wanted, name
-        _visit(page, topic, f"preset {name}", problems, covers)
+        _visit(page, topic, f"preset {name}", problems, covers, shots=shots)
     if module.STEPS:
         tour = tour_key(topic.slug)
         assert _press(page, f"{tour}__start")
@@ -269,13 +281,14 @@ def test_walk_every_preset_step_and_tab(context_factory, server_url, topic):
                 selected = _selected_tab(page, wanted)
                 assert selected == wanted, f"step {i + 1} opens {selected!r}, not {wanted!r}"
             _visit(page, topic, f"step {i + 1} shown", problems, covers,
-                   show_key=f"{tour}__show" if has_show else None)
+                   show_key=f"{tour}__show" if has_show else None, shots=shots)
             if i + 1 < len(module.STEPS):
                 assert _press(page, f"{tour}__next"), (
                     f"step {i + 1}: no enabled next arrow; the page reads: "
                     + page.locator("body").inner_text()[:800])
-    (WALK_SHOTS / f"{topic.slug}_numbers.json").write_text(
-        json.dumps(NUMBERS.get(topic.slug, {}), indent=1, ensure_ascii=False))
+    key = topic.slug if walk == "projector" else f"{topic.slug}_{walk}"
+    (shots / f"{topic.slug}_screens.json").write_text(
+        json.dumps(SCREENS.get(key, {}), indent=1, ensure_ascii=False))
     with open(SERVER_LOG, encoding="utf-8", errors="replace") as log:
         log.seek(log_start)
         logged = log.read()

@@ -19,7 +19,9 @@ def _markdown(at) -> str:
 
 def test_claim_line_states_the_measured_value_or_why_not():
     c = Claim("x", lambda s: s["a"] * 2, lo=0, hi=10)
-    assert claim_line(c, {"a": 2.0}) == "x: **4** ✓"
+    assert claim_line(c, {"a": 2.0}) == "x: **4** ✓ (0 to 10)"     # the bound beside it
+    assert claim_line(Claim("r", lambda s: 0.91, lo=0.85, fmt="{:.0%}"), {}) == "r: **91%** ✓ (≥ 85%)"
+    assert claim_line(Claim("w", lambda s: 1.0, lo=0.5, fmt=lambda v: "yes"), {}) == "w: **yes** ✓"
     assert "✗" in claim_line(c, {"a": 6.0}) and "**12**" in claim_line(c, {"a": 6.0})
     assert "press Show me" in claim_line(c, None)
     assert "not measurable" in claim_line(Claim("y", lambda s: 1 / 0), {"a": 1})
