@@ -20,6 +20,16 @@ def relu_random_pieces(s: S) -> float:
                  + 1)
 
 
+def relu_random_slope_sign_changes(s: S) -> float:
+    """Sign changes of df/dx of the random 1-D net (the Gradient tab, seed 0:
+    relu_regions_compute.net_of with input_dim=1, Pieces1D.slope_sign_changes)."""
+    from engine import regions as reg
+    from topics.relu_regions.compute import box_of, net_of
+    box = box_of(s)
+    return float(reg.linear_pieces_1d(net_of(s, 0, input_dim=1), (box[0], box[1]))
+                 .slope_sign_changes())
+
+
 def attention_mask_share(s: S) -> float:
     """Share of the n² query-key pairs the Masks tab's mask allows (attention_compute.allowed_of)."""
     from topics.attention.compute import allowed_of

@@ -71,7 +71,7 @@ _TABLE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 # lesson-only measurements (topics/lesson_probes.py): page -> probe function names
 _PROBES: dict[str, tuple[str, ...]] = {
-    "relu_regions": ("relu_random_pieces",),
+    "relu_regions": ("relu_random_pieces", "relu_random_slope_sign_changes"),
     "attention": ("attention_mask_share", "attention_mask_future", "attention_pe_error",
                   "attention_pe_range", "attention_pe_period", "attention_pe_crossings"),
     "vae": ("vae_posterior_modes", "vae_pca_residual_share"),

@@ -29,6 +29,13 @@ class Pieces1D:
     def count(self) -> int:
         return len(self.slope)
 
+    def slope_sign_changes(self) -> int:
+        """How often the derivative df/dx changes sign along the interval (pieces with slope
+        exactly 0 are skipped): the local extrema of f."""
+        s = np.sign(self.slope)
+        s = s[s != 0]
+        return int((s[1:] != s[:-1]).sum())
+
     def kinks(self, rtol: float = 1e-9) -> np.ndarray:
         """Breakpoints where the slope really changes (adjacent pieces can share a map)."""
         scale = max(1.0, float(np.abs(self.slope).max(initial=0.0)))

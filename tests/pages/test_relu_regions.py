@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from engine import regions as R
-from tests.apptest import chart_titles, choose_preset, metric, open_page, open_view, show_step
+from tests.apptest import (chart_figure, chart_titles, choose_preset, metric, open_page, open_view,
+                           show_step)
 
 PAGE = "topics/relu_regions/page.py"
 SLUG = "relu_regions"
@@ -280,3 +281,15 @@ def test_the_sawtooth_caption_never_calls_more_relus_fewer():
     caption = next(c.value for c in at.caption if "ReLUs" in c.value)
     assert "only 2 ReLUs" not in caption and "needs only 1" in caption
     assert "needs only" in sawtooth_caption(2) and "needs 63." in sawtooth_caption(6)
+
+
+def test_gradient_tab_draws_the_step_derivative_and_counts_its_sign_changes():
+    at = open_view(open_page("topics/relu_regions/page.py", {"rr_depth": "1", "rr_width": "32"}),
+                   "relu_regions", "Gradient df/dx")
+    assert not at.exception and not at.error
+    shallow = int(metric(at, "Sign changes of df/dx"))
+    (trace,) = chart_figure(at, "rr_fig_slope")["data"]
+    assert trace["line"]["shape"] == "hv"
+    at.slider(key="rr_depth").set_value(6).run()
+    assert int(metric(at, "Sign changes of df/dx")) > shallow
+    assert int(metric(at, "Linear pieces")) > 100

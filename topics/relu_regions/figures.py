@@ -363,3 +363,15 @@ def pieces_figure(pieces: Pieces1D, title: str, show_breaks: bool = True) -> go.
     fig.update_layout(title=title, height=360, xaxis_title="x", yaxis_title="f(x)",
                       showlegend=False)         # red dots: breakpoints (the page's caption)
     return fig
+
+
+def slope_figure(pieces: Pieces1D, title: str) -> go.Figure:
+    """The derivative df/dx of a 1-D ReLU net: constant on each piece, a step at each
+    breakpoint."""
+    slope = np.append(pieces.slope, pieces.slope[-1])
+    fig = go.Figure(go.Scatter(x=pieces.edges, y=slope, mode="lines", line_shape="hv",
+                               name="df/dx", line=dict(width=2)))
+    fig.add_hline(y=0.0, line=dict(color="#888", width=1))
+    fig.update_layout(title=title, height=360, xaxis_title="x", yaxis_title="df/dx",
+                      showlegend=False)
+    return fig

@@ -270,9 +270,33 @@ def sawtooth_view(panel) -> None:
             export_buttons(df, {"sawtooth_depth": k}, "relu_regions_sawtooth")
 
 
+def gradient_view(panel) -> None:
+    """df/dx of the random 1-D net of the sawtooth tab: how depth shatters the gradient."""
+    with panel.controls:
+        widths = architecture_controls()
+    s = STATE.values()
+    box = box_of(s)
+    with panel.figure, user_errors("compute the pieces of the 1-D network"):
+        pieces = reg.linear_pieces_1d(net_of(s, session.seed(), input_dim=1), (box[0], box[1]))
+        arch = " → ".join(["1", *map(str, widths), "1"])
+        show_figure(figs.slope_figure(pieces, f"df/dx of a random net {arch}"),
+                    key="rr_fig_slope")
+        m = st.columns(2)
+        m[0].metric("Linear pieces", f"{len(pieces.kinks()) + 1}")
+        m[1].metric("Sign changes of df/dx", f"{pieces.slope_sign_changes()}")
+    with panel.notes:
+        explain("A ReLU network of one input is piecewise linear, so its derivative is a step "
+                "function: constant on each piece, jumping at each breakpoint. With one hidden "
+                "layer the steps are few and the derivative changes slowly with x; each extra "
+                "layer multiplies the breakpoints and the derivative starts to look like "
+                "noise, the 'shattered gradients' of deep networks without skip connections "
+                "(Balduzzi et al. 2017).")
+
+
 VIEWS = [View("regions", "2-D regions", regions_view),
          View("budget", "Depth vs width", budget_view),
-         View("sawtooth", "1-D & sawtooth", sawtooth_view)]
+         View("sawtooth", "1-D & sawtooth", sawtooth_view),
+         View("grad", "Gradient df/dx", gradient_view)]
 
 if __name__ == "__main__":
     topic_page("relu_regions", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,
