@@ -59,7 +59,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from live.handle import TrainerBusy, TrainerHandle, TrainerLost, TrainerView, WAIT_S
 from engine.training import Trainer, TickResult
 from live.backends import open_handle, trainer_mode
-from ui.page_keys import RESET_ASKED
+from ui.page_keys import RESET_ASKED, TRAIN_REACHED, TRAIN_TO
 from live.workers import get_pool
 from live import push as live_push
 from live import resume
@@ -199,7 +199,9 @@ def advance(state: State, key: str, handle: TrainerHandle, epoch: int, steps_per
         limit = max(0, min(limit, max_total_steps - handle.steps))
     if handle.playing:
         tick = handle.tick(limit, budget_s, epoch)
-        finished = handle.diverged_at is not None or limit == 0
+        # at the cap now: pause on this frame, not one frame (and one more redraw) later
+        finished = handle.diverged_at is not None or limit == 0 or (
+            max_total_steps is not None and handle.steps >= max_total_steps)
         return tick, finished
     if step_once:
         return handle.step(limit), False
@@ -286,6 +288,7 @@ class LiveRun:
     budget_s: float
     max_total_steps: int | None
     present_px: int | None
+    target: int | None = None   # a lesson slide's `train = N`: Play stops at N (TRAIN_TO)
 
     @property
     def k(self) -> dict[str, str]:
@@ -306,7 +309,11 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
     playing = _playing(state, key, handle)
     spf = _control_row(state, key, handle, playing, steps_per_frame, max_steps_per_frame,
                        budget_s)
+    target = state.get(TRAIN_TO.format(key=key))
+    if target is not None:
+        max_total_steps = target if max_total_steps is None else min(max_total_steps, target)
     run = _plan(state, key, handle, epoch, playing, spf, interval_s, budget_s, max_total_steps)
+    run.target = target
 
     @st.fragment(run_every=run.every if run.every is not None or not run.push
                  else RECONNECT_TIMER_S)
@@ -409,6 +416,10 @@ def _train(state: State, run: LiveRun) -> TickResult | None:
     if finished and state.get(k["handle"]) is handle:
         state[k["playing"]] = False
         handle.pause()
+        if run.target is not None and handle.steps >= run.target:
+            # the slide's training is done: a later Play trains on, past N, as Play does
+            state.pop(TRAIN_TO.format(key=run.key), None)
+            state[TRAIN_REACHED.format(key=run.key)] = run.target
         st.rerun(scope="app")
     return tick
 
@@ -447,10 +458,11 @@ def _draw_frame(state: State, run: LiveRun, view: TrainerView, tick: TickResult 
         return live_push.Source(handle=handle, parts=parts, who=_who(run.key),
                                 session_id=ctx.session_id if ctx is not None else None,
                                 base_interval_s=run.base, classroom=classroom,
-                                max_total_steps=run.max_total_steps, status=status_text,
+                                max_total_steps=run.max_total_steps,
+                                status=functools.partial(status_text, target=run.target),
                                 present_px=run.present_px, on_client=_learns_browser(handle))
 
-    status = st.container() if run.push else _status_line(view, tick)
+    status = st.container() if run.push else _status_line(view, tick, run.target)
     ctx = live_push.FrameContext(state, run.key, handle, push=run.push,
                                  probe=not run.push and push_enabled
                                  and not state.get(k["push_off"]),
@@ -463,9 +475,10 @@ def _draw_frame(state: State, run: LiveRun, view: TrainerView, tick: TickResult 
             with status:
                 if ctx.registered is not None:
                     live_push.mount(ctx, live_push.STATUS_SLOT,
-                                    Caption(status_text(view, tick)).payload(ctx.classroom))
+                                    Caption(status_text(view, tick, run.target))
+                                    .payload(ctx.classroom))
                 else:
-                    _status_line(view, tick)
+                    _status_line(view, tick, run.target)
     if run.playing and not run.push and state.get(live_push.pushes_key(run.key)):
         st.rerun(scope="app")                 # its parts are drawable: fetch frames from now on
 
@@ -509,12 +522,15 @@ def _budget_says_rerun(key: str, every: float, base: float) -> bool:
     return BUDGET.off_by(every, base)
 
 
-def status_text(trainer: TrainerView, tick: TickResult | None) -> str:
-    """The line over a live frame: "Iteration **N** · R it/s this frame", and for a minute
+def status_text(trainer: TrainerView, tick: TickResult | None,
+                target: int | None = None) -> str:
+    """The line over a live frame: "Iteration **N** · R it/s this frame" (while a lesson slide
+    trains to T: "Training to T: **N** / T · ..."), and for a minute
     after a worker died "· The training worker restarted; resumed from iteration M.", and
     "· trained in one batch with K other models" while a worker batches it (live.batching), or
     "· trained alone: <why>" while models of its kind play beside it unbatched."""
-    text = f"Iteration **{trainer.steps:,}**"
+    text = f"Iteration **{trainer.steps:,}**" if target is None else \
+        f"Training to {target:,}: **{trainer.steps:,}** / {target:,}"
     if tick is not None and tick.steps_done and tick.seconds > 0:
         text += f" · {tick.steps_done / tick.seconds:,.0f} it/s this frame"
     if getattr(trainer, "notice", None):      # its worker died: resumed from a checkpoint
@@ -531,8 +547,9 @@ def _plural(n: int, word: str) -> str:
     return word if n == 1 else f"{word}s"
 
 
-def _status_line(trainer: TrainerView, tick: TickResult | None) -> None:
-    st.caption(status_text(trainer, tick))
+def _status_line(trainer: TrainerView, tick: TickResult | None,
+                 target: int | None = None) -> None:
+    st.caption(status_text(trainer, tick, target))
     if trainer.diverged_at is not None:
         st.warning(f"Training diverged at iteration {trainer.diverged_at} (a value became "
                    f"infinite or NaN). Lower the learning rate and press Reset.",

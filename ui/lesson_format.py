@@ -24,7 +24,11 @@ format, so reading a file never executes anything from it.
     hi = 0.97
 
 `play = true` starts the tab's live training when the slide opens (tabs with a Play button,
-LIVE_KEYS); Pause stops it and Next moves on while it runs.
+LIVE_KEYS); Pause stops it and Next moves on while it runs. `train = N` does the same from a
+fresh trainer and stops by itself at iteration N (1 <= N <= TRAIN_MAX of the tab), so the
+figure and the text read the same iteration; it already plays, so `play` beside it is refused.
+A claim of such a slide whose measurement takes a `step` or `steps` argument is measured at N
+unless the file names another one (never beyond N: the screen stops there).
 
 A slide's claims are the preset's/step's own claims (unless `preset_claims = false`) plus its
 own; all are measured on the slide's settings: the page's defaults, then the preset or step,
@@ -51,7 +55,7 @@ ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,47}$")
 LESSON_KEYS = {"title": str, "summary": str, "slides": list}
 SLIDE_KEYS = {"page": str, "title": str, "text": str, "source": dict, "preset": str,
               "step": int, "tab": str, "settings": dict, "claims": list,
-              "preset_claims": bool, "play": bool}
+              "preset_claims": bool, "play": bool, "train": int}
 SOURCE_KEYS = {"notes": str, "figure": str}
 CLAIM_KEYS = {"measure": str, "args": dict, "what": str, "lo": (int, float),
               "hi": (int, float)}
@@ -66,6 +70,15 @@ LIVE_KEYS = {("generalization", "overfit"): "gen_overfit",
              ("initialization", "train"): "in_train", ("relu_regions", "regions"): "rr_train",
              ("lstm_gating", "train"): "lg_race", ("attention", "trained"): "at_train",
              ("diffusion", "train"): "df_train", ("adversarial", "curves"): "adv_live"}
+
+# live key -> the most iterations `train = N` may ask for: a file cannot keep a lecture (or the
+# server) training for long. Each is about a minute or two at the page's default pace (steps
+# per frame / frame interval on a CPU) and at least every iteration count the page's texts
+# name; the adversarial run ends at its own schedule's end (AdvTrainConfig.total_steps).
+TRAIN_MAX = {"gen_overfit": 5_000, "gen_random": 2_000, "gen_decay": 5_000, "gan": 5_000,
+             "vae_live": 3_000, "in_train": 2_000, "rr_train": 3_000, "lg_race": 3_000,
+             "at_train": 3_000, "df_train": 10_000, "adv_live": 920}
+STEP_ARGS = ("step", "steps")      # a measurement's argument that names the iteration
 
 
 class LessonError(ValueError):
@@ -106,6 +119,7 @@ class Slide:
     preset: str | None = None
     step: int | None = None
     play: str | None = None                    # the live-training key it starts
+    train: int | None = None                   # `train = N`: it stops by itself at N
 
 
 @dataclass(frozen=True)
@@ -239,8 +253,11 @@ def _slide(row: Mapping, file: str, i: int, pages, measures) -> Slide:
     if len(row.get("claims", [])) > MAX_CLAIMS:
         raise LessonError(file, f"at most {MAX_CLAIMS} claims per slide", i, "claims")
     settings = {**base, **own}
+    view = view or views[0]
+    play, train = _live(row, file, i, slug, view)
     claims = (inherited if row.get("preset_claims", True) else ()) + tuple(
-        _claim(c, file, i, j, slug, measures) for j, c in enumerate(row.get("claims", []), 1))
+        _claim(c, file, i, j, slug, measures, train)
+        for j, c in enumerate(row.get("claims", []), 1))
     source = None
     if "source" in row:
         _check_keys(row["source"], SOURCE_KEYS, file, i, "source.")
@@ -249,17 +266,32 @@ def _slide(row: Mapping, file: str, i: int, pages, measures) -> Slide:
                             _text(row["source"]["figure"], 20, file, i, "source.figure"))
         except KeyError as missing:
             raise LessonError(file, "missing", i, f"source.{missing.args[0]}") from None
-    view = view or views[0]
-    play = None
-    if row.get("play"):
-        play = LIVE_KEYS.get((slug, view))
-        if play is None:
-            raise LessonError(file, f"tab {view!r} of page {slug!r} has no live training to "
-                                    f"play", i, "play")
     return Slide(slug, _text(row["title"], MAX_TITLE, file, i, "title"),
                  _text(row["text"], MAX_TEXT, file, i, "text"), view,
                  state.resolve(settings), settings, claims, source, row.get("preset"),
-                 row.get("step"), play)
+                 row.get("step"), play, train)
+
+
+def _live(row: Mapping, file: str, i: int, slug: str,
+          view: str) -> tuple[str | None, int | None]:
+    """(the live key the slide starts or None, N of `train = N` or None)."""
+    if "train" in row and "play" in row:
+        raise LessonError(file, "`train = N` already plays (and stops at N): leave `play` out",
+                          i, "play")
+    field = "train" if "train" in row else "play"
+    if field == "play" and not row.get("play"):
+        return None, None
+    key = LIVE_KEYS.get((slug, view))
+    if key is None:
+        raise LessonError(file, f"tab {view!r} of page {slug!r} has no live training to "
+                                f"{field}", i, field)
+    if field == "play":
+        return key, None
+    n, most = row["train"], TRAIN_MAX[key]
+    if not 1 <= n <= most:
+        raise LessonError(file, f"{n} iterations; tab {view!r} of page {slug!r} trains 1 to "
+                                f"{most:,} on a slide", i, "train")
+    return key, n
 
 
 def _range(control) -> str:
@@ -271,7 +303,8 @@ def _range(control) -> str:
     return ""
 
 
-def _claim(row, file: str, i: int, j: int, slug: str, measures) -> Claim:
+def _claim(row, file: str, i: int, j: int, slug: str, measures,
+           train: int | None = None) -> Claim:
     prefix = f"claims[{j}]."
     if not isinstance(row, dict):
         raise LessonError(file, "each claim must be a table", i, f"claims[{j}]")
@@ -300,5 +333,27 @@ def _claim(row, file: str, i: int, j: int, slug: str, measures) -> Claim:
         spec.bind(args)
     except TypeError as exc:
         raise LessonError(file, str(exc), i, prefix + "args") from None
+    if train is not None and spec.slow:
+        args = _at_train(spec, args, train, file, i, prefix)
     what = _text(row["what"], MAX_TITLE, file, i, prefix + "what")
     return Claim(what, spec.measure(args), lo, hi, slow=spec.slow)
+
+
+def _at_train(spec, args: dict, train: int, file: str, i: int, prefix: str) -> dict:
+    """A trained claim of a `train = N` slide: a measurement that takes the iteration is at N
+    (what the screen shows when the training stops), or at an earlier iteration the file names
+    (the curves keep it); never later."""
+    for name in STEP_ARGS:
+        if name in args:
+            if isinstance(args[name], bool) or not isinstance(args[name], int) \
+                    or args[name] > train:
+                raise LessonError(file, f"{args[name]!r}: the slide trains to {train:,}, so a "
+                                        f"claim is measured at iteration {train:,} or earlier",
+                                  i, f"{prefix}args.{name}")
+            return args
+        try:
+            spec.bind({**args, name: train})
+        except TypeError:
+            continue
+        return {**args, name: train}
+    return args

@@ -18,7 +18,8 @@ import streamlit as st
 from ui import lesson_library as library
 from ui.lesson_format import Lesson, LessonError, Slide
 from ui.lesson_gallery import builder
-from ui.page_keys import RESET_ASKED, apply_setting, preset_key, tour_key
+from ui.page_keys import (RESET_ASKED, TRAIN_REACHED, TRAIN_TO, apply_setting, preset_key,
+                          tour_key)
 
 LESSON, SLIDE = "lesson", "slide"
 KEPT_PARAMS = ("classroom", "seed", "device")   # what a lesson keeps in the URL across pages
@@ -143,6 +144,9 @@ def _apply(slide: Slide, slug: str, state, views) -> None:
         st.session_state[RESET_ASKED.format(key=slide.play)] = True
         st.session_state[PLAY_KEY] = slide.play
         st.session_state[PLAY_NONCE] = st.session_state.get(PLAY_NONCE, 0) + 1
+        st.session_state.pop(TRAIN_REACHED.format(key=slide.play), None)
+        if slide.train is not None:         # the panel's Play stops by itself at N
+            st.session_state[TRAIN_TO.format(key=slide.play)] = slide.train
 
 
 def _go(lesson_id: str, shown: int, index: int) -> None:
@@ -152,6 +156,7 @@ def _go(lesson_id: str, shown: int, index: int) -> None:
     applied = st.session_state.get(APPLIED_KEY)
     if applied is not None and applied[:2] != (lesson_id, shown):
         return
+    _skip_training()
     st.query_params[LESSON] = lesson_id          # set one by one: classroom, seed and the
     st.query_params[SLIDE] = str(index + 1)      # widgets' own parameters stay
     st.session_state.pop(APPLIED_KEY, None)
@@ -159,7 +164,19 @@ def _go(lesson_id: str, shown: int, index: int) -> None:
     st.rerun(scope="app")
 
 
+def _skip_training() -> None:
+    """Leaving a slide that trains to N before N: its training stops where it is (paused, in
+    whichever process trains it) and Play no longer stops at N."""
+    key = st.session_state.get(PLAY_KEY)
+    if key is None or st.session_state.pop(TRAIN_TO.format(key=key), None) is None:
+        return
+    from live.controls import press_play     # here: the gallery imports the player, and
+    #                                          live.controls would load torch there
+    press_play(st.session_state, key, False)
+
+
 def _close() -> None:
+    _skip_training()
     for k in (LESSON, SLIDE):
         if k in st.query_params:
             del st.query_params[k]
@@ -193,12 +210,22 @@ def card(slug: str) -> bool:
         st.markdown(slide.text)
         if slide.play:
             _start_play()
-            st.caption("This slide trains live: the figure fills in as it runs. Pause stops "
-                       "it; → moves on whenever you like.")
+            st.caption(_training_caption(slide))
         if slide.source is not None:
             st.caption(f"{lesson.title} · reproduces {slide.source.label}.")
     st.html(KEYS_JS, unsafe_allow_javascript=True)
     return True
+
+
+def _training_caption(slide: Slide) -> str:
+    if slide.train is None:
+        return ("This slide trains live: the figure fills in as it runs. Pause stops it; → "
+                "moves on whenever you like.")
+    if st.session_state.get(TRAIN_REACHED.format(key=slide.play)) == slide.train:
+        return (f"Trained to iteration {slide.train:,}, where the text reads the figure. Play "
+                f"trains on.")
+    return (f"This slide trains to iteration {slide.train:,} and stops there (the line above "
+            f"the figure counts). Pause stops it; → skips ahead.")
 
 
 def _start_play() -> None:

@@ -149,3 +149,69 @@ def test_live_keys_are_the_pages_own():
         assert tab in [v.key for v in library.PAGES[slug].VIEWS], (slug, tab)
         source = (ROOT / "topics" / slug / "page.py").read_text(encoding="utf-8")
         assert f'"{key}"' in source, (slug, key)
+
+
+TRAIN_SLIDE = ('title = "T"\n[[slides]]\npage = "generalization"\ntitle = "t"\ntext = "x"\n'
+               'tab = "overfit"\n')
+
+
+def test_train_to_n_names_its_live_key_and_n():
+    slide = load(TRAIN_SLIDE + "train = 300\n").slides[0]
+    assert (slide.play, slide.train) == ("gen_overfit", 300)
+    assert load(TRAIN_SLIDE + "play = true\n").slides[0].train is None
+
+
+@pytest.mark.parametrize("line,field,words", [
+    ('train = "300"', "train", "expected an integer"),
+    ("train = 300.0", "train", "expected an integer"),
+    ("train = true", "train", "expected an integer"),
+    ("train = [300]", "train", "expected an integer"),
+    ("train = 0", "train", "trains 1 to 5,000"),
+    ("train = -5", "train", "trains 1 to 5,000"),
+    ("train = 5001", "train", "trains 1 to 5,000"),
+    ("train = 9223372036854775807", "train", "trains 1 to 5,000"),     # hours: refused
+    ("train = 300\nplay = true", "play", "leave `play` out"),
+    ("train = 300\nplay = false", "play", "leave `play` out"),
+])
+def test_bad_train_is_rejected(line, field, words):
+    err = rejected(TRAIN_SLIDE + line + "\n")
+    assert (err.slide, err.field) == (1, field), str(err)
+    assert words in err.message, str(err)
+
+
+def test_train_needs_a_tab_with_live_training():
+    err = rejected('title = "T"\n' + GOOD_SLIDE.replace('tab = "race"', 'tab = "race"\ntrain = 10'))
+    assert (err.slide, err.field) == (1, "train") and "no live training to train" in err.message
+    poly = TRAIN_SLIDE.replace('"overfit"', '"poly"')             # the same page, a closed form
+    assert rejected(poly + "train = 10\n").field == "train"
+
+
+def test_every_live_tab_has_a_bounded_train_maximum():
+    from ui.lesson_format import LIVE_KEYS, TRAIN_MAX
+    assert set(TRAIN_MAX) == set(LIVE_KEYS.values())
+    assert all(1 <= n <= 10_000 for n in TRAIN_MAX.values())
+    from engine.adversarial.training import AdvTrainConfig
+    assert TRAIN_MAX["adv_live"] == AdvTrainConfig().total_steps   # its run ends there anyway
+
+
+def _trained_claim(args: str) -> str:
+    return (TRAIN_SLIDE + 'train = 300\n[[slides.claims]]\nmeasure = "generalization.gap_at"\n'
+            f'{args}what = "gap"\nlo = -1\n')
+
+
+def test_a_trained_claim_of_a_train_slide_is_measured_at_n(monkeypatch):
+    import inspect
+    asked = []
+    spec = MEASURES["generalization.gap_at"]
+
+    def fake(s, step=1000, seed=None):           # records the iteration instead of training
+        asked.append(step)
+        return 0.0
+    fake.__signature__ = inspect.signature(spec.func)
+    monkeypatch.setitem(spec.__dict__, "func", fake)   # its cached_property, restored after
+    for args, step in (("", 300), ("args = { step = 200 }\n", 200)):
+        slide = load(_trained_claim(args)).slides[0]
+        slide.claims[0].measure(slide.settings)
+        assert asked[-1] == step                 # N unless the file names an earlier one
+    err = rejected(_trained_claim("args = { step = 1000 }\n"))
+    assert err.field == "claims[1].args.step" and "at iteration 300 or earlier" in err.message

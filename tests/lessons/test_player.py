@@ -150,17 +150,97 @@ def test_activations_tab_draws_phi_and_its_slope():
     assert len(fig["data"]) == 6                     # φ and φ′ of three activations
 
 
-def test_an_uploaded_lesson_plays_in_its_session():
+def _uploaded(text: str, name: str):
+    """(AppTest, lesson): a teacher's lesson file uploaded in the session, its slide 1 open."""
     from streamlit.testing.v1 import AppTest
 
     from tests.apptest import APP, TIMEOUT
-    text = ('title = "Mine"\n[[slides]]\npage = "attention"\ntitle = "Causal"\ntext = "x"\n'
-            'tab = "masks"\nsettings = { at_mask = "causal", at_mask_n = 8 }\n')
-    lesson = library.from_upload(text.encode(), "mine.toml")
+    lesson = library.from_upload(text.encode(), name)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.session_state[library.UPLOADED_KEY] = lesson
     at.query_params["lesson"] = lesson.id
     at.run()
     assert not at.exception, [e.value for e in at.exception]
+    return at, lesson
+
+
+def test_an_uploaded_lesson_plays_in_its_session():
+    text = ('title = "Mine"\n[[slides]]\npage = "attention"\ntitle = "Causal"\ntext = "x"\n'
+            'tab = "masks"\nsettings = { at_mask = "causal", at_mask_n = 8 }\n')
+    at, _ = _uploaded(text, "mine.toml")
     assert [t.value for t in at.title] == ["Attention maps"]
     assert at.session_state["at_mask_n"] == 8 and "**Causal**" in _bold(at)
+
+
+TRAIN_N = 150        # two frames at the tab's 100 steps per frame: the cap cuts the second
+TRAIN_LESSON = ('title = "Trained"\n[[slides]]\npage = "generalization"\ntitle = "To 150"\n'
+                f'text = "x"\ntab = "overfit"\ntrain = {TRAIN_N}\n'
+                '[[slides]]\npage = "generalization"\ntitle = "Poly"\ntext = "y"\ntab = "poly"\n')
+
+
+def _train_slide():
+    return _uploaded(TRAIN_LESSON, "trained.toml")
+
+
+def _steps(at) -> int:
+    return at.session_state["gen_overfit__handle"].steps
+
+
+def _play(at):
+    """What the player's script does in the browser: one click on the panel's Play."""
+    return at.button(key="gen_overfit__play").click().run()
+
+
+def _until_stopped(at, most: int = 20) -> None:
+    """Frames (full runs: each runs the live fragment once) until the panel pauses itself."""
+    for _ in range(most):
+        if not at.session_state["gen_overfit__playing"]:
+            return
+        at.run()
+
+
+def test_a_train_slide_trains_to_exactly_n_and_stops():
+    from tests.apptest import metric
+    from topics.generalization import compute
+    at, lesson = _train_slide()
+    assert at.session_state["_lesson_play"] == "gen_overfit" and _steps(at) == 0
+    assert any(f"trains to iteration {TRAIN_N}" in c.value for c in at.caption)
+    _play(at)
+    assert 0 < _steps(at) < TRAIN_N
+    assert any(f"Training to {TRAIN_N}: **{_steps(at)}** / {TRAIN_N}" in c.value
+               for c in at.caption)
+    _until_stopped(at)
+    assert not at.exception, [e.value for e in at.exception]
+    assert _steps(at) == TRAIN_N and at.session_state["gen_overfit__playing"] is False
+    at.run()                               # stopped: a further frame trains nothing
+    assert _steps(at) == TRAIN_N
+    assert any(f"Iteration **{TRAIN_N}**" in c.value for c in at.caption)
+    assert any(f"Trained to iteration {TRAIN_N}" in c.value for c in at.caption)
+    # the figure's numbers are the claim measurement's at N (same seed, same CPU run)
+    settings = lesson.slides[0].settings
+    assert float(metric(at, "Gap")) == pytest.approx(compute.gap_at(settings, step=TRAIN_N),
+                                                     abs=0.006)      # shown to 2 decimals
+    _play(at)                              # Play after N trains on, as Play does
+    assert _steps(at) > TRAIN_N
+
+
+def test_a_train_slide_pauses_and_can_be_skipped():
+    at, _ = _train_slide()
+    _play(at)
+    first = _steps(at)
+    at.button(key="gen_overfit__play").click().run()        # Pause: it stops where it is
+    at.run()
+    assert _steps(at) == first and at.session_state["gen_overfit__playing"] is False
+    _play(at)                                              # Play again: on to N, no further
+    _until_stopped(at)
+    assert _steps(at) == TRAIN_N
+    at, _ = _train_slide()
+    _play(at)
+    partial = _steps(at)
+    assert partial < TRAIN_N
+    at.button(key="lesson_next").click().run()             # skip while it trains
+    assert not at.exception, [e.value for e in at.exception]
+    assert _q(at, "slide") == "2" and at.session_state["generalization_view"] == "Polynomial fit"
+    assert at.session_state["gen_overfit__playing"] is False
+    assert "gen_overfit__train_to" not in at.session_state
+    assert _steps(at) == partial                           # stopped where it was
