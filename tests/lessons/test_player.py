@@ -125,18 +125,22 @@ def test_figure_index_rows_and_search():
 
 
 def test_a_training_slide_presses_play_and_can_be_skipped():
-    at = run_app({"lesson": "11-generalization", "slide": "1"})
+    at = run_app({"lesson": "11-generalization", "slide": "6"})     # L2: play = true
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["_lesson_play"] == "gen_overfit"
     scripts = [h.proto.body for h in at.get("html")]
     assert any(".st-key-gen_overfit__play button" in b for b in scripts)   # presses Play
     assert any("trains live" in c.value for c in at.caption)
+    assert "gen_overfit__train_to" not in at.session_state                # no stop of its own
     at.button(key="gen_overfit__play").click().run()        # what the script's click does
     assert at.session_state["gen_overfit__playing"] is True
     at.button(key="lesson_next").click().run()              # skip while it trains
     assert not at.exception, [e.value for e in at.exception]
-    assert _q(at, "slide") == "2" and at.session_state["gen_dropout"] == 0.5
-    assert at.session_state["gen_overfit__playing"] is False   # a fresh, paused trainer
+    assert _q(at, "slide") == "7" and at.session_state["generalization_view"] == "Random labels"
+    assert at.session_state["_lesson_play"] == "gen_random"              # train = 400
+    assert at.session_state["gen_random__train_to"] == 400
+    assert at.session_state["gen_random__playing"] is False   # a fresh, paused trainer
+    assert any(".st-key-gen_random__play button" in h.proto.body for h in at.get("html"))
 
 
 def test_activations_tab_draws_phi_and_its_slope():

@@ -73,3 +73,18 @@ def test_slide_sources_are_distinct_states():
             key = (s.page, s.view, repr(sorted(s.settings.items())), s.title)
             assert key not in seen, f"{lid}: slides {seen[key]} and {i} are the same"
             seen[key] = i
+
+
+def test_training_slides_stop_at_the_iteration_their_text_reads():
+    """A `train = N` slide's text and its trained claims read the figure at iteration N, where
+    its training stops (a claim that names an iteration names N)."""
+    import re
+    trained = [(lid, i, s) for lid in IDS
+               for i, s in enumerate(library.shipped(lid).slides, 1) if s.train]
+    assert trained
+    for lid, i, slide in trained:
+        assert f"{slide.train:,}" in slide.text, (lid, i)
+        for claim in slide.claims:
+            named = re.findall(r"iteration ([\d,]+)", claim.what)
+            assert all(int(n.replace(",", "")) == slide.train for n in named), (lid, i,
+                                                                              claim.what)
