@@ -1,13 +1,15 @@
 """A teacher plays a whole lesson on the projector (1280x720, ?classroom=1) with the keys a
 presenter's clicker sends: every slide shows its title beside its figure, the figure starts on
 the first screen, the URL names the slide, and no error box appears. The lesson crosses pages
-(backpropagation -> ReLU regions)."""
+(backpropagation -> ReLU regions). A slide that trains to N stops there by itself, inline and
+in a worker process."""
 from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from tests.e2e.conftest import process_server
 from tests.e2e.test_skeleton_pages import _main_figure_top, no_errors, settle
 from ui import lesson_library as library
 
@@ -52,3 +54,40 @@ def test_play_a_lesson_with_the_keyboard(browser, server_url):
     page.keyboard.press("ArrowLeft")
     _slide_shown(page, n - 2, n)
     assert parse_qs(urlsplit(page.url).query).get("slide") == [str(n - 2)]
+
+
+
+@pytest.fixture
+def process_app(monkeypatch):
+    yield from process_server(monkeypatch, "_lesson_train.log")
+
+
+def test_a_train_slide_trains_to_its_iteration_and_stops(browser, server_url):
+    _trains_to_1000_and_stops(browser, server_url)
+
+
+def test_a_train_slide_stops_at_its_iteration_in_a_worker(browser, process_app):
+    """The same where a worker process trains (it stops at its cap, the frame route reports)."""
+    _trains_to_1000_and_stops(browser, process_app)
+
+
+def _trains_to_1000_and_stops(browser, url: str) -> None:
+    """Slide 1 of lesson 11 (`train = 1000`): the player presses Play, the status line counts
+    "Training to 1,000", the panel stops by itself at iteration 1,000 exactly, and the card
+    says so; Play is offered again and nothing trains further."""
+    lid = "11-generalization"
+    assert library.shipped(lid).slides[0].train == 1000
+    page = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}).new_page()
+    page.goto(f"{url}/?lesson={lid}&slide=1&classroom=1")
+    page.wait_for_function("() => document.body.innerText.includes('Training to 1,000:')",
+                           timeout=120_000)
+    page.wait_for_function(
+        "() => document.body.innerText.includes('Trained to iteration 1,000')", timeout=180_000)
+    settle(page)
+    no_errors(page, "trained slide")
+    body = page.locator("body").inner_text()
+    assert "Iteration 1,000" in body and "Training to 1,000:" not in body, body[:600]
+    play = page.locator(".st-key-gen_overfit__play button")
+    assert "Play" in play.inner_text()                  # stopped, not playing
+    page.wait_for_timeout(1500)
+    assert "Iteration 1,000" in page.locator("body").inner_text()   # and stays at 1,000
