@@ -183,6 +183,9 @@ def press_reset(state: State, key: str) -> None:
             saver.forget()                    # that training is over on every replica
     state.pop(k["trainer"], None)
     state[k["playing"]] = False
+    reached = state.pop(TRAIN_REACHED.format(key=key), None)
+    if reached is not None:                   # a lesson slide trained to N: shown again, to N
+        state[TRAIN_TO.format(key=key)] = reached
 
 
 def advance(state: State, key: str, handle: TrainerHandle, epoch: int, steps_per_frame: int,

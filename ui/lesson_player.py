@@ -165,10 +165,13 @@ def _go(lesson_id: str, shown: int, index: int) -> None:
 
 
 def _skip_training() -> None:
-    """Leaving a slide that trains to N before N: its training stops where it is (paused, in
-    whichever process trains it) and Play no longer stops at N."""
+    """Leaving a slide that trains to N: before N its training stops where it is (paused, in
+    whichever process trains it); Play and Reset no longer stop at N."""
     key = st.session_state.get(PLAY_KEY)
-    if key is None or st.session_state.pop(TRAIN_TO.format(key=key), None) is None:
+    if key is None:
+        return
+    st.session_state.pop(TRAIN_REACHED.format(key=key), None)   # Reset off the slide: no cap
+    if st.session_state.pop(TRAIN_TO.format(key=key), None) is None:
         return
     from live.controls import press_play     # here: the gallery imports the player, and
     #                                          live.controls would load torch there

@@ -11,7 +11,8 @@ import streamlit as st
 # plays); the panel (live/controls.py) resets itself on its next draw
 RESET_ASKED = "{key}__reset_asked"
 # set by the lesson player for a slide that trains to N: the panel's Play stops by itself at
-# iteration N (TRAIN_TO, dropped there, so a later Play goes on) and notes N in TRAIN_REACHED
+# iteration N (TRAIN_TO, dropped there, so a later Play goes on) and notes N in TRAIN_REACHED;
+# Reset on the slide asks for N again
 TRAIN_TO = "{key}__train_to"
 TRAIN_REACHED = "{key}__train_reached"
 # A tab opened from a callback is held this long against a browser message that still

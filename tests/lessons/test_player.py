@@ -226,6 +226,11 @@ def test_a_train_slide_trains_to_exactly_n_and_stops():
                                                      abs=0.006)      # shown to 2 decimals
     _play(at)                              # Play after N trains on, as Play does
     assert _steps(at) > TRAIN_N
+    at.button(key="gen_overfit__reset").click().run()      # Reset: the slide again, to N
+    assert _steps(at) == 0 and at.session_state["gen_overfit__train_to"] == TRAIN_N
+    _play(at)
+    _until_stopped(at)
+    assert _steps(at) == TRAIN_N
 
 
 def test_a_train_slide_pauses_and_can_be_skipped():
