@@ -134,6 +134,7 @@ def enter(slug: str | None, state=None, views: Sequence[Any] = ()) -> Slide | No
 
 
 def _apply(slide: Slide, slug: str, state, views) -> None:
+    _skip_training()          # a slide reached without Next/Previous (the URL) leaves one too
     st.session_state[tour_key(slug)] = None
     st.session_state.pop(preset_key(slug), None)
     settings = {k: v for k, v in slide.settings.items() if state is None or k in state}
