@@ -72,9 +72,10 @@ LIVE_KEYS = {("generalization", "overfit"): "gen_overfit",
              ("diffusion", "train"): "df_train", ("adversarial", "curves"): "adv_live"}
 
 # live key -> the most iterations `train = N` may ask for: a file cannot keep a lecture (or the
-# server) training for long. Each is about a minute or two at the page's default pace (steps
-# per frame / frame interval on a CPU) and at least every iteration count the page's texts
-# name; the adversarial run ends at its own schedule's end (AdvTrainConfig.total_steps).
+# server) training for long. Each takes 20 to 75 s at the page's default pace (its steps per
+# frame every 0.5 s, the GAN's every 0.25 s; slower only where a CPU cannot keep that pace)
+# and is above every iteration count the page's texts name; the adversarial run ends at its
+# own schedule's end (AdvTrainConfig.total_steps).
 TRAIN_MAX = {"gen_overfit": 5_000, "gen_random": 2_000, "gen_decay": 5_000, "gan": 5_000,
              "vae_live": 3_000, "in_train": 2_000, "rr_train": 3_000, "lg_race": 3_000,
              "at_train": 3_000, "df_train": 10_000, "adv_live": 920}
