@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import lesson_library as library
-from ui.lesson_format import MAX_BYTES, LessonError, Source
+from ui.lesson_format import LIVE_KEYS, MAX_BYTES, TRAIN_MAX, LessonError, Source
 from ui.lesson_toml import lesson_text
 from ui.topics import TOPICS_BY_SLUG
 
@@ -73,8 +73,8 @@ def _play(lesson_id: str) -> None:
 
 # ------------------------------------------------------------------------------ builder
 def builder(slug: str, state, views: Sequence[Any]) -> None:
-    """Sidebar: add the page's current view (tab and changed controls) to the draft lesson,
-    and download the draft as a lesson file."""
+    """Sidebar: add the page's current view (tab, changed controls and, on a trained live tab,
+    `train = <its iteration>`) to the draft lesson, and download the draft as a lesson file."""
     from ui.page_keys import view_key
     draft: list[dict] = st.session_state.setdefault(DRAFT_KEY, [])
 
@@ -83,9 +83,13 @@ def builder(slug: str, state, views: Sequence[Any]) -> None:
         view = next((v for v in views if v.title == title), views[0])
         changed = {k: state.value(k) for k, c in state.items()
                    if c.url and state.value(k) != c.default}
-        draft.append({"page": slug, "title": f"{TOPICS_BY_SLUG[slug].title}: {view.title}",
-                      "text": "What to look at on this slide (write it in your words).",
-                      "tab": view.key, "settings": _plain(changed)})
+        row = {"page": slug, "title": f"{TOPICS_BY_SLUG[slug].title}: {view.title}",
+               "text": "What to look at on this slide (write it in your words).",
+               "tab": view.key, "settings": _plain(changed)}
+        trained = _trained_steps(slug, view.key)
+        if trained:                 # the figure on screen was trained: the slide trains to it
+            row["train"] = trained
+        draft.append(row)
 
     with st.sidebar.expander(f"My lesson ({len(draft)} slides)", key="lesson_builder"):
         st.button("Add this view to my lesson", key="lesson_add", on_click=add,
@@ -98,6 +102,16 @@ def builder(slug: str, state, views: Sequence[Any]) -> None:
                                width="stretch", on_click="ignore")
             st.button("Start over", key="lesson_clear", on_click=draft.clear,
                       width="stretch")
+
+
+def _trained_steps(slug: str, tab: str) -> int:
+    """Iterations the tab's live trainer shows now (the last view its panel drew, kept by
+    live/controls.py at "<key>__view"), at most what a slide may train; 0 without training."""
+    key = LIVE_KEYS.get((slug, tab))
+    if key is None:
+        return 0
+    steps = int(getattr(st.session_state.get(f"{key}__view"), "steps", 0) or 0)
+    return min(steps, TRAIN_MAX[key])
 
 
 def _plain(values: dict) -> dict:

@@ -113,6 +113,21 @@ def test_add_this_view_builds_a_lesson_that_validates():
     assert lesson.slides[0].settings["gd_kappa"] == 50 and lesson.slides[0].view == "factor"
 
 
+def test_add_this_view_on_a_trained_tab_trains_the_slide_to_it():
+    at = run_app(page="topics/generalization/page.py")
+    at.button(key="gen_overfit__play").click().run()         # one frame of training
+    at.button(key="gen_overfit__play").click().run()         # Pause
+    shown = at.session_state["gen_overfit__handle"].steps
+    assert shown > 0
+    at.button(key="lesson_add").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    draft = at.session_state[gallery.DRAFT_KEY]
+    assert draft[0]["tab"] == "overfit" and draft[0]["train"] == shown
+    lesson = validate(parse(lesson_text("My lesson", draft), "my.toml"), "my.toml", "my",
+                      library.PAGES, MEASURES)
+    assert lesson.slides[0].train == shown and lesson.slides[0].play == "gen_overfit"
+
+
 def test_figure_index_rows_and_search():
     rows = gallery.figure_rows(library.outlines())
     assert len(rows) == sum(len(library.shipped(i).slides) for i in library.shipped_ids())
