@@ -331,7 +331,10 @@ def critic_figure(c: DiscriminatorVsCritic) -> go.Figure:
     fig.add_trace(go.Scatter(x=c.x, y=np.maximum(np.abs(c.critic_slope), floor), mode="lines",
                              name="|f′|", line=dict(color="#1f77b4", dash="dot")), row=2, col=1)
     fig.update_yaxes(range=[-1.1, 1.1], row=1, col=1)
-    fig.update_yaxes(type="log", exponentformat="power", range=[-16, 0.5], row=2, col=1)
+    # every 4th decade: the slope panel is short, and labels every 3rd (the theme's choice
+    # for 16 decades) stood on one another on the projector
+    fig.update_yaxes(type="log", exponentformat="power", range=[-16, 0.5], dtick=4,
+                     row=2, col=1)
     fig.update_xaxes(title_text="x", row=2, col=1)
     fig.update_layout(height=480, margin=dict(t=40),
                       legend=dict(orientation="h", yanchor="top", y=-0.15))
