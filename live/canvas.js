@@ -284,6 +284,7 @@ function ticks(ax) { return autoTicks(ax, 1); }   // [[value, label, size factor
 // Plotly's autotickangles [0, 30, 90]: x labels that would overlap turn 30 degrees (clockwise,
 // starting at their tick) where ticks are at least ~2.5 label heights apart, else 90
 function tickAngle(ax, labels, widest, len, size) {
+  if (!labels.length) return 0;                  // no labels (showticklabels: false): no angle
   if (typeof ax.cfg.tickangle === 'number') return ax.cfg.tickangle;
   if (ax.letter !== 'x' || labels.length < 2) return 0;
   let gap = Infinity;

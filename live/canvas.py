@@ -239,9 +239,15 @@ def categories_as_numbers(spec: dict) -> dict:
                 or kind == "-" and any(_NOT_CATEGORY.match(s) for s in cats)):
             return spec
         n = len(cats)
-        a.update(type="linear", tickvals=list(range(n)), ticktext=list(cats), dlplay_categories=n,
+        # a whole dtick k > 1 labels every k-th category, as Plotly does; else the canvas
+        # thins a crowded y axis itself (dlplay_categories)
+        dtick = a.pop("dtick", None)
+        step = int(dtick) if isinstance(dtick, (int, float)) and dtick >= 1 \
+            and float(dtick).is_integer() else 1
+        a.update(type="linear", tickvals=list(range(0, n, step)), ticktext=list(cats)[::step],
                  range=[n - 0.5, -0.5] if a.pop("autorange", None) == "reversed" else [-0.5, n - 0.5])
-        a.pop("dtick", None)
+        if step == 1:
+            a["dlplay_categories"] = n
         layout[name] = a
     return {**spec, "data": out, "layout": layout}
 

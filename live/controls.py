@@ -59,6 +59,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from live.handle import TrainerBusy, TrainerHandle, TrainerLost, TrainerView, WAIT_S
 from engine.training import Trainer, TickResult
 from live.backends import open_handle, trainer_mode
+from ui import live_hooks
 from ui.page_keys import RESET_ASKED, TRAIN_REACHED, TRAIN_TO
 from live.workers import get_pool
 from live import push as live_push
@@ -165,6 +166,9 @@ def press_play(state: State, key: str, playing: bool | None = None) -> None:
     handle = state.get(k["handle"])
     if handle is not None:
         handle.play() if playing else handle.pause()
+
+
+live_hooks.PAUSERS.append(lambda state, key: press_play(state, key, False))
 
 
 def press_step(state: State, key: str) -> None:

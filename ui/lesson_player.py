@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import streamlit as st
 
+from ui import live_hooks
 from ui import lesson_library as library
 from ui.lesson_format import Lesson, LessonError, Slide
 from ui.lesson_gallery import builder
@@ -174,9 +175,7 @@ def _skip_training() -> None:
     st.session_state.pop(TRAIN_REACHED.format(key=key), None)   # Reset off the slide: no cap
     if st.session_state.pop(TRAIN_TO.format(key=key), None) is None:
         return
-    from live.controls import press_play     # here: the gallery imports the player, and
-    #                                          live.controls would load torch there
-    press_play(st.session_state, key, False)
+    live_hooks.pause(st.session_state, key)
 
 
 def _close() -> None:

@@ -19,7 +19,7 @@ import streamlit as st
 from engine import autodiff
 from engine.autodiff.loss_curves import REGRESSION_LOSSES
 from topics.backpropagation import figures as figs
-from topics.initialization.activation_figures import activations_figure
+from ui.value_slope import value_slope_figure
 from ui import session
 from ui.autoplay import Autoplay
 from topics.backpropagation.compute import (
@@ -336,7 +336,7 @@ def losses_view(panel) -> None:
             st.warning("Choose at least one loss.", icon=":material/warning:")
             return
         e, curves = loss_curves_of(s)
-        show_figure(activations_figure(e, curves, ("loss L(e)", "∂L/∂ŷ (autograd)"),
+        show_figure(value_slope_figure(e, curves, ("loss L(e)", "∂L/∂ŷ (autograd)"),
                                        "error e = ŷ − y"), key="bp_losses_fig")
     with panel.notes:
         explain("PyTorch's own F.mse_loss, F.l1_loss and F.huber_loss, differentiated by "

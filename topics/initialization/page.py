@@ -20,7 +20,7 @@ import streamlit as st
 from engine.signal import training as signal_training
 from engine.signal.activations import ACTIVATIONS as PHIS, activation_curves
 from engine.nets import INITS
-from topics.initialization.activation_figures import activations_figure
+from ui.value_slope import value_slope_figure
 from topics.initialization import figures as figs
 from ui import session
 from ui import warm
@@ -272,7 +272,7 @@ def phi_view(panel) -> None:
             st.warning("Choose at least one activation.", icon=":material/warning:")
             return
         z, curves = activation_curves(s["in_phis"], float(s["in_zmax"]))
-        show_figure(activations_figure(z, curves), key="in_phi_fig")
+        show_figure(value_slope_figure(z, curves), key="in_phi_fig")
         st.caption(" · ".join(f"{name}: max φ′ = {d.max():.3g}" for name, (_, d)
                               in curves.items()))
     with panel.notes:

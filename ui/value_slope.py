@@ -1,5 +1,6 @@
-"""The figure of the initialization page's Activations tab: φ(z) and φ′(z) side by side for the
-chosen activation functions (engine/signal/activations.py)."""
+"""Curves and their slopes side by side: the initialization page's activation functions
+(φ and φ′) and the backpropagation page's regression losses (L and ∂L/∂ŷ). In the page kit
+because two topics draw it and topics do not import one another."""
 from __future__ import annotations
 
 from typing import Mapping
@@ -11,7 +12,7 @@ from plotly.subplots import make_subplots
 from ui.theme import COLORWAY
 
 
-def activations_figure(z: np.ndarray, curves: Mapping[str, tuple[np.ndarray, np.ndarray]],
+def value_slope_figure(z: np.ndarray, curves: Mapping[str, tuple[np.ndarray, np.ndarray]],
                        titles: tuple[str, str] = ("φ(z)", "φ′(z) (autograd)"),
                        x_title: str = "z") -> go.Figure:
     """Each curve's value (left) and derivative (right) against z; also the backpropagation
