@@ -136,6 +136,8 @@ def numbers_in(text: str) -> list[str]:
     out = []
     for token in re.findall(NUMBER, text):
         digits = sum(ch.isdigit() for ch in token)
+        if token.isdigit() and 1900 <= int(token) < 2100:
+            continue                   # a year: a citation ("Luo et al. 2016"), not a number
         if "." in token or token.endswith("%") or digits >= 2:
             out.append(token.rstrip(",").rstrip("."))
     return out
