@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
@@ -184,7 +185,10 @@ def _claim_list(claims, state, on_screen: bool, own=None) -> None:
 
 def _note_card(slug: str, presets, steps, views, state=None) -> None:
     """The text of the active tour step (with Show me), else of the applied preset, at the
-    top of the controls column: beside the figure, never above it."""
+    top of the controls column: beside the figure, never above it. On the projector its
+    claims (the measured numbers) come before the words, so they are on the first screen
+    with the figure; a long text would push them under the fold."""
+    first = session.classroom()
     if lesson_player.card(slug):
         return
     active = st.session_state.get(tour_key(slug))
@@ -197,9 +201,14 @@ def _note_card(slug: str, presets, steps, views, state=None) -> None:
                           icon=":material/visibility:", width="stretch",
                           on_click=_apply_everywhere,
                           args=(slug, views, step.settings, step.view))
+            claims = functools.partial(_claim_list, step.claims, state,
+                                       settings_match(step.held),
+                                       {k: step.settings[k] for k in step.acts_on})
+            if first:
+                claims()
             st.markdown(step.body)
-            _claim_list(step.claims, state, settings_match(step.held),
-                        {k: step.settings[k] for k in step.acts_on})
+            if not first:
+                claims()
         return
     chosen = st.session_state.get(preset_key(slug))
     if presets and chosen in presets:
@@ -207,9 +216,13 @@ def _note_card(slug: str, presets, steps, views, state=None) -> None:
         if settings_match(preset.held):
             if preset.description:
                 with st.container(key=f"{slug}__preset_card"):
+                    claims = functools.partial(_claim_list, preset.claims, state, True,
+                                               {k: preset.settings[k] for k in preset.acts_on})
+                    if first:
+                        claims()
                     st.info(f"**{chosen}.** {preset.description}", icon=":material/lightbulb:")
-                    _claim_list(preset.claims, state, True,
-                                {k: preset.settings[k] for k in preset.acts_on})
+                    if not first:
+                        claims()
         else:
             st.caption(f"Controls changed since the preset “{chosen}” was applied.")
 

@@ -72,3 +72,15 @@ def test_no_preset_is_chosen_at_first_paint_and_choosing_one_sets_the_widgets():
     for key, value in PRESETS[name].settings.items():
         assert STATE.resolve(PRESETS[name].settings)[key] == value
         assert at.session_state[key] == value, key
+
+
+def test_on_the_projector_the_measured_numbers_come_before_the_words():
+    """A long step text pushed its claim list under the fold of the projector: in classroom
+    mode the card lists the claims first; on a laptop the words come first."""
+    from topics.gradient_descent.page import STEPS
+    for classroom, claims_first in (("1", True), (None, False)):
+        at = show_step(open_page(PAGE, {"classroom": classroom} if classroom else None), SLUG, 2)
+        texts = [m.value for m in at.markdown]
+        body = texts.index(STEPS[2].body)
+        claims = next(i for i, t in enumerate(texts) if t.startswith("- ") and "✓" in t)
+        assert (claims < body) == claims_first, texts

@@ -64,8 +64,9 @@ def attack_figure(r: AttackResult, model_name: str, attack_name: str) -> go.Figu
             marker=dict(color=COLORWAY[1] if r.success else COLORWAY[0]))
     for col in (1, 2, 3):
         _image_axes(fig, 1, col)
-    fig.axes(1, 4, x=dict(type="category"),
-             y=dict(range=[0, 1.02], title=dict(text="probability")))
+    # no y title: the panel's own title names the axis, and a y title in the gap between
+    # the panels lay over the attacked digit on the projector
+    fig.axes(1, 4, x=dict(type="category"), y=dict(range=[0, 1.02]))
     fig.update(barmode="group", height=340, showlegend=True,
                legend=dict(orientation="h", x=1, xanchor="right", y=-0.25, yanchor="top"),
                title=dict(text=f"{attack_name} on the {model_name} CNN, ε = {r.eps:.3g}, "
