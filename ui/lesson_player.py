@@ -50,7 +50,8 @@ PLAY_JS = """<script>
 # Clicks the Next/Previous button when a presenter's key arrives (not while typing in a field
 # or moving a slider). Installed once per browser tab; harmless on pages without a lesson. A
 # key that arrives while a rerun swaps the button out (or holds it disabled) waits for it, up
-# to 3 s, instead of being lost: the class would see the slide stay put.
+# to 6 s (a loaded server's rerun), instead of being lost: the class would see the slide stay
+# put; one that arrives while the rerun has the whole card out waits 1.5 s for the card.
 KEYS_JS = """<script>
 (() => {
   if (window.__dlplayLessonKeys) return;
@@ -61,15 +62,20 @@ KEYS_JS = """<script>
     if (button && !button.disabled) button.click();
     else if (tries > 0) setTimeout(() => press(move, tries - 1), 150);
   };
+  const card = () => document.querySelector('.st-key-lesson_card');
+  const later = (move, tries) => {      // the card swapped out by a rerun: wait for it
+    if (card()) press(move, 40);
+    else if (tries > 0) setTimeout(() => later(move, tries - 1), 150);
+  };
   document.addEventListener("keydown", (e) => {
     const move = moves[e.key];
     if (!move || e.altKey || e.ctrlKey || e.metaKey) return;
     const t = e.target;
     if (t && t.closest && t.closest('input, textarea, select, [contenteditable="true"], '
         + '[role="slider"], [role="combobox"], [role="listbox"], [role="tab"]')) return;
-    if (!document.querySelector('.st-key-lesson_card')) return;    // no lesson on this page
+    if (!card()) { later(move, 10); return; }      // no lesson here (or not yet): not ours
     e.preventDefault();
-    press(move, 20);
+    press(move, 40);
   }, true);
 })();
 </script>"""

@@ -8,6 +8,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.conftest import process_server
 from tests.e2e.test_skeleton_pages import _main_figure_top, no_errors, settle
@@ -36,7 +37,12 @@ def test_play_a_lesson_with_the_keyboard(browser, server_url):
     keys = ["ArrowRight", "PageDown"]
     problems = []
     for k, slide in enumerate(lesson.slides, start=1):
-        _slide_shown(page, k, n)
+        try:
+            _slide_shown(page, k, n)
+        except PlaywrightTimeout as e:                  # say where, and what was on screen
+            card = page.locator(CARD)
+            raise AssertionError(f"slide {k}/{n} never shown; {page.url}; card: "
+                                 f"{card.inner_text()[:200] if card.count() else None}") from e
         no_errors(page, f"slide {k}")
         card = page.locator(CARD).inner_text()
         assert slide.title in card, (k, card[:200])

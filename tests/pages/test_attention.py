@@ -246,7 +246,12 @@ def test_the_playing_live_transformer_mounts_its_slots_and_the_route_serves_its_
     labels = head["layout"]["yaxis"]["ticktext"]
     assert labels[0].startswith("0:") and head["layout"]["yaxis"]["range"][0] > 0  # top-down
     assert head["layout"]["xaxis"]["ticktext"] == labels
-    assert list(plotly_array(head["data"][0]["x"])) == list(range(len(labels)))
+    # categories as numbers 0..n-1; the labels every k-th of them (the figure's dtick)
+    n = len(plotly_array(head["data"][0]["x"]))
+    assert list(plotly_array(head["data"][0]["x"])) == list(range(n))
+    ticks = list(head["layout"]["yaxis"]["tickvals"])
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1
+    assert ticks == list(range(0, n, step)) and len(labels) == len(ticks)
     assert not at.get("plotly_chart")
     status, body = live_push.answer(token)
     assert status == 200 and set(json.loads(body)["slots"]) == set(mounted)
