@@ -3,8 +3,6 @@ says (topics/generalization/page.py imports PRESETS and STEPS; the measurements 
 topics/generalization/compute.py)."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ui.claims import PERCENT, Claim
 from topics.generalization.compute import (
     gap_at, overfit_measure, val_loss_growth, best_step, random_measure, memorization_slowdown,
@@ -23,30 +21,24 @@ BIG_COEF = {"gen_coef": 1.0}
 DOUBLE = {"gen_dd_n": 100, "gen_dd_noise": 0.5, "gen_dd_ridge": 1e-2}
 
 
-def after_training(*claims: Claim) -> tuple[Claim, ...]:
-    """Claims measured on a trained run: the card cannot show their value before training,
-    so it says so with the bound the text states ("measured after training (≥ 0.15)")."""
-    return tuple(replace(c, needs=f"measured after training{c.bound}") for c in claims)
-
-
-C_NO_REG = after_training(
+C_NO_REG = (
     Claim("train accuracy at iteration 1,000", lambda s: overfit_measure(s, "train_acc"),
           lo=0.9, slow=True),
     Claim("validation accuracy at iteration 1,000", lambda s: overfit_measure(s, "val_acc"),
           lo=0.65, hi=0.75, slow=True),
     Claim("train acc − val acc at iteration 1,000", gap_at, lo=0.15, slow=True))
-C_EARLY = after_training(
+C_EARLY = (
     Claim("iteration of the lowest validation loss", best_step, hi=100, slow=True),
     Claim("validation loss at 1,000 / its minimum", val_loss_growth, lo=3.0, slow=True))
-C_DROPOUT = after_training(
+C_DROPOUT = (
     Claim("train acc − val acc at iteration 1,000, dropout 0.5", gap_at, hi=0.1, slow=True),
     Claim("gap with dropout / gap without",
           lambda s: gap_at(s) / gap_at({**s, "gen_dropout": 0.0}), hi=0.5, slow=True))
-C_L2 = after_training(
+C_L2 = (
     Claim("train acc − val acc at iteration 1,000, L2 λ = 0.01", gap_at, hi=0.08, slow=True),
     Claim("‖θ‖ at iteration 1,000, L2 λ = 0.01", lambda s: overfit_measure(s, "weight_norm"),
           hi=8.0, slow=True))
-C_RANDOM = after_training(
+C_RANDOM = (
     Claim("random labels: train accuracy at iteration 400",
           lambda s: random_measure(s, "random labels", "train_acc"), lo=0.95, slow=True),
     Claim("random labels: validation accuracy at iteration 400 (10 classes)",
@@ -55,13 +47,13 @@ C_RANDOM = after_training(
           lambda s: random_measure(s, "true labels", "val_acc"), lo=0.85, slow=True),
     Claim("steps to 95% train accuracy: random / true labels", memorization_slowdown,
           lo=2.0, slow=True))
-C_SAME_COEF = after_training(
+C_SAME_COEF = (
     Claim("‖θ‖ AdamW / ‖θ‖ Adam + L2 at iteration 1,000, λ = 0.01", norm_ratio, lo=5.0,
           slow=True),
     Claim("val acc Adam + L2 − val acc AdamW at iteration 1,000",
           lambda s: decay_measure(s, "Adam + L2", "val_acc")
           - decay_measure(s, "AdamW", "val_acc"), lo=0.05, slow=True))
-C_BIG_COEF = after_training(
+C_BIG_COEF = (
     Claim("Adam + L2, λ = 1: validation accuracy at 1,000 (chance 0.5)",
           lambda s: decay_measure(s, "Adam + L2", "val_acc"), hi=0.6, slow=True),
     Claim("Adam + L2, λ = 1: ‖θ‖ at 1,000",

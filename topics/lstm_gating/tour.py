@@ -3,8 +3,6 @@
 topics/lstm_gating/compute.py)."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 from engine import recurrent as rec
 from ui.claims import PERCENT, Claim
 from topics.lstm_gating.compute import (
@@ -83,13 +81,7 @@ C_LONG = (Claim("f at rest = σ(4)", f_at_rest, lo=0.981, hi=0.983),
           Claim("memory half-life (steps)", half_life, lo=37, hi=39))
 
 
-def after_training(*claims: Claim) -> tuple[Claim, ...]:
-    """Claims measured on trained runs: the card cannot show their value before training,
-    so it says so with the bound the text states ("measured after training (≥ 90.0%)")."""
-    return tuple(replace(c, needs=f"measured after training{c.bound}") for c in claims)
-
-
-C_TRAIN = after_training(
+C_TRAIN = (
     Claim(f"LSTM, seed 0: accuracy at delay 40 after {RACE_AT} iterations",
           lambda s: race_accuracy("lstm", 0), lo=0.9, slow=True, fmt=PERCENT),
     Claim(f"LSTM, seed 1: accuracy at delay 40 after {RACE_AT} iterations",
