@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine import attention as A
 from live.controls import RECONNECT_TIMER_S
-from tests.apptest import (chart_figure, chart_titles, choose_preset, metric, open_page,
+from tests.apptest import (live_components, chart_figure, chart_titles, choose_preset, metric, open_page,
                            open_view, plotly_array, show_step)
 from ui.topics import ROOT
 
@@ -235,7 +235,7 @@ def test_the_playing_live_transformer_mounts_its_slots_and_the_route_serves_its_
     assert not at.exception and at.session_state["at_train__playing"]
     assert asked and set(asked) <= {None, RECONNECT_TIMER_S}      # no frame timer
     mounted = {json.loads(c.proto.json)["poll"]["slot"]: json.loads(c.proto.json)
-               for c in at.get("bidi_component")}
+               for c in live_components(at)}
     assert {"at_fig_live_grid", "at_fig_live_head", "at_fig_live_answer",
             live_push.STATUS_SLOT} <= set(mounted)
     token = at.session_state["at_train__push_token"]
@@ -259,7 +259,7 @@ def test_the_playing_live_transformer_mounts_its_slots_and_the_route_serves_its_
     at.button(key="at_train__play").click().run()                 # Pause
     assert not at.exception and metric(at, "loss") and metric(at, "batch accuracy")
     assert "Model shown: trained live** in this session, iteration" in all_text(at)
-    assert not at.get("bidi_component") and len(at.get("plotly_chart")) >= 2
+    assert not live_components(at) and len(at.get("plotly_chart")) >= 2
     view = at.session_state["at_train__view"]
     handle = at.session_state["at_train__handle"]
     parts = page.live_parts_of(view, handle.read, task_name="copy",

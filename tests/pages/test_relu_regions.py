@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from engine import regions as R
-from tests.apptest import (chart_figure, chart_titles, choose_preset, metric, open_page, open_view,
+from tests.apptest import (live_components, chart_figure, chart_titles, choose_preset, metric, open_page, open_view,
                            show_step)
 
 PAGE = "topics/relu_regions/page.py"
@@ -267,7 +267,7 @@ def test_a_playing_frame_emits_few_elements():
     assert not at.metric and not at.get("plotly_chart")
     row = [h.proto.body for h in at.get("html") if "dlplay-metrics" in h.proto.body]
     assert len(row) == 1 and all(k in row[0] for k in ("Regions", "Bound", "Distinct maps"))
-    assert len(at.get("bidi_component")) == 3
+    assert len(live_components(at)) == 3
     assert paused["metrics"] == 5 and len(at.caption) <= paused["captions"]
     caption = next(c.value for c in at.caption if c.value.startswith("Architecture"))
     assert "of the regions lie within" in caption            # merged into one element

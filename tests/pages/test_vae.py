@@ -11,7 +11,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from engine.vae import VAETrainer
-from tests.apptest import (chart_figure, choose_preset, click_chart, metric, open_page,
+from tests.apptest import (live_components, chart_figure, choose_preset, click_chart, metric, open_page,
                            open_view, plotly_array, rerun_fragment, show_step)
 from topics.vae.compute import replay_extent
 
@@ -343,7 +343,7 @@ def test_a_playing_frame_draws_the_scatter_on_the_canvas_and_pause_makes_it_clic
     at.run()
     assert not at.exception
     canvases = {c.proto.id.rsplit("live-canvas-", 1)[-1]: json.loads(c.proto.json)["spec"]
-                for c in at.get("bidi_component")}
+                for c in live_components(at)}
     assert set(canvases) == {"vae_scatter", "vae_gridfig", "vae_curves"}
     scatter = canvases["vae_scatter"]
     assert scatter["layout"]["title"]["subtitle"]["text"] == "Press Pause to click on this chart"
@@ -353,7 +353,7 @@ def test_a_playing_frame_draws_the_scatter_on_the_canvas_and_pause_makes_it_clic
     assert len(row) == 1 and "Test ELBO (nats)" in row[0] and "Epoch" in row[0]
     at.session_state["vae_live__playing"] = False
     at.run()
-    assert not at.get("bidi_component")
+    assert not live_components(at)
     chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("vae_scatter"))
     assert list(chart.proto.selection_mode)                   # clickable again
     assert float(metric(at, "Epoch")) > 100

@@ -128,8 +128,10 @@ def reverse_animation(frames: np.ndarray, times: np.ndarray, highlight: np.ndarr
         sliders=[dict(active=last, steps=steps,
                       currentvalue=dict(prefix=f"{time_label} = ", xanchor="right"),
                       pad=dict(t=40), x=0.4, len=0.6)],
+        # the two buttons stacked left of the slider: side by side they ran over its first
+        # ticks when the figure is a laptop column's width
         updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.1, xanchor="left",
-                          yanchor="top", direction="right", pad=dict(t=45),
+                          yanchor="top", direction="down", pad=dict(t=45),
                           buttons=[dict(label="▶ Play", method="animate",
                                         args=[None, dict(frame=dict(duration=120, redraw=True),
                                                          fromcurrent=False, transition=dict(duration=0))]),
@@ -165,8 +167,10 @@ def weight_bars(groups: dict[str, np.ndarray], labels: list[str] | None = None,
     for i, (name, w) in enumerate(groups.items()):
         x = labels or [f"mode {k}" for k in range(len(w))]
         fig.add_trace(go.Bar(x=x, y=w, name=name, marker_color=COLORWAY[i % len(COLORWAY)],
-                             text=[f"{v:.2f}" for v in w], textposition="outside"))
-    fig.update_layout(barmode="group", title=title, yaxis=dict(title="fraction", range=[0, 1.15]),
+                             text=[f"{v:.2f}" for v in w], textposition="outside",
+                             textfont=dict(size=11)))
+    # wide bars: two labels of a group side by side fit over them in a narrow column
+    fig.update_layout(barmode="group", title=title, bargap=0.12, yaxis=dict(title="fraction", range=[0, 1.15]),
                       height=340, uniformtext=dict(mode="hide", minsize=9),
                       legend=dict(orientation="h", yanchor="top", y=-0.15))
     return fig

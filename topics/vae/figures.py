@@ -148,9 +148,12 @@ def strip_figure(images: np.ndarray, title: str = "", labels: list[str] | None =
                          yaxis=dict(showticklabels=False))
 
 
-CURVES = {  # panel -> [(metric, name, dash)]
-    "Reconstruction −E_q[log p(x|z)]": [("train_recon", "train", "solid"), ("test_recon", "test", "dot")],
-    "KL(q(z|x) ‖ p(z))": [("train_kl", "train", "solid"), ("test_kl", "test", "dot")],
+# panel title -> [(metric, name, dash)]; each title on two short lines: a panel is under
+# half of a laptop's figure column, and one line ran over the next panel's tick labels
+CURVES = {
+    "Reconstruction<br>−E_q[log p(x|z)]": [("train_recon", "train", "solid"),
+                                           ("test_recon", "test", "dot")],
+    "KL<br>(q(z|x) ‖ p(z))": [("train_kl", "train", "solid"), ("test_kl", "test", "dot")],
 }
 
 
@@ -169,7 +172,7 @@ def loss_curves(arrays: dict[str, tuple[np.ndarray, np.ndarray]], steps_per_epoc
                                line=dict(dash=dash, color=COLORWAY[0 if col == 1 else 1])))
     title = dict(text="nats per digit")
     return plain_figure(traces, dict(
-        height=300, margin=dict(t=60),
+        height=300, margin=dict(t=70),
         xaxis=dict(domain=[0, 0.45], anchor="y", title=dict(text="epoch")),
         yaxis=dict(anchor="x", title=title),
         xaxis2=dict(domain=[0.55, 1.0], anchor="y2", title=dict(text="epoch")),
