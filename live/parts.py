@@ -155,10 +155,10 @@ class Payload:
 
     @classmethod
     def of(cls, parts: Parts, classroom: bool, present_px: int | None = None) -> "Payload":
-        """`present_px`: classroom mode's height for large figures (ui.render.show_figure
+        """`present_px`: the window's height for large figures (ui.render.show_figure
         sizes the paused ones the same way, so Play does not change the picture's size)."""
         slots = {slot: part.payload(classroom) for slot, part in parts.items()}
-        if classroom and present_px:
+        if present_px:
             for payload in slots.values():
                 layout = (payload or {}).get("spec", {}).get("layout")
                 if layout is not None and is_large(layout.get("height")):

@@ -182,6 +182,13 @@ def push_on(monkeypatch) -> list:
     return record_run_every(monkeypatch)
 
 
+def live_components(at: AppTest) -> list:
+    """The page's custom components except the window-size reporter every page mounts
+    (ui/viewport.py): the live views' canvases and pushed slots."""
+    from ui.viewport import KEY
+    return [c for c in at.get("bidi_component") if KEY not in c.proto.id]
+
+
 def play_and_fetch(at: AppTest, key: str, slots, asked: list) -> tuple[dict, dict]:
     """Press Play on live page `key` (its parts checked drawable while paused) and check the
     push wiring: the fragment gets no run_every; the slots plus the status line are live
@@ -198,7 +205,7 @@ def play_and_fetch(at: AppTest, key: str, slots, asked: list) -> tuple[dict, dic
     # the live fragment: no frame timer, only the hourly one that reruns after a reconnect
     assert asked and set(asked) <= {None, RECONNECT_TIMER_S} and RECONNECT_TIMER_S in asked
     mounted = {json.loads(c.proto.json)["poll"]["slot"]: json.loads(c.proto.json)
-               for c in at.get("bidi_component")}
+               for c in live_components(at)}
     assert set(mounted) == set(slots) | {live_push.STATUS_SLOT}
     token = at.session_state[f"{key}__push_token"]
     frame_id = at.session_state[f"{key}__push_id"]
@@ -218,6 +225,6 @@ def pause_and_forget(at: AppTest, key: str) -> None:
     token = at.session_state[f"{key}__push_token"]
     at.button(key=f"{key}__play").click().run()
     assert not at.exception and not at.session_state[f"{key}__playing"]
-    assert not at.get("bidi_component")
+    assert not live_components(at)
     gc.collect()
     assert live_push.answer(token)[0] == 404

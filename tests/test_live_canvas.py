@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import plotly_array
+from tests.apptest import live_components, plotly_array
 from live import canvas as lc
 from ui.fastfig import Fig, plain_figure
 from ui.theme import SIZES, style_figure
@@ -141,7 +141,7 @@ def _app():
 def test_show_figure_paints_playing_frames_on_the_canvas_and_pauses_to_plotly():
     at = AppTest.from_function(_app, default_timeout=60).run()
     assert not at.exception
-    canvases = at.get("bidi_component")
+    canvases = live_components(at)
     assert [c.proto.component_name for c in canvases] == ["dlplay_live_canvas"] * 3
     assert canvases[0].proto.id.endswith("live-canvas-frame")
     assert canvases[1].proto.id.endswith("live-canvas-clickable")
@@ -152,17 +152,17 @@ def test_show_figure_paints_playing_frames_on_the_canvas_and_pauses_to_plotly():
     assert len(at.get("plotly_chart")) == 2                 # bars (unsupported), outside
     ids = [c.proto.id for c in canvases]
     at.run()                                                # the next frame: the same elements
-    assert [c.proto.id for c in at.get("bidi_component")] == ids
+    assert [c.proto.id for c in live_components(at)] == ids
     at.session_state["playing"] = False                     # Pause: Plotly everywhere
     at.run()
-    assert not at.get("bidi_component") and len(at.get("plotly_chart")) == 5
+    assert not live_components(at) and len(at.get("plotly_chart")) == 5
     assert not at.caption                                   # paused: clicks work, no note
 
 
 def test_the_canvas_can_be_switched_off(monkeypatch):
     monkeypatch.setenv("DLPLAY_LIVE_CANVAS", "0")
     at = AppTest.from_function(_app, default_timeout=60).run()
-    assert not at.get("bidi_component") and len(at.get("plotly_chart")) == 5
+    assert not live_components(at) and len(at.get("plotly_chart")) == 5
 
 
 def test_the_js_has_a_drawer_for_every_whitelisted_trace_kind():
@@ -340,7 +340,7 @@ def test_a_titled_clickable_chart_says_pause_to_click_inside_the_canvas():
     """No caption element (one element less per frame, no jump of the page on Play/Pause):
     the note is the canvas title's subtitle; paused, the chart is Plotly and clickable."""
     at = AppTest.from_function(_clickable_app, default_timeout=60).run()
-    (canvas,) = at.get("bidi_component")
+    (canvas,) = live_components(at)
     title = json.loads(canvas.proto.json)["spec"]["layout"]["title"]
     assert title["text"] == "Pick a point"
     assert title["subtitle"]["text"] == "Press Pause to click on this chart"
@@ -348,7 +348,7 @@ def test_a_titled_clickable_chart_says_pause_to_click_inside_the_canvas():
     at.session_state["playing"] = False
     at.run()
     (chart,) = at.get("plotly_chart")
-    assert not at.get("bidi_component") and len(chart.proto.selection_mode) == 1   # points
+    assert not live_components(at) and len(chart.proto.selection_mode) == 1   # points
 
 
 def _metrics_app():

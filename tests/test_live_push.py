@@ -10,6 +10,7 @@ import json
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from tests.apptest import live_components
 
 from live.controls import RECONNECT_TIMER_S
 from live.handle import TrainerHandle
@@ -287,7 +288,7 @@ def test_a_page_whose_part_stops_being_drawable_falls_back_to_reruns_for_good(
     at = AppTest.from_function(_fallback_page, default_timeout=60).run()
     assert at.session_state["fb__pushes"] is True
     at.button(key="fb__play").click().run()
-    assert asked[-1] == RECONNECT_TIMER_S and at.get("bidi_component")     # no frame timer
+    assert asked[-1] == RECONNECT_TIMER_S and live_components(at)     # no frame timer
     token = at.session_state["fb__push_token"]
     source = at.session_state["fb__push_source"]
     source.parts = functools.partial(source.parts.func, bars=True)   # the next frame: bars
@@ -296,6 +297,6 @@ def test_a_page_whose_part_stops_being_drawable_falls_back_to_reruns_for_good(
     assert at.session_state["fb__pushes"] is False and at.session_state["fb__push_off"]
     assert asked[-1] == pytest.approx(0.5)          # a timer again (inline: the page's 0.5 s)
     assert at.get("plotly_chart") or not any(
-        json.loads(c.proto.json).get("poll") for c in at.get("bidi_component"))
+        json.loads(c.proto.json).get("poll") for c in live_components(at))
     at.run()
     assert at.session_state["fb__pushes"] is False and asked[-1] == pytest.approx(0.5)

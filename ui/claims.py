@@ -111,12 +111,11 @@ def measured(claim: Claim, settings: Mapping[str, Any]) -> float:
 
 def claim_line(claim: Claim, settings: Mapping[str, Any] | None) -> str:
     """One markdown line of the card: the claim's value measured on `settings` (the settings on
-    screen) with ✓ when it holds, or why it is not measured here. `settings` None: the screen
+    screen) with ✓ and the bound it checked when it holds, or why it is not measured here
+    (with the bound it will be checked against). `settings` None: the screen
     does not show the text's settings yet (a tour step before "Show me")."""
-    if claim.slow:
-        return f"{claim.what}: *{claim.needs or 'measured after training'}*"
-    if claim.needs:
-        return f"{claim.what}: *{claim.needs}*"
+    if claim.slow or claim.needs:      # not measured here: the bound the text states, still
+        return f"{claim.what}: *{claim.needs or 'measured after training'}{claim.bound}*"
     if settings is None:
         return f"{claim.what}: *press Show me to measure it*"
     try:

@@ -266,8 +266,8 @@ def topic_page(slug: str, *, state, views: Sequence[View], formula: str | None =
     url_check.declare_page()                    # unknown URL parameters dropped after the run
     lesson_player.enter(slug, state, views)     # a slide's settings, over the URL's
     present = session.classroom()
+    viewport.watch()                  # figure heights follow the window (projector or laptop)
     if present:
-        viewport.watch()              # figure heights follow the projector's screen
         _present_header(topic, presets, steps, views, slug)
     else:
         _header(topic, formula, presets, steps, views, slug)

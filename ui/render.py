@@ -63,13 +63,15 @@ def rows_above(px: int) -> Iterator[None]:
 
 
 def present_height() -> int:
-    """Classroom height of a large figure: from the window's height and where the page's
-    first figure starts (ui/viewport.py) when the browser reported it, else from the
-    layout's usual header height and the rows_above of this frame."""
+    """Height of a large figure, on the projector and on a laptop alike: from the window's
+    height and where the page's first figure starts (ui/viewport.py) when the browser
+    reported it, else from the layout's usual header height and the rows_above of this
+    frame."""
     top = viewport.figure_top()
     if top is not None:
         return screen.present_height(viewport.height(), top - screen.FIGURE_TOP_PX)
-    return screen.present_height(viewport.height(), getattr(_frame, "above", 0))
+    header = 0 if session.classroom() else screen.LAPTOP_HEADER_PX
+    return screen.present_height(viewport.height(), header + getattr(_frame, "above", 0))
 
 
 def in_playing_frame() -> bool:
@@ -109,7 +111,7 @@ def show_figure(fig: go.Figure, *, key: str | None = None, on_select="ignore",
     style_figure(fig, classroom)
     if height is not None:
         fig.update_layout(height=height)
-    elif classroom and screen.is_large(fig.layout.height):
+    elif screen.is_large(fig.layout.height):
         fig.update_layout(height=present_height())
     if in_playing_frame() and _painter and _painter[0](fig, key, on_select != "ignore"):
         return None

@@ -58,11 +58,14 @@ def screen_series(y: np.ndarray, width_px: int = 800) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------- figure heights
-# Classroom mode sizes every large figure to the window (ui/viewport.py reports its height):
-# what lies above a figure's top on the projector is the one-line header, the tab row and
-# paddings (assets/classroom.css keeps them at about FIGURE_TOP_PX), and the figure's bottom
-# edge keeps a small margin, so a whole figure is on the first screen at any window height.
+# Every large figure is sized to the window (ui/viewport.py reports its height): what lies
+# above a figure's top on the projector is the one-line header, the tab row and paddings
+# (assets/classroom.css keeps them at about FIGURE_TOP_PX; a laptop's header, title over
+# the page's sentence, is LAPTOP_HEADER_PX taller), and the figure's bottom edge keeps a
+# small margin, so a whole figure is on the first screen at any window height. (Until the
+# browser has reported where the figure starts, these estimate it.)
 FIGURE_TOP_PX = 126
+LAPTOP_HEADER_PX = 60
 FIGURE_BOTTOM_PX = 12
 LIVE_ROW_PX = 110           # a live view's Play row and status line (live/controls.py)
 MIN_PRESENT_PX = 300        # a figure smaller than this (a strip, a bar) keeps its own height

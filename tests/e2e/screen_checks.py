@@ -87,9 +87,10 @@ LOOK_JS = """([showKey, minCover, slack]) => {
 }"""
 
 
-def look(page, show_key: str | None = None) -> tuple[list[str], float | None]:
+def look(page, show_key: str | None = None,
+         min_cover: float = MIN_COVER) -> tuple[list[str], float | None]:
     """(problems, main figure's share of the screen) of the screen as it is now."""
-    got = page.evaluate(LOOK_JS, [show_key, MIN_COVER, SLACK_PX])
+    got = page.evaluate(LOOK_JS, [show_key, min_cover, SLACK_PX])
     return got["problems"], got["cover"]
 
 
@@ -127,6 +128,8 @@ NUMBERS_JS = """([slug]) => {
   return {said, seen: seen.join(' ')};
 }"""
 
+# a tour card's heading "k/N · title": where the class is in the tour, not a stated number
+TOUR_COUNTER = r"^\s*\d+/\d+ · "
 NUMBER = r"(?<![\w.])[-−]?\d[\d,]*(?:\.\d+)?(?:[eE][-−+]?\d+)?%?"
 
 
@@ -173,4 +176,5 @@ def card_numbers(page, slug: str) -> dict | None:
     got = page.evaluate(NUMBERS_JS, [slug])
     if got is None:
         return None
-    return {"stated": numbers_in(got["said"]), "missing": missing_numbers(got["said"], got["seen"])}
+    said = re.sub(TOUR_COUNTER, "", got["said"])
+    return {"stated": numbers_in(said), "missing": missing_numbers(said, got["seen"])}

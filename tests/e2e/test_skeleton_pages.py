@@ -4,8 +4,10 @@
   lies over a figure title and no axis title over tick labels, no request leaves the machine;
 - the projector walk (1280x720, ?classroom=1): every tab, every preset in order, then every
   tour step's "Show me", in one browser session; on every screen the main figure is whole and
-  covers >= 45% of it, "Show me" is on it, no text box overlaps another or is clipped
-  (tests/e2e/screen_checks.py), no error box, no traceback in the server's log.
+  covers >= 45% of it, "Show me" is on it, no text box overlaps another or is clipped, every
+  number the card's words state is on the rest of the screen (tests/e2e/screen_checks.py),
+  no error box, no traceback in the server's log. The same walk at other sizes and on a
+  student's laptop when DLPLAY_WALKS names them (WALKS).
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import json
 import os
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -20,7 +23,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.conftest import ROOT, SCREENSHOTS
-from tests.e2e.screen_checks import card_numbers, look
+from tests.e2e.screen_checks import MIN_COVER, card_numbers, look
 from ui.claims import page_module
 from ui.page_keys import preset_key, tour_key
 from ui.topics import TOPICS
@@ -35,8 +38,8 @@ WALK_SHOTS = Path(os.environ.get("DLPLAY_WALK_SHOTS",
 # Layout problems the projector walk may let pass on a page, as substrings of the problem
 # texts (tests/e2e/screen_checks.py): none now, every problem on every page fails. A page
 # whose figures are being reworked may list its gaps here, with why.
-FIGURE, WHOLE, OVER, CLIPPED = "main figure covers", "main figure not whole", '" over "', "clipped"
 KNOWN_GAPS: dict[str, tuple[str, ...]] = {}
+LAPTOP_MIN_COVER = 0.25
 # per page and screen: the main figure's share of the screen, and the numbers the card
 # states with those not found on the rest of the screen (written next to the screenshots
 # as <slug>_screens.json: the projector's table per page is read from them)
@@ -197,19 +200,19 @@ def _press(page, key: str, timeout_s: float = 60.0) -> bool:
 
 
 def _visit(page, topic, where: str, problems: list, covers: dict, show_key=None,
-           shots: Path = WALK_SHOTS) -> None:
+           shots: Path = WALK_SHOTS, min_cover: float = MIN_COVER) -> None:
     """Check the screen as the class sees it now; keep a screenshot (outside the tree)."""
     page.wait_for_timeout(450)       # ui/viewport.js reports where the figure starts ...
     settle(page)                     # ... and the rerun that sizes the figure to it ends
     no_errors(page, f"{topic.slug} / {where}")
-    found, cover = look(page, show_key)
+    found, cover = look(page, show_key, min_cover)
     known = KNOWN_GAPS.get(topic.slug, ())
     if any(not any(k in p for k in known) for p in found):
         # a rerun that sizes the figure may still be on its way: one more look (not for the
         # page's known gaps, which a second look finds again: 2 s a screen on 9 pages)
         page.wait_for_timeout(1500)
         settle(page)
-        found, cover = look(page, show_key)
+        found, cover = look(page, show_key, min_cover)
     covers[where] = cover
     problems += [f"{where}: {p}" for p in found]
     SCREENS.setdefault(f"{topic.slug}{'' if shots == WALK_SHOTS else '_' + shots.name}",
@@ -219,9 +222,31 @@ def _visit(page, topic, where: str, problems: list, covers: dict, show_key=None,
     page.screenshot(path=str(shots / f"{topic.slug}__{len(covers):02d}_{name}.png"))
 
 
-# the walks: the projector always; the laptop (1400x900) when DLPLAY_WALKS names it
-# ("projector,laptop"): the same checks, a second 12 minutes, run on purpose, not in CI
-WALKS = {"projector": (1280, 720, True), "laptop": (1400, 900, False)}
+def _unseen_numbers(screens: dict[str, dict]) -> list[str]:
+    """Per screen, the numbers its card's words state that the rest of the screen does not
+    show (tests/e2e/screen_checks.py card_numbers): a problem each."""
+    return [f"{where}: the card states {', '.join(n['missing'])}, not on the screen"
+            for where, screen in screens.items()
+            if (n := screen.get("numbers")) and n["missing"]]
+
+
+@dataclass(frozen=True)
+class Walk:
+    width: int
+    height: int
+    classroom: bool
+    min_cover: float = MIN_COVER      # the main figure's least share of the screen
+
+
+# The walks: the projector always; the others when DLPLAY_WALKS names them (e.g.
+# "projector,laptop"): the same checks, 12-20 minutes each, run on purpose, not in CI. The
+# present layout at a laptop's and a large projector's size must hold the projector's 45%;
+# a student's laptop (1400x900, the sidebar open) sets the figure beside the controls in a
+# column 670 px wide, so its figure is whole on the first screen and covers at least 25%.
+WALKS = {"projector": Walk(1280, 720, True),
+         "projector_1400": Walk(1400, 900, True),
+         "projector_1920": Walk(1920, 1080, True),
+         "laptop": Walk(1400, 900, False, min_cover=LAPTOP_MIN_COVER)}
 WALKED = [w for w in os.environ.get("DLPLAY_WALKS", "projector").split(",") if w in WALKS]
 
 
@@ -230,18 +255,20 @@ WALKED = [w for w in os.environ.get("DLPLAY_WALKS", "projector").split(",") if w
 def test_walk_every_preset_step_and_tab(context_factory, server_url, topic, walk):
     """A teacher's walk on the projector (1280x720, ?classroom=1) in one session: every tab,
     presets in order, then the tour with "Show me". On each screen: the main figure whole and
-    >= 45% of it, "Show me" on the screen, no text over text, nothing clipped
-    (tests/e2e/screen_checks.py); no error box and no traceback in the server's log.
+    >= 45% of it, "Show me" on the screen, no text over text, nothing clipped, (classroom)
+    the card's numbers on the screen (tests/e2e/screen_checks.py); no error box and no
+    traceback in the server's log.
     Screenshots of every state: $DLPLAY_WALK_SHOTS (default: a folder in the temp dir)."""
     module = page_module(topic.slug)
-    width, height, classroom = WALKS[walk]
+    width, height, classroom = WALKS[walk].width, WALKS[walk].height, WALKS[walk].classroom
+    min_cover = WALKS[walk].min_cover
     shots = WALK_SHOTS if walk == "projector" else WALK_SHOTS / walk
     shots.mkdir(parents=True, exist_ok=True)
     log_start = SERVER_LOG.stat().st_size if SERVER_LOG.exists() else 0
     page = context_factory(width, height).new_page()
     _open(page, f"{server_url}/{topic.slug}" + ("?classroom=1" if classroom else ""))
     page.wait_for_selector(CHARTS, timeout=60_000)
-    if classroom:
+    if walk == "projector":
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / f"{topic.slug}_projector.png"))
     problems, covers = [], {}
@@ -249,13 +276,14 @@ def test_walk_every_preset_step_and_tab(context_factory, server_url, topic, walk
         if title is not None:
             _click_tab(page, title)
         page.wait_for_selector(CHARTS, timeout=60_000)
-        _visit(page, topic, f"tab {title}", problems, covers, shots=shots)
+        _visit(page, topic, f"tab {title}", problems, covers, shots=shots, min_cover=min_cover)
     for name, preset in module.PRESETS.items():
         _choose_preset(page, topic.slug, name)
         if preset.view is not None and len(module.VIEWS) > 1:
             wanted = next(v.title for v in module.VIEWS if v.key == preset.view)
             assert _selected_tab(page, wanted) == wanted, name
-        _visit(page, topic, f"preset {name}", problems, covers, shots=shots)
+        _visit(page, topic, f"preset {name}", problems, covers, shots=shots,
+               min_cover=min_cover)
     if module.STEPS:
         tour = tour_key(topic.slug)
         assert _press(page, f"{tour}__start")
@@ -281,7 +309,8 @@ def test_walk_every_preset_step_and_tab(context_factory, server_url, topic, walk
                 selected = _selected_tab(page, wanted)
                 assert selected == wanted, f"step {i + 1} opens {selected!r}, not {wanted!r}"
             _visit(page, topic, f"step {i + 1} shown", problems, covers,
-                   show_key=f"{tour}__show" if has_show else None, shots=shots)
+                   show_key=f"{tour}__show" if has_show else None, shots=shots,
+                   min_cover=min_cover)
             if i + 1 < len(module.STEPS):
                 assert _press(page, f"{tour}__next"), (
                     f"step {i + 1}: no enabled next arrow; the page reads: "
@@ -289,6 +318,8 @@ def test_walk_every_preset_step_and_tab(context_factory, server_url, topic, walk
     key = topic.slug if walk == "projector" else f"{topic.slug}_{walk}"
     (shots / f"{topic.slug}_screens.json").write_text(
         json.dumps(SCREENS.get(key, {}), indent=1, ensure_ascii=False))
+    if classroom:       # (a laptop card prints its claims under its words: not all on screen)
+        problems += _unseen_numbers(SCREENS.get(key, {}))
     with open(SERVER_LOG, encoding="utf-8", errors="replace") as log:
         log.seek(log_start)
         logged = log.read()

@@ -27,6 +27,8 @@ def test_claim_line_states_the_measured_value_or_why_not():
     assert "not measurable" in claim_line(Claim("y", lambda s: 1 / 0), {"a": 1})
     slow = claim_line(Claim("z", lambda s: 1 / 0, slow=True, needs="press Train"), {})
     assert slow == "z: *press Train*"
+    trained = claim_line(Claim("gap", lambda s: 1 / 0, lo=0.15, slow=True), {})
+    assert trained == "gap: *measured after training (≥ 0.15)*"     # the bound the text states
     assert Claim("p", lambda s: 0.469, fmt="{:.1%}").format(0.469) == "46.9%"
     assert format_number(1.234e-8) == "1.23e-8" and format_number(math.nan) == "nan"
 

@@ -144,3 +144,14 @@ def test_a_playing_train_tab_mounts_its_slots_once_and_the_route_serves_its_fram
     pause_and_forget(at, "df_train")
     assert {"df_fig_train_samples", "df_fig_loss"} <= {
         c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+
+
+def test_the_reverse_caption_names_the_run_from_its_settings():
+    from topics.diffusion import page as df
+    s = df.STATE.resolve(df.PRESETS["DDPM, 1000 steps, exact denoiser"].settings)
+    assert df.sampler_setup(s, False, 500) == "DDPM, 1000 steps, exact denoiser, 500 samples"
+    s = df.STATE.resolve(df.PRESETS["DDIM, 10 noisy steps (η = 1)"].settings)
+    assert df.sampler_setup(s, False, 500).startswith("DDIM, 10 steps, η = 1,")
+    s = df.STATE.resolve(df.PRESETS["Guidance w = 3 with the trained network"].settings)
+    assert "pretrained network" in df.sampler_setup(s, True, 500)
+    assert "exact denoiser" in df.sampler_setup(s, False, 500)     # no network: exact ε*

@@ -385,3 +385,19 @@ def test_the_dirac_metric_shows_r1_reaching_one_millionth():
     at = choose_preset(_page(), "gan", "Dirac-GAN: non-saturating converges slowly")
     value = metric(at, "Distance to (0, 0) after 1000 it. (R1")
     assert value != "0.000" and float(value) < 1e-6
+
+
+def test_the_samples_subtitle_names_the_target_and_the_networks():
+    from topics.gan import page as g
+    from engine.gan import GANTrainer, make_target
+    from engine.gan.reads import frame_of
+    from topics.gan.figures import live_figures
+    collapse = g.STATE.resolve(g.PRESETS["Collapse: one-layer D, one blob"].settings)
+    deep = g.STATE.resolve(g.PRESETS["Cure 2: a two-layer D"].settings)
+    assert g.gan_setup(collapse).startswith("ring of 8, σ = 0.05 · G 2×128, D 1×128")
+    assert "D 2×128" in g.gan_setup(deep)
+    tr = GANTrainer(make_target("ring of 8", 0.05, 0), seed=0, device="cpu", g_hidden=(16,),
+                    d_hidden=(16,), eval_every=5)
+    fig = live_figures(frame_of(tr), tr.snapshot(), tr.history.copy(),
+                       setup=g.gan_setup(collapse))["gan_fig_samples"]
+    assert fig.layout.title.subtitle.text == g.gan_setup(collapse)

@@ -333,3 +333,14 @@ def test_the_ruler_is_an_svg_that_places_eta_the_edge_and_the_optimum_on_a_log_a
     _, dot4, lines4 = ruler(at)
     assert abs(lines4["#d62728"] - x_of(0.5)) < 0.1 and abs(dot4 - dot) < 0.1
     assert F.lr_ruler_svg(1.0, 1e-4, 10.0, edge=20.0).count("<rect") == 0   # edge past hi
+
+
+def test_the_path_figure_subtitle_names_the_setup_the_race_ran():
+    """κ, rotation, the shared η (not the optimal heavy ball's own) and any gradient noise."""
+    from topics.gradient_descent import page as gd
+    adaptive = gd.STATE.resolve(gd.PRESETS["Adam vs RMSProp, ill-conditioned and rotated"].settings)
+    assert gd.race_setup(adaptive) == "κ = 100, rotated 45° · η = 1.9 (GD)"
+    momentum = gd.STATE.resolve(gd.PRESETS["Optimal momentum: faster, not smoother"].settings)
+    assert "(GD)" in gd.race_setup(momentum) and "Momentum" not in gd.race_setup(momentum)
+    noisy = gd.STATE.resolve(gd.PRESETS["Saddle + gradient noise: escapes"].settings)
+    assert gd.race_setup(noisy).endswith("gradient noise σ = 0.05")

@@ -22,7 +22,8 @@ def _gan_figures():
     tr = GANTrainer(make_target("ring of 8", 0.05, 0), seed=0, device="cpu",
                     g_hidden=(16,), d_hidden=(16,), eval_every=5)
     tr.step(20)
-    return G.live_figures(frame_of(tr), tr.snapshot(), tr.history.copy())
+    return G.live_figures(frame_of(tr), tr.snapshot(), tr.history.copy(),
+                          setup="ring of 8, σ = 0.05 · G 1×16, D 1×16")
 
 
 def _vae_figures():

@@ -66,7 +66,7 @@ PRESETS = {
     "Real model: a previous-token head": Preset(
         PREVIOUS, "In all-MiniLM-L6-v2, layer 1 · head 3 sends each word's weight to the token "
                   "just before it: 1.00 on this sentence and on the 8 built-in ones (the "
-                  "lowest 0.999). The toy lookup transformer learned such a head too (0.94).",
+                  "lowest 0.999). The toy lookup transformer learned such a head too.",
         VIEW, C_PREVIOUS),
     "Real model: a next-token head": Preset(
         NEXT, "Layer 2 · head 9 looks one token ahead: 0.66 of each word's weight on the next "

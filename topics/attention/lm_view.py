@@ -68,7 +68,9 @@ def real_model_view(panel, state) -> None:
         if typed.problem:
             st.error(f"Input not usable: {typed.problem}. Showing “{typed.text}” instead.",
                      icon=":material/error:")
-        title = f"{language_model.MODEL_NAME} · layer {l + 1} · head {h + 1} ({lm_compute.head_type_of(s)})"
+        layers, heads = maps.weights.shape[:2]
+        title = (f"{language_model.MODEL_NAME}, {layers} layers × {heads} heads · layer {l + 1} "
+                 f"· head {h + 1} ({lm_compute.head_type_of(s)})")
         if mode == lm_compute.VIEWS[0]:
             show_figure(figs.head_view_figure(maps.weights[l, h], tokens, title, focus),
                         key="at_fig_lm_head")

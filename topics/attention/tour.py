@@ -89,8 +89,8 @@ PRESETS = {
         CAUSAL, "Keys after the query get −∞, hence weight exactly 0.", "mechanics", C_CAUSAL),
     "Permute the tokens: outputs permute too": Preset(
         PERMUTE, "Without positions, attention(P x) = P attention(x): the output rows move "
-                 "with the tokens (difference ~1e-7, float round-off).", "mechanics",
-        C_PERMUTE),
+                 "with the tokens (the difference is float round-off, under 1e-5).",
+        "mechanics", C_PERMUTE),
     "Positions break the symmetry": Preset(
         POSITIONS, "With sinusoidal PE added, permuting the tokens gives them new position "
                    "vectors, so the output is no longer the permuted original: "

@@ -229,6 +229,12 @@ def shrink(s) -> float:
     return float(image_of(s).shape[1] - output_of(s).shape[1])
 
 
+def dense_weights_of_span(s) -> float:
+    """Weights of a dense square kernel as wide as the dilated one: (d(k − 1) + 1)²."""
+    k, d = kernel_of(s).shape[0], int(s["cv_dilation"])
+    return float((d * (k - 1) + 1) ** 2)
+
+
 def field(s) -> float:
     return float(infos_of(s)[-1].size)
 

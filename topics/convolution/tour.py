@@ -3,10 +3,10 @@
 topics/convolution/compute.py)."""
 from __future__ import annotations
 
-from ui.claims import Claim
+from ui.claims import PERCENT, Claim
 from topics.convolution.compute import (
     ERF_INITS, centre_of, kernel_of, near_zero_share, brightness_change, detail_ratio,
-    size_ratio, shrink, field, weights_per_c2, field_growth, erf_ratio, central_mass,
+    size_ratio, shrink, dense_weights_of_span, field, weights_per_c2, field_growth, erf_ratio, central_mass,
     digits_concentration_ratio, digits_test_accuracy, predicted_right, equivariance_of)
 from ui.widgets import Preset, Step
 
@@ -46,7 +46,9 @@ C_BLUR = (Claim("Gaussian kernel sum", lambda s: float(kernel_of(s).sum()), lo=1
           Claim("|mean brightness change| (border excluded)", brightness_change, hi=0.005),
           Claim("neighbour differences: output / input", detail_ratio, hi=0.8))
 C_STRIDE = (Claim("output rows / input rows", size_ratio, lo=0.45, hi=0.55),)
-C_DILATE = (Claim("pixels lost across the image: d(k − 1) = 8", shrink, lo=8, hi=8),)
+C_DILATE = (Claim("pixels lost across the image: d(k − 1) = 8", shrink, lo=8, hi=8),
+            Claim("weights of a dense kernel as wide: (d(k − 1) + 1)²", dense_weights_of_span,
+                  lo=81, hi=81))
 C_SEVEN = (Claim("receptive field of three 3×3", field, lo=7, hi=7),
            Claim("weights / c² of three 3×3 (one 7×7: 49)", weights_per_c2, lo=27, hi=27))
 C_WAVENET = (Claim("receptive field after 4 layers", field, lo=16, hi=16),
@@ -59,10 +61,10 @@ C_VGG = (Claim("growth of r per 3×3 layer after the first pool (jump 2)",
          Claim("receptive field of the block", field, lo=16, hi=16))
 C_ERF = (Claim("2σ radius / half-width of the 25×25 box", erf_ratio, hi=0.65),
          Claim("gradient mass in the central half of the box (a quarter of its area)",
-               central_mass, lo=0.8))
+               central_mass, lo=0.8, fmt="{:.0%}"))
 C_ERF_STRIDED = (Claim("gradient mass in the central half of the 29×29 box",
                        central_mass, lo=0.5, hi=0.6),)
-C_MAPS = (Claim("test accuracy of the digits CNN", digits_test_accuracy, lo=0.95),
+C_MAPS = (Claim("test accuracy of the digits CNN", digits_test_accuracy, lo=0.95, fmt=PERCENT),
           Claim("digit #0 predicted right", predicted_right, lo=1, hi=1),
           Claim("peak/mean of the field: trained / most concentrated random init",
                 digits_concentration_ratio, lo=1.2))
@@ -100,8 +102,8 @@ PRESETS = {
     "Effective field ≪ theoretical box": Preset(
         ERF_DEEP, "Twelve 3×3 layers: the box is 25×25, but the gradient mass is a "
                   "Gaussian-like bump: its 2σ radius is about 0.6 of the box's half-width, "
-                  "and the central half of the box (about a quarter of its area) holds about "
-                  "85% of the mass.", "erf", C_ERF),
+                  "and the central half of the box (about a quarter of its area) holds over "
+                  "80% of the mass.", "erf", C_ERF),
     "Learned feature maps": Preset(
         MAPS, "The trained CNN (test accuracy > 95%) gets digit #0 right; deeper maps are "
               "coarser (8×8 → 4×4 → 2×2). Below: its last layer's effective field is more "

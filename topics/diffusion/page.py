@@ -156,6 +156,19 @@ def reverse_controls(sampler_box) -> None:
         STATE.widget("df_n")
 
 
+def sampler_setup(s, network: bool, n_samples: int) -> str:
+    """The run the Reverse tab shows, in words: sampler, its steps, what gives ε (the chosen
+    network, or the exact denoiser when there is none), sample count."""
+    sampler = s["df_sampler"]
+    if sampler == "DDPM":
+        sampler += f", {schedule_of(s['df_sched']).T} steps"
+    elif sampler == "DDIM":
+        sampler += f", {s['df_steps']} steps, η = {s['df_eta']:g}"
+    else:                                       # the Langevin samplers: the exact score
+        return f"{sampler}, {s['df_lsteps']} steps, exact score, {n_samples} samples"
+    return f"{sampler}, {s['df_den'] if network else 'exact denoiser'}, {n_samples} samples"
+
+
 def reverse_view(panel) -> None:
     with panel.controls:
         data, _ = data_controls()
@@ -190,7 +203,9 @@ def reverse_view(panel) -> None:
         res = run.result
         shown = min(SHOWN, len(res.samples))
         hl = np.arange(0, shown, max(1, shown // 6))[:6]
-        st.caption("Drag the slider under the plot or press ▶ (noise → data).")
+        setup = sampler_setup(s, model is not None, len(res.samples))
+        st.caption(f"{setup}, {shown} drawn. Drag the slider under the plot or press ▶ "
+                   "(noise → data).")
         # the final samples' summary beside the animation, both charts on one row: the
         # figure fills the projector's first screen with the numbers next to it
         left, right = st.columns([1.5, 1])

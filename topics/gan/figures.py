@@ -92,13 +92,14 @@ def _scaled(vectors: np.ndarray, length: float) -> np.ndarray:
 def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
                    centers: np.ndarray | None = None, radius: float | None = None,
                    show_arrows: bool = True, show_heatmap: bool = True,
-                   height: int = 520) -> go.Figure:
+                   height: int = 520, setup: str = "") -> go.Figure:
     """Real points (grey) and generated points over the discriminator heatmap, arrows of
     −∇_x L_G on a subset of fakes, and circles of radius n_sigma·std around the mixture's
     modes (green: covered, red dotted: missed). The samples are two path shapes of small
     squares (dash_path: 2 SVG elements instead of ~900 markers; the legend lists them
     through two empty traces). Built in one call from plain dicts (ui/fastfig.py: redrawn
-    every live frame; add_trace/add_shape one by one cost ~10x more, validation ~7x more)."""
+    every live frame; add_trace/add_shape one by one cost ~10x more, validation ~7x more).
+    `setup` (the target and the networks) is the title's subtitle."""
     traces: list = []
     c = snap.critic
     if show_heatmap:
@@ -132,7 +133,7 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
         yaxis=dict(range=[box[2], box[3]], title=dict(text="x₂"), scaleanchor="x",
                    scaleratio=1),
         legend=LEGEND_BELOW, margin=dict(t=30),
-        title=dict(text=f"Iteration {snap.step:,}")))
+        title=dict(text=f"Iteration {snap.step:,}", subtitle=dict(text=setup))))
 
 
 def _mode_heatmap(steps: np.ndarray, hists: np.ndarray, n_eval: int) -> tuple[dict, float]:
@@ -203,14 +204,14 @@ def curves_figure(history: History, n_modes: int | None, steps: np.ndarray | Non
 
 
 def live_figures(frame: GANFrame, snap: GANSnapshot, history: History,
-                 show_arrows: bool = True) -> dict[str, go.Figure]:
+                 show_arrows: bool = True, setup: str = "") -> dict[str, go.Figure]:
     """What one live frame of the page draws, by figure key: the samples over D and, in one
     figure, the mode histogram over time (mixture targets only) with the loss / coverage
     curves. Plain data in: the trainer's snapshot, its GANFrame (engine/gan/reads.py) and
     a copy of its history."""
     n_modes = snap.coverage.n_modes if snap.coverage is not None else None
     return {"gan_fig_samples": samples_figure(snap, frame.box, frame.centers, frame.radius,
-                                              show_arrows=show_arrows),
+                                              show_arrows=show_arrows, setup=setup),
             "gan_fig_curves": curves_figure(history, n_modes, frame.mode_steps,
                                             frame.mode_hists, frame.n_eval)}
 

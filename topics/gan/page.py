@@ -66,7 +66,7 @@ def _target(s: Mapping[str, Any], seed: int):
     return data, hashlib.sha1(raw).hexdigest()[:12]
 
 
-def frame_parts(view, read, show_arrows: bool) -> dict:
+def frame_parts(view, read, show_arrows: bool, setup: str = "") -> dict:
     """One live frame as parts (live/parts.py; pure, so the frame route can build it too):
     the samples figure, ONE summary element (pretrained note, coverage badges, losses:
     topics/gan/summary.py) and one figure of the histories. What does not change per frame (the
@@ -74,7 +74,7 @@ def frame_parts(view, read, show_arrows: bool) -> dict:
     snap = view.snapshot()
     frame = read(frame_of)
     cov = snap.coverage
-    figs = live_figures(frame, snap, view.history, show_arrows=show_arrows)
+    figs = live_figures(frame, snap, view.history, show_arrows=show_arrows, setup=setup)
     badges = coverage_badges(cov, smoothed_modes(view.history) if cov is not None else 0.0,
                              SMOOTH_CHECKS, frame.eval_every)
     summary = summary_html(badges, losses_line(view.history.last("loss_d"),
@@ -85,8 +85,17 @@ def frame_parts(view, read, show_arrows: bool) -> dict:
             "gan_fig_curves": Figure(figs["gan_fig_curves"])}
 
 
+def gan_setup(s: Mapping[str, Any]) -> str:
+    """The GAN being trained, in words: target, mode σ, networks (layers × width), loss."""
+    target = s["gan_target"] if s["gan_target"] == UPLOAD else \
+        f"{s['gan_target']}, σ = {s['gan_std']:g}"
+    return (f"{target} · G {s['gan_g_depth']}×{s['gan_g_width']}, "
+            f"D {s['gan_d_depth']}×{s['gan_d_width']} · {s['gan_loss']} loss")
+
+
 def _draw(view, tick) -> None:
-    place_all(live_parts(frame_parts, view, show_arrows=bool(STATE.value("gan_arrows"))))
+    place_all(live_parts(frame_parts, view, show_arrows=bool(STATE.value("gan_arrows")),
+                         setup=gan_setup(STATE.values())))
 
 
 @st.cache_data(max_entries=4, show_spinner=False)

@@ -62,6 +62,26 @@ def decay_configs(s: Mapping[str, Any]) -> dict[str, generalization.TrainConfig]
             "AdamW": generalization.TrainConfig(**{**base.__dict__, "weight_decay": lam})}
 
 
+def overfit_setup(config: generalization.TrainConfig) -> str:
+    """The Overfitting run's data and network, as its figure names them."""
+    return (f"{config.n_train} points, {config.label_noise:.0%} flipped, "
+            f"{config.depth}×{config.width} ReLU")
+
+
+def random_setup(s: Mapping[str, Any]) -> str:
+    """The Random labels runs' network and training set, as their figure names them."""
+    config = random_configs(s)["true labels"]
+    return f"{config.depth}×{config.width} ReLU net, {config.n_train} training digits"
+
+
+def decay_setup(s: Mapping[str, Any]) -> str:
+    """The L2 vs AdamW runs' learning rate and AdamW's shrink per step, as their figure
+    names them."""
+    config = decay_configs(s)["AdamW"]
+    return (f"Adam η = {config.lr:g}; AdamW shrinks θ by ηλ = "
+            f"{config.lr * config.weight_decay:.2g} per step")
+
+
 @st.cache_data(max_entries=64, show_spinner="Training…")
 def trained(config: generalization.TrainConfig, seed: int, steps: int) -> generalization.GeneralizationSnapshot:
     """The snapshot after `steps` iterations (what the claims measure)."""

@@ -48,11 +48,16 @@ def _iteration_range(steps: np.ndarray) -> list[float]:
     return [0, max(top, 50.0)]
 
 
+def _titled(title: str, setup: str) -> str:
+    return f"{title} · {setup}" if setup else title
+
+
 def overfit_figure(grid: DecisionGrid, data: SplitData, snap: GeneralizationSnapshot,
-                   patience: int, boundary_of: str = "current model") -> go.Figure:
+                   patience: int, boundary_of: str = "current model", setup: str = "") -> go.Figure:
     """Left: P(class 1) of the model on the plane, the 0.5 contour, the training points by
     their (possibly flipped) training label, flipped ones ringed. Right: accuracy and loss
-    of train (solid) and validation (dashed)."""
+    of train (solid) and validation (dashed). `setup` (the data and network) is written at
+    the bottom left, on the legend's row."""
     fig = Fig(rows=2, cols=2, column_widths=[0.48, 0.52], row_heights=[0.5, 0.5],
               specs=[[{"rowspan": 2}, {}], [None, {}]], horizontal_spacing=0.1,
               vertical_spacing=0.14, shared_xaxes=True,
@@ -96,18 +101,22 @@ def overfit_figure(grid: DecisionGrid, data: SplitData, snap: GeneralizationSnap
              y=dict(range=[float(grid.grid_y[0]), float(grid.grid_y[-1])]))
     fig.update(height=470, margin=dict(t=40, b=10, l=10, r=10),
                legend=dict(orientation="h", x=1, xanchor="right", y=-0.12, yanchor="top"))
+    if setup:
+        fig.layout.setdefault("annotations", []).append(
+            {"text": setup, "x": 0, "xref": "paper", "xanchor": "left", "y": -0.12,
+             "yref": "paper", "yanchor": "top", "showarrow": False})
     return fig.figure()
 
 
 def compare_figure(snaps: Mapping[str, GeneralizationSnapshot],
                    panels: Sequence[str] = ("acc", "weight_norm"),
-                   chance: float | None = None, height: int = 470) -> go.Figure:
+                   chance: float | None = None, height: int = 470, setup: str = "") -> go.Figure:
     """One row per panel ("acc": train solid / validation dashed; "loss"; "weight_norm"),
-    one colour per run."""
+    one colour per run; `setup` (what both runs share) follows the last panel's title."""
     titles = {"acc": "Accuracy vs iteration (train solid, validation dashed)",
               "loss": "Validation loss vs iteration", "weight_norm": "Weight norm ‖θ‖ vs iteration"}
     fig = Fig(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.1,
-              subplot_titles=[titles[p] for p in panels])
+              subplot_titles=[titles[p] for p in panels[:-1]] + [_titled(titles[panels[-1]], setup)])
     for i, (name, snap) in enumerate(snaps.items()):
         color = RUN_COLORS[i % len(RUN_COLORS)]
         for row, panel in enumerate(panels, start=1):

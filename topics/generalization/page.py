@@ -25,6 +25,7 @@ from ui import session
 from topics.generalization.compute import (
     TOY_SETS, TOY_LABELS, OPT_LABELS, LRS, L2S, WDS, COEFS, RIDGES, NAMED_STEP, RANDOM_STEP,
     GRID_RES, LABEL_NOISE, POLY_MAX_DEGREE, _fmt, overfit_config, random_configs, decay_configs,
+    overfit_setup, random_setup, decay_setup,
     curves_of, poly_coef_of, poly_data_of, poly_sweep_of)
 from topics.generalization.tour import PRESETS, STEPS
 from live.controls import live_training, read_trainer
@@ -103,14 +104,15 @@ def _live_config(config: Any) -> dict[str, Any]:
     return {"config": repr(config), "seed": session.seed(), "device": session.device()}
 
 
-def overfit_parts(view, read, which: str, patience: int) -> dict:
+def overfit_parts(view, read, which: str, patience: int, setup: str) -> dict:
     """One live frame of the Overfitting tab as parts (live/parts.py; pure, so the frame
     route can build it too): the boundary and curves figure, and the metric row. The boundary
     grid (current or best-validation model) is computed next to the trainer."""
     snap = view.snapshot()
     b = read(functools.partial(reads.boundary_of, which=which, res=GRID_RES))
     last = reads.latest(snap)
-    return {"gen_overfit_fig": Figure(figs.overfit_figure(b.grid, b.data, snap, patience, which)),
+    return {"gen_overfit_fig": Figure(figs.overfit_figure(b.grid, b.data, snap, patience, which,
+                                                                 setup)),
             "gen_overfit_metrics": Metrics([
                 ("Train accuracy", f"{last['train_acc']:.2f}"),
                 ("Validation accuracy", f"{last['val_acc']:.2f}"),
@@ -119,10 +121,10 @@ def overfit_parts(view, read, which: str, patience: int) -> dict:
 
 
 def pair_parts(view, read, key: str, panels: tuple[str, str], first: tuple[str, str, str],
-               chance: float | None) -> dict:
+               chance: float | None, setup: str) -> dict:
     """One live frame of two runs side by side (Random labels, L2 vs AdamW) as parts: the
-    comparison figure and, per run, the metric `first` = (label, snapshot field, format) and
-    validation accuracy, in one row."""
+    comparison figure (its last panel titled with `setup`) and, per run, the metric `first` =
+    (label, snapshot field, format) and validation accuracy, in one row."""
     snaps = view.snapshot()
     label, field, fmt = first
     row = []
@@ -130,7 +132,7 @@ def pair_parts(view, read, key: str, panels: tuple[str, str], first: tuple[str, 
         last = reads.latest(snaps[name])
         row += [(f"{name}: {label}", format(last[field], fmt)),
                 (f"{name}: validation", f"{last['val_acc']:.2f}")]
-    return {f"{key}_fig": Figure(figs.compare_figure(snaps, panels, chance=chance)),
+    return {f"{key}_fig": Figure(figs.compare_figure(snaps, panels, chance=chance, setup=setup)),
             f"{key}_metrics": Metrics(row)}
 
 
@@ -156,7 +158,8 @@ def overfit_view(panel) -> None:
     box = None
 
     def draw(view, tick) -> None:
-        place_all(live_parts(overfit_parts, view, which=which, patience=config.patience))
+        place_all(live_parts(overfit_parts, view, which=which, patience=config.patience,
+                                  setup=overfit_setup(config)))
 
     with panel.figure:
         with user_errors("train the network"):
@@ -177,12 +180,13 @@ def overfit_view(panel) -> None:
 
 def _pair_live(panel, key: str, configs: dict[str, generalization.TrainConfig], panels: tuple[str, str],
                first: tuple[str, str, str], chance: float | None, steps_per_frame: int,
-               what: str, export: str, notes: str) -> None:
-    """Two runs trained side by side (Random labels, L2 vs AdamW): the comparison figure, per
-    run the metric `first` = (label, snapshot field, format) and validation accuracy, export."""
+               what: str, export: str, notes: str, setup: str) -> None:
+    """Two runs trained side by side (Random labels, L2 vs AdamW): the comparison figure (its
+    last panel titled with `setup`), per run the metric `first` = (label, snapshot field,
+    format) and validation accuracy, export."""
     def draw(view, tick) -> None:
         place_all(live_parts(pair_parts, view, key=key, panels=panels, first=first,
-                             chance=chance))
+                             chance=chance, setup=setup))
 
     pair = None
     with panel.figure:
@@ -213,7 +217,7 @@ def random_view(panel) -> None:
                "nothing to learn about digits, so validation accuracy (true labels) stays at "
                "1/10; the training set is fitted anyway, by memorizing each image. Zhang et "
                "al. (2017) showed this for CIFAR-10 networks: explicit regularizers barely "
-               "change it.")
+               "change it.", random_setup(STATE.values()))
 
 
 def decay_view(panel) -> None:
@@ -232,7 +236,8 @@ def decay_view(panel) -> None:
                "about η per step, and the run converges to the minimizer of CE + (λ/2)‖θ‖². "
                "AdamW's decay ηλθ does not pass through Adam: it is the same relative shrink "
                "for every weight, and it is small when ηλ is small. Loshchilov & Hutter (2019) "
-               "decoupled it so that λ can be tuned independently of η.")
+               "decoupled it so that λ can be tuned independently of η.",
+               decay_setup(STATE.values()))
 
 
 def double_view(panel) -> None:

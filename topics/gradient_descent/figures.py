@@ -74,7 +74,7 @@ def step_dots(points: np.ndarray, radius: float, sides: int = 8) -> tuple[np.nda
 
 def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: int,
                 start: Sequence[float], minimizer: Sequence[float], click_res: int = CLICK_RES,
-                title: str = "Paths on the contour plot of f",
+                title: str = "Paths on the contour plot of f", setup: str = "",
                 axes: tuple[np.ndarray, np.ndarray] | None = None,
                 model: Sequence[np.ndarray] = ()) -> go.Figure:
     """Contours of log10(f - f* + 1e-3) with every run's path up to iteration k, the current
@@ -96,7 +96,8 @@ def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: in
     headless Chromium: the same four paths drawn as "lines+markers" traces made a slider move
     ~2-3x slower than lines plus a markers trace.) Hover on a path shows the step (customdata).
     Built from plain dicts (ui/fastfig.plain_figure, not validated: the page test validates
-    it): Plotly's graph-object validation took ~170 ms of server CPU per rerun here."""
+    it): Plotly's graph-object validation took ~170 ms of server CPU per rerun here.
+    `setup` (the landscape and step size raced) is the title's subtitle."""
     z = np.log10(np.maximum(grid.values - f_star, 0) + 1e-3)
     data: list[dict] = [dict(type="contour", x=f32(grid.gx), y=f32(grid.gy), z=f32(z),
                              colorscale=colorscale("Blues"), reversescale=True,
@@ -157,7 +158,7 @@ def path_figure(grid: Grid, f_star: float, runs: Mapping[str, Trajectory], k: in
     x_range = [float(grid.gx[0]), float(grid.gx[-1])]
     y_range = [float(grid.gy[0]), float(grid.gy[-1])]
     return plain_figure(data, dict(
-        title=dict(text=f"{title} (iteration {k})"), height=520,
+        title=dict(text=f"{title} (iteration {k})", subtitle=dict(text=setup)), height=520,
         xaxis=dict(range=x_range, title=dict(text="x₁"), constrain="domain"),
         yaxis=dict(range=y_range, title=dict(text="x₂"), scaleanchor="x", scaleratio=1,
                    constrain="domain"),

@@ -20,7 +20,8 @@ from ui import session
 from ui.page import View, topic_page, user_errors
 from topics.gradient_descent.compute import (
     HYPER, KAPPAS, LANDSCAPE_LABELS, LANDSCAPE_NAMES, LOGLR_RANGE, RATE_MAP_STEPS, START_RANGE,
-    SCHEDULE_LABELS, TAYLOR_LEVELS, TOL, cached_grid, cached_rate_map, curvature_of, eigen_axes_of, entries_of,
+    SCHEDULE_LABELS, SHARED_LR, TAYLOR_LEVELS, TOL, cached_grid, cached_rate_map, curvature_of,
+    eigen_axes_of, entries_of,
     hkey, log10, problem_of, race_of, schedule_of, tail_rate, taylor_of, theory_of)
 from engine.optim import schedules
 from topics.gradient_descent.tour import PRESETS, STEPS
@@ -166,6 +167,21 @@ def _more_controls() -> None:
                "ε = 1e-8 (AdaGrad 1e-10), added after the square root as in PyTorch.")
 
 
+def race_setup(s) -> str:
+    """What the race runs on, as the path figure's subtitle: the spectrum and rotation of a
+    quadratic, the shared step size and any gradient noise."""
+    parts = [f"κ = {s['gd_kappa']:g}, rotated {s['gd_angle']:g}°"] \
+        if s["gd_land"] == "quadratic" else [LANDSCAPE_LABELS[s["gd_land"]]]
+    lr = 10.0 ** s["gd_loglr"]
+    sharing = [figs.label(e.method) for e in entries_of(s)
+               if e.method in SHARED_LR and e.lr == lr]        # not the optimal heavy ball
+    if sharing:
+        parts.append(f"η = {lr:.4g} ({', '.join(sharing)})")
+    if s["gd_noise"] > 0:
+        parts.append(f"gradient noise σ = {s['gd_noise']:g}")
+    return " · ".join(parts)
+
+
 def race_view(panel) -> None:
     with panel.controls:
         landscape_controls()
@@ -200,6 +216,7 @@ def race_view(panel) -> None:
             this (not the race, the controls or the table)."""
             k = min(int(st.session_state["gd_iter"]), steps)
             paths = figs.path_figure(grid, problem.f_star, runs, k, (x0, y0), problem.minimizer,
+                                     setup=race_setup(s),
                                      axes=eigen_axes_of(s) if s["gd_eigaxes"] else None,
                                      model=taylor_of(s).level_ellipses(TAYLOR_LEVELS)
                                      if s["gd_taylor"] else ())

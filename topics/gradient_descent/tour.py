@@ -39,9 +39,14 @@ C_ZIGZAG = (Claim("share of GD steps flipping the steep direction's sign",
             Claim("steep-direction factor 1 − ηλmax",
                   lambda s: 1 - 10 ** s["gd_loglr"] * float(curvature_of(s).max()),
                   lo=-0.901, hi=-0.899))
-C_DIVERGE = (Claim("step where GD diverges", lambda s: diverged_at(s, "gd"), lo=100, hi=300),)
+C_DIVERGE = (Claim("steep-direction factor |1 − ηλmax|",
+                   lambda s: abs(1 - 10 ** s["gd_loglr"] * float(curvature_of(s).max())),
+                   lo=1.0),
+             Claim("step where GD diverges", lambda s: diverged_at(s, "gd"), lo=100, hi=300))
 C_MOMENTUM = (Claim("steps to f − f* ≤ 1e-8: heavy ball / GD",
                     lambda s: steps_to(s, "momentum") / steps_to(s, "gd"), hi=0.3),
+              Claim("GD's measured tail rate (theory (κ−1)/(κ+1))",
+                    lambda s: tail_rate(s, "gd"), lo=0.955, hi=0.965),
               Claim("heavy ball's measured tail rate (theory (√κ−1)/(√κ+1) = 0.752)",
                     lambda s: tail_rate(s, "momentum"), lo=0.74, hi=0.80),
               Claim("share of heavy-ball steps flipping the steep direction's sign",

@@ -94,7 +94,7 @@ def gate_heatmaps(trace: LSTMTrace, labels: Sequence[str],
     layout["xaxis"] = {"anchor": f"y{len(panels)}", "tickmode": "array", "tickvals": tickvals,
                        "ticktext": ticktext, "tickangle": 0, "showgrid": False,
                        "range": [-0.5, T - 0.5], "automargin": False,
-                       "title": {"text": "time step t / input"}}
+                       "title": {"text": f"time step t / input · rows: the {H} units"}}
     return plain_figure(data, {"height": 150 * len(panels) + 80,
                                "margin": {"t": 40, "l": 64, "b": 80},
                                "annotations": annotations, **layout})
@@ -201,7 +201,7 @@ def accuracy_vs_delay(delays: np.ndarray, acc: Mapping[str, np.ndarray],
         if kind in levels:
             fig.add_vline(x=levels[kind], line=dict(color=KIND_COLORS[kind], dash="dot"))
     fig.add_hline(y=chance, line=dict(color="#7f7f7f", dash="dash"),
-                  annotation_text="chance", annotation_position="bottom right")
+                  annotation_text=f"chance {chance:.0%}", annotation_position="right")
     # the note as a subtitle: one long title line was cut off in a half-width column
     fig.update_layout(title=dict(text="Accuracy vs delay",
                                  subtitle=dict(text="dotted: the delay trained at")),

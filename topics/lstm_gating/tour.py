@@ -79,17 +79,20 @@ C_SHORT = (Claim("f at rest = σ(0)", f_at_rest, lo=0.499, hi=0.501),
            Claim("memory half-life (steps)", half_life, lo=0.99, hi=1.01))
 C_LONG = (Claim("f at rest = σ(4)", f_at_rest, lo=0.981, hi=0.983),
           Claim("memory half-life (steps)", half_life, lo=37, hi=39))
-C_TRAIN = (Claim(f"LSTM, seed 0: accuracy at delay 40 after {RACE_AT} iterations",
-                 lambda s: race_accuracy("lstm", 0), lo=0.9, slow=True),
-           Claim(f"LSTM, seed 1: accuracy at delay 40 after {RACE_AT} iterations",
-                 lambda s: race_accuracy("lstm", 1), hi=0.4, slow=True),
-           Claim(f"best RNN accuracy at delay 40 after {RACE_AT} iterations, seeds 0 and 1",
-                 lambda s: max(race_accuracy("rnn", k) for k in RACE_SEEDS), hi=0.4,
-                 slow=True),
-           Claim(f"worst LSTM accuracy at delay 40 after {RACE_AT} iterations with the "
-                 "curriculum, seeds 0 and 1",
-                 lambda s: min(race_accuracy("lstm", k, True) for k in RACE_SEEDS), lo=0.95,
-                 slow=True))
+
+
+C_TRAIN = (
+    Claim(f"LSTM, seed 0: accuracy at delay 40 after {RACE_AT} iterations",
+          lambda s: race_accuracy("lstm", 0), lo=0.9, slow=True, fmt=PERCENT),
+    Claim(f"LSTM, seed 1: accuracy at delay 40 after {RACE_AT} iterations",
+          lambda s: race_accuracy("lstm", 1), hi=0.4, slow=True, fmt=PERCENT),
+    Claim(f"best RNN accuracy at delay 40 after {RACE_AT} iterations, seeds 0 and 1",
+          lambda s: max(race_accuracy("rnn", k) for k in RACE_SEEDS), hi=0.4, slow=True,
+          fmt=PERCENT),
+    Claim(f"worst LSTM accuracy at delay 40 after {RACE_AT} iterations with the "
+          "curriculum, seeds 0 and 1",
+          lambda s: min(race_accuracy("lstm", k, True) for k in RACE_SEEDS), lo=0.95,
+          slow=True, fmt=PERCENT))
 
 PRESETS = {
     "Trained LSTM remembers a symbol": Preset(
