@@ -333,6 +333,11 @@ def test_export_is_built_only_when_asked_for():
     assert len(at.get("download_button")) == 3 and not at.exception       # CSV, JSON, PNG
 
 
+def live_canvases(at) -> list:
+    """The live frame's canvas components (the page also holds a viewport-size component)."""
+    return [c for c in at.get("bidi_component") if "live-canvas-" in c.proto.id]
+
+
 def test_a_playing_frame_draws_the_scatter_on_the_canvas_and_pause_makes_it_clickable():
     """Playing: the latent scatter (the page's heaviest chart: 359 markers were ~10,000 DOM
     mutations per frame as Plotly SVG) is canvas-drawn with "Press Pause to click" under its
@@ -343,7 +348,7 @@ def test_a_playing_frame_draws_the_scatter_on_the_canvas_and_pause_makes_it_clic
     at.run()
     assert not at.exception
     canvases = {c.proto.id.rsplit("live-canvas-", 1)[-1]: json.loads(c.proto.json)["spec"]
-                for c in at.get("bidi_component")}
+                for c in live_canvases(at)}
     assert set(canvases) == {"vae_scatter", "vae_gridfig", "vae_curves"}
     scatter = canvases["vae_scatter"]
     assert scatter["layout"]["title"]["subtitle"]["text"] == "Press Pause to click on this chart"
@@ -353,7 +358,7 @@ def test_a_playing_frame_draws_the_scatter_on_the_canvas_and_pause_makes_it_clic
     assert len(row) == 1 and "Test ELBO (nats)" in row[0] and "Epoch" in row[0]
     at.session_state["vae_live__playing"] = False
     at.run()
-    assert not at.get("bidi_component")
+    assert not live_canvases(at)
     chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("vae_scatter"))
     assert list(chart.proto.selection_mode)                   # clickable again
     assert float(metric(at, "Epoch")) > 100

@@ -3,8 +3,6 @@ says (topics/initialization/page.py imports PRESETS and STEPS; the measurements 
 topics/initialization/compute.py)."""
 from __future__ import annotations
 
-import math
-
 from ui.claims import PERCENT, Claim
 from topics.initialization.compute import (
     propagation_of, chi_of, grad_ratio, trained_loss, he_over_small, gap_at, sweep_of, worst,
@@ -25,14 +23,6 @@ TRAIN = {"tr_act": "relu", "tr_sw": 0.5, "tr_depth": 20, "tr_width": 64, "tr_lr"
 BN_SMALL_BATCH = {"bn_batch": 2, "bn_momentum": 0.1, "bn_batches": 200, "bn_gamma": 1.0,
                   "bn_beta": 0.0}
 BN_SWEEP = {**BN_SMALL_BATCH, "bn_batch": 32, "bn_sweep": True}
-
-
-
-def trained_claim(what: str, measure, lo: float = -math.inf, hi: float = math.inf) -> Claim:
-    """A claim measured after training (slow): its card line shows no value, so its label
-    carries the bound the text states, from the same lo/hi the test checks."""
-    return Claim(what + Claim(what, measure, lo, hi).bound, measure, lo, hi, slow=True)
-
 
 C_XAVIER = (Claim("per-layer variance ratio, worst seed above 0.5", worst(act_ratio), hi=0.55),
             Claim("per-layer variance ratio, worst seed below 0.5", worst(act_ratio, min),
@@ -63,12 +53,12 @@ C_BN = (Claim("max/min of Var(h_l) with batch norm, largest over seeds", worst(s
 C_CHAOS = (Claim("|measured gradient factor / χ − 1|, worst seed", worst(chi_error), hi=0.05,
                  fmt=PERCENT),
            Claim("χ at (2.5, 0.5)", chi_of, lo=1.3),)
-C_TRAIN = (trained_claim("He net's loss at step 300, largest over seeds",
-                         worst(lambda s, seed: trained_loss(s, seed, 2)), hi=1.5),
-           trained_claim("normal σ_w = 0.5 net's loss at step 300, smallest over seeds",
-                         worst(lambda s, seed: trained_loss(s, seed, 0), min), lo=2.25),
-           trained_claim("Xavier net's loss at step 300, smallest over seeds",
-                         worst(lambda s, seed: trained_loss(s, seed, 1), min), lo=2.0),
+C_TRAIN = (Claim("He net's loss at step 300, largest over seeds",
+                 worst(lambda s, seed: trained_loss(s, seed, 2)), hi=1.5, slow=True),
+           Claim("normal σ_w = 0.5 net's loss at step 300, smallest over seeds",
+                 worst(lambda s, seed: trained_loss(s, seed, 0), min), lo=2.25, slow=True),
+           Claim("Xavier net's loss at step 300, smallest over seeds",
+                 worst(lambda s, seed: trained_loss(s, seed, 1), min), lo=2.0, slow=True),
            Claim("He's smallest / normal σ_w = 0.5's largest gradient norm at step 0, min "
                  "over seeds", worst(he_over_small, min), lo=1e8))
 C_GAP = (Claim("mean |y_train − y_eval| at B = 2, smallest over seeds",

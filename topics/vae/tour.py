@@ -2,8 +2,6 @@
 (topics/vae/page.py imports PRESETS and STEPS; the measurements are in topics/vae/compute.py)."""
 from __future__ import annotations
 
-import math
-
 from engine.vae import toy_elbo
 from ui.claims import PERCENT, Claim
 from topics.vae.compute import (STARTS, CLAIM_SEEDS, CLAIM_EPOCHS, code_centre, code_reach,
@@ -24,12 +22,6 @@ REACH = "99% of the codes' |μ| lie under"
 NO_DIGIT = f"farther from all training digits than {UNSEEN_PERCENTILE}% of test digits"
 
 
-def trained_claim(what: str, measure, lo: float = -math.inf, hi: float = math.inf) -> Claim:
-    """A claim measured after training (slow): its card line shows no value, so its label
-    carries the bound the text states, from the same lo/hi the test checks."""
-    return Claim(what + Claim(what, measure, lo, hi).bound, measure, lo, hi, slow=True)
-
-
 def vae_off_digit_share(s) -> float:
     """The shipped VAE's off-digit share: the comparison the autoencoder's text draws."""
     return off_digit_share({**s, **{k: BASE[k] for k in ("vae_model", "vae_span")}})
@@ -45,28 +37,28 @@ C_AE = (Claim(f"{REACH} (an N(0,1) quantile grid reaches ±1.64)", lambda s: cod
               lambda s: off_digit_share(s), lo=0.2, fmt=PERCENT),
         Claim("the same share for the shipped VAE's quantile grid", vae_off_digit_share,
               hi=0.1, fmt=PERCENT))
-C_SCRATCH = (trained_claim(f"largest test KL in the first 10 epochs, lowest of seeds "
-                           f"{CLAIM_SEEDS}",
-                           worst(lambda s, k: peak_metric(s, "test_kl", k, 10), min), lo=0.5),
-             trained_claim(f"test KL at epoch 10, worst of seeds {CLAIM_SEEDS}",
-                           worst(lambda s, k: test_metric(s, "test_kl", k, 10)), hi=0.05),
-             trained_claim(f"test KL at epoch {E}, worst of seeds {CLAIM_SEEDS}",
-                           worst(lambda s, k: test_metric(s, "test_kl", k, E), min), lo=1.0),
-             trained_claim(f"99th percentile of |μ| at epoch {E}, worst of seeds",
-                           worst(lambda s, k: code_reach(s, k, E), min), lo=1.5))
-C_BETA0 = (trained_claim(f"99th percentile of |μ| at epoch {E}, worst of seeds {CLAIM_SEEDS}",
-                         worst(lambda s, k: code_reach(s, k, E), min), lo=5.0),)
-C_BETA8 = (trained_claim(f"test KL at epoch {E}, worst of seeds {CLAIM_SEEDS} (nats)",
-                         worst(lambda s, k: test_metric(s, "test_kl", k, E)), hi=0.01),
-           trained_claim(f"99th percentile of |μ| at epoch {E}, worst of seeds",
-                         worst(lambda s, k: code_reach(s, k, E)), hi=0.1),
-           trained_claim("pixel std across the grid's cells, worst of seeds (0: one image)",
-                         worst(lambda s, k: grid_spread(s, k, E)), hi=0.02))
+C_SCRATCH = (Claim(f"largest test KL in the first 10 epochs, lowest of seeds {CLAIM_SEEDS}",
+                   worst(lambda s, k: peak_metric(s, "test_kl", k, 10), min), lo=0.5,
+                   slow=True),
+             Claim(f"test KL at epoch 10, worst of seeds {CLAIM_SEEDS}",
+                   worst(lambda s, k: test_metric(s, "test_kl", k, 10)), hi=0.05, slow=True),
+             Claim(f"test KL at epoch {E}, worst of seeds {CLAIM_SEEDS}",
+                   worst(lambda s, k: test_metric(s, "test_kl", k, E), min), lo=1.0, slow=True),
+             Claim(f"99th percentile of |μ| at epoch {E}, worst of seeds",
+                   worst(lambda s, k: code_reach(s, k, E), min), lo=1.5, slow=True))
+C_BETA0 = (Claim(f"99th percentile of |μ| at epoch {E}, worst of seeds {CLAIM_SEEDS}",
+                 worst(lambda s, k: code_reach(s, k, E), min), lo=5.0, slow=True),)
+C_BETA8 = (Claim(f"test KL at epoch {E}, worst of seeds {CLAIM_SEEDS} (nats)",
+                 worst(lambda s, k: test_metric(s, "test_kl", k, E)), hi=0.01, slow=True),
+           Claim(f"99th percentile of |μ| at epoch {E}, worst of seeds",
+                 worst(lambda s, k: code_reach(s, k, E)), hi=0.1, slow=True),
+           Claim("pixel std across the grid's cells, worst of seeds (0: one image)",
+                 worst(lambda s, k: grid_spread(s, k, E)), hi=0.02, slow=True))
 C_REPARAM = (Claim(f"‖∂recon/∂encoder‖ at epoch {E}, worst of seeds {CLAIM_SEEDS}",
                    worst(lambda s, k: test_metric(s, "enc_grad_recon", k, E)), lo=0, hi=0,
                    slow=True),
-             trained_claim(f"99th percentile of |μ| at epoch {E}, worst of seeds",
-                           worst(lambda s, k: code_reach(s, k, E)), hi=0.05))
+             Claim(f"99th percentile of |μ| at epoch {E}, worst of seeds",
+                   worst(lambda s, k: code_reach(s, k, E)), hi=0.05, slow=True))
 C_ELBO = (Claim("gap log p(x) − ELBO at the start (m = 1.5, s = 0.5)",
                 lambda s: toy_elbo(s["vae_x"], s["vae_qm"], s["vae_qs"]).gap, lo=1.0),
           Claim("fitted m (lands on the tallest mode, 0)", lambda s: fitted_q(s)[0],
