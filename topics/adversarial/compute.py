@@ -21,6 +21,7 @@ LIVE_EPS = (0.0, 0.05, 0.1, 0.125, 0.15, 0.2)
 L2_SCALE = 8.0                                 # sqrt(64): L2 length of moving all pixels by eps
 LINEAR_DIMS = tuple(sorted({int(round(v)) for v in np.geomspace(1, 100_000, 16)} | {64}))
 CLAIM_EPS = 0.125
+GREY_STEPS = 16                                # the digits' pixels are grey levels 0..16 / 16
 MODELS = ("standard", "robust")
 MODEL_LABELS = {"standard": "Standard", "robust": "Robust"}
 ATTACKS = ("fgsm", "pgd", "pgd_l2")
@@ -36,6 +37,16 @@ TRAIN_ATTACKS = {"pgd": "PGD-7", "fgsm": "FGSM", "none": "clean"}
 def model_of(name: str, device: str = "cpu"):
     """The shipped CNN `name`, built from the shared cached weights loader (a few ms)."""
     return model_from_weights(cached_weights(SNAPSHOTS[name], device), device)
+
+
+def model_recipe(name: str, device: str = "cpu") -> str:
+    """How the shipped CNN `name` was trained, read from its weights file's meta."""
+    meta = cached_weights(SNAPSHOTS[name], device).meta
+    if "train_eps" not in meta:
+        return f"{name} CNN: clean training, {meta.get('epochs', '?')} epochs"
+    attack = (f"PGD-{meta.get('attack_steps', '?')}" if meta.get("attack") == "pgd"
+              else TRAIN_ATTACKS.get(meta.get("attack"), meta.get("attack")))
+    return f"{name} CNN: trained on {attack} examples at ε = {meta['train_eps']:g}"
 
 
 def file_version(name: str) -> tuple[str, int]:

@@ -41,13 +41,16 @@ def _verdict(probs: np.ndarray) -> str:
     return f"says <b>{c}</b> ({probs[c]:.0%})"
 
 
-def attack_figure(r: AttackResult, model_name: str, attack_name: str) -> go.Figure:
-    """Clean digit | perturbation (its own +-eps scale) | attacked digit | class probabilities
-    before and after."""
+def attack_figure(r: AttackResult, model_name: str, attack_name: str, recipe: str = "",
+                  grey_steps: int = 16) -> go.Figure:
+    """Clean digit | perturbation (its own +-eps scale, in grey levels of 1/grey_steps) |
+    attacked digit | class probabilities before and after; `recipe` (how the model was
+    trained) as the subtitle."""
     goal = "untargeted" if r.target is None else f"target {r.target}"
     fig = Fig(rows=1, cols=4, column_widths=[0.2, 0.2, 0.2, 0.4], horizontal_spacing=0.06,
               subplot_titles=(f"digit {r.label}<br>{_verdict(r.probs_before)}",
-                              f"perturbation<br>±{r.eps:.3g}, rescaled",
+                              f"perturbation<br>±{r.eps * grey_steps:.3g}/{grey_steps} "
+                              "(rescaled)",
                               f"attacked<br>{_verdict(r.probs_after)}", "P(class 0-9)"))
     fig.add("heatmap", 1, 1, z=_f32(r.image), colorscale=INK, zmin=0, zmax=1, showscale=False,
             hovertemplate="pixel (%{y}, %{x}): %{z:.3f}<extra>clean</extra>")
@@ -70,8 +73,9 @@ def attack_figure(r: AttackResult, model_name: str, attack_name: str) -> go.Figu
     fig.update(barmode="group", height=340, showlegend=True,
                legend=dict(orientation="h", x=1, xanchor="right", y=-0.25, yanchor="top"),
                title=dict(text=f"{attack_name} on the {model_name} CNN, ε = {r.eps:.3g}, "
-                               f"{goal}: {'fooled' if r.success else 'not fooled'}"),
-               margin=dict(l=10, r=10, t=100, b=70))
+                               f"{goal}: {'fooled' if r.success else 'not fooled'}",
+                          subtitle=dict(text=recipe)),
+               margin=dict(l=10, r=10, t=155 if recipe else 100, b=70))
     return fig.figure()
 
 

@@ -27,7 +27,8 @@ from ui import warm
 from topics.adversarial.compute import (
     clean_accuracy, target_of, attack_of, heldout_accuracy, targeted_rate, curves_of,
     gallery_digits, linear_of, loglog_slope, N_HELDOUT, GALLERY, CURVE_EPS, LIVE_EPS, CLAIM_EPS,
-    MODELS, MODEL_LABELS, ATTACKS, ATTACK_LABELS, TARGETS, TRAIN_ATTACKS)
+    MODELS, MODEL_LABELS, ATTACKS, ATTACK_LABELS, TARGETS, TRAIN_ATTACKS, GREY_STEPS,
+    model_recipe)
 from topics.adversarial.tour import PRESETS, STEPS
 from live.controls import is_playing, live_training
 from live.push import live_parts, place
@@ -100,7 +101,8 @@ def attack_view(panel) -> None:
             with st.spinner(f"Attacking this digit and the {N_HELDOUT} held-out digits…"):
                 r = attack_of(s, seed, device)
                 heldout_accuracy(s, seed, device)
-            show_figure(figs.attack_figure(r, s["adv_model"], name),
+            show_figure(figs.attack_figure(r, s["adv_model"], name,
+                                           model_recipe(s["adv_model"], device), GREY_STEPS),
                         key="adv_attack_fig")
             c = st.columns(3)
             c[0].metric("Held-out accuracy, attacked",

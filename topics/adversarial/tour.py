@@ -34,6 +34,7 @@ C_STANDARD = (Claim("standard CNN's held-out accuracy under PGD-10 at ε = 0.125
               Claim("standard CNN's held-out accuracy under FGSM at ε = 0.125",
                     lambda s: curve_at(s, "standard", "FGSM", CLAIM_EPS), lo=0.25, hi=0.35,
                     fmt=PERCENT))
+C_PGD_STEP = (C_STANDARD[0], C_STANDARD[4])     # the two numbers the PGD step states
 C_ROBUST = (Claim("robust CNN's held-out accuracy under PGD-10 at ε = 0.125",
                   heldout_accuracy, lo=0.70, fmt=PERCENT),
             Claim("robust CNN's clean held-out accuracy",
@@ -115,7 +116,7 @@ STEPS = [
     Step("PGD: many small projected steps",
          "PGD repeats smaller steps (α = ε/4) and projects back into the ε-ball after each. "
          "At ε = 0.125 (two grey levels) it leaves the standard CNN 17.8% of the held-out "
-         "digits; FGSM at the same ε leaves 30.4%.", STANDARD_PGD, "attack", C_STANDARD),
+         "digits; FGSM at the same ε leaves 30.4%.", STANDARD_PGD, "attack", C_PGD_STEP),
     Step("Targeted: choose the wrong answer",
          "A targeted attack descends the loss of a chosen class. With ε = 0.2 this 6 is read "
          "as an 8, like 95.9% of the held-out digits of other classes.",

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.signal import BatchNormTrace, Propagation, VarianceMap
-from engine.signal.training import DeepNetsSnapshot, LRSweep
+from engine.signal.training import CHANCE_LOSS, N_CLASSES, DeepNetsSnapshot, LRSweep
 from ui.fastfig import Fig
 from ui.theme import COLORWAY
 
@@ -117,11 +117,13 @@ def loss_axis_top(losses: np.ndarray) -> float:
     return 1.08 * max(min(top, LOSS_CAP), float(np.log(10)))
 
 
-def training_figure(s: DeepNetsSnapshot, max_points: int = 400) -> go.Figure:
-    """Left: mini-batch loss per net (decimated). Right: ‖∂loss/∂W_l‖ per layer at the latest
-    record (log y)."""
+def training_figure(s: DeepNetsSnapshot, max_points: int = 400,
+                    lr: float | None = None) -> go.Figure:
+    """Left: mini-batch loss per net (decimated), titled with the SGD learning rate `lr` when
+    given. Right: ‖∂loss/∂W_l‖ per layer at the latest record (log y)."""
+    loss_title = "Training loss (mini-batch" + (f", SGD lr {lr:g})" if lr else ")")
     fig = Fig(rows=1, cols=2, horizontal_spacing=0.12,
-              subplot_titles=("Training loss (mini-batch)",
+              subplot_titles=(loss_title,
                               f"Gradient norm per layer, step {int(s.grad_steps[-1]) if len(s.grad_steps) else 0}"))
     stride = max(1, len(s.loss_steps) // max_points)
     for i, label in enumerate(s.labels):
@@ -140,8 +142,8 @@ def training_figure(s: DeepNetsSnapshot, max_points: int = 400) -> go.Figure:
                 fig.layout.setdefault("annotations", []).append(dict(
                     x=1, y=float(np.log10(g[0])), xref=x2, yref=y2, text=label,
                     showarrow=False, yshift=12, xanchor="left", font=dict(color=color)))
-    fig.hline(float(np.log(10)), 1, 1, line=dict(color="#999", dash="dot"),
-              text="chance: ln 10", top=True)
+    fig.hline(CHANCE_LOSS, 1, 1, line=dict(color="#999", dash="dot"),
+              text=f"chance: ln {N_CLASSES} = {CHANCE_LOSS:.2f}", top=True)
     fig.axes(1, 1, x=dict(title=dict(text="step")),
              y=dict(title=dict(text="cross-entropy"), range=[0, loss_axis_top(s.losses)]))
     fig.axes(1, 2, x=dict(title=dict(text="layer l (1 = input side)")),

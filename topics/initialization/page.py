@@ -164,10 +164,10 @@ def chaos_view(panel) -> None:
                 "in the random network of the Signal tab (tanh, normal σ_w, σ_b, this depth).")
 
 
-def train_frame_parts(view, read) -> dict:
+def train_frame_parts(view, read, lr: float | None = None) -> dict:
     """One live frame of the Train tab as parts (live/parts.py; pure, so the frame route can
-    build it too): the three nets' losses and gradient norms."""
-    return {"in_train_fig": Figure(figs.training_figure(view.snapshot()))}
+    build it too): the three nets' losses (SGD at rate `lr`) and gradient norms."""
+    return {"in_train_fig": Figure(figs.training_figure(view.snapshot(), lr=lr))}
 
 
 def train_view(panel) -> None:
@@ -185,7 +185,7 @@ def train_view(panel) -> None:
     device = session.device()
 
     def draw(view, tick) -> None:
-        place(live_parts(train_frame_parts, view), "in_train_fig")
+        place(live_parts(train_frame_parts, view, lr=config.lr), "in_train_fig")
 
     with panel.figure:
         # a pure factory over plain values (the trainer may be built in a worker process)

@@ -3,7 +3,7 @@ says (topics/initialization/page.py imports PRESETS and STEPS; the measurements 
 topics/initialization/compute.py)."""
 from __future__ import annotations
 
-from ui.claims import Claim
+from ui.claims import PERCENT, Claim
 from topics.initialization.compute import (
     propagation_of, chi_of, grad_ratio, trained_loss, he_over_small, gap_at, sweep_of, worst,
     act_ratio, end_over_first, spread, last_var, grad_in_over_out, chi_error)
@@ -37,7 +37,7 @@ C_TANH_SMALL = (Claim("Var(h_50), largest over seeds", worst(last_var), hi=1e-20
                 Claim("per-layer ratio, min", worst(act_ratio, min), lo=0.22))
 C_TANH_LARGE = (Claim("share of h_50 within 2% of ±1, smallest over seeds",
                       worst(lambda s, seed: float(propagation_of(s, seed).saturated[-1]), min),
-                      lo=0.3),
+                      lo=0.3, fmt=PERCENT),
                 Claim("Var(∂L/∂x) / Var(∂L/∂h_50), smallest over seeds",
                       worst(grad_in_over_out, min), lo=1e6))
 C_SIGMOID = (Claim("Var(∂L/∂x) / Var(∂L/∂h_20), largest over seeds", worst(grad_in_over_out),
@@ -50,7 +50,8 @@ C_BN = (Claim("max/min of Var(h_l) with batch norm, largest over seeds", worst(s
         Claim("Var(h₅₀)/Var(h₁) without batch norm, min over seeds",
               worst(lambda s, seed: end_over_first({**s, "in_norm": "none"}, seed), min),
               lo=1e43))
-C_CHAOS = (Claim("|measured gradient factor / χ − 1|, worst seed", worst(chi_error), hi=0.05),
+C_CHAOS = (Claim("|measured gradient factor / χ − 1|, worst seed", worst(chi_error), hi=0.05,
+                 fmt=PERCENT),
            Claim("χ at (2.5, 0.5)", chi_of, lo=1.3),)
 C_TRAIN = (Claim("He net's loss at step 300, largest over seeds",
                  worst(lambda s, seed: trained_loss(s, seed, 2)), hi=1.5, slow=True),
@@ -135,7 +136,7 @@ STEPS = [
     Step("He init doubles the weights' variance",
          "Var(W) = 2/n cancels the halving: the per-layer ratio is 1 (0.95-1.05 measured). "
          "What remains is a slow random walk of the log-variance, smaller for wider layers "
-         "(try width 1024).", RELU_HE, "signal", C_HE),
+         "(raise the width and compare).", RELU_HE, "signal", C_HE),
     Step("tanh: too small dies, too large saturates",
          "With σ_w = 0.5 the variance falls by 0.25 per layer and the histogram collapses to 0. "
          "Choose the preset *tanh σ_w = 3* next: the values pile up at ±1 and the gradients "

@@ -110,6 +110,18 @@ def sawtooth_pieces(s: Mapping[str, Any]) -> int:
     return len(sawtooth_of(s).kinks()) + 1
 
 
+def sawtooth_relus(s: Mapping[str, Any]) -> int:
+    """Hidden ReLU units of the sawtooth network (every Linear but the output feeds a ReLU)."""
+    linears = [m for m in reg.sawtooth_net(int(s["rr_saw"])) if hasattr(m, "out_features")]
+    return sum(m.out_features for m in linears[:-1])
+
+
+def sawtooth_subtitle(s: Mapping[str, Any]) -> str:
+    """Its ReLUs against one hidden layer's: n units give at most n + 1 pieces."""
+    return (f"from {sawtooth_relus(s)} ReLUs; one hidden layer needs "
+            f"{sawtooth_pieces(s) - 1} units")
+
+
 def make_trainer(s: Mapping[str, Any], seed: int = 0, device: str | None = None):
     return reg.RegionTrainer(widths_of(s)[0], task=s["rr_task"], seed=seed, lr=float(s["rr_lr"]),
                            init=s["rr_init"], init_scale=float(s["rr_scale"]), box=box_of(s),

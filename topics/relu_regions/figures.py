@@ -326,13 +326,22 @@ def count_history_figure(steps: np.ndarray, counts: np.ndarray, loss_steps: np.n
     return plain_figure(data, layout)
 
 
+def _budget_top(rows: Sequence[BudgetRow]) -> float:
+    """The largest count or bound drawn. The log axis starts at 1 region, so that each bar is
+    tall enough to hold its mean under the seeds' dots."""
+    return max(max(float(r.counts.max()), *map(float, r.bounds.values())) for r in rows)
+
+
 def budget_figure(rows: Sequence[BudgetRow], total: int) -> go.Figure:
     """Exact counts (one dot per seed, mean as a bar) against the bounds, log scale (plain
     dicts, fastfig)."""
     names = [" × ".join([str(len(r.widths)), str(r.widths[0])]) for r in rows]
-    data = [{"type": "bar", "x": names, "y": [float(r.counts.mean()) for r in rows],
+    means = [float(r.counts.mean()) for r in rows]
+    data = [{"type": "bar", "x": names, "y": means,
              "name": "exact count (mean over seeds)", "marker": {"color": "#1f77b4"},
-             "opacity": 0.8, "hovertemplate": "%{x}: mean %{y:.0f} regions<extra></extra>"},
+             "opacity": 0.8, "hovertemplate": "%{x}: mean %{y:.0f} regions<extra></extra>",
+             "text": [f"{m:.0f}" for m in means], "textposition": "inside",
+             "insidetextanchor": "start", "textangle": 0, "textfont": {"color": "white"}},
             {"type": "scatter", "x": [n for n, r in zip(names, rows) for _ in r.counts],
              "y": np.concatenate([r.counts for r in rows]).astype(np.float64),
              "mode": "markers", "name": "exact count, each seed",
@@ -343,12 +352,14 @@ def budget_figure(rows: Sequence[BudgetRow], total: int) -> go.Figure:
     layout = {"title": {"text": f"{total} ReLUs as depth × width: regions in the box vs bounds",
                         "automargin": False},
               "xaxis": {"title": {"text": "depth × width"}},
-              "yaxis": {"type": "log", "title": {"text": "regions"}},
+              "yaxis": {"type": "log", "title": {"text": "regions"},
+                        "range": [0.0, np.log10(_budget_top(rows)) + 0.3]},
               "height": 440, "legend": {"orientation": "h", "y": -0.25}}
     return plain_figure(data, layout)
 
 
-def pieces_figure(pieces: Pieces1D, title: str, show_breaks: bool = True) -> go.Figure:
+def pieces_figure(pieces: Pieces1D, title: str, show_breaks: bool = True,
+                  subtitle: str = "") -> go.Figure:
     """A 1-D ReLU net: exact piecewise-linear graph through its breakpoints."""
     x = pieces.edges
     y_left = pieces.slope * x[:-1] + pieces.intercept
@@ -360,7 +371,8 @@ def pieces_figure(pieces: Pieces1D, title: str, show_breaks: bool = True) -> go.
         ky = np.interp(kinks, x, y)
         fig.add_trace(go.Scatter(x=kinks, y=ky, mode="markers", name="breakpoints (slope changes)",
                                  marker=dict(size=7, color="#d62728")))
-    fig.update_layout(title=title, height=360, xaxis_title="x", yaxis_title="f(x)",
+    fig.update_layout(title=dict(text=title, subtitle=dict(text=subtitle)), height=360,
+                      xaxis_title="x", yaxis_title="f(x)",
                       showlegend=False)         # red dots: breakpoints (the page's caption)
     return fig
 

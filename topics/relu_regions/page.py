@@ -22,7 +22,7 @@ from ui.page import View, topic_page, user_errors
 from topics.relu_regions.compute import (
     BUDGETS, BUDGET_SEEDS, COUNT_EVERY, LRS, OUTPUTS,
     SLOW_UNITS, box_of, budget_of, make_trainer, net_of, sawtooth_caption, sawtooth_of,
-    widths_of)
+    sawtooth_subtitle, widths_of)
 from topics.relu_regions.tour import PRESETS, STEPS
 from ui.render import explain, show_figure
 from ui.state import Control, StateTable
@@ -242,7 +242,7 @@ def sawtooth_view(panel) -> None:
         with cols[0], user_errors("build the sawtooth network"):
             saw = sawtooth_of(s)
             show_figure(figs.pieces_figure(saw, f"Sawtooth: {len(saw.kinks()) + 1} pieces = "
-                                             f"2^{k}"),
+                                             f"2^{k}", subtitle=sawtooth_subtitle(s)),
                         key="rr_fig_saw")
             st.metric("Linear pieces", f"{len(saw.kinks()) + 1}",
                       help="A single hidden layer needs 2^depth - 1 units for this many.")

@@ -30,6 +30,8 @@ Z_LIMIT = 16.0                # decode sliders: the declared range (drawn over t
 REPLAY_SPEEDS = [1, 2, 4, 8]  # snapshots per second asked for while playing
 CLAIM_SEEDS = (0, 1)
 CLAIM_EPOCHS = 30
+UNSEEN_PERCENTILE = 90        # a grid cell decodes to no digit: farther from every training
+                              # digit than this percentile of the real test digits are
 
 # ----------------------------------------------------------------------------- computation
 # Pure functions of the settings dict s (STATE.values() on the page, STATE.resolve(preset)
@@ -153,10 +155,10 @@ def trained(s: Mapping[str, Any], seed: int = 0, epochs: float | None = None) ->
 
 @st.cache_data(show_spinner=False, max_entries=1)
 def _digit_distance_floor() -> float:
-    """90th percentile over the test digits of the pixel MSE to the nearest training digit:
+    """UNSEEN_PERCENTILE-th percentile over the test digits of the pixel MSE to the nearest training digit:
     how far a real, unseen digit is from the training set."""
     d = digits()
-    return float(np.percentile(_nearest_mse(d.x_test, d.x_train), 90))
+    return float(np.percentile(_nearest_mse(d.x_test, d.x_train), UNSEEN_PERCENTILE))
 
 
 def _nearest_mse(images: np.ndarray, train: np.ndarray) -> np.ndarray:
@@ -167,7 +169,7 @@ def _nearest_mse(images: np.ndarray, train: np.ndarray) -> np.ndarray:
 
 def off_digit_share(s: Mapping[str, Any], seed: int = 0, epochs: float | None = None) -> float:
     """Share of the grid's cells whose decoded image is farther (pixel MSE) from every
-    training digit than 90% of the real test digits are: cells that decode to no digit (the
+    training digit than UNSEEN_PERCENTILE% of the real test digits are: cells that decode to no digit (the
     latent's holes)."""
     tr = trained(s, seed, epochs)
     means = tr.snapshot().codes.means

@@ -219,10 +219,13 @@ def toy_marginal_figure(toy: ToyELBO) -> go.Figure:
     return fig
 
 
-def toy_posterior_figure(toy: ToyELBO) -> go.Figure:
+def toy_posterior_figure(toy: ToyELBO, modes: np.ndarray | None = None) -> go.Figure:
+    """The exact posterior, q, and each posterior mode labelled with its z (`modes`)."""
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=toy.z, y=toy.posterior, mode="lines", name="true posterior p(z|x)",
                              fill="tozeroy", line=dict(color=COLORWAY[1])))
+    if modes is not None and len(modes):
+        fig.add_trace(_mode_labels(toy, np.asarray(modes, dtype=float)))
     fig.add_trace(go.Scatter(x=toy.z, y=toy.q, mode="lines", name=f"q(z) = N({toy.m:.2f}, {toy.s:.2f}²)",
                              line=dict(color=COLORWAY[0], dash="dash")))
     fig.update_layout(title=f"p(z | x = {toy.x:.2f})", height=360,
@@ -230,6 +233,15 @@ def toy_posterior_figure(toy: ToyELBO) -> go.Figure:
     fig.update_xaxes(title="z")
     fig.update_yaxes(title="density")
     return fig
+
+
+def _mode_labels(toy: ToyELBO, modes: np.ndarray) -> go.Scatter:
+    """A dot on each posterior mode with its z written above it."""
+    heights = np.interp(modes, toy.z, toy.posterior)
+    return go.Scatter(x=modes, y=heights, mode="markers+text", name="posterior modes",
+                      text=[f"{m:.2f}" for m in modes], textposition="top center",
+                      marker=dict(size=7, color=COLORWAY[1]), showlegend=False,
+                      hoverinfo="skip", cliponaxis=False)
 
 
 def toy_bars_figure(toy: ToyELBO) -> go.Figure:

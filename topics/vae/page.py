@@ -152,7 +152,8 @@ def frame_parts(view, read, dims, n: int, span, z, ae: bool, classroom: bool) ->
     parts = {
         "vae_scatter": Figure(_projector_legend(latent_scatter(
             codes.means[:, list(dims)], codes.labels, grid=frame.grid,
-            picked=(z[dims[0]], z[dims[1]]), dims=dims), classroom),
+            picked=(z[dims[0]], z[dims[1]]), dims=dims,
+            title=f"Latent means at epoch {view.snapshot().epoch:.1f}"), classroom),
             on_select=_on_pick, selection_mode="points"),
         "vae_gridfig": Figure(grid_figure(frame.grid)),
         "vae_digit": Image(digit_png(frame.decoded),
@@ -381,7 +382,7 @@ def elbo_view(panel) -> None:
         with a:
             show_figure(toy_marginal_figure(toy), key="vae_px")
         with b:
-            show_figure(toy_posterior_figure(toy), key="vae_post")
+            show_figure(toy_posterior_figure(toy, posterior_modes(x)), key="vae_post")
         with c:
             show_figure(toy_bars_figure(toy), key="vae_bars")
         kl = kl_q_posterior(x, qm, qs)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from engine.vae import toy_elbo
-from ui.claims import Claim
+from ui.claims import PERCENT, Claim
 from topics.vae.compute import (STARTS, CLAIM_SEEDS, CLAIM_EPOCHS, code_centre, code_reach,
                              off_digit_share, worst, test_metric, grid_spread, fitted_q,
-                             nearest_mode_gap, ae_over_pca, peak_metric)
+                             nearest_mode_gap, ae_over_pca, peak_metric, UNSEEN_PERCENTILE)
 from ui.widgets import Preset, Step
 
 # ----------------------------------------------------------------------------- presets
@@ -18,15 +18,25 @@ AE = {**BASE, "vae_model": "autoencoder", "vae_span": "fit to codes"}
 ELBO = {"vae_x": 0.0, "vae_qm": 1.5, "vae_qs": 0.5}
 PCA = {"vae_mnoise": 0.05, "vae_mhidden": 16, "vae_mfit": True}
 E = CLAIM_EPOCHS
+REACH = "99% of the codes' |μ| lie under"
+NO_DIGIT = f"farther from all training digits than {UNSEEN_PERCENTILE}% of test digits"
+
+
+def vae_off_digit_share(s) -> float:
+    """The shipped VAE's off-digit share: the comparison the autoencoder's text draws."""
+    return off_digit_share({**s, **{k: BASE[k] for k in ("vae_model", "vae_span")}})
+
 
 C_SHIPPED = (Claim("largest |mean of μ| over z1, z2 (centred cloud)", code_centre, hi=0.3),
-             Claim("99th percentile of |μ|", lambda s: code_reach(s), hi=3.0),
+             Claim(REACH, lambda s: code_reach(s), hi=3.0),
              Claim("share of grid cells decoding to no digit", lambda s: off_digit_share(s),
-                   hi=0.1))
-C_AE = (Claim("99th percentile of |μ| (N(0,1) quantile grid: ±1.64)",
-              lambda s: code_reach(s), lo=8.0),
-        Claim("share of grid cells (spanning the codes) decoding to no digit",
-              lambda s: off_digit_share(s), lo=0.2))
+                   hi=0.1, fmt=PERCENT))
+C_AE = (Claim(f"{REACH} (an N(0,1) quantile grid reaches ±1.64)", lambda s: code_reach(s),
+              lo=8.0),
+        Claim(f"share of grid cells (spanning the codes) decoding to no digit ({NO_DIGIT})",
+              lambda s: off_digit_share(s), lo=0.2, fmt=PERCENT),
+        Claim("the same share for the shipped VAE's quantile grid", vae_off_digit_share,
+              hi=0.1, fmt=PERCENT))
 C_SCRATCH = (Claim(f"largest test KL in the first 10 epochs, lowest of seeds {CLAIM_SEEDS}",
                    worst(lambda s, k: peak_metric(s, "test_kl", k, 10), min), lo=0.5,
                    slow=True),
