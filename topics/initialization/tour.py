@@ -41,7 +41,9 @@ C_TANH_LARGE = (Claim("share of h_50 within 2% of ±1, smallest over seeds",
                 Claim("Var(∂L/∂x) / Var(∂L/∂h_50), smallest over seeds",
                       worst(grad_in_over_out, min), lo=1e6))
 C_SIGMOID = (Claim("Var(∂L/∂x) / Var(∂L/∂h_20), largest over seeds", worst(grad_in_over_out),
-                   hi=1e-15),)
+                   hi=1e-15),
+             Claim("Var(h_20)/Var(h_1), smallest over seeds", worst(end_over_first, min),
+                   lo=0.2))
 C_BN = (Claim("max/min of Var(h_l) with batch norm, largest over seeds", worst(spread), hi=1.5),
         Claim("per-layer ratio without batch norm (σ_w²/2 = 8), min over seeds",
               worst(lambda s, seed: act_ratio({**s, "in_norm": "none"}, seed), min), lo=7.0),
@@ -94,7 +96,7 @@ PRESETS = {
     "sigmoid: gradients vanish": Preset(
         SIGMOID, "σ'(z) ≤ 1/4, so every layer shrinks the gradient variance by σ_w² E[σ'(z)²] "
                  "≪ 1: after 20 layers Var(∂L/∂x) is below 10⁻¹⁵ of its value at the top. "
-                 "The forward signal does not die (sigmoid is centred on 0.5).", "signal",
+                 "The forward signal does not die: Var(h_20) keeps over a fifth of Var(h_1).", "signal",
         C_SIGMOID),
     "BN rescues normal(σ_w = 4)": Preset(
         BN_RESCUE, "Without batch norm ReLU with σ_w = 4 multiplies the variance by σ_w²/2 = 8 "
