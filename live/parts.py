@@ -157,13 +157,12 @@ class Payload:
     def of(cls, parts: Parts, classroom: bool, present_px: int | None = None) -> "Payload":
         """`present_px`: the window's height for large figures (ui.render.show_figure
         sizes the paused ones the same way, so Play does not change the picture's size)."""
-        slots = {slot: part.payload(classroom) for slot, part in parts.items()}
-        if present_px:
-            for payload in slots.values():
-                layout = (payload or {}).get("spec", {}).get("layout")
-                if layout is not None and is_large(layout.get("height")):
-                    layout["height"] = int(present_px)
-        return cls(slots)
+        if present_px:       # before styling: the title's room depends on the height
+            for part in parts.values():
+                fig = getattr(part, "fig", None)
+                if fig is not None and is_large(fig.layout.height):
+                    fig.update_layout(height=int(present_px))
+        return cls({slot: part.payload(classroom) for slot, part in parts.items()})
 
     def drawable(self) -> bool:
         return all(p is not None for p in self.slots.values())

@@ -108,11 +108,11 @@ def show_figure(fig: go.Figure, *, key: str | None = None, on_select="ignore",
     click on a picture that changes four times a second would pick a point that has moved
     anyway."""
     classroom = session.classroom()
-    style_figure(fig, classroom)
     if height is not None:
         fig.update_layout(height=height)
     elif screen.is_large(fig.layout.height):
         fig.update_layout(height=present_height())
+    style_figure(fig, classroom)          # after sizing: the title's room follows the height
     if in_playing_frame() and _painter and _painter[0](fig, key, on_select != "ignore"):
         return None
     return st.plotly_chart(fig, key=key, on_select=on_select, selection_mode=selection_mode,

@@ -97,14 +97,14 @@ def overfit_figure(grid: DecisionGrid, data: SplitData, snap: GeneralizationSnap
     for row in (1, 2):
         fig.axes(row, 2, x=dict(range=_iteration_range(snap.steps)))
     fig.axes(1, 2, y=dict(range=[0, 1.02]))
-    fig.axes(1, 1, x=dict(range=[float(grid.grid_x[0]), float(grid.grid_x[-1])]),
+    # the setup (what the run trains on) as the boundary's x title: an axis title keeps its
+    # room under the ticks at any figure height, where a text placed at a share of the
+    # height ran past the figure's bottom on a tall screen
+    fig.axes(1, 1, x=dict(range=[float(grid.grid_x[0]), float(grid.grid_x[-1])],
+                          title=dict(text=setup or None)),
              y=dict(range=[float(grid.grid_y[0]), float(grid.grid_y[-1])]))
     fig.update(height=470, margin=dict(t=40, b=10, l=10, r=10),
                legend=dict(orientation="h", x=1, xanchor="right", y=-0.12, yanchor="top"))
-    if setup:
-        fig.layout.setdefault("annotations", []).append(
-            {"text": setup, "x": 0, "xref": "paper", "xanchor": "left", "y": -0.12,
-             "yref": "paper", "yanchor": "top", "showarrow": False})
     return fig.figure()
 
 
