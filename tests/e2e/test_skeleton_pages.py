@@ -215,9 +215,14 @@ def _visit(page, topic, where: str, problems: list, covers: dict, show_key=None,
         found, cover = look(page, show_key, min_cover)
     covers[where] = cover
     problems += [f"{where}: {p}" for p in found]
+    numbers = card_numbers(page, topic.slug)
+    if numbers and numbers["missing"]:
+        # the rerun that applies Show me's settings may still be drawing: one more look
+        page.wait_for_timeout(1500)
+        settle(page)
+        numbers = card_numbers(page, topic.slug)
     SCREENS.setdefault(f"{topic.slug}{'' if shots == WALK_SHOTS else '_' + shots.name}",
-                       {})[where] = {"cover": cover,
-                                                 "numbers": card_numbers(page, topic.slug)}
+                       {})[where] = {"cover": cover, "numbers": numbers}
     name = "".join(c if c.isalnum() else "_" for c in where)[:60]
     page.screenshot(path=str(shots / f"{topic.slug}__{len(covers):02d}_{name}.png"))
 
