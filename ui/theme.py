@@ -260,9 +260,9 @@ MAX_DECADES = 8      # decade labels on one log axis (classroom tick labels are 
 
 
 def _log_axes_by_decade(fig: go.Figure, by_span: bool = True) -> None:
-    """A log axis with nothing drawn yet (a run before training) labels decades: Plotly's
-    empty log axis labels its minor ticks with bare digits, which a tall figure (a laptop's,
-    a large projector's) piles up ("5 6 7 8 9 100"). `by_span` (the projector): so does any
+    """A log axis with nothing drawn yet, or a single value (a run before training), labels
+    decades: Plotly's own range for it labels the minor ticks with bare digits, which a tall
+    figure (a laptop's, a large projector's) piles up ("5 6 7 8 9 100"). `by_span` (the projector): so does any
     log axis spanning a decade or more (10⁰, 10¹, ...; every k-th when it spans more than
     MAX_DECADES), where Plotly's minor labels (5 4 3 2 10 9 ... 5) make 50 and 5 read alike."""
     for name in _axis_names(fig):
@@ -270,7 +270,9 @@ def _log_axes_by_decade(fig: go.Figure, by_span: bool = True) -> None:
         if axis.type != "log" or axis.tickvals is not None or axis.dtick is not None:
             continue
         span = _log_span(fig, name)
-        if span is None and _no_data_on(fig, name):   # nothing drawn yet (before training)
+        if span == 0 or span is None and _no_data_on(fig, name):
+            # nothing drawn yet, or one value (a run before training): Plotly spans its own
+            # two decades around it, with every digit between them labelled
             axis.update(dtick=1, exponentformat="power")
         elif by_span and span is not None and span >= 1:   # at most MAX_DECADES labels
             axis.update(dtick=max(1, int(np.ceil(span / MAX_DECADES))), exponentformat="power")
