@@ -26,8 +26,21 @@ TO_PIXEL = """(gd, [x, y]) => { const L = gd._fullLayout, r = gd.getBoundingClie
 
 
 def _plot(page, key: str):
+    """The chart in `.st-key-<key>`, once its size has settled: the page reports the window's
+    size after its first paint (ui/viewport.py) and the rerun that follows resizes the figure,
+    which would move the pixel of a point between measuring it and clicking it."""
     plot = page.locator(f".st-key-{key} .js-plotly-plot")
+    wait_idle(page, heading=False)            # (a rerun may hold the old chart beside the new)
     plot.wait_for(timeout=90_000)
+    last = None
+    for _ in range(30):
+        wait_idle(page, heading=False)
+        box = plot.bounding_box()
+        size = box and (round(box["width"]), round(box["height"]))
+        if size and size == last:
+            break
+        last = size
+        page.wait_for_timeout(1500)        # the reporter sends after two agreeing polls
     plot.scroll_into_view_if_needed()
     return plot
 
