@@ -97,9 +97,9 @@ def style_figure(fig: go.Figure, classroom: bool = False) -> go.Figure:
         fig.update_layout(meta={"dlplay_classroom": bool(classroom)})
     _legend_below_axis_title(fig)
     _colorbar_titles_aside(fig)
-    _log_axes_by_decade(fig, by_span=classroom)
     if classroom:
         _text_at_least(fig, s["tick"])
+        _log_axes_by_decade(fig)
     _title_clear_of_the_top(fig, s)
     _title_above_panel_titles(fig, s)          # after the text rules: the panels' final size
     if classroom and not already:
@@ -239,40 +239,17 @@ def _log_span(fig: go.Figure, name: str) -> float | None:
     return float(np.log10(hi / lo)) if hi > 0 and np.isfinite(lo) else None
 
 
-def _no_data_on(fig: go.Figure, name: str) -> bool:
-    """No trace on axis `name` ("yaxis2") holds a point yet (an empty run's curves)."""
-    letter, ref = name[0], name[0] + name[5:]
-    for trace in fig.data:
-        if (getattr(trace, f"{letter}axis", None) or letter) != ref:
-            continue
-        values = getattr(trace, letter, None)
-        if values is None:
-            continue
-        try:
-            if len(values):
-                return False
-        except TypeError:                  # a typed-array spec or a scalar: data of some kind
-            return False
-    return True
-
-
 MAX_DECADES = 8      # decade labels on one log axis (classroom tick labels are 19 px)
 
 
-def _log_axes_by_decade(fig: go.Figure, by_span: bool = True) -> None:
-    """A log axis with nothing drawn yet, or a single value (a run before training), labels
-    decades: Plotly's own range for it labels the minor ticks with bare digits, which a tall
-    figure (a laptop's, a large projector's) piles up ("5 6 7 8 9 100"). `by_span` (the projector): so does any
-    log axis spanning a decade or more (10⁰, 10¹, ...; every k-th when it spans more than
-    MAX_DECADES), where Plotly's minor labels (5 4 3 2 10 9 ... 5) make 50 and 5 read alike."""
+def _log_axes_by_decade(fig: go.Figure) -> None:
+    """A log axis spanning a decade or more labels decades only (10⁰, 10¹, ...; every k-th
+    when it spans more than MAX_DECADES): Plotly's default labels minor ticks with bare
+    digits (5 4 3 2 10 9 ... 5), so 50 and 5 read alike."""
     for name in _axis_names(fig):
         axis = fig.layout[name]
         if axis.type != "log" or axis.tickvals is not None or axis.dtick is not None:
             continue
         span = _log_span(fig, name)
-        if span == 0 or span is None and _no_data_on(fig, name):
-            # nothing drawn yet, or one value (a run before training): Plotly spans its own
-            # two decades around it, with every digit between them labelled
-            axis.update(dtick=1, exponentformat="power")
-        elif by_span and span is not None and span >= 1:   # at most MAX_DECADES labels
+        if span is not None and span >= 1:       # every k-th decade: at most MAX_DECADES labels
             axis.update(dtick=max(1, int(np.ceil(span / MAX_DECADES))), exponentformat="power")

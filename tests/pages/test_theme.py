@@ -89,20 +89,3 @@ def test_a_subtitle_gets_its_own_line_in_the_top_margin():
         if classroom:                      # 72 px held both lines at laptop sizes
             assert sub.layout.margin.t > plain.layout.margin.t
 
-
-def test_an_empty_log_axis_labels_decades_and_the_projector_labels_decades_only():
-    """A log axis with nothing drawn yet or one value (a run before training) labels decades
-    in both modes (a tall laptop figure piled Plotly's minor labels "5 6 7 8 9 100"); on the
-    projector any axis spanning decades labels decades only; an axis spanning under a
-    decade keeps Plotly's labels, and so does a laptop's axis with data."""
-    for classroom in (False, True):
-        wide = go.Figure(go.Scatter(x=[0, 1], y=[1e-3, 10]), layout=dict(yaxis=dict(type="log")))
-        empty = go.Figure(go.Scatter(x=[], y=[]), layout=dict(yaxis=dict(type="log")))
-        first = go.Figure(go.Scatter(x=[0], y=[37.0]), layout=dict(yaxis=dict(type="log")))
-        narrow = go.Figure(go.Scatter(x=[0, 1], y=[0.81, 0.82]),
-                           layout=dict(yaxis=dict(type="log")))
-        for fig in (wide, empty, first, narrow):
-            style_figure(fig, classroom)
-        assert empty.layout.yaxis.dtick == 1 and first.layout.yaxis.dtick == 1
-        assert narrow.layout.yaxis.dtick is None
-        assert wide.layout.yaxis.dtick == (1 if classroom else None)

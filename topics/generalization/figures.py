@@ -137,7 +137,11 @@ def compare_figure(snaps: Mapping[str, GeneralizationSnapshot],
     if "acc" in panels:
         fig.axes(panels.index("acc") + 1, 1, y=dict(range=[0, 1.02]))
     if "weight_norm" in panels:
-        fig.axes(panels.index("weight_norm") + 1, 1, y=dict(type="log"))
+        # before training (one value per run) Plotly spans two decades of its own and labels
+        # every digit between them, piled up on a tall figure: label the decades
+        fresh = all(len(s.weight_norm) < 2 for s in snaps.values())
+        fig.axes(panels.index("weight_norm") + 1, 1,
+                 y=dict(type="log", **(dict(dtick=1, exponentformat="power") if fresh else {})))
     last = max((s.steps for s in snaps.values()), key=len, default=np.zeros(0))
     fig.all_axes("x", dict(range=_iteration_range(last)))
     fig.update(height=height, margin=dict(t=40, b=10, l=10, r=10),
