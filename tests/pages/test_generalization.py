@@ -194,3 +194,23 @@ def test_a_playing_view_mounts_its_slots_once_and_the_route_serves_its_frames(
     assert "alidation" in frame["slots"][f"{key}_metrics"]["html"]
     pause_and_forget(at, key)
     assert chart_figure(at, f"{key}_fig")["data"] and len(at.metric) == 4
+
+
+def test_the_weight_norm_axis_labels_decades_before_training():
+    """One logged value per run (iteration 0): Plotly's own two decades around it labelled
+    every digit ("5 6 7 8 9 100", piled up on a tall screen); the panel labels decades until
+    the runs hold a curve, then Plotly's ticks come back."""
+    from engine.generalization import GeneralizationSnapshot
+    from topics.generalization.figures import compare_figure
+
+    def snap(k: int) -> GeneralizationSnapshot:
+        a = np.linspace(1.0, 40.0, k)
+        return GeneralizationSnapshot(k, np.arange(k), a, a, a / 40, a / 40, a, None, None, None)
+
+    def norm_axis(fig: go.Figure):
+        return next(fig.layout[n] for n in fig.layout if n.startswith("yaxis")
+                    and fig.layout[n].type == "log")
+
+    fresh = compare_figure({"Adam + L2": snap(1), "AdamW": snap(1)})
+    trained = compare_figure({"Adam + L2": snap(30), "AdamW": snap(30)})
+    assert norm_axis(fresh).dtick == 1 and norm_axis(trained).dtick is None

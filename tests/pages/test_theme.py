@@ -89,3 +89,30 @@ def test_a_subtitle_gets_its_own_line_in_the_top_margin():
         if classroom:                      # 72 px held both lines at laptop sizes
             assert sub.layout.margin.t > plain.layout.margin.t
 
+
+
+def _sized_page(classroom: bool) -> None:
+    import plotly.graph_objects as go
+    import streamlit as st
+    from ui.render import live_frame, show_figure
+    st.session_state["classroom"] = classroom
+    show_figure(go.Figure(layout=dict(height=450)), key="still")
+    with live_frame(False):                     # a live view's paused figure
+        show_figure(go.Figure(layout=dict(height=450)), key="live")
+
+
+def test_large_figures_follow_the_window_and_live_ones_on_the_projector_only():
+    """ui/render.show_figure: a large figure takes the window's height below the header (no
+    browser report here: the 1280x720 default) on a laptop and on the projector; a live
+    view's figure only on the projector (its pushed frames keep their own height elsewhere)."""
+    import json
+    from streamlit.testing.v1 import AppTest
+    from ui import screen
+    for classroom in (False, True):
+        at = AppTest.from_function(_sized_page, args=(classroom,), default_timeout=60).run()
+        assert not at.exception
+        heights = {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec)["layout"]["height"]
+                   for c in at.get("plotly_chart")}
+        header = 0 if classroom else screen.LAPTOP_HEADER_PX
+        assert heights["still"] == screen.present_height(720, header) != 450
+        assert heights["live"] == (screen.present_height(720) if classroom else 450)
