@@ -97,6 +97,16 @@ def _apply_everywhere(slug: str, views: Sequence[View], settings: Mapping[str, A
     st.rerun(scope="app")
 
 
+def _show_active_step(slug: str, views: Sequence[View], steps) -> None:
+    """"Show me": the settings of the step the tour is at WHEN the click arrives. (A click on
+    the button while the rerun that draws the next step is under way reaches the callback
+    registered by the run before: its arguments would be the previous step's.)"""
+    active = st.session_state.get(tour_key(slug))
+    if active is not None and 0 <= active < len(steps):
+        step = steps[active]
+        _apply_everywhere(slug, views, step.settings, step.view)
+
+
 def _present_header(topic, presets, steps, views, slug: str) -> None:
     """Classroom mode: ONE line (title, preset picker, tour arrows), so the screen height goes
     to the figure; the sentence becomes the title's tooltip and the formula moves under the
@@ -155,15 +165,22 @@ def _tour_bar(slug: str, steps, views, counter: bool = True) -> None:
         if i is not None:        # a step's settings replace the preset's: the picker must not
             st.session_state[preset_key(slug)] = None          # keep naming the old preset
 
+    def _step_by(delta: int) -> None:
+        # from the step the tour is at when the click arrives, not when the arrow was drawn:
+        # a click while the next step's rerun is drawing reaches the run before's callback
+        at = st.session_state.get(key)
+        if at is not None and 0 <= at < n:
+            _go(min(max(at + delta, 0), n - 1))
+
     if active is None or not 0 <= active < n:
         st.button(f"Guided tour ({n} steps)", key=f"{key}__start", on_click=_go, args=(0,),
                   icon=":material/school:", width="stretch")
         return
     cols = st.columns([1, 1, 1], gap="small")
-    cols[0].button("", key=f"{key}__prev", on_click=_go, args=(max(active - 1, 0),),
+    cols[0].button("", key=f"{key}__prev", on_click=_step_by, args=(-1,),
                    icon=":material/chevron_left:", disabled=active == 0, width="stretch",
                    help="Previous step")
-    cols[1].button("", key=f"{key}__next", on_click=_go, args=(min(active + 1, n - 1),),
+    cols[1].button("", key=f"{key}__next", on_click=_step_by, args=(1,),
                    icon=":material/chevron_right:", disabled=active == n - 1,
                    width="stretch", help="Next step")
     cols[2].button("", key=f"{key}__close", on_click=_go, args=(None,),
@@ -199,8 +216,7 @@ def _note_card(slug: str, presets, steps, views, state=None) -> None:
             if step.settings or step.view:   # before the text: on the first screen always
                 st.button("Show me", key=f"{tour_key(slug)}__show", type="primary",
                           icon=":material/visibility:", width="stretch",
-                          on_click=_apply_everywhere,
-                          args=(slug, views, step.settings, step.view))
+                          on_click=_show_active_step, args=(slug, views, steps))
             claims = functools.partial(_claim_list, step.claims, state,
                                        settings_match(step.held),
                                        {k: step.settings[k] for k in step.acts_on})

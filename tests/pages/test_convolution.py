@@ -545,3 +545,34 @@ def test_a_stale_browser_message_after_show_me_does_not_close_the_asked_tab():
     _ok(at)
     assert at.session_state[view_key(SLUG)] == TITLES["slide"]
     assert at.slider(key="cv_pos").value == 0                  # the sliding window is drawn
+
+
+def test_show_me_pressed_while_the_next_step_is_drawn_shows_that_step():
+    """In the browser "Next" then a quick "Show me" can click the button the run before drew
+    (its callback registered with that run's arguments) while the next step's card is being
+    drawn: it must apply the step the tour is at, not the one before (step 2 = Sobel x on a
+    photo, step 3 = stride 2 on the checkerboard)."""
+    from ui.page_keys import tour_key
+    at = _open()
+    at.session_state[tour_key(SLUG)] = 1
+    at.run()
+    at.session_state[tour_key(SLUG)] = 2           # "Next" arrived; its rerun not drawn yet
+    at.button(key=f"{tour_key(SLUG)}__show").click().run()
+    _ok(at)
+    assert at.session_state["cv_image"] == "checkerboard"
+    assert at.session_state["cv_kernel"] == "laplacian" and at.session_state["cv_stride"] == 2
+
+
+def test_an_arrow_pressed_while_the_next_step_is_drawn_moves_on_from_that_step():
+    """The tour's arrows count from the step the tour is at when the click arrives: a second
+    "Next" that reaches the callback of the run before still moves one step further."""
+    from ui.page_keys import tour_key
+    at = _open()
+    at.session_state[tour_key(SLUG)] = 1
+    at.run()
+    at.session_state[tour_key(SLUG)] = 2           # the first "Next" arrived
+    at.button(key=f"{tour_key(SLUG)}__next").click().run()
+    _ok(at)
+    assert at.session_state[tour_key(SLUG)] == 3
+    at.button(key=f"{tour_key(SLUG)}__prev").click().run()
+    assert at.session_state[tour_key(SLUG)] == 2
