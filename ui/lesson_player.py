@@ -52,19 +52,38 @@ PLAY_JS = """<script>
 # key that arrives while a rerun swaps the button out (or holds it disabled) waits for it, up
 # to 6 s (a loaded server's rerun), instead of being lost: the class would see the slide stay
 # put; one that arrives while the rerun has the whole card out waits 1.5 s for the card.
+# A click can still reach the server while a rerun is drawing the card: the server then takes
+# it for the button of the run before, the slide before's (_go ignores it). So when the slide
+# counter has not moved once the page has been quiet for 2 s, the key presses once more, at
+# most twice: the button names the slide it goes to, so a second press never skips a slide.
 KEYS_JS = """<script>
 (() => {
   if (window.__dlplayLessonKeys) return;
   window.__dlplayLessonKeys = true;
   const moves = {ArrowRight: "next", PageDown: "next", ArrowLeft: "prev", PageUp: "prev"};
-  const press = (move, tries) => {
-    const button = document.querySelector(`.st-key-lesson_${move} button`);
-    if (button && !button.disabled) button.click();
-    else if (tries > 0) setTimeout(() => press(move, tries - 1), 150);
-  };
   const card = () => document.querySelector('.st-key-lesson_card');
+  const busy = () => document.querySelector('[data-stale="true"], '
+      + '[data-testid="stStatusWidget"]');
+  const counter = () => {
+    const c = card(), m = c && String(c.innerText || "").match(/\\d+\\/\\d+/);
+    return m ? m[0] : null;
+  };
+  const press = (move, tries, again) => {
+    const button = document.querySelector(`.st-key-lesson_${move} button`);
+    if (button && !button.disabled) {
+      const was = counter();
+      button.click();
+      if (was !== null && again > 0) check(move, was, again, 0, 0);
+    } else if (tries > 0) setTimeout(() => press(move, tries - 1, again), 150);
+  };
+  const check = (move, was, again, quiet, waited) => setTimeout(() => {
+    if (counter() !== was) return;                  // the slide moved (or the page did)
+    quiet = busy() ? 0 : quiet + 1;
+    if (quiet >= 4) press(move, 40, again - 1);
+    else if (waited < 120) check(move, was, again, quiet, waited + 1);
+  }, 500);
   const later = (move, tries) => {      // the card swapped out by a rerun: wait for it
-    if (card()) press(move, 40);
+    if (card()) press(move, 40, 2);
     else if (tries > 0) setTimeout(() => later(move, tries - 1), 150);
   };
   document.addEventListener("keydown", (e) => {
@@ -75,7 +94,7 @@ KEYS_JS = """<script>
         + '[role="slider"], [role="combobox"], [role="listbox"], [role="tab"]')) return;
     if (!card()) { later(move, 10); return; }      // no lesson here (or not yet): not ours
     e.preventDefault();
-    press(move, 40);
+    press(move, 40, 2);
   }, true);
 })();
 </script>"""
