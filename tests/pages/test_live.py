@@ -82,13 +82,16 @@ class Session:
             return
         before = handle.trainer.steps
         pending = bool(self.state.get(f"{KEY}__pending_step"))
+        # the other thread may press Play and Pause around this advance: a frame that started
+        # playing makes a time-budgeted tick, not the pending Step's exact count
+        was_playing = handle.playing
         tick, _ = live.advance(self.state, KEY, handle, epoch, SPF, BUDGET_S)
         if tick is not None:
             with self.book:
                 # a trainer dropped by Reset could free its id for the next one: keep it
                 self.alive[id(handle.trainer)] = handle.trainer
                 self.done[id(handle.trainer)] += tick.steps_done
-            if pending and not handle.playing and not handle.cancelled \
+            if pending and not was_playing and not handle.playing and not handle.cancelled \
                     and tick.steps_done != SPF:
                 self.errors.append(f"Step added {tick.steps_done}, not {SPF}")
         with handle.locked() as tr:
