@@ -281,6 +281,41 @@ function decadeText(p, c) {                    // 10^p on a log axis: [label, si
   return wrap(String(10 ** (p - e3)) + si);
 }
 function ticks(ax) { return autoTicks(ax, 1); }   // [[value, label, size factor]]
+// Plotly's numFormat with `round` decimals: half up, trailing zeros dropped; `exp`: the
+// exponent its SI suffix names (the value is divided by 10^exp after rounding)
+function plotlyNumber(v, round, exp = 0) {
+  const e = 10 ** -round / 2, a = Math.abs(v);
+  if (a < e) return '0';
+  const m = (a + e) * 10 ** -exp, r = round + exp, s = String(m), dp = s.indexOf('.') + 1;
+  const text = r <= 0 ? String(Math.floor(m)) : dp ? s.substr(0, dp + r).replace(/\.?0+$/, '') : s;
+  return (v < 0 ? '\u2212' : '') + text + (exp ? (exp === 9 ? 'B' : SI[exp]) : '');
+}
+// Plotly's hover-precision label ("fakehover"): 2 digits past the value's own leading digit,
+// plus 4; beyond 10^+-3 a multiple of 3 goes into an SI suffix (exponentformat "B": 120μ)
+function hoverNumber(v) {
+  const lead = Math.floor(Math.log10(Math.abs(v)) + 0.01);
+  if (lead > 14 || lead < -15) return String(+v.toPrecision(6));
+  return plotlyNumber(v, 2 - lead + 4, Math.abs(lead) > 3 ? 3 * Math.round((lead - 1) / 3) : 0);
+}
+// An overlaying log axis synced to its base's ticks: Plotly labels each value as formatLog
+// does for the dtick its own range gets (axes.autoTicks): beyond 0.7 decades per tick, by
+// value; within one decade ("L" ticks) by value, rounded as that dtick's labels; otherwise
+// ("D1"/"D2") by value within -0.01..0.09 decades of a power of ten ("0.1000768" where a
+// tick lands just past 0.1), else by its leading digit, small
+function syncedLogLabels(ax, vals, thin) {
+  const c = ax.cfg, span = Math.abs(ax.r1 - ax.r0);
+  const nt = c.nticks || Math.min(9, Math.max(4, ax.len / (ax.letter === 'y' ? 40 : 80))) + 1;
+  const rough = span / nt * thin;
+  if (rough > 0.7) return vals.map((v) => [v, hoverNumber(10 ** v)]);
+  if (span < 1) {
+    const dtick = niceTicks(10 ** ax.r0, 10 ** ax.r1, 1.5 * nt / thin).dtick;
+    const round = 2 - Math.floor(Math.log10(dtick) + 0.01);
+    return vals.map((v) => [v, plotlyNumber(10 ** v, round)]);
+  }
+  const nearDecade = (v) => ((v + 0.01) % 1 + 1) % 1 < 0.1;
+  return vals.map((v) => (nearDecade(v) ? [v, hoverNumber(10 ** v)]
+    : [v, String(Math.round(10 ** (v - Math.floor(v)))), 0.7]));
+}
 // Plotly's autotickangles [0, 30, 90]: x labels that would overlap turn 30 degrees (clockwise,
 // starting at their tick) where ticks are at least ~2.5 label heights apart, else 90
 function tickAngle(ax, labels, widest, len, size) {
@@ -307,10 +342,7 @@ function autoTicks(ax, thin) {
     const b = ax.base, vals = autoTicks(b, thin).map(([v]) => ax.r0 + (v - b.r0) / (b.r1 - b.r0) * (ax.r1 - ax.r0));
     const step = vals.length > 1 ? Math.abs(vals[1] - vals[0]) : 1;   // overlaying axis: its
     const fmt = formatter(c, step / 100, vals);                        // ticks at the base's
-    // a synced log axis: Plotly labels a tick by its leading digit, small (as "D1" ticks),
-    // and one that rounds up to the next decade by its value
-    if (ax.log) return vals.map((v) => { const d = Math.round(10 ** (v - Math.floor(v)));
-      return d >= 10 ? [v, String(+(10 ** v).toPrecision(6))] : [v, String(d), 0.7]; });
+    if (ax.log) return syncedLogLabels(ax, vals, thin);
     return vals.map((v) => [v, fmt(v)]);
   }
   let values, dtick;

@@ -44,6 +44,20 @@ FIGURES = {
 }
 
 
+def _synced_log(loss, height: int) -> go.Figure:
+    """The ReLU training view's histogram: regions on y, the loss on an overlaying log y2
+    whose ticks Plotly puts at y's (tickmode "sync") and labels by their own log values."""
+    return go.Figure([go.Scatter(x=[1, 2, 3], y=[159, 113, 144], name="regions", mode="lines"),
+                      go.Scatter(x=np.linspace(1, 3, len(loss)), y=loss, name="loss",
+                                 yaxis="y2", mode="lines")],
+                     {"height": height, "yaxis2": {"type": "log", "overlaying": "y",
+                                                   "side": "right", "showgrid": False}})
+
+
+_LOSS = [0.3752758, 0.3752758, 0.16186403, 0.03337482, 0.0317951, 0.01552956]
+FIGURES["synced log within a decade"] = lambda: _synced_log(np.linspace(0.81, 0.55, 40), 412)
+
+
 @pytest.fixture(scope="module")
 def harness(browser):
     context, page = open_harness(browser)
@@ -118,3 +132,28 @@ def test_heatmap_cell_gaps_show_the_background_as_in_plotly(harness):
     ours = _dark_share(canvas_png, (c["x"]["start"], c["y"]["start"], c["x"]["len"], c["y"]["len"]))
     theirs = _dark_share(plotly_png, (p["x"]["start"], p["y"]["start"], p["x"]["len"], p["y"]["len"]))
     assert theirs < 0.97 and abs(ours - theirs) < 0.03, (ours, theirs)
+
+
+def _number(label: str) -> float:
+    si = {"μ": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6}
+    label = label.replace("\u2212", "-")
+    return float(label[:-1]) * si[label[-1]] if label[-1] in si else float(label)
+
+
+@pytest.mark.parametrize("height", [300, 412, 560])
+def test_a_synced_log_axis_is_labelled_as_plotly_labels_it(harness, height):
+    """An overlaying log axis with Plotly's default tickmode "sync" (ticks at the base axis's):
+    a tick within a few hundredths of a decade of a power of ten is labelled by its value
+    ("0.1000768"), any other by its leading digit. Plotly maps the ticks through pixels
+    rounded to 0.01 px, so a value label's 7th digit follows the plot's height: values are
+    compared to 1e-4, digits exactly."""
+    out = draw_both(harness, _synced_log(_LOSS, height))
+    p, c = out["plotly"]["axes"]["y2"]["ticks"], out["canvas"]["axes"]["y2"]["ticks"]
+    assert len(c) == len(p)
+    assert any(len(t) > 1 for t, *_ in p), "no tick labelled by its value"
+    for (ct, cq), (pt, pq, _) in zip(c, p):
+        if len(pt) == 1:
+            assert ct == pt, (height, c, p)
+        else:
+            assert abs(_number(ct) / _number(pt) - 1) < 1e-4, (height, ct, pt)
+        assert abs(cq - pq) <= PX
