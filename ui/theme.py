@@ -252,4 +252,6 @@ def _log_axes_by_decade(fig: go.Figure) -> None:
             continue
         span = _log_span(fig, name)
         if span is not None and span >= 1:       # every k-th decade: at most MAX_DECADES labels
-            axis.update(dtick=max(1, int(np.ceil(span / MAX_DECADES))), exponentformat="power")
+            # (tickmode "linear": Plotly's "auto" and "sync" modes ignore dtick)
+            axis.update(dtick=max(1, int(np.ceil(span / MAX_DECADES))), exponentformat="power",
+                        tickmode="linear")

@@ -101,10 +101,10 @@ def _sized_page(classroom: bool) -> None:
         show_figure(go.Figure(layout=dict(height=450)), key="live")
 
 
-def test_large_figures_follow_the_window_and_live_ones_on_the_projector_only():
+def test_large_figures_follow_the_window_live_ones_too():
     """ui/render.show_figure: a large figure takes the window's height below the header (no
-    browser report here: the 1280x720 default) on a laptop and on the projector; a live
-    view's figure only on the projector (its pushed frames keep their own height elsewhere)."""
+    browser report here: the 1280x720 default) on a laptop and on the projector, a live
+    view's paused figure too (its pushed frames get the same height: live/parts.Payload)."""
     import json
     from streamlit.testing.v1 import AppTest
     from ui import screen
@@ -115,4 +115,20 @@ def test_large_figures_follow_the_window_and_live_ones_on_the_projector_only():
                    for c in at.get("plotly_chart")}
         header = 0 if classroom else screen.LAPTOP_HEADER_PX
         assert heights["still"] == screen.present_height(720, header) != 450
-        assert heights["live"] == (screen.present_height(720) if classroom else 450)
+        assert heights["live"] == heights["still"]
+
+
+def test_the_projector_labels_a_log_axis_by_decade_in_every_tick_mode():
+    """Classroom log axes spanning decades label decades only, also an overlaying one set to
+    its own ticks (tickmode "auto", the ReLU loss axis): Plotly's "auto" and "sync" modes
+    ignore dtick, so the rule sets tickmode "linear"; a laptop keeps the figure's mode."""
+    def fig():
+        return go.Figure([go.Scatter(x=[0, 1], y=[100, 200]),
+                          go.Scatter(x=[0, 1], y=[0.4, 0.003], yaxis="y2")],
+                         layout=dict(yaxis2=dict(type="log", overlaying="y", side="right",
+                                                 tickmode="auto")))
+    projector, laptop = fig(), fig()
+    style_figure(projector, True)
+    style_figure(laptop, False)
+    assert projector.layout.yaxis2.dtick == 1 and projector.layout.yaxis2.tickmode == "linear"
+    assert laptop.layout.yaxis2.dtick is None and laptop.layout.yaxis2.tickmode == "auto"

@@ -321,8 +321,10 @@ def count_history_figure(steps: np.ndarray, counts: np.ndarray, loss_steps: np.n
               "height": 320, "showlegend": False,
               "xaxis": {"title": {"text": "step"}},
               "yaxis": {"title": {"text": "exact region count"}},
+              # its own ticks: synced to the count's ticks (Plotly's default for an overlaying
+              # axis) a log axis labels arbitrary positions by their leading digit only
               "yaxis2": {"title": {"text": "loss"}, "overlaying": "y", "side": "right",
-                         "type": "log", "showgrid": False}}
+                         "type": "log", "showgrid": False, "tickmode": "auto"}}
     return plain_figure(data, layout)
 
 
