@@ -385,7 +385,7 @@ def _plan(state: State, key: str, handle: Any, epoch: int, playing: bool, spf: i
     if pending and every is None:
         every = FIRST_VIEW_POLL_S
     with rows_above(screen.LIVE_ROW_PX):
-        present_px = present_height() if session.classroom() else None
+        present_px = present_height()
     return LiveRun(key, handle, epoch, playing, spf, push, every, base, pending, interval_s,
                    budget_s, max_total_steps, present_px)
 

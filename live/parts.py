@@ -155,9 +155,9 @@ class Payload:
 
     @classmethod
     def of(cls, parts: Parts, classroom: bool, present_px: int | None = None) -> "Payload":
-        """`present_px`: classroom mode's height for large figures (ui.render.show_figure
+        """`present_px`: the window's height for large figures (ui.render.show_figure
         sizes the paused ones the same way, so Play does not change the picture's size)."""
-        if classroom and present_px:     # before styling: the title's room follows it
+        if present_px:     # before styling: the title's room follows it
             for part in parts.values():
                 fig = getattr(part, "fig", None)
                 if fig is not None and is_large(fig.layout.height):

@@ -89,7 +89,7 @@ class Source:
     base_interval_s: float
     classroom: bool
     max_total_steps: int | None = None
-    present_px: int | None = None        # classroom figure height (ui.screen.present_height)
+    present_px: int | None = None        # a large figure's height (ui.screen.present_height)
     status: Callable[[Any, Any], str] | None = None
     fallback: bool = False               # set by the route: a part stopped being drawable
     pause_asked: bool = False            # set by the route: the browser's Pause was clicked

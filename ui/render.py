@@ -42,13 +42,12 @@ _frame = threading.local()       # per script thread: is a playing live frame dr
 def live_frame(playing: bool) -> Iterator[None]:
     """live/controls.py wraps a frame's `draw` in this: figures drawn while Play is on are
     animation frames (in_playing_frame() is True), the paused picture is the full one."""
-    before = (getattr(_frame, "playing", False), getattr(_frame, "count", 0),
-              getattr(_frame, "live", False))
-    _frame.playing, _frame.count, _frame.live = playing, 0, True
+    before = getattr(_frame, "playing", False), getattr(_frame, "count", 0)
+    _frame.playing, _frame.count = playing, 0
     try:
         yield
     finally:
-        _frame.playing, _frame.count, _frame.live = before
+        _frame.playing, _frame.count = before
 
 
 @contextlib.contextmanager
@@ -111,9 +110,8 @@ def show_figure(fig: go.Figure, *, key: str | None = None, on_select="ignore",
     classroom = session.classroom()
     if height is not None:
         fig.update_layout(height=height)
-    elif screen.is_large(fig.layout.height) and (classroom or not getattr(_frame, "live", False)):
-        # (a live view's figures follow the window on the projector only: its pushed frames
-        # keep their own height elsewhere, and paused and playing pictures must match)
+    elif screen.is_large(fig.layout.height):
+        # (a live view's pushed frames get the same height: live/parts.Payload.of)
         fig.update_layout(height=present_height())
     style_figure(fig, classroom)          # after sizing: the title's room follows the height
     if in_playing_frame() and _painter and _painter[0](fig, key, on_select != "ignore"):

@@ -39,7 +39,7 @@ WALK_SHOTS = Path(os.environ.get("DLPLAY_WALK_SHOTS",
 # texts (tests/e2e/screen_checks.py): none now, every problem on every page fails. A page
 # whose figures are being reworked may list its gaps here, with why.
 KNOWN_GAPS: dict[str, tuple[str, ...]] = {}
-LAPTOP_MIN_COVER = 0.25
+LAPTOP_MIN_COVER = 0.28
 # per page and screen: the main figure's share of the screen, and the numbers the card
 # states with those not found on the rest of the screen (written next to the screenshots
 # as <slug>_screens.json: the projector's table per page is read from them)
@@ -247,8 +247,8 @@ class Walk:
 # "projector,laptop"): the same checks, 12-20 minutes each, run on purpose, not in CI. The
 # present layout at a laptop's and a large projector's size must hold the projector's 45%;
 # a student's laptop (1400x900, the sidebar open) sets the figure beside the controls in a
-# column ~700 px wide: its figure is whole on the first screen and covers at least 25% (a
-# live view's figures keep their own height there: its pushed frames are not resized).
+# column ~700 px wide: its figure is whole on the first screen and covers at least 28%
+# (measured: 30-40%, live views included).
 WALKS = {"projector": Walk(1280, 720, True),
          "projector_1400": Walk(1400, 900, True),
          "projector_1920": Walk(1920, 1080, True),
