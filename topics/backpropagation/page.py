@@ -143,16 +143,20 @@ def graph_view(panel) -> None:
     n = len(d.trace)
     with panel.controls:
         _nonfinite_notice(d)
-        c = st.columns(3, gap="small")
-        c[0].button("Step", key="bp_next", width="stretch",
+        if session.classroom():     # the projector's narrow column cut a third label
+            play = st.container()
+            step, reset = st.columns(2, gap="small")
+        else:
+            step, play, reset = st.columns(3, gap="small")
+        step.button("Step", key="bp_next", width="stretch",
                     on_click=_step_to, args=(None, n), disabled=n == 0,
                     help="Process the next node of the backward pass.")
         playing = PLAYER.is_playing() and n > 0
-        c[1].button("Pause" if playing else "Play", key="bp_play", on_click=_toggle_play,
+        play.button("Pause" if playing else "Play", key="bp_play", on_click=_toggle_play,
                     args=(n,), type="primary", width="stretch", disabled=n == 0,
                     help=f"One backward step every {TICK_S:g} s.")
-        c[2].button("Reset", key="bp_reset", width="stretch",
-                    on_click=_step_to, args=(0, n), help="Back to the forward pass.")
+        reset.button("Reset", key="bp_reset", width="stretch",
+                     on_click=_step_to, args=(0, n), help="Back to the forward pass.")
         _gradient_table(d)
     with panel.figure:
         _walk(d)
@@ -217,10 +221,12 @@ def _gradient_table(d: autodiff.Differentiation) -> None:
             for n in d.input_names]
     # Styler text, not a NumberColumn format: a NumberColumn shows NaN as an empty "None"
     table = pd.DataFrame(rows).style.format(gradient_text, subset=["ours", "torch.autograd"])
-    st.dataframe(table, hide_index=True, key="bp_table", column_config={
-        "input": st.column_config.TextColumn("∂f/∂"),
-        "ours": st.column_config.Column("ours"),
-        "torch.autograd": st.column_config.Column("autograd")})
+    # 200 px before the projector's 1.3x zoom (assets/classroom.css) fit its narrow controls
+    # column: stretched to the column, the table ran past it and its third column was cut
+    st.dataframe(table, hide_index=True, key="bp_table", width=200, column_config={
+        "input": st.column_config.TextColumn("∂f/∂", width=48),
+        "ours": st.column_config.Column("ours", width=76),
+        "torch.autograd": st.column_config.Column("autograd", width=76)})
     st.caption(f"f = {d.output:.6g} · max |ours − torch| = {d.max_torch_diff:.1e} (float64)")
     note = singular_note(d)
     if note:
