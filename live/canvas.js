@@ -281,6 +281,11 @@ function decadeText(p, c) {                    // 10^p on a log axis: [label, si
   return wrap(String(10 ** (p - e3)) + si);
 }
 function ticks(ax) { return autoTicks(ax, 1); }   // [[value, label, size factor]]
+// Plotly's target tick count (axes.prepTicks): nticks, else one per 40 px (y) or 80 px (x),
+// 4 to 9, plus one
+function tickCount(ax) {
+  return ax.cfg.nticks || Math.min(9, Math.max(4, ax.len / (ax.letter === 'y' ? 40 : 80))) + 1;
+}
 // Plotly's numFormat with `round` decimals: half up, trailing zeros dropped; `exp`: the
 // exponent its SI suffix names (the value is divided by 10^exp after rounding)
 function plotlyNumber(v, round, exp = 0) {
@@ -303,9 +308,7 @@ function hoverNumber(v) {
 // ("D1"/"D2") by value within -0.01..0.09 decades of a power of ten ("0.1000768" where a
 // tick lands just past 0.1), else by its leading digit, small
 function syncedLogLabels(ax, vals, thin) {
-  const c = ax.cfg, span = Math.abs(ax.r1 - ax.r0);
-  const nt = c.nticks || Math.min(9, Math.max(4, ax.len / (ax.letter === 'y' ? 40 : 80))) + 1;
-  const rough = span / nt * thin;
+  const span = Math.abs(ax.r1 - ax.r0), nt = tickCount(ax), rough = span / nt * thin;
   if (rough > 0.7) return vals.map((v) => [v, hoverNumber(10 ** v)]);
   if (span < 1) {
     const dtick = niceTicks(10 ** ax.r0, 10 ** ax.r1, 1.5 * nt / thin).dtick;
@@ -346,7 +349,7 @@ function autoTicks(ax, thin) {
     return vals.map((v) => [v, fmt(v)]);
   }
   let values, dtick;
-  const nt = c.nticks || Math.min(9, Math.max(4, ax.len / (ax.letter === 'y' ? 40 : 80))) + 1;
+  const nt = tickCount(ax);
   if (log) {                                    // Plotly's log ticks (axes.autoTicks, formatLog)
     const lo = Math.min(ax.r0, ax.r1), hi = Math.max(ax.r0, ax.r1), rough = (hi - lo) / nt * thin;
     const decade = (p) => decadeText(p, c);
