@@ -275,4 +275,6 @@ def main(only: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    from engine.device import configure_threads
+    configure_threads()      # one torch thread, as the app: all cores make it slower here
     main(sys.argv[1:])

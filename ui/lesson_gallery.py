@@ -10,8 +10,9 @@ import pandas as pd
 import streamlit as st
 
 from ui import lesson_library as library
-from ui.lesson_format import LIVE_KEYS, MAX_BYTES, TRAIN_MAX, LessonError, Source
+from ui.lesson_format import MAX_BYTES, LessonError, Source
 from ui.lesson_toml import lesson_text
+from ui.live_tabs import live_tabs
 from ui.topics import TOPICS_BY_SLUG
 
 DRAFT_KEY = "_lesson_draft"        # the slides a teacher collected with "Add this view"
@@ -107,11 +108,11 @@ def builder(slug: str, state, views: Sequence[Any]) -> None:
 def _trained_steps(slug: str, tab: str) -> int:
     """Iterations the tab's live trainer shows now (the last view its panel drew, kept by
     live/controls.py at "<key>__view"), at most what a slide may train; 0 without training."""
-    key = LIVE_KEYS.get((slug, tab))
-    if key is None:
+    live = live_tabs().get((slug, tab))
+    if live is None:
         return 0
-    steps = int(getattr(st.session_state.get(f"{key}__view"), "steps", 0) or 0)
-    return min(steps, TRAIN_MAX[key])
+    steps = int(getattr(st.session_state.get(f"{live.key}__view"), "steps", 0) or 0)
+    return min(steps, live.train_max)
 
 
 def _plain(values: dict) -> dict:

@@ -23,11 +23,6 @@ from ui.widgets import CHOOSE, settings_match
 log = logging.getLogger("dlplay")
 
 
-def _home_target():
-    """The home page object registered by app.py (st.navigation), else the file path."""
-    return st.session_state.get("_home_page", "app.py")
-
-
 @contextlib.contextmanager
 def user_errors(what: str):
     """Run a block; an exception becomes st.error("Could not <what>: <reason>") and is logged
@@ -69,14 +64,26 @@ PRESENT_CONTROLS = 0.85     # classroom mode: the controls column's share of its
 
 
 @dataclass(frozen=True)
+class Live:
+    """A tab's live training: the key its view passes to live.controls.live_training, and the
+    most iterations a lesson's `train = N` may ask of it (a file cannot keep a lecture, or the
+    server, training for long: at the page's default pace 20 to 75 s, above every iteration
+    count the page's texts name)."""
+    key: str
+    train_max: int
+
+
+@dataclass(frozen=True)
 class View:
     """One tab of a page. `draw(panel)` fills panel.controls (the narrow column beside the
-    figure), panel.figure (the wide column) and panel.notes (full width, below)."""
+    figure), panel.figure (the wide column) and panel.notes (full width, below). A tab that
+    trains live declares it (`live`): lessons, the live tests and benchmarks find it there."""
     key: str                                  # short id that presets and steps name
     title: str                                # the tab label (also its ?<slug>_view= value)
     draw: Callable[["Panel"], None]
     split: tuple[float, float] = (1.0, 2.7)   # controls : figure width
     fragment: bool = True                     # widgets rerun this view only
+    live: "Live | None" = None                # its live training, if it has one
 
 
 @dataclass(frozen=True)
