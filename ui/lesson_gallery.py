@@ -128,6 +128,28 @@ def _plain(values: dict) -> dict:
 
 
 # ------------------------------------------------------------------------------ figure index
+# The course notes a slide's `source = { notes = "004", ... }` cites, as the notes name
+# themselves (docs/LESSONS.md): id -> (short name for the table, full reference).
+COURSE_NOTES = {
+    "000": ("Böhmer, TU Delft, 2023",
+            "CS4400 Deep Reinforcement Learning, lecture 4: Generalization; Wendelin Böhmer, "
+            "TU Delft, 28 November 2023 (slides)"),
+    "001": ("Krawiec, Poznan, 2019-2024",
+            "Deep Learning (Uczenie głębokie); Krzysztof Krawiec, Poznan University of "
+            "Technology, 2019-2024 (course slides, modules 0-10)"),
+    "002": ("Lelarge, Vie, Scaman, ENS",
+            "Deep Learning, class notes by Antoine Groudiev of the lectures of Marc Lelarge, "
+            "Jill-Jênn Vie and Kevin Scaman, Computer Science Department, ENS Ulm (year not "
+            "stated)"),
+    "003": ("Scaman, Mathematics of DL",
+            "Mathematics of Deep Learning, lesson 3: Structure of ReLU networks and group "
+            "invariances; Kevin Scaman (slides; institution and year not stated)"),
+    "004": ("Ilin, Aalto, 2023",
+            "Deep Learning, lecture notes of course CS-E4890; Alexander Ilin, Aalto "
+            "University, 2023 (the main reference)"),
+}
+
+
 def _page_title(slide: dict) -> str:
     topic = TOPICS_BY_SLUG.get(slide.get("page"))
     return topic.title if topic else str(slide.get("page"))
@@ -142,7 +164,9 @@ def figure_rows(outlines: dict[str, dict]) -> list[dict]:
             if not isinstance(src, dict) or not {"notes", "figure"} <= set(src):
                 continue
             source = Source(str(src["notes"]), str(src["figure"]))
-            rows.append({"notes": source.notes, "figure": source.label.split(", ", 1)[1],
+            rows.append({"notes": source.notes,
+                         "course": COURSE_NOTES.get(source.notes, ("",))[0],
+                         "figure": source.label.split(", ", 1)[1],
                          "chapter": _chapter(source.figure), "slide": s.get("title", ""),
                          "page": _page_title(s), "lesson": les.get("title", lid),
                          "open": slide_link(lid, i), "_key": _sort_key(source)})
@@ -168,6 +192,8 @@ def figure_index() -> None:
     st.caption(f"{len(figures)} figures of the notes reproduced by {len(rows)} lesson slides. "
                "Search by notes (004), chapter (2) or figure (2.5), or by words; each link "
                "opens the slide.")
+    with st.expander("Which notes? 000-004 name these course notes"):
+        st.markdown("\n".join(f"- **{nid}**: {full}" for nid, (_, full) in COURSE_NOTES.items()))
     query = st.text_input("Search", key="figure_search", placeholder="e.g. 004 2.5, momentum",
                           max_chars=100)
     shown = [r for r in rows if _matches(r, query)]
