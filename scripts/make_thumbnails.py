@@ -263,15 +263,31 @@ def adversarial():
 THUMBNAILS["adversarial"] = adversarial
 
 
+def _drawer(slug: str):
+    """The function that draws `slug`'s thumbnail: here, or the page's own
+    topics/<slug>/thumbnail.py (its `draw()`)."""
+    if slug in THUMBNAILS:
+        return THUMBNAILS[slug]
+    import importlib
+    return importlib.import_module(f"topics.{slug}.thumbnail").draw
+
+
+def draw_topic_thumbnail(slug: str, out_dir: Path | None = None) -> Path:
+    """Draw and save assets/thumbnails/<slug>.png (or into `out_dir`); returns its path."""
+    out = Path(out_dir) if out_dir is not None else ROOT / "assets" / "thumbnails"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{slug}.png"
+    _drawer(slug)().save(path, optimize=True)
+    return path
+
+
 def main(only: list[str]) -> None:
     """Draw every thumbnail, or only the slugs named on the command line."""
-    out = ROOT / "assets" / "thumbnails"
-    out.mkdir(parents=True, exist_ok=True)
-    for slug, draw in THUMBNAILS.items():
+    own = sorted(p.parent.name for p in (ROOT / "topics").glob("*/thumbnail.py"))
+    for slug in [*THUMBNAILS, *own]:
         if only and slug not in only:
             continue
-        draw().save(out / f"{slug}.png", optimize=True)
-        print("wrote", out / f"{slug}.png")
+        print("wrote", draw_topic_thumbnail(slug))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import importlib
 import inspect
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ui.topics import ROOT
