@@ -118,7 +118,11 @@ def _is_bound(value, half, claim):
 def _literals(claims, settings, text):
     """The numbers of `text` that name a machine-dependent measurement of `claims`: the value
     of a training claim (slow) or a round-off (under a hundredth of the claim's upper bound),
-    stated as a literal within one unit of its last digit instead of as the claim's bound."""
+    stated as a literal (the value rounded to the number's last digit) instead of as a bound.
+    A bound of any of the claims, and a reference number a claim's own words name ("chance
+    0.5"), are no measurement."""
+    from tests.e2e.screen_checks import numbers_in
+    references = {n for c in claims for n in numbers_in(c.what)}
     out = []
     for c in claims:
         value = c.check(settings)[0]
@@ -126,7 +130,8 @@ def _literals(claims, settings, text):
         if not (c.slow or round_off):
             continue
         out += [f"{token} names {value:.3g} ({c.what})" for token, x, half in _stated(text, c)
-                if x != 0 and abs(x - value) <= 2 * half and not _is_bound(x, half, c)]
+                if x != 0 and abs(x - value) <= half and token not in references
+                and not any(_is_bound(x, half, other) for other in claims)]
     return out
 
 

@@ -137,14 +137,15 @@ def trainer_kwargs(s: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def build_trainer(s: Mapping[str, Any], seed: int, device=None) -> GANTrainer:
-    """The GAN the settings describe, on their (mixture) target."""
+def gan_of(s: Mapping[str, Any], seed: int, device=None) -> GANTrainer:
+    """The GAN the settings describe, on their (mixture) target, built here for a claim's
+    measurement (the live tab builds its trainer with engine.gan.reads.build_trainer)."""
     return GANTrainer(make_target(s["gan_target"], float(s["gan_std"]), seed), seed=seed,
                       device=device, **trainer_kwargs(s))
 
 
 def _train(s: Mapping[str, Any], steps: int, seed: int) -> GANTrainer:
-    trainer = build_trainer(s, seed)
+    trainer = gan_of(s, seed)
     trainer.step(steps)
     return trainer
 
