@@ -30,14 +30,14 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
-
-import subprocess
 
 from deploy.processes import (StartFailed, exit_cause, read_log, start_group, stop_groups,
                               wait_healthy)
@@ -92,11 +92,22 @@ class Supervised:
         ran = now - self.started_at
         self.failures = 1 if ran >= backoff.healthy_s else self.failures + 1
         wait = backoff.delay(self.failures)
-        cause = f" ({exit_cause(read_log(self.log))})" if self.log is not None else ""
+        cause = f" ({_why_exited(self.proc.returncode, self.log)})"
         LOG.error("%s: pid %d exited with code %s after %.0f s%s; the others keep serving; "
                   "restart in %.0f s", self.name, self.proc.pid, self.proc.returncode, ran,
                   cause, wait)
         self.restart_at = now + wait
+
+
+def _why_exited(code: int, log: Path | None) -> str:
+    """A signal's name when one killed the process (an out-of-memory kill is SIGKILL), else
+    the cause its log gives."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return exit_cause(read_log(log)) if log is not None else "no log"
 
 
 def server_lines(addresses: list[str]) -> str:
