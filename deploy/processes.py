@@ -9,11 +9,13 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
 from typing import Iterable
 
+DIE_WITH_LAUNCHER = Path(__file__).with_name("die_with_launcher.py")
 # Lines of a server's log that say why it could not start, most telling first.
 CAUSES = [
     re.compile(r"Port \d+ is not available"),                      # Streamlit, busy port
@@ -27,7 +29,11 @@ class StartFailed(RuntimeError):
 
 
 def start_group(cmd: list[str], **popen) -> subprocess.Popen:
-    """`cmd` as the leader of a new process group (and session)."""
+    """`cmd` as the leader of a new process group (and session); on Linux it also gets
+    SIGTERM when the thread that started it ends (deploy/die_with_launcher.py), so even a
+    launcher killed without cleanup (SIGKILL) leaves it no process to run on."""
+    if sys.platform.startswith("linux"):
+        cmd = [sys.executable, "-I", str(DIE_WITH_LAUNCHER), str(os.getpid()), *cmd]
     return subprocess.Popen(cmd, start_new_session=True, stdin=subprocess.DEVNULL, **popen)
 
 

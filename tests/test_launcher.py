@@ -334,3 +334,24 @@ def test_a_replica_that_crashes_at_start_stops_the_others(tag, tmp_path):
     assert f"replica :{port + 2} exited with code 1 before it answered: ImportError: the " \
            "replica cannot start" in err and "Traceback" not in err, err
     assert _wait_gone(tag) == [] and _folders() <= before
+
+
+@pytest.mark.slow
+def test_a_launcher_killed_without_cleanup_still_takes_its_servers_along(tag):
+    """SIGKILL runs no cleanup: the servers and nginx end anyway (Linux's parent-death
+    signal, deploy/die_with_launcher.py); only the temporary folder stays."""
+    port = _free_block(2)
+    proc = _launch(["serve", "--address", "127.0.0.1", "--port", str(port), "--replicas", "2"],
+                   tag)
+    try:
+        _wait_up(proc, f"http://127.0.0.1:{port}/healthz",
+                 f"The class connects to http://127.0.0.1:{port}")
+        sessions = _sessions(proc.pid)
+        assert len(sessions) == 4
+    finally:
+        code, out, err, took = _stop(proc, signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    assert _wait_gone(tag, sessions, timeout_s=15) == []
+    for folder in _folders():                    # what SIGKILL cannot clean up
+        if (folder / "nginx.conf").exists() and f":{port};" in (folder / "nginx.conf").read_text():
+            shutil.rmtree(folder)
