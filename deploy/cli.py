@@ -127,7 +127,8 @@ def run_serve(args: argparse.Namespace) -> int:
                  else local_host(args.address))
         print(f"The class connects to http://{where}:{args.port} "
               f"({args.replicas} server{'s' if args.replicas > 1 else ''}; Ctrl-C stops "
-              f"{'them' if args.replicas > 1 else 'it'})", flush=True)
+              f"{'them' if args.replicas > 1 else 'it'}; logs in {dep.prefix} until then)",
+              flush=True)
         dep.watch()
         return 0
     finally:

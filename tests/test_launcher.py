@@ -81,6 +81,40 @@ def test_the_cause_of_an_exit_is_read_from_the_log(log, cause):
     assert exit_cause(log) == cause
 
 
+def test_the_laptop_opens_its_tab_itself_on_a_free_port(monkeypatch):
+    """Streamlit runs headless (no first-run email prompt, no tab of its own); the command
+    opens the tab once the server answers, on the first free port from 8501."""
+    from deploy import cli
+    started, opened = [], []
+
+    class Done:
+        pid = 0
+
+        def wait(self):
+            return 0
+
+    monkeypatch.setattr(cli, "free_port", lambda address: 8507)
+    monkeypatch.setattr(cli, "start_group", lambda cmd, **kw: started.append(cmd) or Done())
+    monkeypatch.setattr(cli, "wait_healthy", lambda name, url, proc: opened.append(url))
+    monkeypatch.setattr(cli, "stop_groups", lambda procs: None)
+    monkeypatch.setattr(cli.webbrowser, "open", opened.append)
+    assert cli.run_laptop(cli.parse([])[1]) == 0
+    cmd = started[0]
+    assert cmd[cmd.index("--server.headless") + 1] == "true"
+    assert cmd[cmd.index("--server.address") + 1] == "127.0.0.1"
+    assert cmd[cmd.index("--server.port") + 1] == "8507"
+    assert opened == ["http://127.0.0.1:8507/_stcore/health", "http://127.0.0.1:8507"]
+
+
+def test_a_busy_port_is_skipped_when_the_laptop_picks_one():
+    from deploy.cli import free_port
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        assert free_port("127.0.0.1", first=taken) > taken
+
+
 # ---- processes -------------------------------------------------------------------------
 
 def _alive(pid: int) -> bool:
