@@ -290,6 +290,12 @@ def _stop(proc: subprocess.Popen, sig: int) -> tuple[int, str, str, float]:
 
 
 @pytest.fixture
+def nginx():
+    if shutil.which("nginx") is None and not Path("/usr/sbin/nginx").exists():
+        pytest.skip("nginx is not installed (apt-get install -y nginx)")
+
+
+@pytest.fixture
 def tag():
     tag = uuid.uuid4().hex
     yield tag
@@ -298,7 +304,7 @@ def tag():
 
 
 @pytest.mark.slow
-def test_serve_listens_on_the_address_given_and_sigterm_leaves_nothing(tag):
+def test_serve_listens_on_the_address_given_and_sigterm_leaves_nothing(nginx, tag):
     """`serve --address 127.0.0.2` (another loopback address): nginx answers there and not
     on 127.0.0.1; SIGTERM to the launcher ends the replicas, nginx and the folder."""
     before = _folders()
@@ -348,7 +354,7 @@ def test_a_busy_port_fails_the_start_at_once_naming_the_port(tag):
 
 
 @pytest.mark.slow
-def test_a_replica_that_crashes_at_start_stops_the_others(tag, tmp_path):
+def test_a_replica_that_crashes_at_start_stops_the_others(nginx, tag, tmp_path):
     """Replica 2 of 2 dies at start (a sitecustomize that exits in it): the launcher stops
     replica 1, which was starting or up, and says why replica 2 died."""
     before = _folders()
@@ -371,7 +377,7 @@ def test_a_replica_that_crashes_at_start_stops_the_others(tag, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_launcher_killed_without_cleanup_still_takes_its_servers_along(tag):
+def test_a_launcher_killed_without_cleanup_still_takes_its_servers_along(nginx, tag):
     """SIGKILL runs no cleanup: the servers and nginx end anyway (Linux's parent-death
     signal, deploy/die_with_launcher.py); only the temporary folder stays."""
     port = _free_block(2)
