@@ -20,7 +20,7 @@ DIE_WITH_LAUNCHER = Path(__file__).with_name("die_with_launcher.py")
 CAUSES = [
     re.compile(r"Port \d+ is not available"),                      # Streamlit, busy port
     re.compile(r"\[emerg\].*"),                                    # nginx: bind() ... failed
-    re.compile(r"^\w*(?:Error|Exception)\b.*", re.M),                # a Python exception's line
+    re.compile(r"^\w*(?:Error|Exception)\b.*", re.M),            # a Python exception's line
 ]
 
 
@@ -31,7 +31,7 @@ class StartFailed(RuntimeError):
 def start_group(cmd: list[str], **popen) -> subprocess.Popen:
     """`cmd` as the leader of a new process group (and session); on Linux it also gets
     SIGTERM when the thread that started it ends (deploy/die_with_launcher.py), so even a
-    launcher killed without cleanup (SIGKILL) leaves it no process to run on."""
+    launcher killed without cleanup (SIGKILL) does not leave it running."""
     if sys.platform.startswith("linux"):
         cmd = [sys.executable, "-I", str(DIE_WITH_LAUNCHER), str(os.getpid()), *cmd]
     return subprocess.Popen(cmd, start_new_session=True, stdin=subprocess.DEVNULL, **popen)

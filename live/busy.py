@@ -3,10 +3,10 @@ loaded with a class's training) is a status line in the page, never a traceback.
 
 Three places catch it: the live-training fragment (live/controls.py), whose next update asks
 again; a topic page's view (ui/page.py's user_errors shows TrainerBusy.user_status in place
-of the view's error); and the page as a whole (playground.py), for other page code that reads a trainer
-(read_trainer for an export or a figure): the page shows what it drew so far and the status
-line, and runs again by itself after RETRY_S, at most RETRIES times in a row. The server log
-gets one warning line, no traceback.
+of the view's error); and the page as a whole (playground.py), for other page code that
+reads a trainer (read_trainer for an export or a figure): the page shows what it drew so far
+and the status line, and runs again by itself after RETRY_S, at most RETRIES times in a row.
+The server log gets one warning line, no traceback.
 """
 from __future__ import annotations
 
