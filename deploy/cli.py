@@ -96,12 +96,15 @@ def free_port(address: str, first: int = LAPTOP_PORT, tries: int = 100) -> int:
 
 
 def _stop_on_signals() -> None:
+    """Each stop signal unwinds to the cleanup, except one ignored when the command started
+    (`nohup dlplay serve` keeps running when its terminal closes)."""
     def stopping(signum, frame):
         for s in STOP_SIGNALS:             # the cleanup itself is not interrupted
             signal.signal(s, signal.SIG_IGN)
         raise Stopping(signum)
     for s in STOP_SIGNALS:
-        signal.signal(s, stopping)
+        if signal.getsignal(s) is not signal.SIG_IGN:
+            signal.signal(s, stopping)
 
 
 def run_laptop(args: argparse.Namespace) -> int:

@@ -115,6 +115,22 @@ def test_a_busy_port_is_skipped_when_the_laptop_picks_one():
         assert free_port("127.0.0.1", first=taken) > taken
 
 
+def test_stop_signals_unwind_to_the_cleanup_but_nohup_is_respected():
+    from deploy import cli
+    saved = {s: signal.getsignal(s) for s in cli.STOP_SIGNALS}
+    try:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)            # as nohup starts a command
+        cli._stop_on_signals()
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        with pytest.raises(cli.Stopping):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN   # during the cleanup
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+
+
 # ---- processes -------------------------------------------------------------------------
 
 def _alive(pid: int) -> bool:
