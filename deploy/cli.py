@@ -14,8 +14,11 @@ started and remove its temporary folder; a failed start says why in one line (ex
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import signal
 import socket
+import subprocess
 import sys
 import webbrowser
 
@@ -107,6 +110,20 @@ def _stop_on_signals() -> None:
             signal.signal(s, stopping)
 
 
+def open_tab(url: str) -> bool:
+    """A browser tab at `url`, its output kept off the terminal. On Linux only with a
+    graphical session (without one, Python's webbrowser would start a text browser in the
+    terminal): xdg-open where installed. False when none was opened."""
+    if sys.platform.startswith("linux"):
+        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+            return False
+        if shutil.which("xdg-open"):
+            subprocess.Popen(["xdg-open", url], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            return True
+    return webbrowser.open(url)
+
+
 def run_laptop(args: argparse.Namespace) -> int:
     port = args.port or free_port(args.address)
     url = f"http://{local_host(args.address)}:{port}"
@@ -116,7 +133,7 @@ def run_laptop(args: argparse.Namespace) -> int:
         wait_healthy("the playground", f"{url}/_stcore/health", proc)
         print(f"The playground is at {url} (Ctrl-C stops it)", flush=True)
         if not args.no_browser:
-            webbrowser.open(url)
+            open_tab(url)
         return 0 if proc.wait() == 0 else 1
     finally:
         stop_groups([proc])

@@ -97,13 +97,24 @@ def test_the_laptop_opens_its_tab_itself_on_a_free_port(monkeypatch):
     monkeypatch.setattr(cli, "start_group", lambda cmd, **kw: started.append(cmd) or Done())
     monkeypatch.setattr(cli, "wait_healthy", lambda name, url, proc: opened.append(url))
     monkeypatch.setattr(cli, "stop_groups", lambda procs: None)
-    monkeypatch.setattr(cli.webbrowser, "open", opened.append)
+    monkeypatch.setattr(cli, "open_tab", opened.append)
     assert cli.run_laptop(cli.parse([])[1]) == 0
     cmd = started[0]
     assert cmd[cmd.index("--server.headless") + 1] == "true"
     assert cmd[cmd.index("--server.address") + 1] == "127.0.0.1"
     assert cmd[cmd.index("--server.port") + 1] == "8507"
     assert opened == ["http://127.0.0.1:8507/_stcore/health", "http://127.0.0.1:8507"]
+
+
+def test_no_tab_is_opened_without_a_graphical_session(monkeypatch):
+    """A laptop over ssh: no text browser takes over the terminal; the URL is printed."""
+    from deploy import cli
+    if not sys.platform.startswith("linux"):
+        pytest.skip("Linux's rule")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setattr(cli.webbrowser, "open", lambda url: pytest.fail("a browser was asked"))
+    assert cli.open_tab("http://127.0.0.1:8501") is False
 
 
 def test_a_busy_port_is_skipped_when_the_laptop_picks_one():
