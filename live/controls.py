@@ -56,6 +56,7 @@ from typing import Any, Callable, Iterator, MutableMapping
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from live.busy import busy_frame
 from live.handle import TrainerBusy, TrainerHandle, TrainerLost, TrainerView, WAIT_S
 from engine.training import Trainer, TickResult
 from live.backends import open_handle, trainer_mode
@@ -325,11 +326,12 @@ def live_training(key: str, make_trainer: Callable[[], Trainer],
     @st.fragment(run_every=run.every if run.every is not None or not run.push
                  else RECONNECT_TIMER_S)
     def _frame() -> None:
-        _follow_the_route(state, run)
-        tick = _train(state, run)
-        view = _fetch_view(state, run)
-        if view is not None:
-            _draw_frame(state, run, view, tick, draw)
+        with busy_frame():                    # a busy worker is a status line, not a traceback
+            _follow_the_route(state, run)
+            tick = _train(state, run)
+            view = _fetch_view(state, run)
+            if view is not None:
+                _draw_frame(state, run, view, tick, draw)
 
     _frame()
     return state.get(_keys(key)["view"])

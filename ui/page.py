@@ -27,10 +27,17 @@ log = logging.getLogger("dlplay")
 def user_errors(what: str):
     """Run a block; an exception becomes st.error("Could not <what>: <reason>") and is logged
     with its traceback on the server. Streamlit's rerun/stop signals pass through (they are
-    BaseException, not Exception)."""
+    BaseException, not Exception). An exception with a `user_status` (a passing condition,
+    e.g. live.handle.TrainerBusy: the class server is loaded) shows that text as a status
+    line instead, and logs one line without a traceback."""
     try:
         yield
     except Exception as exc:  # noqa: BLE001 - the boundary is the point
+        status = getattr(exc, "user_status", None)
+        if isinstance(status, str):
+            log.warning("could not %s: %s", what, exc)
+            st.info(status, icon=":material/hourglass:")
+            return
         log.exception("error while trying to %s", what)
         st.error(f"Could not {what}: {exc}", icon=":material/error:")
 
