@@ -37,8 +37,11 @@ COURSE_NOTES = {
             "University, 2023 (the main reference)"),
 }
 ALL = "all"
-# the status table's columns, narrow enough for a 1280 px projector
-STATUS_COLUMNS = ("notes", "figure", "shows", "page", "status", "open")
+# Both tables are TABLE_PX wide, their columns' widths summed: in classroom mode the CSS
+# zooms a table by 1.3 (assets/classroom.css), and a stretched table would then overflow a
+# 1280 px projector, while 840 px zoomed still fits beside the page's margins.
+TABLE_PX = 840
+STATUS_COLUMNS = ("cited", "shows", "page", "status", "open")
 SLIDE_COLUMNS = ("notes", "figure", "slide", "lesson", "open")
 
 
@@ -78,12 +81,13 @@ def status_rows(entries: list[cov.Coverage], classroom: bool = False) -> list[di
         fig = e.figure
         source = Source(fig.notes, fig.figure)
         first = e.slides[0] if e.slides else None
-        rows.append({"notes": fig.notes, "figure": _figure_label(source),
+        rows.append({"cited": f"{fig.notes} {fig.figure}",
+                     "notes": fig.notes, "figure": _figure_label(source),
                      "chapter": _chapter(source.figure), "shows": fig.shows,
                      "page": _page_title(fig.page) if fig.page in TOPICS_BY_SLUG
                      else f"new: {fig.page}" if fig.page else "",
                      "status": e.status, "section": fig.section,
-                     "open": slide_link(first.lesson, first.index, classroom) if first else None})
+                     "open": slide_link(first.lesson, first.index, classroom) if first else ""})
     return rows
 
 
@@ -126,10 +130,15 @@ def figure_index() -> None:
     with st.expander(f"Every slide that cites a figure ({len(slides)})", expanded=not entries):
         shown = [r for r in slides if _matches(r, query)]
         if shown:
-            st.dataframe(pd.DataFrame(shown), hide_index=True, width="stretch",
+            st.dataframe(pd.DataFrame(shown), hide_index=True, width=TABLE_PX,
                          column_order=SLIDE_COLUMNS,
-                         column_config={"open": st.column_config.LinkColumn(
-                             "open", display_text="Open slide", width="small")})
+                         column_config={
+                             "notes": st.column_config.TextColumn("notes", width=60),
+                             "figure": st.column_config.TextColumn("figure", width=100),
+                             "slide": st.column_config.TextColumn("slide", width=340),
+                             "lesson": st.column_config.TextColumn("lesson", width=260),
+                             "open": st.column_config.LinkColumn(
+                                 "open", display_text="Open slide", width=80)})
         else:
             st.info("No slide matches this search.", icon=":material/search_off:")
 
@@ -141,16 +150,16 @@ def _status_table(rows: list[dict], query: str) -> None:
     if not shown:
         st.info("No figure matches this search.", icon=":material/search_off:")
         return
-    st.dataframe(pd.DataFrame(shown), hide_index=True, width="stretch",
+    st.dataframe(pd.DataFrame(shown), hide_index=True, width=TABLE_PX,
                  column_order=STATUS_COLUMNS,
                  column_config={
-                     "notes": st.column_config.TextColumn("notes", width=50),
-                     "figure": st.column_config.TextColumn("figure", width=95),
-                     "shows": st.column_config.TextColumn("what it shows", width="large"),
-                     "page": st.column_config.TextColumn("page", width="medium"),
+                     "cited": st.column_config.TextColumn(
+                         "figure", width=80, help="notes, then figure number or line"),
+                     "shows": st.column_config.TextColumn("what it shows", width=340),
+                     "page": st.column_config.TextColumn("page", width=190),
                      "status": st.column_config.TextColumn("status", width=150),
                      "open": st.column_config.LinkColumn("open", display_text="Open slide",
-                                                         width=90)})
+                                                         width=80)})
 
 
 def _has_status(row: dict, status: str) -> bool:
