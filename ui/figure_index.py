@@ -45,9 +45,9 @@ STATUS_COLUMNS = ("cited", "shows", "page", "status", "open")
 SLIDE_COLUMNS = ("notes", "figure", "slide", "lesson", "open")
 
 
-def _page_title(slug: object) -> str:
-    topic = TOPICS_BY_SLUG.get(slug)  # type: ignore[arg-type]
-    return topic.title if topic else str(slug)
+def _page_title(slug: str) -> str:
+    topic = TOPICS_BY_SLUG.get(slug)
+    return topic.title if topic else slug
 
 
 def _figure_label(source: Source) -> str:
@@ -67,7 +67,7 @@ def figure_rows(outlines: dict[str, dict], classroom: bool = False) -> list[dict
                          "course": COURSE_NOTES.get(source.notes, ("",))[0],
                          "figure": _figure_label(source),
                          "chapter": _chapter(source.figure), "slide": s.get("title", ""),
-                         "page": _page_title(s.get("page")), "lesson": les.get("title", lid),
+                         "page": _page_title(str(s.get("page"))), "lesson": les.get("title", lid),
                          "open": slide_link(lid, i, classroom), "_key": _sort_key(source)})
     rows.sort(key=lambda r: r.pop("_key"))
     return rows
