@@ -59,6 +59,7 @@ REWORDED = {
     "004:Fig10.14": "sampling VQ-VAE-2: top codes, then bottom codes, then pixels",
     "004:Fig10.15": "VQ-VAE-2 samples, each conditioned on an ImageNet class",
     "004:Fig10.17": "a prompt and the passage GPT-2 writes after it",
+    "004:Fig10.21": "images drawn from a trained Sparse Transformer",
     "004:Fig11.1": "a coupling layer that scales and shifts half of its inputs",
     "004:Fig12.17": "the attention module SAGAN inserts between its convolutions",
     "004:Fig13.1": "transfer learning by retraining the top two layers of a pretrained AlexNet",

@@ -1,7 +1,8 @@
 """The shipped list of the notes' figures (lessons/figures.csv): every figure a shipped slide
 cites is in it, as a computational figure; how many computational figures have a slide; the
 list is what scripts/make_figure_list.py makes from the course table (compared with the course
-material where this machine has it, else the script is tried on a small table of its own)."""
+material where this machine has it, else the script is tried on a small table of its own);
+no description repeats the caption of its figure."""
 from __future__ import annotations
 
 import re
@@ -136,3 +137,32 @@ def test_a_bad_list_file_says_why(tmp_path, content, words):
         path.write_bytes(content)
     with pytest.raises(FigureListError, match=words):
         figure_list.load(path)
+
+
+def _longest_shared_run(words: list[str], text: str) -> int:
+    """The most consecutive words of `words` that appear together in `text`."""
+    padded, best = f" {text} ", 0
+    for i in range(len(words)):
+        for j in range(i + best + 1, len(words) + 1):
+            if f" {' '.join(words[i:j])} " not in padded:
+                break
+            best = j - i
+    return best
+
+
+@pytest.mark.skipif(not COURSE_TABLE.is_file(), reason="the course material is not here")
+def test_no_description_repeats_its_caption():
+    """A description shares at most two consecutive words, or less than half its words in a
+    row, with the caption of its figure in notes 004."""
+    notes = next((COURSE_TABLE.parent / "notes").glob("004_*.txt")).read_text(encoding="utf-8")
+    captions = {f"004:Fig{n}": " ".join(re.findall(r"\w+", text.lower()))
+                for n, text in re.findall(r"Figure (\d+\.\d+):(.*)", notes)}
+    checked = 0
+    for fig in figure_list.load():
+        if fig.id not in captions:
+            continue
+        words = re.findall(r"\w+", fig.shows.lower())
+        run = _longest_shared_run(words, captions[fig.id])
+        assert run < 3 or run < len(words) / 2, (fig.id, fig.shows)
+        checked += 1
+    assert checked > 250
