@@ -4,7 +4,7 @@ import streamlit as st
 from engine.device import configure_threads
 from live.busy import run_page
 from ui.gallery import gallery
-from ui.lesson_gallery import figure_index
+from ui.figure_index import figure_index
 from ui.sidebar import classroom_requested, shared_sidebar
 from ui import server_gc
 from ui import url_check
