@@ -159,13 +159,34 @@ def _kind_name(name: str) -> str:
             "float": "a number", "bool": "true/false"}.get(name, name)
 
 
+# Markdown images make the browser fetch their address when the slide is drawn: a lesson file
+# from elsewhere could make every student's browser call an outside host. They are shown as a
+# placeholder that names the address instead ("![alt](url)", "![alt][ref]", "<img ...>").
+REMOTE_IMAGE = re.compile(r"!\[([^\]]*)\]\(\s*<?([^)\s>]*)>?[^)]*\)|!\[([^\]]*)\]\[([^\]]*)\]"
+                          r"|<img\b(?:[^>]*?\bsrc\s*=\s*[\"']?([^\"'\s>]*))?[^>]*>",
+                          re.IGNORECASE)
+REFERENCE = re.compile(r"^\s{0,3}\[([^\]]+)\]:\s*<?(\S+?)>?(?:\s.*)?$", re.MULTILINE)
+
+
+def no_remote_images(text: str) -> str:
+    """`text` with every Markdown or HTML image replaced by "[image not shown: <address>]"."""
+    refs = {k.lower(): v for k, v in REFERENCE.findall(text)}
+
+    def placeholder(m: re.Match) -> str:
+        ref = m.group(4) or m.group(3)
+        where = (m.group(2) or m.group(5) or (refs.get(ref.lower()) if ref else None)
+                 or ref or m.group(1) or "an image")
+        return f"[image not shown: {where}]"
+    return REMOTE_IMAGE.sub(placeholder, text)
+
+
 def _text(value: str, limit: int, file: str, slide: int | None, name: str) -> str:
     value = value.strip()
     if not value:
         raise LessonError(file, "is empty", slide, name)
     if len(value) > limit:
         raise LessonError(file, f"has {len(value)} characters; at most {limit}", slide, name)
-    return value
+    return no_remote_images(value)
 
 
 def validate(table: Mapping, file: str, lesson_id: str, pages: Mapping[str, Any],
@@ -178,7 +199,7 @@ def validate(table: Mapping, file: str, lesson_id: str, pages: Mapping[str, Any]
         raise LessonError(file, "the lesson id (file name) may use a-z, 0-9, '-' and '_' only")
     _check_keys(table, LESSON_KEYS, file, None)
     title = _text(table.get("title", ""), MAX_TITLE, file, None, "title")
-    summary = table.get("summary", "").strip()[:MAX_TEXT]
+    summary = no_remote_images(str(table.get("summary", "")).strip()[:MAX_TEXT])
     rows = table.get("slides", [])
     if not rows:
         raise LessonError(file, "a lesson needs at least one [[slides]] table", None, "slides")

@@ -227,3 +227,20 @@ def test_a_trained_claim_of_a_train_slide_is_measured_at_n(monkeypatch):
         assert asked[-1] == step                 # N unless the file names an earlier one
     err = rejected(_trained_claim("args = { step = 1000 }\n"))
     assert err.field == "claims[1].args.step" and "at iteration 300 or earlier" in err.message
+
+
+def test_images_in_a_lesson_file_are_placeholders_naming_their_address():
+    """A slide never makes the browser fetch an address: Markdown and HTML images in the
+    title, text and summary become "[image not shown: <address>]"."""
+    text = ('title = "T ![logo](http://a.example/t.png)"\n'
+            'summary = "<img src=\'http://a.example/s.png\'>"\n' +
+            GOOD_SLIDE.replace('text = "', 'text = "![x](https://a.example/x.png) and ![y][r] ')
+            + '\n')
+    lesson = load(text)
+    slide = lesson.slides[0]
+    for shown in (lesson.title, lesson.summary, slide.text):
+        assert "![" not in shown and "<img" not in shown.lower(), shown
+    assert "[image not shown: http://a.example/t.png]" in lesson.title
+    assert "[image not shown: http://a.example/s.png]" in lesson.summary
+    assert "[image not shown: https://a.example/x.png]" in slide.text
+    assert "[image not shown: r]" in slide.text
