@@ -11,6 +11,7 @@ import streamlit as st
 from ui import lesson_library as library
 from ui.lesson_format import MAX_BYTES, LessonError
 from ui.lesson_toml import lesson_text
+from ui.live_keys import live_keys
 from ui.live_tabs import live_tabs
 from ui.topics import TOPICS_BY_SLUG
 
@@ -111,7 +112,7 @@ def _trained_steps(slug: str, tab: str) -> int:
     live = live_tabs().get((slug, tab))
     if live is None:
         return 0
-    steps = int(getattr(st.session_state.get(f"{live.key}__view"), "steps", 0) or 0)
+    steps = int(getattr(st.session_state.get(live_keys(live.key).view), "steps", 0) or 0)
     return min(steps, live.train_max)
 
 
