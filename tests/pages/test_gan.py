@@ -289,9 +289,9 @@ def test_a_live_frame_emits_few_elements(monkeypatch):
     outside the fragment."""
     import contextlib
     from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
-    import live.controls
+    import live.frame_steps
     counts, inside = [], [False]
-    enqueue, frame = ScriptRunContext.enqueue, live.controls.live_frame
+    enqueue, frame = ScriptRunContext.enqueue, live.frame_steps.live_frame
 
     def counting_enqueue(self, msg):
         if inside[0] and msg.HasField("delta"):
@@ -309,7 +309,7 @@ def test_a_live_frame_emits_few_elements(monkeypatch):
             inside[0] = False
 
     monkeypatch.setattr(ScriptRunContext, "enqueue", counting_enqueue)
-    monkeypatch.setattr(live.controls, "live_frame", counted)
+    monkeypatch.setattr(live.frame_steps, "live_frame", counted)
     at = _page()
     at.button(key="gan__play").click().run()
     assert counts and max(counts) == 3, counts

@@ -20,14 +20,16 @@ import pandas as pd
 import streamlit as st
 
 from engine.datasets import parse_points_csv
-from engine.gan import LOSSES, PRETRAINED, dirac_gan_field, parallel_lines, trainer_config
+from engine.gan import (LOSSES, OPTIMIZERS, PRETRAINED, TARGETS, dirac_gan_field, parallel_lines,
+                        trainer_config)
 from engine.gan.reads import (SMOOTH_CHECKS, build_trainer, coverage_table_of, export_of,
                                  frame_of, smoothed_modes, step_part)
 from ui import session
 from ui.claims import format_number
 from topics.gan.compute import (
-    UPLOAD, STEPS_PER_FRAME, FRAME_INTERVAL_S, DIRAC_LOSSES, STATE, trainer_kwargs,
-    critic_view_of, dirac_runs, g_loss_curves_of, g_loss_slope, oc_value)
+    DEFAULTS, DIRAC_LOSSES, FRAME_INTERVAL_S, G_LOSS_AT, GPS, LRS, R1S, STDS, STEPS_PER_FRAME,
+    UPLOAD, WIDTHS, critic_view_of, dirac_runs, fmt_lr, g_loss_curves_of, g_loss_slope,
+    oc_value, trainer_kwargs)
 from topics.gan.figures import (critic_figure, dirac_figure, g_losses_figure, live_figures,
                                 wasserstein_figure)
 from topics.gan.summary import coverage_badges, losses_line, pretrained_note, summary_html
@@ -38,8 +40,64 @@ from ui.on_demand import on_demand
 from ui.page import Live, View, topic_page
 from live.parts import Figure, Html
 from ui.render import explain, show_figure
+from ui.state import Control, StateTable
 from ui.topics import ROOT
 from ui.widgets import export_buttons
+
+
+# ----------------------------------------------------------------------------- state
+STATE = StateTable([
+    Control("gan_target", DEFAULTS["gan_target"], "Target", kind="selectbox",
+            options=[*TARGETS, UPLOAD]),
+    Control("gan_std", DEFAULTS["gan_std"], "Mode std σ", kind="select_slider", options=STDS,
+            help="Standard deviation of each Gaussian mode."),
+    Control("gan_loss", DEFAULTS["gan_loss"], "Loss", kind="selectbox", options=list(LOSSES)),
+    Control("gan_opt", DEFAULTS["gan_opt"], "Optimizer", kind="selectbox",
+            options=list(OPTIMIZERS),
+            help="Adam with β = (0.5, 0.999); RMSprop with PyTorch's α = 0.99."),
+    Control("gan_lr_g", DEFAULTS["gan_lr_g"], "lr G", kind="select_slider", options=LRS,
+            format_func=fmt_lr),
+    Control("gan_lr_d", DEFAULTS["gan_lr_d"], "lr D", kind="select_slider", options=LRS,
+            format_func=fmt_lr),
+    Control("gan_d_steps", DEFAULTS["gan_d_steps"], "D steps per G step", lo=1, hi=10, step=1),
+    Control("gan_latent", DEFAULTS["gan_latent"], "Latent dim", lo=1, hi=16, step=1),
+    Control("gan_g_width", DEFAULTS["gan_g_width"], "G width", kind="select_slider",
+            options=WIDTHS),
+    Control("gan_g_depth", DEFAULTS["gan_g_depth"], "G hidden layers", lo=1, hi=3, step=1),
+    Control("gan_d_width", DEFAULTS["gan_d_width"], "D width", kind="select_slider",
+            options=WIDTHS),
+    Control("gan_d_depth", DEFAULTS["gan_d_depth"], "D hidden layers", lo=1, hi=3, step=1),
+    Control("gan_unroll", DEFAULTS["gan_unroll"], "Unrolled D steps", lo=0, hi=10, step=1,
+            help="Metz et al. 2016: G's loss against D after k differentiable updates by D's "
+                 "own optimizer (Adam from its current moments), gradients through the "
+                 "unroll; k extra D passes per G step."),
+    Control("gan_r1", DEFAULTS["gan_r1"], "R1 penalty γ", kind="select_slider", options=R1S,
+            help="(γ/2)·E‖∇D(x_real)‖² added to D's loss."),
+    Control("gan_gp", DEFAULTS["gan_gp"], "WGAN-GP penalty λ", kind="select_slider",
+            options=GPS, format_func=fmt_lr,
+            help="λ·E(‖∇D(x̂)‖ − 1)² on interpolates x̂ (loss wgan-gp only)."),
+    Control("gan_sn", DEFAULTS["gan_sn"], "Spectral norm on D", kind="checkbox"),
+    Control("gan_mbstd", DEFAULTS["gan_mbstd"], "Minibatch std feature", kind="checkbox"),
+    Control("gan_pack", DEFAULTS["gan_pack"], "PacGAN pack", lo=1, hi=4, step=1,
+            help="D judges `pack` samples at once."),
+    Control("gan_arrows", True, "Arrows −∇ L_G", kind="toggle", url=False,
+            help="Black strokes at 60 generated samples: −∇ₓ of G's loss, where each is "
+                 "pushed."),
+    Control("gan_dirac_loss", "minimax", "Loss", kind="selectbox", options=list(DIRAC_LOSSES)),
+    Control("gan_dirac_gamma", 1.0, "R1 γ", kind="select_slider",
+            options=[0.0, 0.1, 0.3, 1.0, 3.0]),
+    Control("gan_dirac_lr", 0.1, "Learning rate", kind="select_slider",
+            options=[0.01, 0.05, 0.1, 0.2, 0.5]),
+    Control("gan_dirac_steps", 300, "Iterations", lo=50, hi=1000, step=50),
+    Control("gan_dirac_sim", True, "Simultaneous updates", kind="checkbox"),
+    Control("gan_dirac_nd", 1, "Critic steps n_d per G step (alternating)", lo=1, hi=5, step=1),
+    Control("gan_theta", 1.0, "θ", lo=-2.0, hi=2.0, step=0.05),
+    Control("gan_oc_gap", 4.0, "Distance between the Gaussians", kind="select_slider",
+            options=[0.5, 1.0, 2.0, 4.0, 8.0],
+            help="Fake data N(0, 1), real data N(distance, 1)."),
+    Control("gan_gl_at", 0.01, "Mark D(G(z)) =", kind="select_slider", options=G_LOSS_AT,
+            help="D's verdict on a fake: near 0 early in training, when D rejects it easily."),
+])
 
 
 # ----------------------------------------------------------------------------- train view
