@@ -69,7 +69,8 @@ LIVE_KEYS = {("generalization", "overfit"): "gen_overfit",
              ("gan", "train"): "gan", ("vae", "latent"): "vae_live",
              ("initialization", "train"): "in_train", ("relu_regions", "regions"): "rr_train",
              ("lstm_gating", "train"): "lg_race", ("attention", "trained"): "at_train",
-             ("diffusion", "train"): "df_train", ("adversarial", "curves"): "adv_live"}
+             ("diffusion", "train"): "df_train", ("adversarial", "curves"): "adv_live",
+             ("flows", "train"): "fl_train"}
 
 # live key -> the most iterations `train = N` may ask for: a file cannot keep a lecture (or the
 # server) training for long. Each takes 20 to 75 s at the page's default pace (its steps per
@@ -78,7 +79,8 @@ LIVE_KEYS = {("generalization", "overfit"): "gen_overfit",
 # own schedule's end (AdvTrainConfig.total_steps).
 TRAIN_MAX = {"gen_overfit": 5_000, "gen_random": 2_000, "gen_decay": 5_000, "gan": 5_000,
              "vae_live": 3_000, "in_train": 2_000, "rr_train": 3_000, "lg_race": 3_000,
-             "at_train": 3_000, "df_train": 10_000, "adv_live": 920}
+             "at_train": 3_000, "df_train": 10_000, "adv_live": 920,
+             "fl_train": 3_000}
 STEP_ARGS = ("step", "steps")      # a measurement's argument that names the iteration
 
 

@@ -67,6 +67,7 @@ _TABLE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                             "norm_ratio", "norm_vs_unregularized", "peak_offset",
                             "peak_ratio")),
     "adversarial": (("fgsm_minus_pgd", "fooled", "kept", "curve_at"), ()),
+    "flows": (("coupling_value", "start_integral"), ("trained_value",)),
 }
 
 # lesson-only measurements (topics/lesson_probes.py): page -> probe function names
