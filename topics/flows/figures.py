@@ -35,9 +35,10 @@ def _grid_traces(lines: np.ndarray, xaxis: str, yaxis: str, legend: bool) -> lis
 def coupling_figure(lines: np.ndarray, image: np.ndarray, nodes: np.ndarray,
                     node_image: np.ndarray, logdet: np.ndarray, keep: int,
                     base: float) -> go.Figure:
-    """Left the base space's grid x, right its image y = f(x); the grid nodes on both sides
-    coloured by log|det df/dx| at x (one colour scale, centred at 0)."""
-    span = max(float(np.abs(logdet).max()), 1e-3)
+    """Left the base space's grid x (equal axes), right its image y = f(x) (each axis fit to
+    the image: a large stretch would leave a sliver); the grid nodes on both sides coloured
+    by log|det df/dx| at x (one colour scale, centred at 0)."""
+    span = max(float(np.abs(logdet).max()), 0.5)        # all zero (a shear): ticks ±0.5
     kept = f"x{'₁₂'[keep]}"
     marker = dict(size=5, color=f32(logdet), colorscale=LOGDET_SCALE, cmin=-span, cmax=span,
                   reversescale=True)
@@ -49,37 +50,39 @@ def coupling_figure(lines: np.ndarray, image: np.ndarray, nodes: np.ndarray,
               *_grid_traces(image, "x2", "y2", False),
               dict(type="scatter", x=f32(node_image[:, 0]), y=f32(node_image[:, 1]),
                    mode="markers", showlegend=False, xaxis="x2", yaxis="y2",
-                   marker={**marker, "colorbar": dict(title=dict(text="log|det J|"),
+                   marker={**marker, "colorbar": dict(title=dict(text="log|det J|", side="right"),
                                                       thickness=14, len=0.8)},
                    hovertemplate="y = (%{x:.2f}, %{y:.2f})<br>log|det J| = "
                                  "%{marker.color:.3f}<extra></extra>")]
     finite = node_image[np.isfinite(node_image).all(1)]
-    reach = max(base * 1.05, float(np.abs(finite).max()) * 1.05 if len(finite) else base)
+    reach = [max(base, float(np.abs(finite[:, k]).max()) if len(finite) else base) * 1.05
+             for k in (0, 1)]
     side = dict(range=[-base * 1.05, base * 1.05])
     return plain_figure(traces, dict(
         height=480, legend=LEGEND_BELOW, margin=dict(b=90),
         xaxis=dict(domain=[0, 0.44], anchor="y", title=dict(text="x₁"), **side),
         yaxis=dict(anchor="x", title=dict(text="x₂"), scaleanchor="x", **side),
         xaxis2=dict(domain=[0.54, 0.98], anchor="y2", title=dict(text="y₁"),
-                    range=[-reach, reach]),
-        yaxis2=dict(anchor="x2", title=dict(text="y₂"), scaleanchor="x2",
-                    range=[-reach, reach]),
+                    range=[-reach[0], reach[0]]),
+        yaxis2=dict(anchor="x2", title=dict(text="y₂"), range=[-reach[1], reach[1]]),
         annotations=[dict(text=txt, x=x, y=1.0, xref="paper", yref="paper", xanchor="center",
                           yanchor="bottom", showarrow=False, font=dict(size=15))
                      for txt, x in ((f"base grid x ({kept} kept)", 0.22),
-                                    ("image y = f(x)", 0.76))]))
+                                    ("image y = f(x), axes fit to it", 0.76))]))
 
 
 def density_figure(xs: np.ndarray, density: np.ndarray, points: np.ndarray, lim: float,
                    integral: float) -> go.Figure:
-    """The learned density p(x) as a heatmap over the plot, the training points on top."""
+    """The learned density p(x) as a heatmap over the plot, the training points on top
+    (`integral`: its sum over the plot, in the hover text)."""
     return plain_figure([
         dict(type="heatmap", x=f32(xs), y=f32(xs), z=f32(density), colorscale=colorscale(
-            "Viridis"), showscale=False, hovertemplate="p = %{z:.3f}<extra></extra>"),
+            "Viridis"), showscale=False,
+             hovertemplate=f"p = %{{z:.3f}} (∫p on the plot = {integral:.4f})<extra></extra>"),
         dict(type="scatter", x=f32(points[:, 0]), y=f32(points[:, 1]), mode="markers",
              name="training data", marker=dict(color="white", size=3, opacity=0.5),
              hoverinfo="skip")],
-        _square(lim, f"learned density p(x): ∫p = {integral:.3f} on the plot"))
+        _square(lim, "learned density p(x)"))
 
 
 def samples_figure(samples: np.ndarray, warped: np.ndarray, points: np.ndarray,
