@@ -40,8 +40,8 @@ def coupling_figure(lines: np.ndarray, image: np.ndarray, nodes: np.ndarray,
     by log|det df/dx| at x (one colour scale, centred at 0)."""
     span = max(float(np.abs(logdet).max()), 0.5)        # all zero (a shear): ticks ±0.5
     kept = f"x{'₁₂'[keep]}"
-    marker = dict(size=5, color=f32(logdet), colorscale=LOGDET_SCALE, cmin=-span, cmax=span,
-                  reversescale=True)
+    marker = dict(size=7, color=f32(logdet), colorscale=LOGDET_SCALE, cmin=-span, cmax=span,
+                  reversescale=True, line=dict(width=0.5, color="#555"))
     traces = [*_grid_traces(lines, "x", "y", True),
               dict(type="scatter", x=f32(nodes[:, 0]), y=f32(nodes[:, 1]), mode="markers",
                    name="log|det J| at x", marker=marker, xaxis="x", yaxis="y",
