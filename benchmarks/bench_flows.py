@@ -63,7 +63,8 @@ def snapshot_time() -> Measurement:
     tr.step(5)
     t = median_time(lambda: (tr.forget_cached(), tr.snapshot()))
     return Measurement(1e3 * t, "ms", "one live frame's snapshot: density on 100 x 100 cells, "
-                                      "500 samples, 18 warped grid lines; target < 200 ms (frames every 0.5 s)")
+                                      "500 samples, 18 warped grid lines; target < 200 ms "
+                                      "(frames every 0.5 s)")
 
 
 def coupling_time() -> Measurement:

@@ -24,7 +24,7 @@ class FlowSnapshot:
     held_nll: float            # the same over the held-out points
     density: DensityGrid       # exact p(x) on the page's grid and its integral
     samples: np.ndarray        # (m, 2) x = f^{-1}(z), z ~ N(0, I) with a fixed seed
-    warped: np.ndarray         # (2 * GRID_LINES, LINE_POINTS, 2) base-space grid lines through f^{-1}
+    warped: np.ndarray         # (2 * GRID_LINES, LINE_POINTS, 2) base grid lines through f^-1
     diverged_at: int | None
 
 

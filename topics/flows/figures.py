@@ -80,7 +80,7 @@ def density_figure(xs: np.ndarray, density: np.ndarray, points: np.ndarray, lim:
             "Viridis"), showscale=False,
              hovertemplate=f"p = %{{z:.3f}} (∫p on the plot = {integral:.4f})<extra></extra>"),
         dict(type="scatter", x=f32(points[:, 0]), y=f32(points[:, 1]), mode="markers",
-             name="training data", marker=dict(color="white", size=3, opacity=0.5),
+             name="training data", marker=dict(color="white", size=2, opacity=0.3),
              hoverinfo="skip")],
         _square(lim, "learned density p(x)"))
 
@@ -103,9 +103,9 @@ def samples_figure(samples: np.ndarray, warped: np.ndarray, points: np.ndarray,
 
 def _square(lim: float, title: str) -> dict:
     return dict(height=440, title=dict(text=title),
-                xaxis=dict(range=[-lim, lim], title=dict(text="x₁")),
+                xaxis=dict(range=[-lim, lim], title=dict(text="x₁"), constrain="domain"),
                 yaxis=dict(range=[-lim, lim], title=dict(text="x₂"), scaleanchor="x",
-                           scaleratio=1))
+                           scaleratio=1, constrain="domain"))
 
 
 def nll_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:

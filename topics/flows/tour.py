@@ -49,7 +49,8 @@ ONE_HELD = Claim(f"held-out NLL after {TRAIN_STEPS} steps, 1 layer",
                  trained_measure("held_nll", fl_layers=1), lo=1.6, slow=True)
 TRAINED_MASS = Claim(f"∫ p over the plot after {TRAIN_STEPS} steps",
                      trained_measure("integral"), lo=0.98, hi=1.02, slow=True)
-TRAINED_INVERSE = Claim(f"largest |f⁻¹(f(x)) − x| on held-out points after {TRAIN_STEPS} steps",
+TRAINED_INVERSE = Claim(f"largest |f⁻¹(f(x)) − x| on held-out points after {TRAIN_STEPS} "
+                        "steps",
                         trained_measure("inverse_error"), hi=1e-4, slow=True)
 C_TRAIN = (START_MASS, EIGHT_HELD, TRAINED_MASS, TRAINED_INVERSE)
 C_ONE = (START_MASS, ONE_HELD, EIGHT_HELD)
@@ -63,7 +64,8 @@ PRESETS = {
         LAYER, "x₁ is copied, x₂ is scaled by exp(s(x₁)) and shifted by t(x₁): the grid's "
                "vertical lines stay straight, the horizontal ones bend. The colour is the "
                "log-determinant s(x₁), which changes along x₁; autograd's Jacobian agrees "
-               "to below 1e-5, and the inverse gives the grid back to below 1e-5.", "coupling", C_LAYER),
+               "to below 1e-5, and the inverse gives the grid back to below 1e-5.",
+        "coupling", C_LAYER),
     "Constant stretch": Preset(
         STRETCH, "A constant raw log-scale a = 1 stretches x₂ by the same factor everywhere: "
                  "every point has the same log-determinant, a little under 1 because of the "
@@ -91,9 +93,9 @@ PRESETS = {
 
 STEPS = [
     Step("One coupling layer",
-         "y₁ = x₁, y₂ = x₂·exp(s(x₁)) + t(x₁). The left panel is the "
-         "base grid, the right its image; the inverse x₂ = (y₂ − t(y₁))·exp(−s(y₁)) gives the "
-         "grid back to below 1e-5.", LAYER, "coupling", (INVERSE,)),
+         "y₁ = x₁, y₂ = x₂·exp(s(x₁)) + t(x₁). The left panel is the base grid, the right "
+         "its image; the inverse x₂ = (y₂ − t(y₁))·exp(−s(y₁)) gives the grid back to below "
+         "1e-5.", LAYER, "coupling", (INVERSE,)),
     Step("The log-determinant is the log-scale",
          "The Jacobian is triangular, so log|det J| = s(x₁): no Jacobian of s or t is needed. "
          "Autograd's full Jacobian agrees to below 1e-5 at every node.", LAYER, "coupling",
