@@ -1,17 +1,13 @@
 """AppTest of the flows page: the coupling tab's numbers against the engine, every preset and
 tour step in order, extreme sliders that give a message and no traceback, a training step on
-the live tab, and its plain figures."""
+the live tab (its plain figures: tests/pages/test_plain_figures.py)."""
 from __future__ import annotations
 
-import json
-
 import numpy as np
-import plotly.io as pio
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.apptest import chart_figure, choose_preset, metric, open_page, open_view, show_step
-from ui.fastfig import validated
 
 PAGE = "topics/flows/page.py"
 SLUG = "flows"
@@ -87,27 +83,16 @@ def test_train_step_advances_and_reports_the_nll():
         assert not at.exception and not at.error, data
 
 
-def test_plain_figures_are_valid_and_send_float32():
-    from engine.flows import FlowTrainer, flow_data
-    from topics.flows import figures as F
-    from topics.flows.compute import BASE, coupling_of
-    page = _module()
-    r = coupling_of(page.STATE.resolve({}))
-    d = flow_data("moons", 200, 100)
-    tr = FlowTrainer(d.train, d.held_out, layers=2, hidden=8, res=20, n_samples=50)
-    tr.step(3)
-    snap = tr.snapshot()
-    figures = {"coupling": F.coupling_figure(r.lines, r.image, r.nodes, r.node_image,
-                                             r.logdet, 0, BASE),
-               "density": F.density_figure(snap.density.xs, snap.density.density, d.train, 4.0,
-                                           snap.density.integral),
-               "samples": F.samples_figure(snap.samples, snap.warped, d.train, 4.0),
-               "nll": F.nll_figure({"train": tr.history.as_arrays("train")})}
-    for name, fig in figures.items():
-        spec = json.loads(pio.to_json(fig, validate=False))
-        assert json.loads(pio.to_json(validated(fig), validate=False)) == spec, name
-        for trace in spec["data"]:
-            assert not isinstance(trace.get("colorscale", []), str), name
-            for axis in ("x", "y", "z"):
-                if isinstance(trace.get(axis), dict):
-                    assert trace[axis]["dtype"] in ("f4", "i1", "i2", "i4", "u1"), (name, axis)
+def test_a_playing_train_tab_is_served_as_parts(monkeypatch):
+    """On Play the density and samples figures are live components bound to the page's token
+    and the frame route answers it with the same slots; Pause draws Plotly again."""
+    from tests.apptest import pause_and_forget, play_and_fetch, push_on
+    asked = push_on(monkeypatch)
+    at = open_view(_page(), SLUG, "Real NVP on 2-D data")
+    at.select_slider(key="fl_layers").set_value(2).run()
+    slots = {"fl_fig_density", "fl_fig_samples", "fl_fig_nll", "fl_metrics", "fl_caption"}
+    mounted, frame = play_and_fetch(at, "fl_train", slots, asked)
+    assert all("spec" in mounted[s] for s in ("fl_fig_density", "fl_fig_samples"))
+    assert frame["slots"]["fl_fig_density"]["spec"]["data"][0]["type"] == "heatmap"
+    pause_and_forget(at, "fl_train")
+    assert {"fl_fig_density", "fl_fig_samples"} <= {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}

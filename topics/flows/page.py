@@ -15,7 +15,7 @@ import streamlit as st
 from engine import flows
 from engine.flows.reads import build_trainer
 from live.controls import live_training
-from live.parts import Caption, Figure, Metrics
+from live.parts import Caption, Figure, Info, Metrics
 from live.push import live_parts, place
 from topics.flows import figures as figs
 from topics.flows.compute import (BASE, DATA, HIDDEN, IMAGE_LIM, KEEPS, LAYERS, LIM, LRS,
@@ -109,6 +109,9 @@ def train_frame_parts(view, read, points: np.ndarray, lim: float, setup: str) ->
         out["fl_fig_nll"] = Figure(figs.nll_figure(
             {"train": view.history.as_arrays("train"),
              "held-out": view.history.as_arrays("held_out")}))
+    else:
+        out["fl_fig_nll"] = Info("Press **Play** (or **Step**) to train: the train and "
+                                 "held-out NLL are plotted here.", icon=":material/play_arrow:")
     if view.diverged_at is not None:
         out["fl_caption"] = Caption(f"{setup} Training diverged at iteration "
                                     f"{view.diverged_at}: press Reset, or lower the learning "
@@ -140,8 +143,7 @@ def train_view(panel) -> None:
         with b:
             place(parts, "fl_fig_samples")
         for slot in ("fl_metrics", "fl_caption", "fl_fig_nll"):
-            if slot in parts:
-                place(parts, slot)
+            place(parts, slot)
 
     with panel.figure, user_errors("train the flow"):
         live_training("fl_train", make, _draw,
