@@ -48,7 +48,10 @@ def flow_log_prob(flow, x: torch.Tensor) -> torch.Tensor:
 def density_grid(flow, lim: float, res: int = 100) -> DensityGrid:
     """The flow's exact density on res x res cell centres of [-lim, lim]^2, and its sum."""
     xs, pts = grid_points(lim, res)
-    logp = flow_log_prob(flow, pts).double().numpy().reshape(res, res)
+    p = next(flow.parameters(), None)
+    if p is not None:
+        pts = pts.to(p.device)
+    logp = flow_log_prob(flow, pts).double().cpu().numpy().reshape(res, res)
     dens = np.exp(logp)
     h = 2 * lim / res
     return DensityGrid(xs, dens.astype(np.float32), logp.astype(np.float32),

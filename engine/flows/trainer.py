@@ -82,15 +82,12 @@ class FlowTrainer(TrainerBase):
 
     @torch.no_grad()
     def _snapshot(self) -> FlowSnapshot:
-        m = self.model.cpu() if self.device.type != "cpu" else self.model
-        try:
-            gen = torch.Generator().manual_seed(self.seed + 1)
-            samples = m.sample(self.n_samples, gen).numpy()
-            lines = torch.as_tensor(base_grid_lines()).reshape(-1, 2)
-            warped = m.inverse(lines)[0].numpy().reshape(2 * GRID_LINES, LINE_POINTS, 2)
-            dens = density_grid(m, self.lim, self.res)
-        finally:
-            self.model.to(self.device)
+        gen = make_generator(self.seed + 1, self.device)        # the same samples every frame
+        samples = self.model.sample(self.n_samples, gen).cpu().numpy()
+        lines = torch.as_tensor(base_grid_lines(), device=self.device).reshape(-1, 2)
+        warped = self.model.inverse(lines)[0].cpu().numpy().reshape(2 * GRID_LINES,
+                                                                    LINE_POINTS, 2)
+        dens = density_grid(self.model, self.lim, self.res)
         n = self.nlls()
         return FlowSnapshot(self.steps, n["train"], n["held_out"], dens, samples, warped,
                             self.diverged_at)
