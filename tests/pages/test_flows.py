@@ -36,7 +36,9 @@ def test_coupling_tab_shows_the_engines_numbers():
     assert float(metric(at, "Inverse error")) < 1e-5
     assert float(metric(at, "∫ p_Y")) == pytest.approx(1.0, abs=0.02)
     fig = chart_figure(at, "fl_fig_coupling")
-    assert len(fig["data"]) == 6
+    assert len(fig["data"]) == 7
+    back = fig["data"][2]
+    assert back["name"] == "f⁻¹(y)"
     at.slider(key="fl_c").set_value(0.0).run()
     at.slider(key="fl_b").set_value(0.0).run()
     at.slider(key="fl_a").set_value(1.0).run()

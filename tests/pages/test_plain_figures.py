@@ -67,8 +67,8 @@ def _flows_figures():
     tr = FlowTrainer(d.train, d.held_out, layers=2, hidden=8, res=20, n_samples=50)
     tr.step(3)
     snap = tr.snapshot()
-    return {"coupling": F.coupling_figure(r.lines, r.image, r.nodes, r.node_image, r.logdet,
-                                          0, BASE),
+    return {"coupling": F.coupling_figure(r.lines, r.image, r.back, r.nodes, r.node_image,
+                                          r.logdet, 0, BASE),
             "density": F.density_figure(snap.density.xs, snap.density.density, d.train, 4.0,
                                         snap.density.integral),
             "samples": F.samples_figure(snap.samples, snap.warped, d.train, 4.0),

@@ -40,6 +40,7 @@ def coupling_from(s: Mapping[str, Any]) -> flows.SliderCoupling:
 class CouplingResult:
     lines: np.ndarray        # (2 * LINES, LINE_POINTS, 2) the base grid's lines
     image: np.ndarray        # (2 * LINES, LINE_POINTS, 2) their images f(x)
+    back: np.ndarray         # (2 * LINES, LINE_POINTS, 2) f^{-1}(f(x)): the grid again
     nodes: np.ndarray        # (NODES^2, 2) grid nodes x
     node_image: np.ndarray   # (NODES^2, 2) f(x)
     logdet: np.ndarray       # (NODES^2,) log|det df/dx| at the nodes (the layer's s)
@@ -79,11 +80,13 @@ def _coupling(key: tuple) -> CouplingResult:
     flat = torch.as_tensor(lines.reshape(-1, 2))
     with torch.no_grad():
         image = layer(flat)[0].numpy().reshape(lines.shape)
+        back = layer.inverse(torch.as_tensor(image.reshape(-1, 2)))[0].numpy().reshape(
+            lines.shape)
         node_image = layer(torch.as_tensor(nodes))[0].numpy()
         raw = layer.raw_log_scale(torch.as_tensor(nodes[:, layer.keep]))
     both = torch.as_tensor(np.concatenate([lines.reshape(-1, 2), nodes]))
     own, auto = flows.logdet_vs_autograd(layer, torch.as_tensor(nodes))
-    return CouplingResult(lines, image, nodes, node_image, own.astype(np.float32),
+    return CouplingResult(lines, image, back, nodes, node_image, own.astype(np.float32),
                           float(raw.abs().max()), flows.inverse_error(layer, both),
                           float(np.abs(own - auto).max()),
                           image_density_integral(layer))

@@ -11,6 +11,7 @@ from ui.screen import block_means
 ROWS, COLS = "#1f77b4", "#ff7f0e"      # lines of constant x₂ (rows) and of constant x₁ (cols)
 DATA, SAMPLE, WARP = "#9e9e9e", "#d62728", "#1f77b4"
 LOGDET_SCALE = colorscale("RdBu")
+FIT_RATIO = 3.0
 
 
 def _polylines(lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -32,17 +33,23 @@ def _grid_traces(lines: np.ndarray, xaxis: str, yaxis: str, legend: bool) -> lis
     return out
 
 
-def coupling_figure(lines: np.ndarray, image: np.ndarray, nodes: np.ndarray,
-                    node_image: np.ndarray, logdet: np.ndarray, keep: int,
+def coupling_figure(lines: np.ndarray, image: np.ndarray, back: np.ndarray,
+                    nodes: np.ndarray, node_image: np.ndarray, logdet: np.ndarray, keep: int,
                     base: float) -> go.Figure:
-    """Left the base space's grid x (equal axes), right its image y = f(x) (each axis fit to
-    the image: a large stretch would leave a sliver); the grid nodes on both sides coloured
-    by log|det df/dx| at x (one colour scale, centred at 0)."""
+    """Left the base space's grid x (equal axes), right its image y = f(x) (equal axes too,
+    unless one side of the image is over FIT_RATIO times the other: then each axis is fit to
+    the image, which would be a sliver); the grid nodes on both sides coloured
+    by log|det df/dx| at x (one colour scale, centred at 0). `back` = f⁻¹(y), dotted over the
+    base grid: the inverse lands on it."""
     span = max(float(np.abs(logdet).max()), 0.5)        # all zero (a shear): ticks ±0.5
     kept = f"x{'₁₂'[keep]}"
+    bx, by = _polylines(back)
     marker = dict(size=7, color=f32(logdet), colorscale=LOGDET_SCALE, cmin=-span, cmax=span,
                   reversescale=True, line=dict(width=0.5, color="#555"))
     traces = [*_grid_traces(lines, "x", "y", True),
+              dict(type="scatter", x=bx, y=by, mode="lines", name="f⁻¹(y)",
+                   line=dict(color="#222", width=1.5, dash="dot"), xaxis="x", yaxis="y",
+                   hoverinfo="skip"),
               dict(type="scatter", x=f32(nodes[:, 0]), y=f32(nodes[:, 1]), mode="markers",
                    name="log|det J| at x", marker=marker, xaxis="x", yaxis="y",
                    hovertemplate="x = (%{x:.2f}, %{y:.2f})<br>log|det J| = "
@@ -58,17 +65,22 @@ def coupling_figure(lines: np.ndarray, image: np.ndarray, nodes: np.ndarray,
     reach = [max(base, float(np.abs(finite[:, k]).max()) if len(finite) else base) * 1.05
              for k in (0, 1)]
     side = dict(range=[-base * 1.05, base * 1.05])
+    equal = max(reach) <= FIT_RATIO * min(reach)    # equal axes show the stretch as it is
+    if equal:
+        reach = [max(reach)] * 2
+    title = "image y = f(x)" if equal else "image y = f(x), axes fit to it"
     return plain_figure(traces, dict(
         height=480, legend=LEGEND_BELOW, margin=dict(b=90),
         xaxis=dict(domain=[0, 0.44], anchor="y", title=dict(text="x₁"), **side),
         yaxis=dict(anchor="x", title=dict(text="x₂"), scaleanchor="x", **side),
         xaxis2=dict(domain=[0.54, 0.98], anchor="y2", title=dict(text="y₁"),
                     range=[-reach[0], reach[0]]),
-        yaxis2=dict(anchor="x2", title=dict(text="y₂"), range=[-reach[1], reach[1]]),
+        yaxis2=dict(anchor="x2", title=dict(text="y₂"), range=[-reach[1], reach[1]],
+                    **({"scaleanchor": "x2"} if equal else {})),
         annotations=[dict(text=txt, x=x, y=1.0, xref="paper", yref="paper", xanchor="center",
                           yanchor="bottom", showarrow=False, font=dict(size=15))
                      for txt, x in ((f"base grid x ({kept} kept)", 0.22),
-                                    ("image y = f(x), axes fit to it", 0.76))]))
+                                    (title, 0.76))]))
 
 
 def density_figure(xs: np.ndarray, density: np.ndarray, points: np.ndarray, lim: float,

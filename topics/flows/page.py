@@ -62,8 +62,8 @@ def coupling_view(panel) -> None:
     r = None
     with panel.figure, user_errors("apply the coupling layer"):
         r = coupling_of(s)
-        show_figure(figs.coupling_figure(r.lines, r.image, r.nodes, r.node_image, r.logdet,
-                                         keep, BASE), key="fl_fig_coupling")
+        show_figure(figs.coupling_figure(r.lines, r.image, r.back, r.nodes, r.node_image,
+                                         r.logdet, keep, BASE), key="fl_fig_coupling")
         m = st.columns(3)
         m[0].metric("Inverse error", f"{r.inverse_error:.2e}",
                     help="max |f⁻¹(f(x)) − x| over the grid, in float32.")
@@ -83,7 +83,8 @@ def coupling_view(panel) -> None:
         explain("k is the kept coordinate, o the other. Because y_k = x_k, the Jacobian is "
                 "triangular and its determinant is the product of its diagonal, exp(s): the "
                 "log-determinant costs nothing, however complex s and t are (notes 004, "
-                "Sec. 11.2.1). The image's density follows from the change of variables, "
+                "Sec. 11.2.1). The dotted lines on the left are the image sent back through the "
+                "inverse: they lie on the grid. The image's density follows from the change of variables, "
                 "p_Y(y) = N(f⁻¹(y); 0, I)·exp(−s), summed here on a 400 × 400 grid. A very "
                 "large stretch pushes mass past the summed square, so the sum falls below 1 "
                 "there: that is the square's edge, not the density.")
