@@ -128,3 +128,14 @@ def test_state_dict_round_trip():
     other.load_state_dict(state)
     other.step(5)
     assert other.history.last("train") == after
+
+
+def test_stages_end_at_the_flows_z():
+    from engine.flows.reads import STAGE_POINTS, stages_of
+    tr = build_trainer("moons", 3, 8, 5e-3, 0, "cpu")
+    tr.step(5)
+    st = stages_of(tr)
+    assert st.points.shape == (4, STAGE_POINTS, 2) and st.keeps == (0, 1, 0)
+    z, _ = tr.model(tr.x[:STAGE_POINTS])
+    assert np.allclose(st.points[-1], z.detach().numpy())
+    assert np.array_equal(st.points[0], tr.x[:STAGE_POINTS].numpy())

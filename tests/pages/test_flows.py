@@ -80,6 +80,11 @@ def test_train_step_advances_and_reports_the_nll():
     trainer = at.session_state["fl_train__trainer"]
     assert trainer.steps > 0
     assert np.isfinite(float(metric(at, "Held-out NLL")))
+    at.button(key="fl_stages").click().run()
+    assert not at.exception and not at.error
+    fig = chart_figure(at, "fl_fig_stages")
+    assert len(fig["data"]) == 3                          # x, after layer 1, after layer 2 = z
+    assert fig["layout"]["annotations"][-1]["text"].endswith("= z")
     for data in ("rings", "checkerboard", "spiral"):
         at.selectbox(key="fl_data").select(data).run()
         assert not at.exception and not at.error, data

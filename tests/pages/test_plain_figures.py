@@ -59,6 +59,7 @@ def _diffusion_figures():
 
 def _flows_figures():
     from engine.flows import FlowTrainer, flow_data
+    from engine.flows.reads import stages_of
     from topics.flows import figures as F
     from topics.flows.compute import BASE, coupling_of
     from topics.flows.page import STATE
@@ -72,6 +73,7 @@ def _flows_figures():
             "density": F.density_figure(snap.density.xs, snap.density.density, d.train, 4.0,
                                         snap.density.integral),
             "samples": F.samples_figure(snap.samples, snap.warped, d.train, 4.0),
+            "stages": F.stages_figure(stages_of(tr).points, stages_of(tr).keeps, 4.0),
             "nll": F.nll_figure({"train": tr.history.as_arrays("train"),
                                  "held-out": tr.history.as_arrays("held_out")})}
 

@@ -130,3 +130,33 @@ def nll_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
         height=300, title=dict(text="negative log-likelihood (nats per point)"),
         xaxis=dict(title=dict(text="iteration")), yaxis=dict(title=dict(text="NLL")),
         legend=LEGEND_BELOW))
+
+
+def stages_figure(points: np.ndarray, keeps: tuple[int, ...], lim: float) -> go.Figure:
+    """Small multiples: the points h_k after each layer k = 0..K (h_0 = x, h_K = z), coloured
+    by their x₁ at the start so one point can be followed; each title names what layer k kept."""
+    k = len(points)
+    cols = min(k, 5)
+    rows = -(-k // cols)
+    color = f32(points[0, :, 0])
+    traces, layout = [], dict(height=230 * rows, showlegend=False, annotations=[])
+    gap = 0.04
+    for i, h in enumerate(points):
+        r, c = divmod(i, cols)
+        ax = "" if i == 0 else str(i + 1)
+        x0 = c / cols + gap / 2
+        y1 = 1 - r / rows - gap
+        traces.append(dict(type="scatter", x=f32(h[:, 0]), y=f32(h[:, 1]), mode="markers",
+                           marker=dict(size=3, color=color, colorscale=colorscale("Viridis")),
+                           xaxis=f"x{ax}", yaxis=f"y{ax}", hoverinfo="skip"))
+        layout[f"xaxis{ax}"] = dict(domain=[x0, (c + 1) / cols - gap / 2], anchor=f"y{ax}",
+                                    range=[-lim, lim], showticklabels=False)
+        layout[f"yaxis{ax}"] = dict(domain=[1 - (r + 1) / rows + gap, y1], anchor=f"x{ax}",
+                                    range=[-lim, lim], showticklabels=False)
+        name = "x (data)" if i == 0 else (f"after layer {i} (kept x{'₁₂'[keeps[i - 1]]})"
+                                          + (" = z" if i == k - 1 else ""))
+        layout["annotations"].append(dict(text=name, x=(x0 + (c + 1) / cols - gap / 2) / 2,
+                                          y=y1, xref="paper", yref="paper", xanchor="center",
+                                          yanchor="bottom", showarrow=False,
+                                          font=dict(size=12)))
+    return plain_figure(traces, layout)

@@ -13,8 +13,8 @@ import numpy as np
 import streamlit as st
 
 from engine import flows
-from engine.flows.reads import build_trainer
-from live.controls import live_training
+from engine.flows.reads import build_trainer, stages_of
+from live.controls import live_training, read_trainer
 from live.parts import Caption, Figure, Info, Metrics
 from live.push import live_parts, place
 from topics.flows import figures as figs
@@ -162,6 +162,23 @@ def train_view(panel) -> None:
                 "exp(log p) on a 100 × 100 grid, and its sum over the plot is measured, not "
                 "normalised. Samples are z ~ N(0, I) sent back through f⁻¹; the blue lines are "
                 "the base space's grid z = const sent back the same way.")
+        with st.expander("Layer by layer: the training points after each coupling layer"):
+            stages_view()
+
+
+def stages_view() -> None:
+    """The flow's points h_k after each layer, read off the live trainer when asked for."""
+    if not st.button("Draw the current flow's layers", key="fl_stages"):
+        st.caption("Each layer moves one coordinate only (notes 004, Fig. 11.3); the last "
+                   "panel is z, which training makes look like N(0, I).")
+        return
+    with user_errors("read the flow's layers"):
+        stages = read_trainer("fl_train", stages_of)
+        if stages is None:
+            st.info("No flow yet: open this tab's training first.")
+            return
+        st.caption(f"Iteration {stages.steps:,}; colour: each point's x₁ in the data.")
+        show_figure(figs.stages_figure(stages.points, stages.keeps, LIM), key="fl_fig_stages")
 
 
 VIEWS = [View("coupling", "One coupling layer", coupling_view),
