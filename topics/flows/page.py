@@ -103,8 +103,7 @@ def train_frame_parts(view, read, points: np.ndarray, lim: float, setup: str) ->
                ("Train NLL", f"{snap.train_nll:.3f}", "−mean log p over the training points"),
                ("Held-out NLL", f"{snap.held_nll:.3f}", "−mean log p over 500 held-out "
                                                          "points"),
-               ("∫ p on the plot", f"{d.integral:.4f}", "Sum of p·h² over the density grid."),
-               ("Iteration", f"{view.steps:,}")]),
+               ("∫ p on the plot", f"{d.integral:.4f}", "Sum of p·h² over the density grid.")]),
            "fl_caption": Caption(setup)}
     if view.steps > 0:
         out["fl_fig_nll"] = Figure(figs.nll_figure(
