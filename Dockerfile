@@ -1,5 +1,5 @@
 # The playground on a CPU-only server, in the hosting profile (deploy/hosting.env).
-#   podman build -t dlplay .   (or docker build)      one server: podman run -p 8501:8501 dlplay
+#   podman build -t dlplay .   (or docker build)      one server: podman run --init -p 8501:8501 dlplay
 #   N replicas behind nginx on one port: compose.yaml
 # Debian 12's python3 is 3.11, inside pyproject.toml's requires-python; its pip refuses
 # system-wide installs, hence the venv. nginx serves compose.yaml's proxy from the same image.

@@ -2,8 +2,9 @@
 import streamlit as st
 
 from engine.device import configure_threads
+from live.busy import run_page
 from ui.gallery import gallery
-from ui.lesson_gallery import figure_index
+from ui.figure_index import figure_index
 from ui.sidebar import classroom_requested, shared_sidebar
 from ui import server_gc
 from ui import url_check
@@ -32,7 +33,7 @@ navigation = st.navigation({"Start": [HOME, FIGURES],
 shared_sidebar()
 notice = st.empty()     # the page's one notice about a URL it could not use (ui/url_check.py)
 try:
-    navigation.run()
+    run_page(navigation.run)    # a trainer busy past the page's wait: a status line (live/busy.py)
 finally:
     url_check.drop_unknown()        # only after a topic page checked its whole table
     url_check.show_notice(notice)

@@ -15,8 +15,6 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-import torch
-
 
 @dataclass(frozen=True)
 class Measurement:
@@ -57,6 +55,7 @@ def alternating_times(runs: dict[str, Callable[[], object]], rounds: int = 9,
 @contextlib.contextmanager
 def torch_threads(n: int | None):
     """Run a block with `n` torch intra-op threads (None: leave as is), then restore."""
+    import torch       # here, so that `python -m benchmarks --help` starts without torch
     before = torch.get_num_threads()
     if n:
         torch.set_num_threads(n)

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from urllib.parse import quote_plus
 
 from benchmarks import Measurement
-from ui.lesson_format import LIVE_KEYS
+from ui.live_tabs import live_keys
 from ui.topics import ROOT
 
 EXPLICIT = True
@@ -41,12 +41,12 @@ SETTINGS = {"at_train": "&at_source=" + quote_plus("train from scratch")}
 
 
 def _every_view() -> dict[str, tuple[str, str, str | None]]:
-    """PAGES plus every other live tab (ui.lesson_format.LIVE_KEYS), named by its key and
+    """PAGES plus every other live tab (ui.live_tabs.live_keys()), named by its key and
     opened on its tab (?<slug>_view=)."""
     from ui import lesson_library as library
     views = dict(PAGES)
     covered = {key for _, key, _ in PAGES.values()}
-    for (slug, tab), key in LIVE_KEYS.items():
+    for (slug, tab), key in live_keys().items():
         if key in covered:
             continue
         title = next(v.title for v in library.PAGES[slug].VIEWS if v.key == tab)

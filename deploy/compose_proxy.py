@@ -15,17 +15,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from deploy.replicas import TEMPLATE, server_lines
+from deploy.replicas import TEMPLATE, listen_on, server_lines
 
 
 def proxy_config(prefix: Path, port: int, upstreams: list[str]) -> str:
     """The template with `listen <port>` on all interfaces and one `server` per upstream."""
     servers = server_lines(upstreams)             # the replicas' failover settings too
-    conf = TEMPLATE.read_text().format(prefix=prefix, port=port, servers=servers)
-    loopback = f"listen 127.0.0.1:{port};"
-    if conf.count(loopback) != 1:
-        raise RuntimeError(f"{TEMPLATE.name} no longer has one '{loopback}' line")
-    return conf.replace(loopback, f"listen {port};")
+    return TEMPLATE.read_text().format(prefix=prefix, listen=listen_on(None, port),
+                                       servers=servers)
 
 
 def main(argv: list[str] | None = None) -> None:

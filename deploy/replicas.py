@@ -1,26 +1,32 @@
 """Start N Streamlit replicas of app.py and nginx in front of them (sticky per browser).
 
-    python deploy/replicas.py --replicas 2 --port 8080        # until Ctrl-C
+    dlplay serve --replicas 2 --address 0.0.0.0 --port 8080     # until Ctrl-C (deploy/cli.py)
 
-Replicas listen on 127.0.0.1:<port+1>..<port+N>; nginx on 127.0.0.1:<port> (change
-`listen` in the template to 0.0.0.0 for a real host). Each replica is one Python process
-that trains in worker processes (DLPLAY_TRAINERS=process unless the environment says
-otherwise; the CPUs but one are split among the replicas' workers, DLPLAY_WORKERS);
-nginx keeps a browser on one replica (cookie `dlplay_route`).
+Replicas listen on 127.0.0.1:<port+1>..<port+N>; nginx on <address>:<port> (0.0.0.0: every
+interface, the room reaches it). One replica needs no nginx: it listens on <address>:<port>
+itself. Each replica is one Python process that trains in worker processes
+(DLPLAY_TRAINERS=process unless the environment says otherwise; the CPUs but one are split
+among the replicas' workers, DLPLAY_WORKERS); nginx keeps a browser on one replica (cookie
+`dlplay_route`).
 
 A fault takes down one process, never the class: the launcher watches every process it
-started; a replica (or nginx) that exits is logged and started again after a backoff
-(1 s, 2 s, 4 s ... 30 s; back to 1 s once it has run a minute), and the others are never
-stopped. Meanwhile nginx sends that replica's browsers to the next replica
+started; a replica (or nginx) that exits is logged with the cause its log gives and started
+again after a backoff (1 s, 2 s, 4 s ... 30 s; back to 1 s once it has run a minute), and the
+others are never stopped. Meanwhile nginx sends that replica's browsers to the next replica
 (`proxy_next_upstream`); their Streamlit page reconnects there as a new session, which
 finds each live trainer's latest checkpoint in <prefix>/checkpoints (DLPLAY_CHECKPOINT_DIR,
 shared by the replicas) and resumes it, saying so on the status line.
+
+Starting and stopping leave nothing behind: each replica and nginx runs in its own process
+group (deploy/processes.py), `stop()` ends every group and removes the temporary folder
+<prefix>; a start that fails (a replica exits before it answers: the error names the cause
+from its log, e.g. "Port 8081 is not available") stops what it started first.
 The log (stdout and <prefix>/deploy.log) says what happened.
-tests/e2e/test_replicas.py drives two browsers through the proxy and kills a replica.
+tests/e2e/test_replicas.py drives two browsers through the proxy and kills a replica;
+tests/test_launcher.py stops launchers every way and looks for what is left.
 """
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import shutil
@@ -29,10 +35,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+
+from deploy.processes import (StartFailed, exit_cause, read_log, start_group, stop_groups,
+                              wait_healthy)
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = Path(__file__).with_name("nginx.conf.template")
@@ -54,7 +62,8 @@ class Backoff:
 
 @dataclass
 class Supervised:
-    """One process the launcher keeps running: `spawn` starts it again."""
+    """One process the launcher keeps running: `spawn` starts it again; `log`, where its
+    output goes, names the cause when it exits."""
     name: str
     spawn: Callable[[], subprocess.Popen]
     proc: subprocess.Popen | None = None
@@ -62,6 +71,7 @@ class Supervised:
     failures: int = 0          # exits in a row without `healthy_s` of running between
     restart_at: float | None = None
     restarts: int = 0
+    log: Path | None = None
 
     def start(self, now: float) -> None:
         self.proc = self.spawn()
@@ -82,9 +92,22 @@ class Supervised:
         ran = now - self.started_at
         self.failures = 1 if ran >= backoff.healthy_s else self.failures + 1
         wait = backoff.delay(self.failures)
-        LOG.error("%s: pid %d exited with code %s after %.0f s; the others keep serving; "
-                  "restart in %.0f s", self.name, self.proc.pid, self.proc.returncode, ran, wait)
+        cause = f" ({_why_exited(self.proc.returncode, self.log)})"
+        LOG.error("%s: pid %d exited with code %s after %.0f s%s; the others keep serving; "
+                  "restart in %.0f s", self.name, self.proc.pid, self.proc.returncode, ran,
+                  cause, wait)
         self.restart_at = now + wait
+
+
+def _why_exited(code: int, log: Path | None) -> str:
+    """A signal's name when one killed the process (an out-of-memory kill is SIGKILL), else
+    the cause its log gives."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return exit_cause(read_log(log)) if log is not None else "no log"
 
 
 def server_lines(addresses: list[str]) -> str:
@@ -94,20 +117,34 @@ def server_lines(addresses: list[str]) -> str:
     return "\n".join(f"        server {a} max_fails=1 fail_timeout=5s;" for a in addresses)
 
 
-def nginx_config(prefix: Path, port: int, backends: list[int]) -> str:
+def listen_on(address: str | None, port: int) -> str:
+    """nginx's `listen` argument: the port alone (every interface) without an address."""
+    if not address:
+        return str(port)
+    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+
+
+def nginx_config(prefix: Path, port: int, backends: list[int],
+                 address: str = "127.0.0.1") -> str:
     servers = server_lines([f"127.0.0.1:{p}" for p in backends])
-    return TEMPLATE.read_text().format(prefix=prefix, port=port, servers=servers)
+    return TEMPLATE.read_text().format(prefix=prefix, listen=listen_on(address, port),
+                                       servers=servers)
 
 
-def _wait_ok(url: str, timeout_s: float = 90.0) -> None:
-    deadline = time.time() + timeout_s
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(url, timeout=2).read() == b"ok":
-                return
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError(f"no answer from {url}")
+def local_host(address: str) -> str:
+    """Where this machine reaches a server listening on `address` (every interface: loopback)."""
+    if address in ("", "0.0.0.0"):
+        return "127.0.0.1"
+    if address == "::":
+        return "[::1]"
+    return f"[{address}]" if ":" in address else address
+
+
+def streamlit_command(address: str, port: int, headless: bool = True) -> list[str]:
+    """This interpreter running app.py's server on address:port (no usage statistics)."""
+    return [sys.executable, "-m", "streamlit", "run", "app.py",
+            "--server.headless", str(headless).lower(), "--server.address", address,
+            "--server.port", str(port), "--browser.gatherUsageStats", "false"]
 
 
 def replica_env(replicas: int, cpus: int | None = None,
@@ -126,19 +163,31 @@ def replica_env(replicas: int, cpus: int | None = None,
 
 @dataclass
 class Deployment:
+    """`replicas` servers of app.py reachable at address:port: one listens there itself;
+    more listen on the loopback behind nginx there. `profile`: environment defaults for the
+    replicas (deploy/hosting.env's), under the launcher's own environment."""
     port: int
     replicas: int
+    address: str = "127.0.0.1"
+    profile: dict[str, str] = field(default_factory=dict)
     prefix: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="dlplay-")))
     backoff: Backoff = field(default_factory=Backoff)
     units: list[Supervised] = field(default_factory=list)
 
     @property
+    def behind_nginx(self) -> bool:
+        return self.replicas > 1
+
+    @property
     def backends(self) -> list[int]:
+        if not self.behind_nginx:
+            return [self.port]
         return [self.port + 1 + i for i in range(self.replicas)]
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        """Where this machine reaches the deployment."""
+        return f"http://{local_host(self.address)}:{self.port}"
 
     @property
     def procs(self) -> list[subprocess.Popen]:
@@ -148,45 +197,64 @@ class Deployment:
     def replica(self, port: int) -> Supervised:
         return next(u for u in self.units if u.name == f"replica :{port}")
 
-    def _replica_spawner(self, port: int, env: dict[str, str]) -> Callable[[], subprocess.Popen]:
+    def _replica_spawner(self, port: int, env: dict[str, str],
+                         log: Path) -> Callable[[], subprocess.Popen]:
+        address = "127.0.0.1" if self.behind_nginx else self.address
+
         def spawn() -> subprocess.Popen:
-            log = open(self.prefix / f"replica-{port}.log", "a")
-            return subprocess.Popen(
-                [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless",
-                 "true", "--server.address", "127.0.0.1", "--server.port", str(port),
-                 "--browser.gatherUsageStats", "false"],
-                cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+            with open(log, "a") as out:
+                return start_group(streamlit_command(address, port), cwd=ROOT, stdout=out,
+                                   stderr=subprocess.STDOUT, env=env)
         return spawn
 
-    def _nginx_spawner(self, nginx: str, conf: Path) -> Callable[[], subprocess.Popen]:
+    def _nginx_spawner(self, nginx: str, conf: Path, log: Path) -> Callable[[], subprocess.Popen]:
         def spawn() -> subprocess.Popen:
-            return subprocess.Popen([nginx, "-c", str(conf), "-p", str(self.prefix)],
-                                    stdout=subprocess.DEVNULL,
-                                    stderr=open(self.prefix / "nginx.out", "a"))
+            with open(log, "a") as out:
+                return start_group([nginx, "-c", str(conf), "-p", str(self.prefix)],
+                                   stdout=subprocess.DEVNULL, stderr=out)
         return spawn
 
     def start(self) -> "Deployment":
+        """Every process up and answering; on any failure (StartFailed says which process
+        and why) or interruption, what was started is stopped and the folder removed."""
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> "Deployment":
         nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-        if not Path(nginx).exists():
-            raise RuntimeError("nginx is not installed (apt-get install -y nginx)")
+        if self.behind_nginx and not Path(nginx).exists():
+            raise StartFailed("nginx is not installed (apt-get install -y nginx)")
         _log_to(self.prefix / "deploy.log")
+        path = os.pathsep.join([str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "")
+                                              .split(os.pathsep) if p])
         env = {**replica_env(self.replicas, checkpoints=self.prefix / "checkpoints"),
-               **os.environ, "PYTHONPATH": str(ROOT)}
+               **self.profile, **os.environ, "PYTHONPATH": path}
         now = time.time()
         for p in self.backends:
-            unit = Supervised(f"replica :{p}", self._replica_spawner(p, env))
+            log = self.prefix / f"replica-{p}.log"
+            unit = Supervised(f"replica :{p}", self._replica_spawner(p, env, log), log=log)
             unit.start(now)
             self.units.append(unit)
-        for p in self.backends:
-            _wait_ok(f"http://127.0.0.1:{p}/_stcore/health")
-        conf = self.prefix / "nginx.conf"
-        conf.write_text(nginx_config(self.prefix, self.port, self.backends))
-        unit = Supervised("nginx", self._nginx_spawner(nginx, conf))
-        unit.start(time.time())
-        self.units.append(unit)
-        _wait_ok(f"{self.url}/_stcore/health")
-        LOG.info("%d replicas (%s) behind nginx at %s", self.replicas,
-                 ", ".join(map(str, self.backends)), self.url)
+        host = "127.0.0.1" if self.behind_nginx else local_host(self.address)
+        for unit, p in zip(list(self.units), self.backends):
+            wait_healthy(unit.name, f"http://{host}:{p}/_stcore/health", unit.proc, unit.log,
+                         on_wait=lambda s, n=unit.name: LOG.info("%s: still starting (%.0f s)",
+                                                                 n, s))
+        if self.behind_nginx:
+            conf = self.prefix / "nginx.conf"
+            conf.write_text(nginx_config(self.prefix, self.port, self.backends, self.address))
+            log = self.prefix / "nginx.out"
+            unit = Supervised("nginx", self._nginx_spawner(nginx, conf, log), log=log)
+            unit.start(time.time())
+            self.units.append(unit)
+            wait_healthy("nginx", f"{self.url}/_stcore/health", unit.proc, log, timeout_s=60)
+            LOG.info("%d replicas (%s) behind nginx at %s:%d", self.replicas,
+                     ", ".join(map(str, self.backends)), self.address, self.port)
+        else:
+            LOG.info("one server at %s:%d", self.address, self.port)
         return self
 
     def check(self, now: float | None = None) -> None:
@@ -196,22 +264,18 @@ class Deployment:
             unit.step(now, self.backoff)
 
     def watch(self, stop: Callable[[], bool] = lambda: False, every_s: float = 0.5) -> None:
-        """Keep every process running until `stop()` (or Ctrl-C)."""
+        """Keep every process running until `stop()` (or a signal's exception)."""
         while not stop():
             self.check()
             time.sleep(every_s)
 
     def stop(self) -> None:
-        procs = self.procs
-        for proc in reversed(procs):
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        """nginx, then the replicas, each with all its process group; then the folder goes.
+        Safe to call twice."""
+        stop_groups(reversed(self.procs))
         self.units.clear()
+        _close_log(self.prefix / "deploy.log")
+        shutil.rmtree(self.prefix, ignore_errors=True)
 
 
 def _log_to(path: Path) -> None:
@@ -231,21 +295,8 @@ def _log_to(path: Path) -> None:
     LOG.propagate = False
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--replicas", type=int, default=max(1, (os.cpu_count() or 2) - 1))
-    ap.add_argument("--port", type=int, default=8080)
-    args = ap.parse_args()
-    dep = Deployment(args.port, args.replicas).start()
-    print(f"{args.replicas} replicas behind nginx at {dep.url} (logs in {dep.prefix})")
-    try:
-        dep.watch()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        dep.stop()
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def _close_log(path: Path) -> None:
+    for handler in list(LOG.handlers):
+        if isinstance(handler, logging.FileHandler) and Path(handler.baseFilename) == path:
+            LOG.removeHandler(handler)
+            handler.close()

@@ -236,9 +236,6 @@ class Batch:
                 raise ValueError(f"cannot batch this trainer: {why}")
         self.members = list(members)
 
-    @classmethod
-    def from_trainers(cls, trainers: list) -> "Batch":
-        return cls(trainers)
 
     def __len__(self) -> int:
         return len(self.members)

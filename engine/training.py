@@ -140,12 +140,6 @@ def tell_playing(trainer: Any, playing: bool) -> None:
         trainer.playing = bool(playing)
 
 
-def is_finite(value: float | torch.Tensor) -> bool:
-    if isinstance(value, torch.Tensor):
-        return bool(torch.isfinite(value).all())
-    return math.isfinite(value)
-
-
 # --------------------------------------------------------------------------------------
 # The trainer base: the protocol's bookkeeping, written once
 # --------------------------------------------------------------------------------------
@@ -184,9 +178,14 @@ class TrainerBase:
     Snapshots: `cached(key, compute)` returns compute() computed once per trainer state (it
     is forgotten after every iteration and every load, or by `forget_cached()` for a subclass
     that changes its state elsewhere), so a snapshot that costs attacks or a partition is not
-    recomputed for every frame drawn between two steps."""
+    recomputed for every frame drawn between two steps.
+
+    Batching: a trainer that a class server may step together with others of its kind names
+    the engine module that batches it (`batched`; live/batching.py states that module's
+    protocol); None: it is stepped alone."""
 
     log_every: int | None = None
+    batched: str | None = None
 
     def __init__(self) -> None:
         self.steps = 0

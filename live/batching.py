@@ -1,12 +1,12 @@
 """Which hosted trainers a worker may step as one batch, and how (live/worker_loop.py).
 
-A registry from a trainer's class (module.qualname) to the engine module that batches it:
-that module offers `batch_key(trainer)` (equal keys: same architecture and settings),
+A trainer class names the engine module that batches it (`TrainerBase.batched`); that
+module offers `batch_key(trainer)` (equal keys: same architecture and settings),
 `unbatchable_reason(trainer)` (a sentence, or None) and a batch class built from a list of
 trainers with `.step(n, active=[...])` and `.unstack(k)` (the member's state written back).
 Modules load on first use, so a worker that hosts no GAN never imports the GAN engine.
 
-DLPLAY_BATCH=0 turns batching off (every trainer is stepped alone, as before).
+DLPLAY_BATCH=0 turns batching off (every trainer is stepped alone).
 """
 from __future__ import annotations
 
@@ -14,21 +14,13 @@ import importlib
 import os
 from typing import Any, Hashable
 
-BATCHERS: dict[str, str] = {
-    "engine.gan.trainer.GANTrainer": "engine.gan.batched",
-    "engine.regions.trainer.RegionTrainer": "engine.regions.batched",
-    "engine.diffusion.trainer.DiffusionTrainer": "engine.diffusion.batched",
-    "engine.vae.trainer.VAETrainer": "engine.vae.batched",
-}
-
 
 def enabled(env: dict | None = None) -> bool:
     return (os.environ if env is None else env).get("DLPLAY_BATCH", "1").strip() != "0"
 
 
 def _batcher(trainer: Any):
-    cls = type(trainer)
-    name = BATCHERS.get(f"{cls.__module__}.{cls.__qualname__}")
+    name = getattr(type(trainer), "batched", None)
     return importlib.import_module(name) if name else None
 
 

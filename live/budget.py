@@ -24,7 +24,7 @@ from typing import Callable, Hashable
 
 FPS = 20.0            # redraws per second for the whole web process (~12-20 ms of CPU each
 #                       with frames fetched: a class of 8 gets > 2 frames/s each, the probe
-#                       slider < 2x idle; `python -m benchmarks classroom`, README)
+#                       slider < 2x idle; `python -m benchmarks classroom`, docs/PERFORMANCE.md)
 STALE_S = 5.0         # a fragment not seen drawing for this long no longer counts
 HYSTERESIS = 1.3      # rerun the page when the wanted interval is off by this factor or more
 ENV_VAR = "DLPLAY_FRAME_BUDGET"

@@ -88,7 +88,10 @@ class TrainerView:
 
 
 class TrainerBusy(RuntimeError):
-    """The trainer stayed locked longer than the caller was willing to wait."""
+    """The trainer stayed locked longer than the caller was willing to wait. A passing
+    condition, not a fault: pages show `user_status` as a status line (live/busy.py)."""
+    user_status = ("The class server is busy; this view is drawn again when you change a "
+                   "control or reload the page.")
 
 
 class TrainerLost(RuntimeError):

@@ -45,6 +45,7 @@ import numpy as np
 
 from live.budget import BUDGET
 from live.parts import Caption, Parts, PartsFn, Payload
+from ui.live_keys import live_keys
 
 PATH = "/_dlplay/frame/"
 TOKEN_HEADER = "x-dlplay-token"
@@ -53,7 +54,7 @@ NOT_FOUND = b'{"error": "unknown frame token"}'
 PLOTLY_PATH = "/_dlplay/plotly.min.js"    # plotly.js for the figures the canvas does not draw
 STATUS_SLOT = "status"
 MOUNTED = False              # True once app.py serves the frame route (live.route.routes)
-ENV_VAR = "DLPLAY_PUSH"      # 0: playing frames rerun the fragment as before
+ENV_VAR = "DLPLAY_PUSH"      # 0: playing frames rerun the fragment
 # This web process, told to each live component and sent with each frame answer: a component
 # whose frame requests reach another process (a replica behind the proxy) reloads its page
 # (live/canvas.js); checkpoints say which process wrote them (live/resume.py).
@@ -116,7 +117,7 @@ def lookup(token: str) -> Source | None:
 
 def frame_id_of(state: MutableMapping[str, Any], key: str) -> str:
     """The public id in the frame URL of page `key` (random, kept for the session)."""
-    name = f"{key}__push_id"
+    name = live_keys(key).push_id
     if name not in state:
         state[name] = secrets.token_hex(6)
     return state[name]
@@ -124,7 +125,7 @@ def frame_id_of(state: MutableMapping[str, Any], key: str) -> str:
 
 def token_of(state: MutableMapping[str, Any], key: str) -> str:
     """The session's token for page `key` (random, kept for the session)."""
-    name = f"{key}__push_token"
+    name = live_keys(key).push_token
     if name not in state:
         state[name] = secrets.token_urlsafe(18)
     return state[name]
@@ -171,7 +172,7 @@ class frame_context:
 
 
 def pushes_key(key: str) -> str:
-    return f"{key}__pushes"
+    return live_keys(key).pushes
 
 
 def live_parts(fn: PartsFn, view: Any, **inputs: Any) -> Parts:
@@ -195,7 +196,7 @@ def live_parts(fn: PartsFn, view: Any, **inputs: Any) -> Parts:
             # sources weakly, so the other order left the token unknown for a moment (a
             # Pause sent to the route then was answered 404)
             register(token_of(ctx.state, ctx.key), ctx.registered)
-            ctx.state[f"{ctx.key}__push_source"] = ctx.registered     # the session owns it
+            ctx.state[live_keys(ctx.key).push_source] = ctx.registered     # the session owns it
     return parts
 
 
@@ -223,7 +224,7 @@ def mount(ctx: FrameContext, slot: str, payload: dict) -> None:
             "token": token_of(ctx.state, ctx.key), "slot": slot,
             "next_ms": round(1000 * BUDGET.interval(ctx.registered.base_interval_s)),
             "plotly_js": url_prefix(PLOTLY_PATH),
-            "pause": f".st-key-{ctx.key}__play button",     # live.controls's Play/Pause button
+            "pause": f".st-key-{live_keys(ctx.key).play} button",     # live.controls's Play/Pause button
             "server": SERVER_ID}                            # where this page's session lives
     live_canvas.mount(f"{ctx.key}-{slot}", payload, poll)
 

@@ -29,6 +29,7 @@ from typing import Any, Callable
 import cloudpickle
 
 from live.handle import TrainerBusy, TrainerLost, TrainerView
+from live.parent_watch import PARENT_ENV
 
 ROOT = str(Path(__file__).resolve().parent.parent)
 log = logging.getLogger("live.workers")
@@ -295,6 +296,7 @@ def spawn_worker(chunk_s: float, publish_s: float) -> tuple[Connection, subproce
     ours, theirs = socket.socketpair()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in sys.path if p and p != ROOT])
+    env[PARENT_ENV] = str(os.getpid())       # the worker exits when this process does
     proc = subprocess.Popen(
         [sys.executable, "-m", "live.worker_loop", str(theirs.fileno()), repr(chunk_s),
          repr(publish_s)], pass_fds=(theirs.fileno(),), cwd=ROOT, env=env,

@@ -41,6 +41,10 @@ last one and resumes the trainer from it on a new worker if this one dies (live/
 """
 from __future__ import annotations
 
+if __name__ == "__main__":       # a worker ends with the web process that started it, even
+    from live.parent_watch import exit_with_parent      # while the imports below still run
+    exit_with_parent()
+
 import dataclasses
 import gc
 import math

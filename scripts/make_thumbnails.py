@@ -263,41 +263,34 @@ def adversarial():
 THUMBNAILS["adversarial"] = adversarial
 
 
-def flows():
-    """The exact density of an 8-layer Real NVP after 1,000 Adam steps on the moons, with the
-    base space's grid lines pulled back through the inverse flow."""
-    from engine.flows.measures import flow_log_prob
-    from engine.flows.reads import build_trainer
-    from engine.flows.trainer import base_grid_lines
-    tr = build_trainer("moons", 8, 64, 2e-3, 0, "cpu")
-    tr.step(1000)
-    box = (-2.8, 2.8, -1.575, 1.575)
-    xs, ys = np.meshgrid(np.linspace(*box[:2], W), np.linspace(box[3], box[2], H))
-    pts = torch.as_tensor(np.stack([xs.ravel(), ys.ravel()], 1), dtype=torch.float32)
-    with torch.no_grad():
-        p = flow_log_prob(tr.model, pts).exp().numpy().reshape(H, W)
-        lines = tr.model.inverse(torch.as_tensor(base_grid_lines()).reshape(-1, 2))[0]
-    img = Image.fromarray(_colormap(p / p.max()))
-    d = ImageDraw.Draw(img)
-    for line in lines.numpy().reshape(base_grid_lines().shape)[::2]:
-        px, py = _to_px(line, box)
-        d.line(list(zip(px, py)), fill=ORANGE, width=1)
-    return img
+def _drawer(slug: str):
+    """The function that draws `slug`'s thumbnail: here, or the page's own
+    topics/<slug>/thumbnail.py (its `draw()`)."""
+    if slug in THUMBNAILS:
+        return THUMBNAILS[slug]
+    import importlib
+    return importlib.import_module(f"topics.{slug}.thumbnail").draw
 
 
-THUMBNAILS["flows"] = flows
+def draw_topic_thumbnail(slug: str, out_dir: Path | None = None) -> Path:
+    """Draw and save assets/thumbnails/<slug>.png (or into `out_dir`); returns its path."""
+    out = Path(out_dir) if out_dir is not None else ROOT / "assets" / "thumbnails"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{slug}.png"
+    _drawer(slug)().save(path, optimize=True)
+    return path
 
 
 def main(only: list[str]) -> None:
     """Draw every thumbnail, or only the slugs named on the command line."""
-    out = ROOT / "assets" / "thumbnails"
-    out.mkdir(parents=True, exist_ok=True)
-    for slug, draw in THUMBNAILS.items():
+    own = sorted(p.parent.name for p in (ROOT / "topics").glob("*/thumbnail.py"))
+    for slug in [*THUMBNAILS, *own]:
         if only and slug not in only:
             continue
-        draw().save(out / f"{slug}.png", optimize=True)
-        print("wrote", out / f"{slug}.png")
+        print("wrote", draw_topic_thumbnail(slug))
 
 
 if __name__ == "__main__":
+    from engine.device import configure_threads
+    configure_threads()      # one torch thread, as the app: all cores make it slower here
     main(sys.argv[1:])

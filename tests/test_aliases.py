@@ -4,9 +4,8 @@ another. A page's own figures module counts as one meaning wherever it is import
 (`figs` = topics.<page>.figures), likewise a page's measures module (`M` =
 engine.<topic>.reads), a page's engine package and its modules.
 
-KNOWN lists the double meanings found when this test was written (pages owned by the page
-helpers, reported to the lead): the test fails on any NEW one, and does not fail when a known
-one is fixed."""
+KNOWN lists double meanings accepted for now (none): the test fails on any new one, and
+does not fail when a known one is fixed."""
 import ast
 import re
 from collections import defaultdict

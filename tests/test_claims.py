@@ -77,3 +77,70 @@ def test_generalization_texts_state_only_what_the_screen_shows():
     m = _page("generalization")
     assert "stays smooth" not in m.PRESETS["Dropout 0.5 narrows the gap"].description
     assert "0.7×" not in m.PRESETS["λ = 1: Adam + L2 collapses, AdamW still learns"].description
+
+
+# ------------------------------------------- numbers another machine's rounding could change
+# A text states a bound for what floating-point rounding can move: a value reached by training
+# (a slow claim) or float round-off (a measurement two orders of magnitude under its bound).
+# The claim line prints the measured value beside that bound, so the number is on screen
+# whatever this machine measures.
+def _texts_and_claims():
+    from ui import lesson_library as library
+    from ui.claims import page_module
+    for t in TOPICS:
+        m = page_module(t.slug)
+        for name, p in m.PRESETS.items():
+            yield f'{t.slug} preset "{name}"', p.description, m.STATE.resolve(p.settings), p.claims
+        for i, s in enumerate(m.STEPS):
+            yield f"{t.slug} step {i + 1}", s.body, m.STATE.resolve(s.settings), s.claims
+    for lid in library.shipped_ids():
+        for i, slide in enumerate(library.shipped(lid).slides):
+            yield f"lesson {lid} slide {i + 1}", slide.text, slide.settings, slide.claims
+
+
+def _stated(text, claim):
+    """(number as written, its value in the claim's unit, half a unit of its last digit) of
+    each number of `text` in the claim's kind (per cent or not)."""
+    from tests.e2e.screen_checks import _value, numbers_in
+    pct = claim.fmt == "{:.1%}"
+    for token in numbers_in(text):
+        if token.endswith("%") == pct:
+            value, half = _value(token)
+            scale = 0.01 if pct else 1.0
+            yield token, value * scale, half * scale
+
+
+def _is_bound(value, half, claim):
+    import math
+    return any(math.isfinite(b) and abs(b - value) <= half for b in (claim.lo, claim.hi))
+
+
+def _literals(claims, settings, text):
+    """The numbers of `text` that name a machine-dependent measurement of `claims`: the value
+    of a training claim (slow) or a round-off (under a hundredth of the claim's upper bound),
+    stated as a literal (the value rounded to the number's last digit) instead of as a bound.
+    A bound of any of the claims, and a reference number a claim's own words name ("chance
+    0.5"), are no measurement."""
+    from tests.e2e.screen_checks import numbers_in
+    references = {n for c in claims for n in numbers_in(c.what)}
+    out = []
+    for c in claims:
+        value = c.check(settings)[0]
+        round_off = 0 < abs(value) < c.hi / 100 if 0 < c.hi < float("inf") else False
+        if not (c.slow or round_off):
+            continue
+        out += [f"{token} names {value:.3g} ({c.what})" for token, x, half in _stated(text, c)
+                if x != 0 and abs(x - value) <= half and token not in references
+                and not any(_is_bound(x, half, other) for other in claims)]
+    return out
+
+
+@pytest.mark.slow
+def test_texts_state_bounds_for_what_rounding_moves():
+    """A text states a bound for what another machine measures differently: a value reached
+    by training ("passes 38%", not the "41%" one machine's run reached) or float round-off
+    ("under 1e-5", not "1e-7"); the claim line prints the measured value beside that bound.
+    (The training claims' values are memoised from test_claim_holds above.)"""
+    bad = [f"{where}: {line}" for where, text, settings, claims in _texts_and_claims()
+           for line in _literals(claims, settings, text)]
+    assert not bad, "\n".join(bad)

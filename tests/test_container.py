@@ -3,7 +3,7 @@ requirements.txt says (torch from the CPU wheel index) and starts the hosting pr
 runs N replicas of that image behind the proxy of deploy/compose_proxy.py, whose nginx
 configuration is deploy/nginx.conf.template (the sticky routing of deploy/replicas.py) with only
 the listen address and the upstream changed, and which nginx itself accepts. Building the image
-is a manual step (README, Hosting); nothing here needs a container runtime."""
+is a manual step (README, "Host a class"); nothing here needs a container runtime."""
 from __future__ import annotations
 
 import re

@@ -52,6 +52,7 @@ def test_a_dead_process_is_restarted_after_its_backoff_and_the_others_left_alone
         assert b.proc is first_b and first_b.poll() is None        # untouched
         log = out.getvalue()
         assert "replica :1: pid" in log and "exited with code -9" in log and "restart in 1 s" in log
+        assert "(killed by SIGKILL)" in log
         assert "replica :2" not in log
         a.proc.kill()
         a.proc.wait()
@@ -71,3 +72,14 @@ def test_nginx_skips_a_dead_replica_and_has_a_health_path():
     assert conf.count("proxy_next_upstream error timeout http_502 http_503 http_504;") == 2
     assert "server 127.0.0.1:8081 max_fails=1 fail_timeout=5s;" in conf
     assert "location = /healthz" in conf
+
+
+def test_an_exit_is_logged_with_its_cause(tmp_path):
+    """A restart's log line says why the process went: the signal that killed it, else the
+    line of its own log that names the cause."""
+    from deploy.replicas import _why_exited
+    log = tmp_path / "replica.log"
+    log.write_text("  Local URL: http://127.0.0.1:8809\n2026 ERROR Port 8809 is not available\n")
+    assert _why_exited(1, log) == "Port 8809 is not available"
+    assert _why_exited(-9, log) == "killed by SIGKILL"
+    assert _why_exited(-15, None) == "killed by SIGTERM"

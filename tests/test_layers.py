@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS = ["engine", "ui", "live", "topics"]          # bottom to top
 TOP_SCRIPTS = {"app": 4, "playground": 4}            # above every layer
 WORKER_SIDE = ["live.handle", "live.workers", "live.worker_link", "live.worker_loop",
-               "live.ray_workers", "live.backends", "live.batching"]
+               "live.ray_workers", "live.backends", "live.batching", "live.parent_watch"]
 UI_LIBRARIES = {"streamlit", "plotly", "altair"}
 
 

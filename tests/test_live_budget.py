@@ -1,10 +1,11 @@
-"""live/controls.py + live/budget.py: a playing live fragment's redraw interval follows the
+"""live/frame_plan.py + live/budget.py: a playing live fragment's redraw interval follows the
 server's frame budget, and a frame asks for a page rerun when the class size moved it."""
 from __future__ import annotations
 
 import pytest
 
-import live.controls as live
+import live.frame_plan as live
+import live.trainer_session as sessions
 from live.budget import FrameBudget
 
 
@@ -59,7 +60,7 @@ def test_live_training_hands_the_budgets_interval_to_its_fragment(budget, monkey
     from live.backends import open_handle
 
     asked = record_run_every(monkeypatch)
-    monkeypatch.setattr(live, "_open", lambda make, cid: open_handle(make, cid, None, "inline"))
+    monkeypatch.setattr(sessions, "_open", lambda make, cid: open_handle(make, cid, None, "inline"))
     monkeypatch.setattr(TrainerHandle, "set_pace", lambda self, rate, cap=None: None)
     for i in range(9):
         budget.seen((f"other-{i}", "gan"))

@@ -123,3 +123,24 @@ def test_screenshots_of_the_tests_go_to_an_ignored_folder():
     probe = SCREENSHOTS / "probe.png"
     ignored = subprocess.run(["git", "check-ignore", "-q", str(probe)], cwd=ROOT)
     assert ignored.returncode == 0, f"{SCREENSHOTS} is not git-ignored"
+
+
+def test_constraints_pin_every_declared_dependency_inside_its_range():
+    """constraints.txt (the tested versions) pins each declared package within its range."""
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, ver = line.split("==")
+            pins[re.sub(r"[-_.]+", "-", name).lower()] = ver
+
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in re.findall(r"\d+", v.split("+")[0])[:3])
+
+    extras = PYPROJECT["optional-dependencies"]
+    for spec in [*PYPROJECT["dependencies"], *extras["dev"], *extras["hosting"]]:
+        name = _name(spec)
+        assert name in pins, f"{name} is not pinned in constraints.txt"
+        for op, bound in re.findall(r"(>=|<)([\d.]+)", spec):
+            b = key(bound)
+            ok = key(pins[name]) >= b if op == ">=" else key(pins[name])[:len(b)] < b
+            assert ok, f"constraints.txt pins {name}=={pins[name]} outside {spec}"

@@ -93,3 +93,39 @@ def test_hosting_profile_never_looks_up_the_external_ip():
 def test_launchers_read_the_hosting_profile(launcher):
     text = (ROOT / launcher).read_text()
     assert ". deploy/hosting.env" in text and "set -a" in text
+
+
+@pytest.mark.parametrize("launcher", ["deploy/host.sh", "deploy/run_replicas.sh"])
+def test_launchers_run_dlplay_serve_on_an_interpreter_that_has_the_app(launcher):
+    """Not whatever python3 comes first on PATH: deploy/python.sh picks $PYTHON or the
+    checkout's .venv and refuses one without the app's dependencies; `dlplay serve` then
+    starts every server on that same interpreter (sys.executable)."""
+    text = (ROOT / launcher).read_text()
+    assert ". deploy/python.sh" in text and '"$PY" -m deploy.cli serve' in text
+    assert "python3 " not in text.replace("$PY", "")
+    check = subprocess.run(["bash", "-c", ". deploy/python.sh"], cwd=ROOT, capture_output=True,
+                           text=True, env={**os.environ, "PYTHON": "/bin/false"}, timeout=30)
+    assert check.returncode == 1 and "/bin/false has no streamlit" in check.stderr
+
+
+def test_dlplay_serve_gives_every_server_the_hosting_profile(monkeypatch):
+    from deploy import cli
+    from deploy.hosting import hosting_profile
+    assert hosting_profile() == hosting_env()
+    seen = {}
+
+    class Recorder:
+        def __init__(self, port, replicas, address, profile):
+            seen.update(port=port, replicas=replicas, address=address, profile=profile)
+
+        def start(self):
+            raise cli.StartFailed("recorded")
+
+        def stop(self):
+            seen["stopped"] = True
+
+    monkeypatch.setattr(cli, "Deployment", Recorder)
+    monkeypatch.setattr(cli, "_stop_on_signals", lambda: None)
+    assert cli.main(["serve", "--port", "9100", "--replicas", "3"]) == 1
+    assert seen == {"port": 9100, "replicas": 3, "address": "0.0.0.0",
+                    "profile": hosting_env(), "stopped": True}

@@ -37,3 +37,33 @@ def test_requirements_pin_a_cpu_friendly_torch_range():
     assert re.search(r"^torch>=2\.\d+,<3$", req, re.M)
     dev = (ROOT / "requirements-dev.txt").read_text()
     assert "-r requirements.txt" in dev and "pytest" in dev and "playwright" in dev
+
+
+def test_every_page_has_a_row_in_the_readme_table():
+    """The README's page table: one row per topic, with its title and an existing thumbnail."""
+    from ui.topics import TOPICS
+    text = (ROOT / "README.md").read_text()
+    table = text.split("## Pages\n", 1)[1].split("\n## ", 1)[0]
+    for topic in TOPICS:
+        row = f"| ![{topic.slug}](assets/thumbnails/{topic.slug}.png) | **{topic.title}** |"
+        assert row in table, f"README's page table lacks {topic.slug}"
+        assert (ROOT / "assets" / "thumbnails" / f"{topic.slug}.png").exists()
+
+
+def test_readme_and_docs_link_only_to_files_that_exist():
+    for doc in [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").glob("*.md")]:
+        for target in re.findall(r"\]\(([^)#\s]+)\)", doc.read_text()):
+            if "://" in target:
+                continue
+            assert (doc.parent / target).exists(), f"{doc.name} links to missing {target}"
+
+
+def test_readme_keeps_the_users_topics_and_no_work_history():
+    text = (ROOT / "README.md").read_text()
+    for heading in ("## Run it on a laptop", "## Host a class", "## Pages", "## Screenshots",
+                    "## Lessons", "## Troubleshooting", "## Licence"):
+        assert heading in text, heading
+    from live.budget import FPS      # the frame budget the README states is the code's default
+    assert "DLPLAY_FRAME_BUDGET" in text and f"at most {FPS:g} live redraws a second" in text
+    assert not re.search(r"\bsession\b.*\b(ninth|tenth|fifth|sixth)\b|\bhelper\b|\bissue \d+",
+                         text, re.I)

@@ -1,15 +1,19 @@
 """Measurements some lesson slides need that no preset of their page states: each is computed
 from the same page functions the view draws from (named in each docstring), on the full
-settings s. Registered in ui/lesson_measures.py as "<page>.<name>"."""
+settings s. Each is marked with @lesson_measure (ui/lesson_measures.py) and named
+"<page>.<name>" in lesson files."""
 from __future__ import annotations
 
 from typing import Any, Mapping
 
 import numpy as np
 
+from ui.lesson_measures import lesson_measure
+
 S = Mapping[str, Any]
 
 
+@lesson_measure(page="relu_regions")
 def relu_random_pieces(s: S) -> float:
     """Linear pieces of the sawtooth tab's random 1-D net (relu_regions_compute.net_of with
     input_dim=1, engine.regions.linear_pieces_1d over the box), as its title counts them."""
@@ -20,6 +24,7 @@ def relu_random_pieces(s: S) -> float:
                  + 1)
 
 
+@lesson_measure(page="relu_regions")
 def relu_random_slope_sign_changes(s: S) -> float:
     """Sign changes of df/dx of the random 1-D net (the Gradient tab, seed 0:
     relu_regions_compute.net_of with input_dim=1, Pieces1D.slope_sign_changes)."""
@@ -30,18 +35,21 @@ def relu_random_slope_sign_changes(s: S) -> float:
                  .slope_sign_changes())
 
 
+@lesson_measure(page="attention")
 def attention_mask_share(s: S) -> float:
     """Share of the n² query-key pairs the Masks tab's mask allows (attention_compute.allowed_of)."""
     from topics.attention.compute import allowed_of
     return float(allowed_of(s).mean())
 
 
+@lesson_measure(page="attention")
 def attention_mask_future(s: S) -> float:
     """Number of allowed pairs whose key comes after its query (0 for a causal mask)."""
     from topics.attention.compute import allowed_of
     return float(np.triu(allowed_of(s), 1).sum())
 
 
+@lesson_measure(page="attention")
 def attention_pe_error(s: S, mode: str) -> float:
     """max |out(Px) − P·out(x)| of the Positions tab's test without ("none") or with
     ("add sinusoidal PE") the position code (attention_compute.pe_errors)."""
@@ -49,12 +57,14 @@ def attention_pe_error(s: S, mode: str) -> float:
     return float(pe_errors(s)[mode])
 
 
+@lesson_measure(page="attention")
 def attention_pe_range(s: S) -> float:
     """max |PE| of the sinusoidal code the Positions tab draws (sin/cos: at most 1)."""
     from engine import attention
     return float(attention.sinusoidal_encoding(int(s["at_pe_n"]), int(s["at_pe_d"])).abs().max())
 
 
+@lesson_measure(page="attention")
 def attention_pe_period(s: S, dim: int) -> float:
     """Positions per period of PE dimension `dim` (pairs (2i, 2i+1) share the frequency
     1/10000^(2i/d)); the first pair repeats every 2π positions, the last barely moves."""
@@ -62,6 +72,7 @@ def attention_pe_period(s: S, dim: int) -> float:
     return float(2 * np.pi * 10000 ** ((dim - dim % 2) / d))
 
 
+@lesson_measure(page="vae")
 def vae_posterior_modes(s: S) -> float:
     """Local maxima of the exact posterior p(z | x) of the Why-the-ELBO toy at x = vae_x
     (vae_compute.posterior_modes)."""
@@ -69,12 +80,14 @@ def vae_posterior_modes(s: S) -> float:
     return float(len(posterior_modes(float(s["vae_x"]))))
 
 
+@lesson_measure(page="diffusion")
 def diffusion_alpha_bar(s: S) -> float:
     """ᾱ_t at the Forward tab's t: the share of the data's variance left at step t."""
     from engine import diffusion
     return float(diffusion.SCHEDULES[s["df_sched"]]().alpha_bar(int(s["df_t"])))
 
 
+@lesson_measure(page="initialization")
 def initialization_last_rank(s: S) -> float:
     """Effective rank of the last layer's activations over the first inputs, as the Signal
     tab's rank panel draws it (initialization_compute.propagation_of(...).eff_rank)."""
@@ -82,18 +95,21 @@ def initialization_last_rank(s: S) -> float:
     return float(np.asarray(propagation_of(s).eff_rank)[-1])
 
 
+@lesson_measure(page="initialization")
 def initialization_rank_at(s: S, layer: int) -> float:
     """Effective rank of h_layer (layer 0: the input) on the Signal tab's rank panel."""
     from topics.initialization.compute import propagation_of
     return float(np.asarray(propagation_of(s).eff_rank)[int(layer)])
 
 
+@lesson_measure(page="convolution")
 def convolution_equivariance_error(s: S) -> float:
     """max |conv(Tx) − T conv(x)| of the Equivariance tab (convolution_compute.equivariance_of)."""
     from topics.convolution.compute import equivariance_of
     return float(equivariance_of(s).equivariance_error)
 
 
+@lesson_measure(page="convolution")
 def convolution_slide_kept_share(s: S) -> float:
     """Output values over input values (the image without its padding) of the Sliding window
     tab (convolution_compute.frames_of): 0.25 for a 2x2 pool with stride 2."""
@@ -104,6 +120,7 @@ def convolution_slide_kept_share(s: S) -> float:
     return float(frames.sums.size / inside.size)
 
 
+@lesson_measure(page="convolution")
 def convolution_slide_out_side(s: S, axis: int = 1) -> float:
     """Output width (axis 1) or height (axis 0) of the Sliding window tab
     (convolution_compute.frames_of)."""
@@ -111,6 +128,7 @@ def convolution_slide_out_side(s: S, axis: int = 1) -> float:
     return float(frames_of(s).output.shape[axis])
 
 
+@lesson_measure(page="convolution")
 def convolution_slide_torch_error(s: S) -> float:
     """max |output − torch's own layer| of the Sliding window tab (convolution_compute.frames_of
     against F.conv2d, F.max_pool2d, F.avg_pool2d or F.conv_transpose2d on the same small input
@@ -138,6 +156,7 @@ def convolution_slide_torch_error(s: S) -> float:
     return float(np.abs(frames.output - ref[0, 0].numpy()).max())
 
 
+@lesson_measure(page="convolution")
 def convolution_transposed_backprop_error(s: S) -> float:
     """max |transposed convolution of the Sliding window tab − ∂L/∂x of a convolution|: the
     tab's small input taken as the upstream gradient ∂L/∂y of F.conv2d with the same kernel and
@@ -156,6 +175,7 @@ def convolution_transposed_backprop_error(s: S) -> float:
     return float(np.abs(frames.output - dx[0, 0].numpy()).max())
 
 
+@lesson_measure(page="attention")
 def attention_pe_crossings(s: S, dim: int) -> float:
     """Sign changes of dimension `dim` of the sinusoidal code along the positions the
     Positions tab draws (engine.attention.sinusoidal_encoding): fast dimensions oscillate,
@@ -166,6 +186,7 @@ def attention_pe_crossings(s: S, dim: int) -> float:
     return float((signs[1:] != signs[:-1]).sum())
 
 
+@lesson_measure(page="gan")
 def gan_lines_distance(s: S, which: str) -> float:
     """"jsd" or "w1" between the two parallel lines of the Why-Wasserstein tab at its θ
     (engine.gan.parallel_lines, what the tab plots)."""
@@ -174,6 +195,7 @@ def gan_lines_distance(s: S, which: str) -> float:
     return float(getattr(lines, which)[0])
 
 
+@lesson_measure(page="vae")
 def vae_pca_residual_share(s: S) -> float:
     """Share of the variance of the Autoencoder-vs-PCA tab's points (engine.vae.curved_manifold,
     seed 0) that PCA's top direction leaves out: its reconstruction error over the total."""
@@ -183,6 +205,7 @@ def vae_pca_residual_share(s: S) -> float:
     return float(pca_reconstruct(pts, 1).mse) / total
 
 
+@lesson_measure(page="initialization")
 def initialization_max_slope(s: S, name: str) -> float:
     """max φ′(z) of activation `name` on the Activations tab's range (autograd,
     engine.signal.activations), as its caption prints it."""
@@ -190,6 +213,7 @@ def initialization_max_slope(s: S, name: str) -> float:
     return float(activation_curves([name], float(s["in_zmax"]))[1][name][1].max())
 
 
+@lesson_measure(page="initialization")
 def initialization_slope_at(s: S, name: str, z: float) -> float:
     """φ′(z) of activation `name` at the grid point nearest z."""
     from engine.signal.activations import activation_curves

@@ -16,7 +16,8 @@ move's server time on the pages that use it.
 
 The subplot grid (axis domains, anchors, title annotations) comes from make_subplots itself,
 built once per distinct grid and cached. Values are not validated here: the page tests run
-every drawn figure through a validating go.Figure (tests/pages/test_*.py, `valid_figure`).
+the figures of every live frame through a validating go.Figure
+(tests/pages/test_plain_figures.py, `validated`).
 
 Single-panel figures redrawn every live frame use `plain_figure(traces, layout)` below (the
 GAN, VAE and diffusion pages):

@@ -23,9 +23,9 @@ format, so reading a file never executes anything from it.
     lo = 0.955
     hi = 0.97
 
-`play = true` starts the tab's live training when the slide opens (tabs with a Play button,
-LIVE_KEYS); Pause stops it and Next moves on while it runs. `train = N` does the same from a
-fresh trainer and stops by itself at iteration N (1 <= N <= TRAIN_MAX of the tab), so the
+`play = true` starts the tab's live training when the slide opens (tabs that declare one,
+ui/live_tabs.py); Pause stops it and Next moves on while it runs. `train = N` does the same from a
+fresh trainer and stops by itself at iteration N (1 <= N <= the tab's declared train_max), so the
 figure and the text read the same iteration; it already plays, so `play` beside it is refused.
 A claim of such a slide whose measurement takes a `step` or `steps` argument is measured at N
 unless the file names another one (never beyond N: the screen stops there).
@@ -61,26 +61,6 @@ CLAIM_KEYS = {"measure": str, "args": dict, "what": str, "lo": (int, float),
               "hi": (int, float)}
 REQUIRED_SLIDE = ("page", "title", "text")
 
-# (page, tab) -> the key of the tab's live training (live.controls.live_training(key, ...)):
-# what `play = true` starts. tests/lessons/test_lesson_format.py checks each against the page.
-LIVE_KEYS = {("generalization", "overfit"): "gen_overfit",
-             ("generalization", "random"): "gen_random",
-             ("generalization", "decay"): "gen_decay",
-             ("gan", "train"): "gan", ("vae", "latent"): "vae_live",
-             ("initialization", "train"): "in_train", ("relu_regions", "regions"): "rr_train",
-             ("lstm_gating", "train"): "lg_race", ("attention", "trained"): "at_train",
-             ("diffusion", "train"): "df_train", ("adversarial", "curves"): "adv_live",
-             ("flows", "train"): "fl_train"}
-
-# live key -> the most iterations `train = N` may ask for: a file cannot keep a lecture (or the
-# server) training for long. Each takes 20 to 75 s at the page's default pace (its steps per
-# frame every 0.5 s, the GAN's every 0.25 s; slower only where a CPU cannot keep that pace)
-# and is above every iteration count the page's texts name; the adversarial run ends at its
-# own schedule's end (AdvTrainConfig.total_steps).
-TRAIN_MAX = {"gen_overfit": 5_000, "gen_random": 2_000, "gen_decay": 5_000, "gan": 5_000,
-             "vae_live": 3_000, "in_train": 2_000, "rr_train": 3_000, "lg_race": 3_000,
-             "at_train": 3_000, "df_train": 10_000, "adv_live": 920,
-             "fl_train": 3_000}
 STEP_ARGS = ("step", "steps")      # a measurement's argument that names the iteration
 
 
@@ -179,13 +159,34 @@ def _kind_name(name: str) -> str:
             "float": "a number", "bool": "true/false"}.get(name, name)
 
 
+# Markdown images make the browser fetch their address when the slide is drawn: a lesson file
+# from elsewhere could make every student's browser call an outside host. They are shown as a
+# placeholder that names the address instead ("![alt](url)", "![alt][ref]", "<img ...>").
+REMOTE_IMAGE = re.compile(r"!\[([^\]]*)\]\(\s*<?([^)\s>]*)>?[^)]*\)|!\[([^\]]*)\]\[([^\]]*)\]"
+                          r"|<img\b(?:[^>]*?\bsrc\s*=\s*[\"']?([^\"'\s>]*))?[^>]*>",
+                          re.IGNORECASE)
+REFERENCE = re.compile(r"^\s{0,3}\[([^\]]+)\]:\s*<?(\S+?)>?(?:\s.*)?$", re.MULTILINE)
+
+
+def no_remote_images(text: str) -> str:
+    """`text` with every Markdown or HTML image replaced by "[image not shown: <address>]"."""
+    refs = {k.lower(): v for k, v in REFERENCE.findall(text)}
+
+    def placeholder(m: re.Match) -> str:
+        ref = m.group(4) or m.group(3)
+        where = (m.group(2) or m.group(5) or (refs.get(ref.lower()) if ref else None)
+                 or ref or m.group(1) or "an image")
+        return f"[image not shown: {where}]"
+    return REMOTE_IMAGE.sub(placeholder, text)
+
+
 def _text(value: str, limit: int, file: str, slide: int | None, name: str) -> str:
     value = value.strip()
     if not value:
         raise LessonError(file, "is empty", slide, name)
     if len(value) > limit:
         raise LessonError(file, f"has {len(value)} characters; at most {limit}", slide, name)
-    return value
+    return no_remote_images(value)
 
 
 def validate(table: Mapping, file: str, lesson_id: str, pages: Mapping[str, Any],
@@ -198,7 +199,7 @@ def validate(table: Mapping, file: str, lesson_id: str, pages: Mapping[str, Any]
         raise LessonError(file, "the lesson id (file name) may use a-z, 0-9, '-' and '_' only")
     _check_keys(table, LESSON_KEYS, file, None)
     title = _text(table.get("title", ""), MAX_TITLE, file, None, "title")
-    summary = table.get("summary", "").strip()[:MAX_TEXT]
+    summary = no_remote_images(str(table.get("summary", "")).strip()[:MAX_TEXT])
     rows = table.get("slides", [])
     if not rows:
         raise LessonError(file, "a lesson needs at least one [[slides]] table", None, "slides")
@@ -257,7 +258,7 @@ def _slide(row: Mapping, file: str, i: int, pages, measures) -> Slide:
         raise LessonError(file, f"at most {MAX_CLAIMS} claims per slide", i, "claims")
     settings = {**base, **own}
     view = view or views[0]
-    play, train = _live(row, file, i, slug, view)
+    play, train = _live(row, file, i, slug, next(v for v in module.VIEWS if v.key == view))
     claims = (inherited if row.get("preset_claims", True) else ()) + tuple(
         _claim(c, file, i, j, slug, measures, train)
         for j, c in enumerate(row.get("claims", []), 1))
@@ -276,21 +277,23 @@ def _slide(row: Mapping, file: str, i: int, pages, measures) -> Slide:
 
 
 def _live(row: Mapping, file: str, i: int, slug: str,
-          view: str) -> tuple[str | None, int | None]:
-    """(the live key the slide starts or None, N of `train = N` or None)."""
+          tab: Any) -> tuple[str | None, int | None]:
+    """(the live key the slide starts or None, N of `train = N` or None), from the tab's
+    declaration (`View.live`, ui/page.py)."""
+    view = tab.key
     if "train" in row and "play" in row:
         raise LessonError(file, "`train = N` already plays (and stops at N): leave `play` out",
                           i, "play")
     field = "train" if "train" in row else "play"
     if field == "play" and not row.get("play"):
         return None, None
-    key = LIVE_KEYS.get((slug, view))
-    if key is None:
+    if tab.live is None:
         raise LessonError(file, f"tab {view!r} of page {slug!r} has no live training to "
                                 f"{field}", i, field)
+    key = tab.live.key
     if field == "play":
         return key, None
-    n, most = row["train"], TRAIN_MAX[key]
+    n, most = row["train"], tab.live.train_max
     if not 1 <= n <= most:
         raise LessonError(file, f"{n} iterations; tab {view!r} of page {slug!r} trains 1 to "
                                 f"{most:,} on a slide", i, "train")

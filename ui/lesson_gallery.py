@@ -1,26 +1,28 @@
 """Lessons outside the player: their list in the gallery (with a teacher's upload), the
-"Add this view to my lesson" builder in the sidebar of every page, and the figure index (every
-figure of the notes a shipped slide reproduces, searchable, each linking to its slide)."""
+"Add this view to my lesson" builder in the sidebar of every page, and the link to a slide
+(the figure index page is ui/figure_index.py)."""
 from __future__ import annotations
 
-import re
 from typing import Any, Sequence
 
 import pandas as pd
 import streamlit as st
 
 from ui import lesson_library as library
-from ui.lesson_format import LIVE_KEYS, MAX_BYTES, TRAIN_MAX, LessonError, Source
+from ui.lesson_format import MAX_BYTES, LessonError
 from ui.lesson_toml import lesson_text
+from ui.live_keys import live_keys
+from ui.live_tabs import live_tabs
 from ui.topics import TOPICS_BY_SLUG
 
 DRAFT_KEY = "_lesson_draft"        # the slides a teacher collected with "Add this view"
 UPLOAD_KEY = "lesson_upload"
 
 
-def slide_link(lesson_id: str, index: int) -> str:
-    """The relative URL of slide `index` (from 0): the home page forwards to its page."""
-    return f"./?lesson={lesson_id}&slide={index + 1}"
+def slide_link(lesson_id: str, index: int, classroom: bool = False) -> str:
+    """The relative URL of slide `index` (from 0): the home page forwards to its page; in
+    classroom mode the link keeps it (classroom=1)."""
+    return f"./?lesson={lesson_id}&slide={index + 1}" + ("&classroom=1" if classroom else "")
 
 
 # ------------------------------------------------------------------------------ gallery
@@ -107,11 +109,11 @@ def builder(slug: str, state, views: Sequence[Any]) -> None:
 def _trained_steps(slug: str, tab: str) -> int:
     """Iterations the tab's live trainer shows now (the last view its panel drew, kept by
     live/controls.py at "<key>__view"), at most what a slide may train; 0 without training."""
-    key = LIVE_KEYS.get((slug, tab))
-    if key is None:
+    live = live_tabs().get((slug, tab))
+    if live is None:
         return 0
-    steps = int(getattr(st.session_state.get(f"{key}__view"), "steps", 0) or 0)
-    return min(steps, TRAIN_MAX[key])
+    steps = int(getattr(st.session_state.get(live_keys(live.key).view), "steps", 0) or 0)
+    return min(steps, live.train_max)
 
 
 def _plain(values: dict) -> dict:
@@ -126,69 +128,6 @@ def _plain(values: dict) -> dict:
     return out
 
 
-# ------------------------------------------------------------------------------ figure index
 def _page_title(slide: dict) -> str:
     topic = TOPICS_BY_SLUG.get(slide.get("page"))
     return topic.title if topic else str(slide.get("page"))
-
-
-def figure_rows(outlines: dict[str, dict]) -> list[dict]:
-    """One row per (figure, slide) of the shipped lessons, in notes and figure order."""
-    rows = []
-    for lid, les in outlines.items():
-        for i, s in enumerate(les.get("slides", [])):
-            src = s.get("source") if isinstance(s, dict) else None
-            if not isinstance(src, dict) or not {"notes", "figure"} <= set(src):
-                continue
-            source = Source(str(src["notes"]), str(src["figure"]))
-            rows.append({"notes": source.notes, "figure": source.label.split(", ", 1)[1],
-                         "chapter": _chapter(source.figure), "slide": s.get("title", ""),
-                         "page": _page_title(s), "lesson": les.get("title", lid),
-                         "open": slide_link(lid, i), "_key": _sort_key(source)})
-    rows.sort(key=lambda r: r.pop("_key"))
-    return rows
-
-
-def _chapter(figure: str) -> str:
-    m = re.match(r"^(\d+)\.", figure)
-    return m.group(1) if m else ""
-
-
-def _sort_key(source) -> tuple:
-    nums = [int(n) for n in re.findall(r"\d+", source.figure)]
-    return (source.notes, nums, source.figure)
-
-
-def figure_index() -> None:
-    """The figure index page."""
-    st.title("Figures of the course notes, live")
-    rows = figure_rows(library.outlines())
-    figures = {(r["notes"], r["figure"]) for r in rows}
-    st.caption(f"{len(figures)} figures of the notes reproduced by {len(rows)} lesson slides. "
-               "Search by notes (004), chapter (2) or figure (2.5), or by words; each link "
-               "opens the slide.")
-    query = st.text_input("Search", key="figure_search", placeholder="e.g. 004 2.5, momentum",
-                          max_chars=100)
-    shown = [r for r in rows if _matches(r, query)]
-    if not shown:
-        st.info("No reproduced figure matches this search.", icon=":material/search_off:")
-        return
-    st.dataframe(pd.DataFrame(shown), hide_index=True, width="stretch",
-                 column_config={"open": st.column_config.LinkColumn(
-                     "open", display_text="Open slide")})
-
-
-def _matches(row: dict, query: str) -> bool:
-    """Every word of `query` appears in the row (a number like 2.5 must be the figure or the
-    notes or the chapter exactly, so 2.5 does not match 2.50)."""
-    for word in (query or "").lower().split():
-        word = word.strip(",;")
-        if not word:
-            continue
-        if re.fullmatch(r"[\d.]+", word):
-            if word not in (row["notes"], row["figure"].removeprefix("Figure "),
-                            row["chapter"], row["figure"].lower()):
-                return False
-        elif word not in " ".join(str(v) for v in row.values()).lower():
-            return False
-    return True

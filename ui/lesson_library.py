@@ -100,12 +100,3 @@ def outlines() -> dict[str, dict]:
     return out
 
 
-def all_shipped() -> list[Lesson]:
-    """Every shipped lesson that validates (a broken one is logged and left out)."""
-    out = []
-    for lesson_id in shipped_ids():
-        try:
-            out.append(shipped(lesson_id))
-        except LessonError:
-            log.exception("shipped lesson %s is invalid", lesson_id)
-    return out

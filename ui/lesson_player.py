@@ -19,7 +19,8 @@ from ui import live_hooks
 from ui import lesson_library as library
 from ui.lesson_format import Lesson, LessonError, Slide
 from ui.lesson_gallery import builder
-from ui.page_keys import (RESET_ASKED, TRAIN_REACHED, TRAIN_TO, apply_setting, preset_key,
+from ui.live_keys import live_keys
+from ui.page_keys import (apply_setting, preset_key,
                           tour_key)
 
 LESSON, SLIDE = "lesson", "slide"
@@ -168,12 +169,12 @@ def _apply(slide: Slide, slug: str, state, views) -> None:
     if slide.play:
         # A fresh trainer for the slide: the live panel (live/controls.py) drops its trainer and
         # builds a new one, paused, on this run's draw; _start_play presses Play on the run after.
-        st.session_state[RESET_ASKED.format(key=slide.play)] = True
+        st.session_state[live_keys(slide.play).reset_asked] = True
         st.session_state[PLAY_KEY] = slide.play
         st.session_state[PLAY_NONCE] = st.session_state.get(PLAY_NONCE, 0) + 1
-        st.session_state.pop(TRAIN_REACHED.format(key=slide.play), None)
+        st.session_state.pop(live_keys(slide.play).train_reached, None)
         if slide.train is not None:         # the panel's Play stops by itself at N
-            st.session_state[TRAIN_TO.format(key=slide.play)] = slide.train
+            st.session_state[live_keys(slide.play).train_to] = slide.train
 
 
 def _go(lesson_id: str, shown: int, index: int) -> None:
@@ -197,8 +198,8 @@ def _skip_training() -> None:
     key = st.session_state.get(PLAY_KEY)
     if key is None:
         return
-    st.session_state.pop(TRAIN_REACHED.format(key=key), None)   # Reset off the slide: no cap
-    if st.session_state.pop(TRAIN_TO.format(key=key), None) is None:
+    st.session_state.pop(live_keys(key).train_reached, None)   # Reset off the slide: no cap
+    if st.session_state.pop(live_keys(key).train_to, None) is None:
         return
     live_hooks.pause(st.session_state, key)
 
@@ -249,7 +250,7 @@ def _training_caption(slide: Slide) -> str:
     if slide.train is None:
         return ("This slide trains live: the figure fills in as it runs. Pause stops it; → "
                 "moves on whenever you like.")
-    if st.session_state.get(TRAIN_REACHED.format(key=slide.play)) == slide.train:
+    if st.session_state.get(live_keys(slide.play).train_reached) == slide.train:
         return (f"Trained to iteration {slide.train:,}, where the text reads the figure. Play "
                 f"trains on.")
     return (f"This slide trains to iteration {slide.train:,} and stops there (the line above "

@@ -23,19 +23,21 @@ from ui.widgets import CHOOSE, settings_match
 log = logging.getLogger("dlplay")
 
 
-def _home_target():
-    """The home page object registered by app.py (st.navigation), else the file path."""
-    return st.session_state.get("_home_page", "app.py")
-
-
 @contextlib.contextmanager
 def user_errors(what: str):
     """Run a block; an exception becomes st.error("Could not <what>: <reason>") and is logged
     with its traceback on the server. Streamlit's rerun/stop signals pass through (they are
-    BaseException, not Exception)."""
+    BaseException, not Exception). An exception with a `user_status` (a passing condition,
+    e.g. live.handle.TrainerBusy: the class server is loaded) shows that text as a status
+    line instead, and logs one line without a traceback."""
     try:
         yield
     except Exception as exc:  # noqa: BLE001 - the boundary is the point
+        status = getattr(exc, "user_status", None)
+        if isinstance(status, str):
+            log.warning("could not %s: %s", what, exc)
+            st.info(status, icon=":material/hourglass:")
+            return
         log.exception("error while trying to %s", what)
         st.error(f"Could not {what}: {exc}", icon=":material/error:")
 
@@ -69,14 +71,26 @@ PRESENT_CONTROLS = 0.85     # classroom mode: the controls column's share of its
 
 
 @dataclass(frozen=True)
+class Live:
+    """A tab's live training: the key its view passes to live.controls.live_training, and the
+    most iterations a lesson's `train = N` may ask of it (a file cannot keep a lecture, or the
+    server, training for long: at the page's default pace 20 to 75 s, above every iteration
+    count the page's texts name)."""
+    key: str
+    train_max: int
+
+
+@dataclass(frozen=True)
 class View:
     """One tab of a page. `draw(panel)` fills panel.controls (the narrow column beside the
-    figure), panel.figure (the wide column) and panel.notes (full width, below)."""
+    figure), panel.figure (the wide column) and panel.notes (full width, below). A tab that
+    trains live declares it (`live`): lessons, the live tests and benchmarks find it there."""
     key: str                                  # short id that presets and steps name
     title: str                                # the tab label (also its ?<slug>_view= value)
     draw: Callable[["Panel"], None]
     split: tuple[float, float] = (1.0, 2.7)   # controls : figure width
     fragment: bool = True                     # widgets rerun this view only
+    live: "Live | None" = None                # its live training, if it has one
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,6 @@ from typing import Any, Mapping, MutableMapping, Sequence
 
 import streamlit as st
 
-# set by whoever wants a live panel's trainer replaced (the lesson player, for a slide that
-# plays); the panel (live/controls.py) resets itself on its next draw
-RESET_ASKED = "{key}__reset_asked"
-# set by the lesson player for a slide that trains to N: the panel's Play stops by itself at
-# iteration N (TRAIN_TO, dropped there, so a later Play goes on) and notes N in TRAIN_REACHED;
-# Reset on the slide asks for N again
-TRAIN_TO = "{key}__train_to"
-TRAIN_REACHED = "{key}__train_reached"
 # A tab opened from a callback is held this long against a browser message that still
 # carries the tab the browser showed before (see hold_asked_view)
 VIEW_HOLD_S = 3.0

@@ -34,6 +34,8 @@ class DiffusionTrainer(TrainerBase):
     and is not averaged in). State: "model", "opt" (deep-copied), steps, diverged_at,
     history."""
 
+    batched = "engine.diffusion.batched"   # a class steps its trainers as one batch
+
     def __init__(self, points: np.ndarray, labels: np.ndarray | None = None,
                  schedule: Schedule | None = None, hidden: int = 64, depth: int = 3,
                  lr: float = 2e-3, batch: int = 256, p_uncond: float = 0.1, seed: int = 0,

@@ -55,10 +55,11 @@ class AffineCoupling(nn.Module):
         if keep not in (0, 1):
             raise ValueError("keep must be 0 or 1 (the coordinate copied)")
         self.keep, self.s_max = int(keep), float(s_max)
+        last = nn.Linear(hidden, 2)
+        nn.init.zeros_(last.weight)
+        nn.init.zeros_(last.bias)
         self.net = nn.Sequential(nn.Linear(1, hidden), nn.Tanh(), nn.Linear(hidden, hidden),
-                                 nn.Tanh(), nn.Linear(hidden, 2))
-        nn.init.zeros_(self.net[-1].weight)
-        nn.init.zeros_(self.net[-1].bias)
+                                 nn.Tanh(), last)
 
     def scale_shift(self, x_keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """s(x_keep), t(x_keep), each (n,), for x_keep (n,)."""

@@ -36,4 +36,4 @@ def stages_of(trainer: FlowTrainer) -> Stages:
     """read_trainer fn: the first STAGE_POINTS training points after each coupling layer."""
     hs = trainer.model.stages(trainer.x[:STAGE_POINTS])
     return Stages(int(trainer.steps), np.stack([h.cpu().numpy() for h in hs]),
-                  tuple(int(layer.keep) for layer in trainer.model.layers))
+                  trainer.model.keeps)

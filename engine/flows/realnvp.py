@@ -9,6 +9,7 @@ partitions alternate (notes 004, Fig. 11.3), a standard Gaussian base, exact log
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import torch
 from torch import nn
@@ -30,8 +31,13 @@ class RealNVP(nn.Module):
         super().__init__()
         if layers < 0:
             raise ValueError("the number of coupling layers must be >= 0")
-        self.layers = nn.ModuleList(AffineCoupling(k % 2, hidden, s_max) for k in range(layers))
+        self.keeps = tuple(k % 2 for k in range(layers))     # the coordinate layer k copies
+        self.layers = nn.ModuleList(AffineCoupling(k, hidden, s_max) for k in self.keeps)
         self.hidden = int(hidden)
+
+    def couplings(self) -> list[AffineCoupling]:
+        """The layers, first to last."""
+        return [cast(AffineCoupling, m) for m in self.layers]
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """z = f(x) (n, 2) and sum_k log|det df_k| (n,)."""
@@ -44,7 +50,7 @@ class RealNVP(nn.Module):
     def inverse(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """x = f^{-1}(z) (n, 2) and sum_k log|det df_k^{-1}| (n,)."""
         logdet = torch.zeros(z.shape[0], dtype=z.dtype, device=z.device)
-        for layer in reversed(self.layers):
+        for layer in reversed(self.couplings()):
             z, ld = layer.inverse(z)
             logdet = logdet + ld
         return z, logdet

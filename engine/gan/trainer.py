@@ -80,6 +80,8 @@ class GANTrainer(TrainerBase):
     (the mode history) and "gen" (the sampling RNG).
     """
 
+    batched = "engine.gan.batched"   # a class steps its trainers as one batch
+
     def __init__(self, target: ToyData, loss: str = "nonsaturating",
                  g_hidden: tuple[int, ...] = (128, 128), d_hidden: tuple[int, ...] = (128, 128),
                  latent_dim: int = 2, lr_g: float = 1e-3, lr_d: float = 1e-3,
@@ -331,10 +333,6 @@ class GANTrainer(TrainerBase):
         (grad,) = torch.autograd.grad(self.loss.g_loss(f) * len(pts), pts)
         return to_numpy(-grad)
 
-    def generator_field(self, box=None, res: int = 15) -> tuple[np.ndarray, np.ndarray]:
-        """(points (res², 2), −∇_x L_G at each grid point): the field fakes follow."""
-        _, _, pts = self._grid(box or self.box, res)
-        return to_numpy(pts), self.fake_gradients(pts)
 
     def snapshot(self, res: int = 40, n_arrows: int = 60) -> GANSnapshot:
         with torch.no_grad():

@@ -337,11 +337,6 @@ class GeneralizationTrainer(TrainerBase):
                 self.stop_step = self.steps
         return m
 
-    def metric_at(self, name: str, step: int) -> float:
-        """The logged value of `name` at the last evaluation <= step."""
-        s, v = self.history.as_arrays(name)
-        i = int(np.searchsorted(s, step, side="right")) - 1
-        return float(v[max(i, 0)])
 
     @torch.no_grad()
     def best_model(self) -> MLP:

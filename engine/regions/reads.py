@@ -25,11 +25,6 @@ def trainer_layers(trainer) -> list[tuple[np.ndarray, np.ndarray]]:
     return mlp_layers(trainer.model)
 
 
-def trainer_state(trainer) -> tuple[int, list[tuple[np.ndarray, np.ndarray]]]:
-    """(steps, layers) of a RegionTrainer, taken together under its lock."""
-    return int(trainer.steps), mlp_layers(trainer.model)
-
-
 def forward(layers: Layers, x: np.ndarray) -> np.ndarray:
     """The network's output (n, out) at the points x (n, in), in float64."""
     h = np.asarray(x, np.float64)

@@ -88,6 +88,8 @@ class RegionTrainer(TrainerBase):
     view, a saved state). At the page's pace, one frame per `count_every` steps, the pending
     count is the state the frame draws, whose partition the frame needs anyway."""
 
+    batched = "engine.regions.batched"   # a class steps its trainers as one batch
+
     def __init__(self, widths: Sequence[int], task: str = "bump (regression)", seed: int = 0,
                  lr: float = 0.01, init: str = "kaiming", init_scale: float = 1.0,
                  box: Box = (-2, 2, -2, 2), n: int = 400, count_every: int = 25,

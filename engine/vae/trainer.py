@@ -56,6 +56,8 @@ class VAETrainer(TrainerBase):
     they cost ~1.5% of training instead of ~10% (`test_due`, `snapshot_due`).
     """
 
+    batched = "engine.vae.batched"   # a class steps its trainers as one batch
+
     MAX_PENDING = 64
     DENSE_LOGS = 20       # test metrics at every log until log 20 (step 240 at log_every 12)
     SPARSE_EVERY = 8      # then at every 8th log (every 96 steps)

@@ -45,10 +45,10 @@ window.drawBoth = async (fig, spec, h) => {{
     // an x label's tick: its translate (a rotated label's box is off to one side)
     const ticks = [...gd.querySelectorAll(`.${{id}}tick text`)].map((t) => {{
       const r = t.getBoundingClientRect(), tr = t.getAttribute('transform') || '';
-      const at = tr.match(/translate\(([-\d.e]+)/);
+      const at = tr.match(/translate\\(([-\\d.e]+)/);
       return [norm(t.textContent), id[0] === 'x' ? (at ? +at[1] : r.left + r.width / 2 - top.left) : r.top + r.height / 2 - top.top, tr];
     }});
-    const rot = ticks.length ? ticks[0][2].match(/rotate\(([-\d.e]+)/) : null;
+    const rot = ticks.length ? ticks[0][2].match(/rotate\\(([-\\d.e]+)/) : null;
     axes[id] = {{range: a.range.slice(), start: a._offset, len: a._length, ticks, angle: rot ? Math.round(+rot[1]) : 0}};
   }}
   const legend = [...gd.querySelectorAll('.legendtext')].map((t) => t.textContent);

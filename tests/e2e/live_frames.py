@@ -1,5 +1,5 @@
 """Real live frames, as the pages build them: each live view (every tab that trains live,
-ui.lesson_format.LIVE_KEYS, plus the views a widget switches: the ReLU page's 3-D surface
+ui.live_tabs.live_keys(), plus the views a widget switches: the ReLU page's 3-D surface
 and plain edges) opened under AppTest, its trainer stepped a few times with the page's own
 Step button, and the figures of its last frame collected as the frame's parts (live/parts.py
 Figure) - the same parts function, inputs and trainer state the frame route would turn into
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from unittest import mock
 
-from ui.lesson_format import LIVE_KEYS
+from ui.live_tabs import live_keys
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class LiveView:
 
 def live_views() -> dict[str, LiveView]:
     """view id -> LiveView: every live tab, then the widget-switched variants."""
-    views = {key: LiveView(slug, tab, key) for (slug, tab), key in LIVE_KEYS.items()}
+    views = {key: LiveView(slug, tab, key) for (slug, tab), key in live_keys().items()}
     # the page opens on the shipped model, whose frames are not live: train one here
     views["at_train"] = LiveView("attention", "trained", "at_train",
                                  {"at_source": "train from scratch"})

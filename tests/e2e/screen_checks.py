@@ -102,7 +102,11 @@ def look(page, show_key: str | None = None,
 # and formula constants: "step 2", "|1 − ηλ| < 1"). Each must be on the screen outside those
 # words: in a chart's text, a metric, a widget's value, a table, a caption or the card's
 # claim list, inside the viewport, at the precision stated (0.96 matches 0.962, 47% matches
-# 46.9%).
+# 46.9%). A number that names a claim's measurement is compared with that claim's value at
+# the claim's own tolerance instead (`claim_windows`): where the stated number and the
+# measured value both lie within the claim's bounds, they may differ by one unit of the
+# number's last digit, so a value another machine rounds the other way ("41%" against a
+# measured 40.4%) is still the number the text states.
 NUMBERS_JS = """([slug]) => {
   const card = document.querySelector(`.st-key-${slug}__card, .st-key-${slug}__preset_card`);
   if (!card) return null;
@@ -125,7 +129,9 @@ NUMBERS_JS = """([slug]) => {
   document.querySelectorAll('input').forEach(i => {
     if (inView(i.getBoundingClientRect())) seen.push(i.value || '');
   });
-  return {said, seen: seen.join(' ')};
+  const claims = [...card.querySelectorAll('li')].filter(li => inView(li.getBoundingClientRect()))
+    .map(li => li.innerText);
+  return {said, seen: seen.join(' '), claims};
 }"""
 
 # a tour card's heading "k/N · title": where the class is in the tour, not a stated number
@@ -156,18 +162,49 @@ def _value(token: str) -> tuple[float, float]:
     return value, 0.5 * 10.0 ** (exponent - decimals) * 1.0001
 
 
-def missing_numbers(said: str, seen: str) -> list[str]:
+# a claim line as the card prints it (ui.claims.claim_line) once it holds:
+# "what: 0.452 ✓ (0.4 to 0.5)" or "what: 41.0% ✓ (≥ 38.0%)"
+CLAIM_LINE = (rf":\s*({NUMBER})\s*✓\s*\((?:([≥≤])\s*({NUMBER})|({NUMBER}) to ({NUMBER}))\)\s*$")
+
+
+def _number(token: str) -> float:
+    return float(token.replace("−", "-").replace(",", "").rstrip("%"))
+
+
+def claim_windows(lines) -> list[tuple[bool, float, float, float]]:
+    """(per cent?, measured value, lo, hi) of each claim line that holds (✓) and prints a bound;
+    lines printed in words or not measured here give nothing."""
+    out = []
+    for line in lines:
+        m = re.search(CLAIM_LINE, line.strip())
+        if not m:
+            continue
+        value, side, one, lo, hi = m.groups()
+        if side:
+            lo, hi = (one, None) if side == "≥" else (None, one)
+        out.append((value.endswith("%"), _number(value),
+                    _number(lo) if lo else -float("inf"), _number(hi) if hi else float("inf")))
+    return out
+
+
+def missing_numbers(said: str, seen: str, claims=()) -> list[str]:
     """The numbers stated in `said` that `seen` shows at no matching value: the same
     number at the stated precision (a rounding of a longer number counts), per cents with
-    per cents."""
+    per cents; or, for a number that names a claim of the card (`claims`, its lines), the
+    claim's measured value within the claim's tolerance (see the note above NUMBERS_JS)."""
     shown = [(t.endswith("%"), *_value(t)) for t in re.findall(NUMBER, seen)
              if any(ch.isdigit() for ch in t)]
+    windows = claim_windows(claims)
     out = []
     for token in numbers_in(said):
         pct = token.endswith("%")
         value, half = _value(token)
-        if not any(p == pct and abs(v - value) <= half for p, v, _ in shown):
-            out.append(token)
+        if any(p == pct and abs(v - value) <= half for p, v, _ in shown):
+            continue
+        if any(p == pct and lo <= value <= hi and abs(v - value) <= 2 * half
+               for p, v, lo, hi in windows):
+            continue
+        out.append(token)
     return out
 
 
@@ -177,4 +214,5 @@ def card_numbers(page, slug: str) -> dict | None:
     if got is None:
         return None
     said = re.sub(TOUR_COUNTER, "", got["said"])
-    return {"stated": numbers_in(said), "missing": missing_numbers(said, got["seen"])}
+    return {"stated": numbers_in(said),
+            "missing": missing_numbers(said, got["seen"], got.get("claims", []))}

@@ -4,7 +4,7 @@ canvas page (GAN) and a page whose 3-D surface plotly.js draws inside the live c
 takes effect (the button reads Play again, the poller stopped at once, the iteration stays
 put afterwards), and no page ever falls back to a rerun per frame. DLPLAY_PAUSE_CLICKS sets
 the clicks per page (5 here; the closing note's run used 50). The other live pages (every
-tab that trains live, ui.lesson_format.LIVE_KEYS) run when DLPLAY_PAUSE_PAGES names them
+tab that trains live, ui.live_tabs.live_keys()) run when DLPLAY_PAUSE_PAGES names them
 (`all`, or url paths / live keys separated by commas): each costs minutes of a 2-core CI box."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from urllib.parse import quote_plus
 import pytest
 
 from tests.e2e.conftest import _start, wait_idle
-from ui.lesson_format import LIVE_KEYS
+from ui.live_tabs import live_keys
 
 pytestmark = pytest.mark.e2e
 
@@ -31,7 +31,7 @@ SETTINGS = {"at_train": "&at_source=" + quote_plus("train from scratch")}
 def _every_live_tab() -> dict[str, str]:
     from ui import lesson_library as library
     out = {}
-    for (slug, tab), key in LIVE_KEYS.items():
+    for (slug, tab), key in live_keys().items():
         title = next(v.title for v in library.PAGES[slug].VIEWS if v.key == tab)
         out[f"{slug}?{slug}_view={quote_plus(title)}{SETTINGS.get(key, '')}"] = key
     return out

@@ -141,14 +141,25 @@ def test_play_on_a_training_tab_names_its_live_key():
     assert load(text).slides[0].play == "gen_overfit"
 
 
-def test_live_keys_are_the_pages_own():
-    """Every LIVE_KEYS entry names a tab of its page and a live_training key its file uses."""
-    from ui.lesson_format import LIVE_KEYS
-    from ui.topics import ROOT
-    for (slug, tab), key in LIVE_KEYS.items():
+def test_live_tabs_are_the_pages_own():
+    """Every declared live tab (View(..., live=Live(key, ...))) is a tab of its page whose
+    folder passes that key to live_training; and every live_training key a topic folder
+    passes is declared, so no live tab escapes the lessons, the live tests and benchmarks."""
+    import re
+    from ui.live_tabs import live_keys
+    from ui.topics import ROOT, TOPICS
+    declared = live_keys()
+    for (slug, tab), key in declared.items():
         assert tab in [v.key for v in library.PAGES[slug].VIEWS], (slug, tab)
-        source = (ROOT / "topics" / slug / "page.py").read_text(encoding="utf-8")
+        source = "".join(p.read_text(encoding="utf-8")
+                         for p in (ROOT / "topics" / slug).glob("*.py"))
         assert f'"{key}"' in source, (slug, key)
+    for t in TOPICS:
+        for path in (ROOT / "topics" / t.slug).glob("*.py"):
+            used = re.findall(r'live_training\(\s*"([^"]+)"', path.read_text(encoding="utf-8"))
+            undeclared = set(used) - {k for (slug, _), k in declared.items() if slug == t.slug}
+            assert not undeclared, f"{path.name}: live_training keys {undeclared} are not " \
+                                   "declared by a View(..., live=Live(key, train_max))"
 
 
 TRAIN_SLIDE = ('title = "T"\n[[slides]]\npage = "generalization"\ntitle = "t"\ntext = "x"\n'
@@ -187,11 +198,12 @@ def test_train_needs_a_tab_with_live_training():
 
 
 def test_every_live_tab_has_a_bounded_train_maximum():
-    from ui.lesson_format import LIVE_KEYS, TRAIN_MAX
-    assert set(TRAIN_MAX) == set(LIVE_KEYS.values())
-    assert all(1 <= n <= 10_000 for n in TRAIN_MAX.values())
+    from ui.live_tabs import live_keys, train_max
+    most = train_max()
+    assert set(most) == set(live_keys().values())
+    assert all(1 <= n <= 10_000 for n in most.values())
     from engine.adversarial.training import AdvTrainConfig
-    assert TRAIN_MAX["adv_live"] == AdvTrainConfig().total_steps   # its run ends there anyway
+    assert most["adv_live"] == AdvTrainConfig().total_steps   # its run ends there anyway
 
 
 def _trained_claim(args: str) -> str:
@@ -215,3 +227,20 @@ def test_a_trained_claim_of_a_train_slide_is_measured_at_n(monkeypatch):
         assert asked[-1] == step                 # N unless the file names an earlier one
     err = rejected(_trained_claim("args = { step = 1000 }\n"))
     assert err.field == "claims[1].args.step" and "at iteration 300 or earlier" in err.message
+
+
+def test_images_in_a_lesson_file_are_placeholders_naming_their_address():
+    """A slide never makes the browser fetch an address: Markdown and HTML images in the
+    title, text and summary become "[image not shown: <address>]"."""
+    text = ('title = "T ![logo](http://a.example/t.png)"\n'
+            'summary = "<img src=\'http://a.example/s.png\'>"\n' +
+            GOOD_SLIDE.replace('text = "', 'text = "![x](https://a.example/x.png) and ![y][r] ')
+            + '\n')
+    lesson = load(text)
+    slide = lesson.slides[0]
+    for shown in (lesson.title, lesson.summary, slide.text):
+        assert "![" not in shown and "<img" not in shown.lower(), shown
+    assert "[image not shown: http://a.example/t.png]" in lesson.title
+    assert "[image not shown: http://a.example/s.png]" in lesson.summary
+    assert "[image not shown: https://a.example/x.png]" in slide.text
+    assert "[image not shown: r]" in slide.text

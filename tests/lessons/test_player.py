@@ -1,7 +1,7 @@
 """The lesson player in the app (AppTest): a slide link opens its page with the slide's
 settings and tab, its text beside the figure; Next/Previous move across pages and keep the URL
-naming the slide; bad links get a message, never a traceback. Also the gallery's lesson list,
-the "Add this view to my lesson" builder and the figure index's search."""
+naming the slide; bad links get a message, never a traceback. Also the gallery's lesson list
+and the "Add this view to my lesson" builder (the figure index: test_figure_index.py)."""
 from __future__ import annotations
 
 import pytest
@@ -126,17 +126,6 @@ def test_add_this_view_on_a_trained_tab_trains_the_slide_to_it():
     lesson = validate(parse(lesson_text("My lesson", draft), "my.toml"), "my.toml", "my",
                       library.PAGES, MEASURES)
     assert lesson.slides[0].train == shown and lesson.slides[0].play == "gen_overfit"
-
-
-def test_figure_index_rows_and_search():
-    rows = gallery.figure_rows(library.outlines())
-    assert len(rows) == sum(len(library.shipped(i).slides) for i in library.shipped_ids())
-    fig25 = [r for r in rows if gallery._matches(r, "004 2.5")]
-    assert fig25 and all(r["figure"] == "Figure 2.5" and r["notes"] == "004" for r in fig25)
-    assert not [r for r in rows if gallery._matches(r, "004 2.50")]
-    assert all(r["chapter"] == "3" for r in rows if gallery._matches(r, "004 3"))
-    assert [r for r in rows if gallery._matches(r, "momentum")]
-    assert all(r["open"].startswith("./?lesson=") for r in rows)
 
 
 def test_a_training_slide_presses_play_and_can_be_skipped():

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine.gan import GANTrainer, make_target
 from live import controls as live
+from live.handle import TrainerHandle
 
 KEY, SPF, BUDGET_S = "gan", 8, 0.03
 HARNESS = str(Path(__file__).with_name("harness_widgets.py"))
@@ -153,8 +154,8 @@ def test_without_the_lock_the_same_drive_overlaps(monkeypatch):
     def no_lock(self, timeout=0):
         yield self.trainer
 
-    monkeypatch.setattr(live.TrainerHandle, "locked", no_lock)
-    monkeypatch.setattr(live.TrainerHandle, "tick",
+    monkeypatch.setattr(TrainerHandle, "locked", no_lock)
+    monkeypatch.setattr(TrainerHandle, "tick",
                         lambda self, n, b, e: self._run(n, b, lambda: False))
     GuardedGAN.overlaps = 0
     session, failures = Session(), []
@@ -282,7 +283,8 @@ def test_a_trainer_whose_worker_is_still_starting_gets_its_picture_without_a_cli
     from tests.apptest import record_run_every
     from live import controls as live
     monkeypatch.setenv("DLPLAY_TRAINERS", "process")
-    monkeypatch.setattr(live, "FIRST_VIEW_WAIT_S", 0.0)
+    from live import frame_steps
+    monkeypatch.setattr(frame_steps, "FIRST_VIEW_WAIT_S", 0.0)
     from live.handle import TrainerBusy
     from live.worker_link import Link
     from live.workers import ProcessTrainerHandle

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from live import controls as live
+from live import trainer_session as sessions
 
 
 @pytest.mark.parametrize("mode", ["process", "ray"])
@@ -28,8 +29,10 @@ def test_pace_is_steps_per_frame_over_the_pages_interval(monkeypatch):
     from live.backends import open_handle
 
     calls = []
-    monkeypatch.setattr(live, "trainer_mode", lambda: "process")
-    monkeypatch.setattr(live, "_open", lambda make, cid: open_handle(make, cid, None, "inline"))
+    from live import frame_plan, frame_steps
+    for module in (frame_plan, frame_steps):            # the frame's pace and drawing
+        monkeypatch.setattr(module, "trainer_mode", lambda: "process")
+    monkeypatch.setattr(sessions, "_open", lambda make, cid: open_handle(make, cid, None, "inline"))
     monkeypatch.setattr(TrainerHandle, "set_pace",
                         lambda self, rate, cap=None: calls.append(rate))
 

@@ -91,6 +91,22 @@ def test_plain_figures_are_valid_and_send_float32(build):
                     assert trace[axis]["dtype"] in ("f4", "i1", "i2", "i4", "u1"), (name, axis)
 
 
+def _live_view_ids():
+    from tests.e2e.live_frames import live_views
+    return list(live_views())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("view_id", _live_view_ids())
+def test_every_live_frames_figures_are_valid(view_id):
+    """Every live tab (declared by its page, ui/live_tabs.py), its frame after two Steps: each
+    figure it pushes is a valid figure, rebuilt WITH validation to the same JSON."""
+    from tests.e2e.live_frames import capture, live_views
+    for slot, part in capture(live_views()[view_id], steps=2):
+        spec = json.loads(pio.to_json(part.fig, validate=False))
+        assert json.loads(pio.to_json(validated(part.fig), validate=False)) == spec, slot
+
+
 def test_named_colour_scales_are_plotly_pythons():
     """plotly.js's own "RdBu" runs blue -> red; Plotly.py's (what the figures were designed
     with) runs red -> blue: the scale is sent explicitly."""

@@ -12,6 +12,7 @@ import streamlit as st
 from engine import adversarial as adv
 from engine.adversarial.training import SNAPSHOTS, heldout_digits, model_from_weights
 from ui.weights import cached_weights
+from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
 N_HELDOUT = 359
@@ -163,11 +164,13 @@ def curves_of(s: Mapping[str, Any], seed: int = 0, device: str = "cpu", progress
     return out
 
 
+@lesson_measure
 def curve_at(s, model: str, attack: str, eps: float) -> float:
     c = curves_of(s)[(model, attack)]
     return float(c.accuracy[int(np.argmin(np.abs(c.eps - eps)))])
 
 
+@lesson_measure
 def fgsm_minus_pgd(s) -> float:
     """min over both CNNs and every eps of acc(FGSM) - acc(PGD): >= 0 when FGSM is never the
     stronger attack."""
@@ -196,11 +199,13 @@ def loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
 
 
 # ---- measurements the claims use (also shown on the page)
+@lesson_measure
 def fooled(s) -> float:
     """1 when the attack succeeds on the selected digit (wrong class / the target), else 0."""
     return float(attack_of(s).success)
 
 
+@lesson_measure
 def kept(s) -> float:
     r = attack_of(s)
     return float(r.pred_after == r.label)

@@ -32,7 +32,7 @@ from topics.adversarial.compute import (
 from topics.adversarial.tour import PRESETS, STEPS
 from live.controls import is_playing, live_training
 from live.push import live_parts, place
-from ui.page import View, topic_page, user_errors
+from ui.page import Live, View, topic_page, user_errors
 from live.parts import Caption, Figure
 from ui.progress import progress
 from ui.render import explain, show_figure
@@ -244,7 +244,8 @@ def _preset_jobs(seed: int, device: str):
 
 
 VIEWS = [View("attack", "Attack one digit", attack_view),
-         View("curves", "Robustness curves", curves_view, fragment=False),
+         View("curves", "Robustness curves", curves_view, fragment=False,
+              live=Live("adv_live", train_max=AdvTrainConfig().total_steps)),
          View("linear", "Why linear models break", linear_view)]
 
 if __name__ == "__main__":

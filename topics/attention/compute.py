@@ -12,6 +12,7 @@ import streamlit as st
 from engine import attention
 from engine.attention import reads
 from ui import shipped_models
+from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
 DK_OPTIONS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
@@ -40,6 +41,7 @@ def mechanics_of(s: Mapping[str, Any], seed: int = 0) -> attention.Mechanics:
                        bool(s["at_scale"]), bool(s["at_causal"]), seed, perm=perm_of(s, seed))
 
 
+@lesson_measure
 def permutation_error_of(s: Mapping[str, Any], seed: int = 0) -> float:
     """max |out(Px) − P·out(x)| of the mechanics view (identity permutation when off)."""
     perm = perm_of(s, seed) or attention.seeded_permutation(int(s["at_n"]), seed)
@@ -48,11 +50,13 @@ def permutation_error_of(s: Mapping[str, Any], seed: int = 0) -> float:
                                scale=bool(s["at_scale"]))
 
 
+@lesson_measure
 def above_diagonal(s: Mapping[str, Any]) -> float:
     """Largest weight a query puts on a later key."""
     return float(np.triu(mechanics_of(s).weights, 1).max())
 
 
+@lesson_measure
 def row_sum_error(s: Mapping[str, Any]) -> float:
     return float(np.abs(mechanics_of(s).weights.sum(1) - 1).max())
 
@@ -136,6 +140,7 @@ def shown_head(pred: attention.Prediction, task: attention.Task, choice: str) ->
                                                   (n_layers, n_heads)))
 
 
+@lesson_measure
 def shown_mass(s: Mapping[str, Any]) -> float:
     task = attention.TASKS[s["at_task"]]
     pred = prediction_of(s)
@@ -148,10 +153,12 @@ def shown_layer(s: Mapping[str, Any]) -> int:
     return shown_head(pred, task, s["at_head"])[0] + 1
 
 
+@lesson_measure
 def example_accuracy(s: Mapping[str, Any]) -> float:
     return float(prediction_of(s).is_correct.mean())
 
 
+@lesson_measure
 def copy_layer1_mass(s: Mapping[str, Any]) -> float:
     return reads.copy_layer1_mass(prediction_of(s))
 
@@ -164,10 +171,12 @@ def allowed_of(s: Mapping[str, Any]) -> np.ndarray:
     return np.isfinite(attention.MASKS[s["at_mask"]](int(s["at_mask_n"]), int(s["at_window"])).numpy())
 
 
+@lesson_measure
 def entries_per_n_sqrt_n(s: Mapping[str, Any]) -> float:
     return reads.entries_per_n_sqrt_n(allowed_of(s))
 
 
+@lesson_measure
 def two_hop_coverage(s: Mapping[str, Any]) -> float:
     return reads.two_hop_coverage(allowed_of(s))
 

@@ -28,7 +28,7 @@ from topics.attention.lm_tour import PRESETS as LM_PRESETS, STEPS as LM_STEPS
 from topics.attention.lm_view import CONTROLS as LM_CONTROLS, real_model_view
 from live.controls import live_training, read_trainer
 from live.push import live_parts, place
-from ui.page import View, topic_page, user_errors
+from ui.page import Live, View, topic_page, user_errors
 from live.parts import Caption, Figure, Markdown, Metrics
 from ui.render import explain, show_figure
 from ui.state import Control, StateTable
@@ -426,7 +426,8 @@ def masks_view(panel) -> None:
 
 VIEWS = [View("mechanics", "Mechanics", mechanics_view),
          View("positions", "Positional encoding", positions_view),
-         View("trained", "Trained transformer", trained_view),
+         View("trained", "Trained transformer", trained_view,
+              live=Live("at_train", train_max=3_000)),
          View("masks", "Masks", masks_view),
          View("real", "Real model", functools.partial(real_model_view, state=STATE))]
 

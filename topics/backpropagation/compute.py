@@ -11,6 +11,7 @@ import streamlit as st
 
 from engine import autodiff
 from engine.autodiff.loss_curves import regression_loss_curves
+from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
 DEFAULT_EXPR = "(x + y) * z"
@@ -77,15 +78,18 @@ def modes_of(s: Mapping[str, Any]):
 
 
 # ---- measurements the claims use (also shown on the page)
+@lesson_measure
 def grad(s, name: str) -> float:
     return graph_of(s).gradients[name]
 
 
+@lesson_measure
 def torch_gap(s) -> float:
     """max |ours − torch.autograd| over the output and every input gradient."""
     return graph_of(s).max_torch_diff
 
 
+@lesson_measure
 def node_value(s, label: str) -> float:
     d = graph_of(s)
     return float(d.values[[n.label for n in d.nodes].index(label)])
@@ -98,12 +102,14 @@ def contributions_into(s, name: str) -> list[float]:
     return [c for st_ in d.trace for i, c in zip(st_.inputs, st_.contribution) if i == node]
 
 
+@lesson_measure
 def sigmoid_local(s) -> float:
     """σ(1 − σ) at the neuron's output: the sigmoid's local gradient."""
     out = graph_of(s).output
     return out * (1 - out)
 
 
+@lesson_measure
 def max_abs_grad(s) -> float:
     return max(abs(v) for v in graph_of(s).gradients.values())
 
@@ -140,6 +146,7 @@ def loss_curves_of(s: Mapping[str, Any]) -> tuple[np.ndarray, dict]:
     return e, regression_loss_curves(s["bp_rl_losses"], e, float(s["bp_rl_delta"]))
 
 
+@lesson_measure
 def regression_loss_at(s, loss: str, error: float, slope: bool = False) -> float:
     """L (or ∂L/∂ŷ with slope = true) of `loss` at the error e = ŷ − y, with the tab's δ."""
     loss_value, grad = regression_loss_curves([loss], np.array([float(error)]),

@@ -11,6 +11,7 @@ import streamlit as st
 
 from engine import conv
 from ui import session
+from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
 UPLOAD = "upload (PNG/JPEG)"
@@ -200,18 +201,21 @@ def equivariance_of(s: Mapping[str, Any]) -> conv.Equivariance:
 
 
 # ---- measurements the claims use (also shown on the page)
+@lesson_measure
 def near_zero_share(s) -> float:
     """Share of output pixels with |y| < 5% of max |y|."""
     y = np.abs(output_of(s))
     return float((y < 0.05 * y.max()).mean())
 
 
+@lesson_measure
 def brightness_change(s) -> float:
     """|mean(output) − mean(input)| away from the one-pixel padded border."""
     x, y = image_of(s), output_of(s)
     return float(abs(y[1:-1, 1:-1].mean() - x[1:-1, 1:-1].mean()))
 
 
+@lesson_measure
 def detail_ratio(s) -> float:
     """Mean |neighbour difference| of the output / of the input (1 = as detailed)."""
     def tv(z):
@@ -219,11 +223,13 @@ def detail_ratio(s) -> float:
     return float(tv(output_of(s)) / tv(image_of(s)))
 
 
+@lesson_measure
 def size_ratio(s) -> float:
     """Output rows / input rows."""
     return output_of(s).shape[0] / image_of(s).shape[0]
 
 
+@lesson_measure
 def shrink(s) -> float:
     """Input width − output width."""
     return float(image_of(s).shape[1] - output_of(s).shape[1])
@@ -235,26 +241,31 @@ def dense_weights_of_span(s) -> float:
     return float((d * (k - 1) + 1) ** 2)
 
 
+@lesson_measure
 def field(s) -> float:
     return float(infos_of(s)[-1].size)
 
 
+@lesson_measure
 def weights_per_c2(s) -> float:
     """Conv weights of the stack / c² (k² c_in c_out per conv, c_in = c_out = c)."""
     return sum(conv.conv_parameters(specs_of(s), 64, 64)) / 64 ** 2
 
 
+@lesson_measure
 def field_growth(s) -> list[int]:
     sizes = [i.size for i in infos_of(s)]
     return [b - a for a, b in zip(sizes, sizes[1:])]
 
 
+@lesson_measure
 def erf_ratio(s) -> float:
     """2σ radius of the effective field / half-width (r − 1)/2 of the theoretical box."""
     e = erf_of(s)
     return e.radius_2sigma / ((e.region.size - 1) / 2)
 
 
+@lesson_measure
 def central_mass(s) -> float:
     return conv.central_mass(erf_of(s))[0]
 
@@ -270,6 +281,7 @@ def digits_test_accuracy(_s) -> float:
     return conv.digits_accuracy(_digits_cnn(), test.images, test.labels)
 
 
+@lesson_measure
 def predicted_right(s) -> float:
     d = _digits()
     _, probs = conv.feature_maps(_digits_cnn(), d.images[int(s["cv_digit"])])

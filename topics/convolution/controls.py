@@ -36,7 +36,7 @@ STATE = StateTable([
     Control("cv_speed", 2, "Speed (positions per second)", kind="select_slider", options=SPEEDS),
     # ranges that depend on other widgets (drawn with STATE.widget(key, hi=...)) are not
     # URL-bound: a new range is a new widget to Streamlit, and a new URL-bound widget takes
-    # the URL's value over the one a preset just set (notes/pages2.md)
+    # the URL's value over the one a preset just set (docs/ADDING_A_PAGE.md, the state table)
     Control("cv_pos", 0, "Output position (row-major)", lo=0, hi=10_000, step=1, url=False),
     Control("cv_stack", "three 3x3", "Layer stack", kind="selectbox", options=list(conv.STACKS)),
     Control("cv_rf_n", 32, "Input size n", lo=8, hi=128, step=1),

@@ -13,6 +13,7 @@ import torch
 
 from engine import diffusion
 from ui.topics import ROOT
+from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
 LIM = 3.5
@@ -25,7 +26,6 @@ SHOWN = 200              # particles drawn in the animation (all are measured)
 FWD_SHOWN = 500          # points of x₀ and of x_t drawn on the Forward tab (SVG nodes)
 FRAMES, FIELD_RES = 20, 11   # animation frames and drift-arrow grid: figure JSON < 300 KB
 NEAR = 0.15              # "on the data": within 0.15 of a point of a dense sample of it
-LANGEVIN_CENTERS = 2
 
 
 # ----------------------------------------------------------------------------- computation
@@ -143,6 +143,7 @@ def _dense(name: str) -> np.ndarray:
     return diffusion.DIFFUSION_DATA[name](n=20000, seed=12345).points
 
 
+@lesson_measure
 def near_share(s: Mapping[str, Any], seed: int = 0) -> float:
     """Share of the samples within NEAR of a dense sample (20,000 points) of the data: 1 for
     samples on the data, lower when the sampler leaves them blurred off it."""
@@ -168,6 +169,7 @@ def langevin_of(gap: float, lw: float, n_steps: int, levels: int, seed: int = 0)
     return two.centers, two.weights, plain, ann, gx, marg
 
 
+@lesson_measure
 def langevin_weights(s: Mapping[str, Any], which: str, seed: int = 0) -> float:
     """Share of `which` ('plain' | 'annealed') particles in the left mode."""
     centers, _, plain, ann, _, _ = langevin_of(float(s["df_lgap"]), float(s["df_lw"]),

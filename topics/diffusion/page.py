@@ -29,7 +29,7 @@ from topics.diffusion.tour import PRESETS, STEPS
 from live.controls import live_training, read_trainer
 from live.push import live_parts, place
 from ui.on_demand import on_demand
-from ui.page import View, topic_page, user_errors
+from ui.page import Live, View, topic_page, user_errors
 from live.parts import Figure
 from ui.render import explain, show_figure
 from ui.state import Control, StateTable
@@ -411,7 +411,8 @@ def langevin_view(panel) -> None:
 VIEWS = [View("forward", "Forward", forward_view),
          View("reverse", "Reverse", reverse_view),
          View("quality", "Steps vs quality", quality_view),
-         View("train", "Train", train_view),
+         View("train", "Train", train_view,
+              live=Live("df_train", train_max=10_000)),
          View("langevin", "Langevin", langevin_view)]
 
 if __name__ == "__main__":

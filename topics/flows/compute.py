@@ -13,6 +13,7 @@ import torch
 
 from engine import flows
 from engine.flows.reads import build_trainer
+from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
 LIM = 4.0                # the Train tab's plot and density grid: [-LIM, LIM]^2
@@ -153,6 +154,7 @@ def trained_measure(name: str, steps: int = TRAIN_STEPS, **changes):
     return measure
 
 
+@lesson_measure
 def start_integral(s: Mapping[str, Any]) -> float:
     """The density's integral over the Train tab's plot at step 0 (fast: no training)."""
     return trained_of(s["fl_data"], int(s["fl_layers"]), int(s["fl_hidden"]),
@@ -160,11 +162,13 @@ def start_integral(s: Mapping[str, Any]) -> float:
 
 
 # ----------------------------------------------------------------------------- lessons
+@lesson_measure
 def coupling_value(s: Mapping[str, Any], name: str = "inverse_error") -> float:
     """A lesson's measurement on the Coupling tab: coupling_measure(name)(s)."""
     return coupling_measure(name)(s)
 
 
+@lesson_measure(trains=True)
 def trained_value(s: Mapping[str, Any], name: str = "held_nll", steps: int = TRAIN_STEPS,
                   layers: int | None = None) -> float:
     """A lesson's measurement after training (slow): trained_measure(name, steps)(s), with

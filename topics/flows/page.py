@@ -22,7 +22,7 @@ from topics.flows.compute import (BASE, DATA, HIDDEN, IMAGE_LIM, KEEPS, LAYERS, 
                                   coupling_of, data_of)
 from topics.flows.tour import PRESETS, STEPS
 from ui import session
-from ui.page import View, topic_page, user_errors
+from ui.page import Live, View, topic_page, user_errors
 from ui.render import explain, show_figure
 from ui.state import Control, StateTable
 
@@ -181,7 +181,8 @@ def stages_view() -> None:
 
 
 VIEWS = [View("coupling", "One coupling layer", coupling_view),
-         View("train", "Real NVP on 2-D data", train_view)]
+         View("train", "Real NVP on 2-D data", train_view,
+              live=Live("fl_train", train_max=3_000))]
 
 if __name__ == "__main__":
     topic_page("flows", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,

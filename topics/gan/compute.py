@@ -13,6 +13,7 @@ from engine.gan import (LIVE_DEFAULTS, LIVE_TARGET, LOSSES, OPTIMIZERS, TARGETS,
                         dirac_gan, discriminator_vs_critic, generator_loss_curves,
                         make_target)
 from ui.state import Control, StateTable
+from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
 UPLOAD = "your points (CSV)"
@@ -136,14 +137,15 @@ def trainer_kwargs(s: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def build_trainer(s: Mapping[str, Any], seed: int, device=None) -> GANTrainer:
-    """The GAN the settings describe, on their (mixture) target."""
+def gan_of(s: Mapping[str, Any], seed: int, device=None) -> GANTrainer:
+    """The GAN the settings describe, on their (mixture) target, built here for a claim's
+    measurement (the live tab builds its trainer with engine.gan.reads.build_trainer)."""
     return GANTrainer(make_target(s["gan_target"], float(s["gan_std"]), seed), seed=seed,
                       device=device, **trainer_kwargs(s))
 
 
 def _train(s: Mapping[str, Any], steps: int, seed: int) -> GANTrainer:
-    trainer = build_trainer(s, seed)
+    trainer = gan_of(s, seed)
     trainer.step(steps)
     return trainer
 
@@ -167,10 +169,12 @@ def worst(measure, s, steps: int, lowest: bool = True) -> float:
     return min(values) if lowest else max(values)
 
 
+@lesson_measure(trains=True)
 def modes_at(s, steps: int) -> float:
     return worst(lambda t: t.coverage().modes_covered, s, steps)
 
 
+@lesson_measure(trains=True)
 def max_modes_at(s, steps: int) -> float:
     return worst(lambda t: t.coverage().modes_covered, s, steps, lowest=False)
 
@@ -188,6 +192,7 @@ def dirac_runs(s: Mapping[str, Any]) -> dict:
     return runs
 
 
+@lesson_measure
 def dirac_ratio(s, run: str = "γ = 0") -> float:
     """Distance to (0, 0) at the end / at the start (> 1: spirals out)."""
     d = _dirac_run(s, run).distance
@@ -201,6 +206,7 @@ def g_loss_curves_of(s: Mapping[str, Any]):
     return generator_loss_curves(d)
 
 
+@lesson_measure
 def g_loss_slope(s, loss: str) -> float:
     """|∂L_G/∂f| (f: D's logit) of `loss` at the marked verdict D(G(z)) = gan_gl_at."""
     c = g_loss_curves_of(s)
@@ -215,6 +221,7 @@ def critic_view_of(s: Mapping[str, Any]):
     return discriminator_vs_critic(x, gap, 0.0)
 
 
+@lesson_measure
 def oc_value(s, what: str = "d_slope", at: str = "fake") -> float:
     """|value| of `what` (d_star, d_slope, critic_slope) at the fake or the real mean."""
     c = critic_view_of(s)
@@ -226,11 +233,13 @@ def _dirac_run(s, run: str):
     return next(tr for name, tr in dirac_runs(s).items() if name.startswith(run))
 
 
+@lesson_measure
 def dirac_theta_swing(s, run: str = "γ = 0", last: int = 200) -> float:
     """max |θ| over the last `last` iterations: how far the generator still swings."""
     return float(np.abs(_dirac_run(s, run).theta[-int(last):]).max())
 
 
+@lesson_measure
 def dirac_min_distance(s, run: str = "γ = 0", last: int = 200) -> float:
     """The smallest distance to (0, 0) over the last `last` iterations (> 0: a cycle that
     never reaches the equilibrium)."""

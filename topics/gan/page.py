@@ -35,7 +35,7 @@ from topics.gan.tour import PRESETS, STEPS
 from live.controls import live_training, read_trainer
 from live.push import live_parts, place_all
 from ui.on_demand import on_demand
-from ui.page import View, topic_page
+from ui.page import Live, View, topic_page
 from live.parts import Figure, Html
 from ui.render import explain, show_figure
 from ui.topics import ROOT
@@ -303,7 +303,8 @@ def critic_view(panel) -> None:
                 "points the fakes towards the data however far apart they are.")
 
 
-VIEWS = [View("train", "Train a GAN", train_view),
+VIEWS = [View("train", "Train a GAN", train_view,
+              live=Live("gan", train_max=5_000)),
          View("dirac", "Dirac-GAN", dirac_view),
          View("wasserstein", "Why Wasserstein", wasserstein_view),
          View("glosses", "Generator losses", g_losses_view),

@@ -7,12 +7,11 @@ import numpy as np
 from engine.gan import TRAINER_DEFAULTS, parallel_lines
 from engine.gan.reads import blob_share
 from ui.claims import PERCENT, Claim
-from topics.gan.compute import (DEFAULTS, settings_of, worst, modes_at, max_modes_at, dirac_runs,
+from topics.gan.compute import (settings_of, worst, modes_at, max_modes_at, dirac_runs,
                              dirac_ratio)
 from ui.widgets import Preset, Step
 
 # ----------------------------------------------------------------------------- presets
-RING = {**DEFAULTS, "gan_target": "ring of 8", "gan_std": 0.05}
 BIG = settings_of("ring of 8", 0.05, TRAINER_DEFAULTS)       # 2×128 networks
 COLLAPSE = {**BIG, **settings_of("ring of 8", 0.05, {**TRAINER_DEFAULTS, "d_hidden": (128,)})}
 UNROLLED = {**COLLAPSE, "gan_unroll": 5}

@@ -11,6 +11,7 @@ import streamlit as st
 from engine.generalization import double_descent as dd
 from engine import generalization
 from engine.generalization import reads, polyfit
+from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
 TOY_SETS = ["two_moons", "circles", "spiral"]
@@ -90,6 +91,7 @@ def trained(config: generalization.TrainConfig, seed: int, steps: int) -> genera
     return tr.snapshot()
 
 
+@lesson_measure(trains=True)
 def gap_at(s, step: int = NAMED_STEP, seed: int | None = None) -> float:
     """train accuracy − validation accuracy at `step` (Overfitting tab settings)."""
     seed = CLAIM_SEED if seed is None else seed
@@ -97,11 +99,13 @@ def gap_at(s, step: int = NAMED_STEP, seed: int | None = None) -> float:
     return reads.at(snap, "train_acc", step) - reads.at(snap, "val_acc", step)
 
 
+@lesson_measure(trains=True)
 def overfit_measure(s, name: str, step: int = NAMED_STEP, seed: int | None = None) -> float:
     seed = CLAIM_SEED if seed is None else seed
     return reads.at(trained(overfit_config(s), seed, step), name, step)
 
 
+@lesson_measure(trains=True)
 def val_loss_growth(s, seed: int | None = None) -> float:
     """validation loss at NAMED_STEP / its minimum over the run."""
     seed = CLAIM_SEED if seed is None else seed
@@ -109,16 +113,19 @@ def val_loss_growth(s, seed: int | None = None) -> float:
     return reads.at(snap, "val_loss", NAMED_STEP) / float(snap.val_loss.min())
 
 
+@lesson_measure(trains=True)
 def best_step(s, seed: int | None = None) -> float:
     seed = CLAIM_SEED if seed is None else seed
     return float(trained(overfit_config(s), seed, NAMED_STEP).best_step)
 
 
+@lesson_measure(trains=True)
 def random_measure(s, run: str, name: str, seed: int | None = None) -> float:
     seed = CLAIM_SEED if seed is None else seed
     return reads.at(trained(random_configs(s)[run], seed, RANDOM_STEP), name, RANDOM_STEP)
 
 
+@lesson_measure(trains=True)
 def memorization_slowdown(s, seed: int | None = None) -> float:
     """steps to 95% training accuracy: random labels / true labels."""
     seed = CLAIM_SEED if seed is None else seed
@@ -126,17 +133,20 @@ def memorization_slowdown(s, seed: int | None = None) -> float:
     return reads.steps_to_train_acc(snaps["random labels"]) / reads.steps_to_train_acc(snaps["true labels"])
 
 
+@lesson_measure(trains=True)
 def decay_measure(s, run: str, name: str, seed: int | None = None) -> float:
     seed = CLAIM_SEED if seed is None else seed
     return reads.at(trained(decay_configs(s)[run], seed, NAMED_STEP), name, NAMED_STEP)
 
 
+@lesson_measure(trains=True)
 def norm_ratio(s, seed: int | None = None) -> float:
     """‖θ‖ of AdamW / ‖θ‖ of Adam + L2 at NAMED_STEP, same λ."""
     seed = CLAIM_SEED if seed is None else seed
     return decay_measure(s, "AdamW", "weight_norm", seed) / decay_measure(s, "Adam + L2", "weight_norm", seed)
 
 
+@lesson_measure(trains=True)
 def norm_vs_unregularized(s, seed: int | None = None) -> float:
     """AdamW's ‖θ‖ / the unregularized run's ‖θ‖ at NAMED_STEP."""
     seed = CLAIM_SEED if seed is None else seed
@@ -159,6 +169,7 @@ def curves_of(s, seed: int | None = None) -> dict[str, dd.DoubleDescentCurve]:
             f"ridge {_fmt(s['gen_dd_ridge'])}": curve_of(n, noise, float(s["gen_dd_ridge"]), seed)}
 
 
+@lesson_measure(trains=True)
 def peak_offset(s, seed: int | None = None) -> float:
     """|argmax_p test error − n| / n of the min-norm curve."""
     seed = CLAIM_SEED if seed is None else seed
@@ -166,6 +177,7 @@ def peak_offset(s, seed: int | None = None) -> float:
     return abs(dd.peak_width(c) - c.n_train) / c.n_train
 
 
+@lesson_measure(trains=True)
 def peak_ratio(s, which: str, seed: int | None = None) -> float:
     seed = CLAIM_SEED if seed is None else seed
     curves = list(curves_of(s, seed).values())
@@ -191,6 +203,7 @@ def poly_sweep_of(s: Mapping[str, Any]) -> polyfit.DegreeSweep:
     return polyfit.degree_sweep(poly_data_of(s), POLY_MAX_DEGREE)
 
 
+@lesson_measure
 def poly_mse(s, split: str = "train", degree: int | None = None) -> float:
     """Mean squared error of the fit (of the slide's degree, or `degree`) on the training or
     the validation points."""
@@ -199,12 +212,14 @@ def poly_mse(s, split: str = "train", degree: int | None = None) -> float:
     return float((sweep.train_mse if split == "train" else sweep.val_mse)[d])
 
 
+@lesson_measure
 def poly_best_degree(s) -> float:
     """The degree with the lowest validation error."""
     sweep = poly_sweep_of(s)
     return float(sweep.degrees[int(np.argmin(sweep.val_mse))])
 
 
+@lesson_measure
 def poly_max_gap(s) -> float:
     """max |fit − sin(2πx)| over [0, 1] (1,001 points): how far the fit strays from the truth."""
     x = np.linspace(0.0, 1.0, 1001)

@@ -30,7 +30,7 @@ from topics.generalization.compute import (
 from topics.generalization.tour import PRESETS, STEPS
 from live.controls import live_training, read_trainer
 from live.push import live_parts, place_all
-from ui.page import View, topic_page, user_errors
+from ui.page import Live, View, topic_page, user_errors
 from ui.progress import chunked_steps, request_target
 from live.parts import Figure, Metrics
 from ui.render import explain, show_figure
@@ -315,9 +315,12 @@ def _export(snap: generalization.GeneralizationSnapshot, config: generalization.
                                       "early_stop_step": snap.stop_step}, name)
 
 
-VIEWS = [View("overfit", "Overfitting", overfit_view),
-         View("random", "Random labels", random_view),
-         View("decay", "L2 vs AdamW", decay_view),
+VIEWS = [View("overfit", "Overfitting", overfit_view,
+              live=Live("gen_overfit", train_max=5_000)),
+         View("random", "Random labels", random_view,
+              live=Live("gen_random", train_max=2_000)),
+         View("decay", "L2 vs AdamW", decay_view,
+              live=Live("gen_decay", train_max=5_000)),
          View("double", "Double descent", double_view),
          View("poly", "Polynomial fit", poly_view)]
 

@@ -12,6 +12,7 @@ import streamlit as st
 
 from engine import optim
 from engine.optim import reads, schedules
+from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
 LANDSCAPE_NAMES = ["quadratic", *optim.LANDSCAPES]
@@ -83,11 +84,13 @@ def taylor_of(s: Mapping[str, Any]) -> optim.TaylorModel:
 TAYLOR_LEVELS = (0.25, 1.0, 4.0)   # model level curves drawn: × the drop from the start to q*
 
 
+@lesson_measure
 def taylor_gap(s, radius: float) -> float:
     """max |f − q| on the circle of `radius` around the start (q: the Taylor model there)."""
     return optim.taylor_gap(problem_of(s)[0], (float(s["gd_x0"]), float(s["gd_y0"])), radius)
 
 
+@lesson_measure
 def taylor_newton_gap(s) -> float:
     """|Newton's first iterate − the Taylor model's minimum| (Newton in the race, step 1)."""
     w_star = taylor_of(s).minimizer
@@ -96,11 +99,13 @@ def taylor_newton_gap(s) -> float:
     return float(np.linalg.norm(race_of(s)["newton"].points[1] - w_star))
 
 
+@lesson_measure
 def hessian_eigenvalue(s, which: int = 0) -> float:
     """Eigenvalue `which` (0: the smallest) of the Hessian at the minimum."""
     return float(eigen_axes_of(s)[0][which])
 
 
+@lesson_measure
 def eigen_axis_angle(s, which: int = 0) -> float:
     """Direction of eigenvector `which` (0: the smallest eigenvalue's) in degrees, in [0, 180)."""
     v = eigen_axes_of(s)[1][:, which]
@@ -171,26 +176,32 @@ def cached_grid(land: str, eigenvalues: tuple, angle: float, xlim: tuple, ylim: 
 
 
 # ---- measurements the claims use (engine/optim/reads.py), on the race the page draws
+@lesson_measure
 def gap(s, method: str, k: int | None = None) -> float:
     return reads.gap(problem_of(s)[0], race_of(s)[method], k)
 
 
+@lesson_measure
 def steps_to(s, method: str, tol: float = TOL) -> float:
     return reads.steps_to(problem_of(s)[0], race_of(s)[method], tol)
 
 
+@lesson_measure
 def eigen_flip_share(s, method: str, which: int) -> float:
     return reads.eigen_flip_share(problem_of(s)[0], race_of(s)[method], which)
 
 
+@lesson_measure
 def tail_rate(s, method: str) -> float:
     return reads.tail_rate(problem_of(s)[0], race_of(s)[method])
 
 
+@lesson_measure
 def mean_late_step(s, method: str, last: int = 100) -> float:
     return reads.mean_late_step(race_of(s)[method].points, last)
 
 
+@lesson_measure
 def diverged_at(s, method: str) -> float:
     return reads.diverged_at(race_of(s)[method])
 
@@ -212,22 +223,26 @@ def schedule_of(s: Mapping[str, Any]) -> np.ndarray:
                               period=int(s["gd_sched_period"]), mult=int(s["gd_sched_mult"]))
 
 
+@lesson_measure
 def schedule_peak_step(s) -> float:
     """The step t where η_t is largest (the first, on a tie)."""
     return float(np.argmax(schedule_of(s)))
 
 
+@lesson_measure
 def schedule_value(s, step: int = -1, relative: bool = False) -> float:
     """η at `step` (−1: the last step), or that η over the schedule's largest."""
     lrs = schedule_of(s)
     return float(lrs[step] / (lrs.max() if relative else 1.0))
 
 
+@lesson_measure
 def schedule_restarts(s) -> float:
     """How many times η jumps back up (warm restarts)."""
     return float(schedules.restarts(schedule_of(s)).size)
 
 
+@lesson_measure
 def schedule_restart(s, which: int = 0) -> float:
     """The step of restart number `which` (0: the first)."""
     return float(schedules.restarts(schedule_of(s))[which])

@@ -12,6 +12,7 @@ import streamlit as st
 from engine import signal
 from engine.signal import training as signal_training
 from engine.nets import INITS
+from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
 SEEDS = (0, 1)                  # claims on random networks hold on both
@@ -54,6 +55,7 @@ def spectra_of(s: Mapping[str, Any], seed: int = 0) -> np.ndarray:
                     int(seed), s["in_norm"], float(s["in_sw"]), float(s["in_sb"]))
 
 
+@lesson_measure
 def spectrum_condition(s, layer: int) -> float:
     """λmax / λmin of the covariance of h_layer (the Covariance spectra tab)."""
     eig = spectra_of(s)[int(layer)]
@@ -104,6 +106,7 @@ def init_grad_norms(s: Mapping[str, Any], seed: int) -> np.ndarray:
     return signal_training.DeepNetsTrainer(train_config(s, seed), device="cpu").snapshot().grad_norms[0]
 
 
+@lesson_measure(trains=True)
 def he_over_small(s: Mapping[str, Any], seed: int) -> float:
     """Smallest He gradient norm over the largest of the normal σ_w net, at step 0."""
     g = init_grad_norms(s, seed)
@@ -164,30 +167,36 @@ def worst(measure: Callable[[Mapping[str, Any], int], float], agg=max):
     return lambda s: agg(measure(s, seed) for seed in SEEDS)
 
 
+@lesson_measure
 def act_ratio(s, seed) -> float:
     return signal.per_layer_ratio(propagation_of(s, seed).act_var)
 
 
+@lesson_measure
 def end_over_first(s, seed) -> float:
     v = propagation_of(s, seed).act_var
     return float(v[-1] / v[1])
 
 
+@lesson_measure
 def spread(s, seed) -> float:
     """max / min of Var(h_l) over layers 1..L."""
     v = propagation_of(s, seed).act_var[1:]
     return float(np.max(v) / np.min(v))
 
 
+@lesson_measure
 def last_var(s, seed) -> float:
     return float(propagation_of(s, seed).act_var[-1])
 
 
+@lesson_measure
 def grad_in_over_out(s, seed) -> float:
     g = propagation_of(s, seed).grad_var
     return float(g[0] / g[-1])
 
 
+@lesson_measure
 def chi_error(s, seed) -> float:
     return abs(grad_ratio(propagation_of(s, seed)) / chi_of(s) - 1.0)
 

@@ -31,7 +31,7 @@ from topics.initialization.compute import (
 from topics.initialization.tour import PRESETS, STEPS
 from live.controls import live_training
 from live.push import live_parts, place
-from ui.page import View, topic_page, user_errors
+from ui.page import Live, View, topic_page, user_errors
 from live.parts import Figure
 from ui.progress import progress
 from ui.render import explain, show_figure
@@ -303,7 +303,8 @@ def spectra_view(panel) -> None:
 
 
 VIEWS = [View("signal", "Signal", signal_view), View("chaos", "Edge of chaos", chaos_view),
-         View("train", "Train", train_view), View("bn", "Batch norm", bn_view),
+         View("train", "Train", train_view,
+              live=Live("in_train", train_max=2_000)), View("bn", "Batch norm", bn_view),
          View("phi", "Activations φ, φ′", phi_view),
          View("spectra", "Covariance spectra", spectra_view)]
 

@@ -114,7 +114,8 @@ PRESETS = {
                "network matches χ within 5% on two seeds.", "chaos", C_CHAOS),
     "Only He trains a 20-layer ReLU net": Preset(
         TRAIN, "Press Play. After 300 SGD steps (lr 0.05) the He net is below loss 1.5 on two "
-               "seeds; the normal σ_w = 0.5 net is still at chance (≥ 2.25, ln 10 = 2.30) and "
+               "seeds; the normal σ_w = 0.5 net is still at chance (≥ 2.25; chance is ln 10) "
+               "and "
                "Xavier barely moved (≥ 2.0). The σ_w = 0.5 net's gradients start over "
                "10⁸ times smaller than He's in every layer (the right panel before the first "
                "step).", "train", C_TRAIN),

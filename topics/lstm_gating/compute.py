@@ -13,6 +13,7 @@ import streamlit as st
 from engine.recurrent import reads
 from engine import recurrent as rec
 from ui import shipped_models
+from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
 WEIGHTS = shipped_models.WEIGHTS
@@ -124,6 +125,7 @@ def flows_of(s: Mapping[str, Any], seed: int = 0, device: str = "cpu",
                   float(s["lg_rho"]), float(s["lg_fb"]), clip, device)
 
 
+@lesson_measure
 def flow_at(s, kind: str, lag: int = FLOW_LAG, **override) -> float:
     return float(flows_of(s, **override)[kind].norms[lag])
 
@@ -143,29 +145,34 @@ def rnn_max_accuracy(_s) -> float:
     return float(accuracy_by_delay("rnn").max())
 
 
+@lesson_measure
 def accuracy_at(s) -> float:
     return float(rec.accuracy_by_length(lstm_net()[0], "delayed_recall", [int(s["lg_delay"])],
                                       n=512, distract=1.0)[0])
 
 
+@lesson_measure
 def unit_forget_over_delay(s) -> float:
     """Mean forget gate of the chosen unit between the symbol and '?' (this sequence)."""
     trace, _, labels, _ = trace_of(s)
     return reads.forget_over_delay(trace, unit_of(s, labels))
 
 
+@lesson_measure
 def unit_cell_at_query(s) -> float:
     """|c| of the chosen unit at '?' (this sequence)."""
     trace, _, labels, _ = trace_of(s)
     return float(abs(trace.c[-1, unit_of(s, labels)]))
 
 
+@lesson_measure
 def unit_input_gate_jump(s) -> float:
     """i at the symbol − mean i over the delay, chosen unit (this sequence)."""
     trace, _, labels, _ = trace_of(s)
     return reads.input_gate_jump(trace, unit_of(s, labels))
 
 
+@lesson_measure
 def unit_output_gate_jump(s) -> float:
     """o at '?' − mean o over the delay, chosen unit (this sequence)."""
     trace, _, labels, _ = trace_of(s)
@@ -177,10 +184,12 @@ def weakest_storing_unit(_s) -> float:
     return min(d for _, d in storing_units().values())
 
 
+@lesson_measure
 def max_abs_cell(s) -> float:
     return float(np.abs(trace_of(s)[0].c).max())
 
 
+@lesson_measure
 def clamped_acc(s) -> float:
     return clamped_accuracy(tuple(sorted(clamps_of(s).items())), int(s["lg_delay"]))
 
@@ -201,34 +210,41 @@ def chance(_s) -> float:
     return 1.0 / K
 
 
+@lesson_measure
 def rnn_fall(s) -> float:
     """Orders of magnitude the RNN's gradient falls from lag 0 to the longest lag."""
     n = flows_of(s)["rnn"].norms
     return math.log10(n[0] / n[-1])
 
 
+@lesson_measure
 def orders_lstm_over_rnn(s) -> float:
     return math.log10(flow_at(s, "lstm") / flow_at(s, "rnn"))
 
 
+@lesson_measure
 def orders_fb2_over_fb0(s) -> float:
     return math.log10(flow_at(s, "lstm", lg_fb=2) / flow_at(s, "lstm", lg_fb=0))
 
 
+@lesson_measure
 def unclipped_growth(s) -> float:
     """RNN gradient at lag 99 / at lag 1 without clipping (ρ of the setting)."""
     fl = flows_of(s, lg_clip="off")["rnn"]
     return float(fl.norms[99] / fl.norms[1])
 
 
+@lesson_measure
 def clipped_max(s) -> float:
     return float(np.nanmax(flows_of(s)["rnn"].norms))
 
 
+@lesson_measure
 def f_at_rest(s) -> float:
     return float(cell_trace_of(s)[1].f[-1, 0])
 
 
+@lesson_measure
 def half_life(s) -> float:
     return float(rec.memory_half_life(f_at_rest(s)))
 

@@ -24,14 +24,13 @@ from topics.lstm_gating.compute import (
     load_shipped, shipped_problem, lstm_net, clamps_of, input_of, trace_of, storing_units,
     unit_of, accuracy_by_delay, flows_of, cell_trace_of, clamped_note)
 from topics.lstm_gating.tour import PRESETS, STEPS
-from ui.page import View, topic_page, user_errors
+from ui.page import Live, View, topic_page, user_errors
 from live.parts import Figure
 from ui.render import explain, show_figure
 from ui.state import Control, StateTable
 from ui.widgets import export_buttons
 
 # ----------------------------------------------------------------------------- constants
-SLUG = "lstm_gating"
 INPUTS = ("task sample", "typed symbols", "pulse", "step", "noise")
 CLAMP = ("free", "0", "0.5", "1")
 CLIPS = ("off", "0.1", "1", "10")
@@ -58,7 +57,7 @@ STATE = StateTable([
     Control("lg_unit", "auto", "Unit", kind="selectbox", options=UNITS,
             format_func=_unit_label),
     # its range follows the sequence length: not URL-bound (a new range is a new widget to
-    # Streamlit, which then prefers the URL's value over a preset's; notes/pages2.md)
+    # Streamlit, which then prefers the URL's value over a preset's; docs/ADDING_A_PAGE.md)
     Control("lg_t", 0, "Time step for the equations", lo=0, hi=300, step=1, url=False),
     Control("lg_rho", 1.0, "Spectral radius ρ of W_hh", lo=0.5, hi=3.0, step=0.05,
             help="Every recurrent block is rescaled to this ρ."),
@@ -317,7 +316,8 @@ def cell_view(panel) -> None:
 
 VIEWS = [View("gates", "Gates", gates_view),
          View("flow", "Gradient flow", flow_view),
-         View("train", "Train: RNN vs LSTM", train_view),
+         View("train", "Train: RNN vs LSTM", train_view,
+              live=Live("lg_race", train_max=3_000)),
          View("cell", "A single cell", cell_view)]
 
 if __name__ == "__main__":

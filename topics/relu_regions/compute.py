@@ -10,6 +10,7 @@ import streamlit as st
 
 from engine import regions as reg
 from engine.regions import reads
+from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
 OUTPUTS = ["heatmap", "3-D surface"]
@@ -70,11 +71,13 @@ def layers_of(s: Mapping[str, Any], seed: int = 0, input_dim: int = 2):
                           int(input_dim))
 
 
+@lesson_measure
 def arrangement_count(s: Mapping[str, Any], seed: int = 0) -> int:
     """1 + lines crossing the box + crossing points inside it (one hidden layer only)."""
     return reads.arrangement_count(layers_of(s, seed), box_of(s))
 
 
+@lesson_measure
 def bent_units(s: Mapping[str, Any], seed: int = 0) -> tuple[int, int]:
     """(layer-1 units whose cut bends, units of later layers whose cut bends)."""
     return reads.bent_units(layers_of(s, seed), partition_of(s, seed))
@@ -92,11 +95,13 @@ def budget_of(s: Mapping[str, Any], seed: int = 0) -> list[reg.BudgetRow]:
                           int(seed))
 
 
+@lesson_measure
 def budget_mean(s, depth: int) -> float:
     """Mean exact count over the seeds of the depth-`depth` split of the budget."""
     return float(next(r.counts.mean() for r in budget_of(s) if len(r.widths) == depth))
 
 
+@lesson_measure
 def budget_bound(s, depth: int) -> float:
     return float(next(r.bounds["product bound, effective dim (Montúfar 2017)"]
                       for r in budget_of(s) if len(r.widths) == depth))
@@ -106,6 +111,7 @@ def sawtooth_of(s: Mapping[str, Any]) -> reg.Pieces1D:
     return reg.linear_pieces_1d(reg.sawtooth_net(int(s["rr_saw"])), (0.0, 1.0))
 
 
+@lesson_measure
 def sawtooth_pieces(s: Mapping[str, Any]) -> int:
     return len(sawtooth_of(s).kinks()) + 1
 

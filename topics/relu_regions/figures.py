@@ -74,11 +74,6 @@ def path_shape(path: str, **shape) -> dict:
     return {"type": "path", "path": path, "xref": "x", "yref": "y", "layer": "below", **shape}
 
 
-def _add_path(fig: go.Figure, xs, ys, close: bool = False, **shape) -> None:
-    if np.isfinite(np.asarray(xs, np.float64)).any():
-        fig.add_shape(**path_shape(svg_path(xs, ys, close), **shape))
-
-
 def _nan_joined(part: Partition) -> tuple[np.ndarray, np.ndarray]:
     return _polyline(part)
 
@@ -119,10 +114,6 @@ def pattern_strings(patterns: np.ndarray, widths: Sequence[int]) -> list[str]:
     rows = np.ascontiguousarray(np.hstack(pieces))
     text, w = rows.tobytes().decode("ascii"), rows.shape[1]
     return [text[i * w:(i + 1) * w] for i in range(n)]
-
-
-def affine_string(w: np.ndarray, b: float) -> str:
-    return f"f = {w[0]:+.3f}·x₁ {w[1]:+.3f}·x₂ {b:+.3f}"
 
 
 def region_colors(part: Partition) -> np.ndarray:

@@ -18,7 +18,7 @@ from ui import session
 from live.controls import live_training
 from live.push import live_parts, place
 from live.parts import Caption, Figure, Info, Metrics
-from ui.page import View, topic_page, user_errors
+from ui.page import Live, View, topic_page, user_errors
 from topics.relu_regions.compute import (
     BUDGETS, BUDGET_SEEDS, COUNT_EVERY, LRS, OUTPUTS,
     SLOW_UNITS, box_of, budget_of, make_trainer, net_of, sawtooth_caption, sawtooth_of,
@@ -293,7 +293,8 @@ def gradient_view(panel) -> None:
                 "(Balduzzi et al. 2017).")
 
 
-VIEWS = [View("regions", "2-D regions", regions_view),
+VIEWS = [View("regions", "2-D regions", regions_view,
+              live=Live("rr_train", train_max=3_000)),
          View("budget", "Depth vs width", budget_view),
          View("sawtooth", "1-D & sawtooth", sawtooth_view),
          View("grad", "Gradient df/dx", gradient_view)]

@@ -18,6 +18,7 @@ from engine.vae import LatentGrid
 from engine.vae.shipped import SHIPPED
 from engine.weights import WeightsError
 from ui.topics import ROOT
+from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
 WEIGHTS = ROOT / "assets" / "weights"
@@ -167,6 +168,7 @@ def _nearest_mse(images: np.ndarray, train: np.ndarray) -> np.ndarray:
     return (torch.cdist(a, b).pow(2) / a.shape[1]).min(1).values.numpy()
 
 
+@lesson_measure(trains=True)
 def off_digit_share(s: Mapping[str, Any], seed: int = 0, epochs: float | None = None) -> float:
     """Share of the grid's cells whose decoded image is farther (pixel MSE) from every
     training digit than UNSEEN_PERCENTILE% of the real test digits are: cells that decode to no digit (the
@@ -178,17 +180,20 @@ def off_digit_share(s: Mapping[str, Any], seed: int = 0, epochs: float | None = 
     return float(np.mean(d > _digit_distance_floor()))
 
 
+@lesson_measure(trains=True)
 def code_reach(s: Mapping[str, Any], seed: int = 0, epochs: float | None = None) -> float:
     """99th percentile of |μ| over the test digits and the two dims shown."""
     return reads.code_reach(trained(s, seed, epochs).snapshot().codes.means, dims_of(s)[0])
 
 
+@lesson_measure
 def code_centre(s: Mapping[str, Any]) -> float:
     """Largest |mean of μ| over the two dims shown (0: the cloud is centred)."""
     means = trained(s).snapshot().codes.means[:, list(dims_of(s)[0])]
     return float(np.abs(means.mean(0)).max())
 
 
+@lesson_measure(trains=True)
 def grid_spread(s: Mapping[str, Any], seed: int, epochs: float) -> float:
     """Mean over pixels of the std across grid cells: 0 when every cell decodes the same."""
     tr = trained(s, seed, epochs)
@@ -224,6 +229,7 @@ def posterior_modes(x: float) -> np.ndarray:
     return z[i]
 
 
+@lesson_measure
 def nearest_mode_gap(s: Mapping[str, Any]) -> float:
     """|fitted m − the posterior mode nearest the start m|."""
     modes = posterior_modes(float(s["vae_x"]))
@@ -241,6 +247,7 @@ def autoencoders(noise: float, hidden: int, seed: int):
                                                         seed=seed, device="cpu")}
 
 
+@lesson_measure(trains=True)
 def ae_over_pca(s: Mapping[str, Any], seed: int, which: str) -> float:
     """Reconstruction error of the `which` autoencoder / PCA's, on the same points."""
     pca = pca_reconstruct(curved_manifold(300, seed, float(s["vae_mnoise"])), 1)

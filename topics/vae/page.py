@@ -24,7 +24,7 @@ from ui.autoplay import Autoplay
 from live.controls import get_trainer, live_training, read_trainer
 from live.push import live_parts, place
 from ui.on_demand import on_demand
-from ui.page import View, topic_page, user_errors
+from ui.page import Live, View, topic_page, user_errors
 from live.parts import Caption, Figure, Image, Metrics
 from ui.render import explain, show_figure
 from ui.state import Control, StateTable
@@ -426,7 +426,8 @@ def pca_view(panel) -> None:
                 "well below.")
 
 
-VIEWS = [View("latent", "Latent space", latent_view),
+VIEWS = [View("latent", "Latent space", latent_view,
+              live=Live("vae_live", train_max=3_000)),
          View("replay", "Replay & interpolation", replay_view),
          View("elbo", "Why the ELBO", elbo_view),
          View("pca", "Autoencoder vs PCA", pca_view)]
