@@ -47,6 +47,7 @@ PAGES = {
     "vae": ("topics/vae/page.py", None, "vae_live"),
     "relu_regions": ("topics/relu_regions/page.py", None, "rr_train"),
     "diffusion": ("topics/diffusion/page.py", "Train", "df_train"),
+    "flows": ("topics/flows/page.py", "Real NVP on 2-D data", "fl_train"),
 }
 
 

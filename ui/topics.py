@@ -97,6 +97,11 @@ TOPICS: tuple[Topic, ...] = (
           "Noise 2-D data, then sample it back with DDPM, DDIM and Langevin dynamics.",
           ":material/grain:",
           engine=("engine.diffusion",)),
+    Topic("flows", "Normalizing flows", "Generative models",
+          "Warp a Gaussian into 2-D data with coupling layers: an exact density that "
+          "integrates to one.",
+          ":material/water:",
+          engine=("engine.flows",)),
     Topic("adversarial", "Adversarial examples", "Robustness",
           "Flip a digit classifier with an invisible perturbation, and train one that resists.",
           ":material/gpp_maybe:",

@@ -1,4 +1,4 @@
-"""The trainer factories of the GAN, VAE and diffusion pages are pure.
+"""The trainer factories of the GAN, VAE, diffusion and flows pages are pure.
 
 With DLPLAY_TRAINERS=process the factory a page hands to live.controls.live_training is pickled
 (cloudpickle) and called in a worker process that has no Streamlit session. Each test runs the
@@ -58,10 +58,13 @@ def _captured_factory(page: str, key: str):
 
     with mock.patch.object(live, "live_training", spy):
         at = open_page(page)
-    if key not in seen:
+    if key not in seen:                           # the live training sits on the train view
         from tests.apptest import open_view
+        from ui.claims import page_module
+        slug = page.split("/")[1]
+        title = next(v.title for v in page_module(slug).VIEWS if v.key == "train")
         with mock.patch.object(live, "live_training", spy):
-            open_view(at, page.split("/")[1], "Train")
+            open_view(at, slug, title)
     return seen[key]
 
 
@@ -90,6 +93,7 @@ def _same(a: dict, b: dict) -> None:
     ("topics/gan/page.py", "gan", 3000, 120),            # the pretrained snapshot's bytes
     ("topics/vae/page.py", "vae_live", None, 8),         # the shipped file goes as its path
     ("topics/diffusion/page.py", "df_train", 0, 40),     # 1,000 points
+    ("topics/flows/page.py", "fl_train", 0, 8),          # the data set's name, not its points
 ])
 def test_the_page_factory_pickles_and_builds_the_same_trainer_without_streamlit(
         page, key, steps, max_kb):

@@ -57,8 +57,29 @@ def _diffusion_figures():
             "loss": F.loss_curve(np.arange(1, 1001), rng.uniform(size=1000))}
 
 
-@pytest.mark.parametrize("build", [_gan_figures, _vae_figures, _diffusion_figures],
-                         ids=["gan", "vae", "diffusion"])
+def _flows_figures():
+    from engine.flows import FlowTrainer, flow_data
+    from engine.flows.reads import stages_of
+    from topics.flows import figures as F
+    from topics.flows.compute import BASE, coupling_of
+    from topics.flows.page import STATE
+    r = coupling_of(STATE.resolve({}))
+    d = flow_data("moons", 200, 100)
+    tr = FlowTrainer(d.train, d.held_out, layers=2, hidden=8, res=20, n_samples=50)
+    tr.step(3)
+    snap = tr.snapshot()
+    return {"coupling": F.coupling_figure(r.lines, r.image, r.back, r.nodes, r.node_image,
+                                          r.logdet, 0, BASE),
+            "density": F.density_figure(snap.density.xs, snap.density.density, d.train, 4.0,
+                                        snap.density.integral),
+            "samples": F.samples_figure(snap.samples, snap.warped, d.train, 4.0),
+            "stages": F.stages_figure(stages_of(tr).points, stages_of(tr).keeps, 4.0),
+            "nll": F.nll_figure({"train": tr.history.as_arrays("train"),
+                                 "held-out": tr.history.as_arrays("held_out")})}
+
+
+@pytest.mark.parametrize("build", [_gan_figures, _vae_figures, _diffusion_figures,
+                                   _flows_figures], ids=["gan", "vae", "diffusion", "flows"])
 def test_plain_figures_are_valid_and_send_float32(build):
     for name, fig in build().items():
         spec = json.loads(pio.to_json(fig, validate=False))

@@ -1,0 +1,23 @@
+"""Normalizing flows on 2-D points: the affine coupling layer, Real NVP, its trainer, the data
+sets and the measurements the page shows (notes 004, chapter 11).
+
+    coupling.py   AffineCoupling, SliderCoupling, bound_log_scale, S_MAX   one coupling layer
+    realnvp.py    RealNVP, gaussian_log_prob                                the stack
+    trainer.py    FlowTrainer, FlowSnapshot                                 maximum likelihood
+    data.py       GENERATORS, flow_data, FlowData                           the 2-D data sets
+    measures.py   density_grid, nll, inverse_error, logdet_vs_autograd      what the page shows
+    reads.py      build_trainer                                             the live factory
+"""
+from __future__ import annotations
+
+from engine.flows.coupling import S_MAX, AffineCoupling, SliderCoupling, bound_log_scale
+from engine.flows.data import GENERATORS, FlowData, flow_data
+from engine.flows.measures import (DensityGrid, density_grid, flow_log_prob, grid_points,
+                                   inverse_error, logdet_vs_autograd, nll)
+from engine.flows.realnvp import RealNVP, gaussian_log_prob
+from engine.flows.trainer import FlowSnapshot, FlowTrainer, base_grid_lines
+
+__all__ = ["S_MAX", "AffineCoupling", "SliderCoupling", "bound_log_scale", "GENERATORS",
+           "FlowData", "flow_data", "DensityGrid", "density_grid", "flow_log_prob",
+           "grid_points", "inverse_error", "logdet_vs_autograd", "nll", "RealNVP",
+           "gaussian_log_prob", "FlowSnapshot", "FlowTrainer", "base_grid_lines"]
