@@ -1,8 +1,12 @@
-"""AppTest of the Graph neural networks page: its tabs, every preset and tour step, and a Step of its live
-training."""
+"""AppTest of the graphs page: its tabs, every preset and tour step, the numbers its figures
+show, a Step of its live training, and plain words for the inputs it cannot use."""
 from __future__ import annotations
 
-from tests.apptest import choose_preset, open_page, show_step
+import numpy as np
+import pytest
+
+from tests.apptest import (chart_figure, choose_preset, open_page, open_view, plotly_array,
+                           show_step)
 
 PAGE = "topics/graphs/page.py"
 SLUG = "graphs"
@@ -13,9 +17,18 @@ def _module():
     return page
 
 
+def _set(at, **values):
+    for key, value in values.items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def test_tabs_and_defaults():
     at = open_page(PAGE)
     assert [t.label for t in at.tabs] == [v.title for v in _module().VIEWS]
+    assert not at.error and not at.warning
 
 
 def test_every_preset_applies_without_an_error():
@@ -32,8 +45,67 @@ def test_every_step_shows_without_an_error():
         assert not at.exception and not at.error, i
 
 
-def test_step_trains_the_live_view():
+def test_messages_show_the_row_of_a_hat():
+    from topics.graphs.compute import passing_of
     at = open_page(PAGE)
+    choose_preset(at, SLUG, "Messages into the club's leader")
+    fig = chart_figure(at, "gr_fig_passing")
+    weights = next(t for t in fig["data"] if t.get("name") == "Â weights")["text"]
+    a_hat = passing_of("karate", 20, 0.15)["a_hat"]
+    assert len(weights) == 17                       # 16 neighbours and node 0 itself
+    assert sorted(map(float, weights)) == sorted(round(float(w), 2) for w in a_hat[0]
+                                                 if w > 0)
+
+
+def test_the_spread_curve_is_the_claimed_one():
+    from topics.graphs.compute import spread_after
+    at = open_page(PAGE)
+    choose_preset(at, SLUG, "Over-smoothing: 8 layers")
+    spread = plotly_array(chart_figure(at, "gr_fig_spread")["data"][0]["y"])
+    s = _module().STATE.resolve(_module().PRESETS["Over-smoothing: 8 layers"].settings)
+    assert spread[0] == pytest.approx(1) and spread[8] == pytest.approx(spread_after(s),
+                                                                        rel=1e-6)
+    assert spread[8] < 0.15
+
+
+def test_the_permutation_points_lie_on_the_diagonal():
+    at = open_page(PAGE)
+    choose_preset(at, SLUG, "Relabel the nodes")
+    fig = chart_figure(at, "gr_fig_perm")
+    for trace in fig["data"][1:]:
+        x, y = plotly_array(trace["x"]), plotly_array(trace["y"])
+        assert np.abs(x - y).max() < 1e-5
+
+
+@pytest.mark.parametrize("settings, words", [
+    ({"gr_graph": "ring", "gr_n": 1}, "one node"),
+    ({"gr_graph": "random", "gr_n": 20, "gr_p": 0.05}, "no neighbour"),
+])
+def test_graphs_it_cannot_use_get_words(settings, words):
+    at = _set(open_page(PAGE), **settings)
+    shown = " ".join(m.value for m in [*at.info, *at.warning])
+    assert words in shown and not at.error
+
+
+@pytest.mark.parametrize("per_class, words", [(0, "No node is labelled"),
+                                              (17, "Every member is labelled")])
+def test_labels_it_cannot_use_get_words(per_class, words):
+    at = open_view(open_page(PAGE), SLUG, "Node classification")
+    _set(at, gr_per_class=per_class)
+    shown = " ".join(m.value for m in [*at.info, *at.warning])
+    assert words in shown and not at.error
+
+
+def test_one_node_on_the_permutation_tab():
+    at = open_view(open_page(PAGE), SLUG, "Permutation")
+    _set(at, gr_graph="ring", gr_n=1)
+    assert any("one node" in m.value for m in at.info) and not at.error
+
+
+def test_step_trains_the_live_view():
+    at = open_view(open_page(PAGE), SLUG, "Node classification")
     at.button(key="gr_train__step").click().run()
     assert not at.exception
     assert at.session_state["gr_train__view"].steps > 0
+    title = chart_figure(at, "gr_fig_loss")["layout"]["title"]["text"]
+    assert "MLP without edges 50.0%" in title

@@ -1,29 +1,28 @@
-"""Graph neural networks: Pass messages along a graph's edges, watch features smooth out with depth, and train a GCN to label the karate club from a few nodes.
+"""Graph neural networks: message passing along a graph's edges with a GCN layer's normalised
+adjacency, over-smoothing with depth, semi-supervised node classification on Zachary's karate
+club (trained live, beside an MLP that ignores the edges), and permutation equivariance.
 Settings -> engine/graphs/ -> topics/graphs/figures.py.
 
-The page skeleton (docs/ADDING_A_PAGE.md): STATE, one function per view, and the footer. The
-constants and pure computations that the views and the claims share are in compute.py,
-PRESETS and STEPS with their claims in tour.py.
-
-Where the code runs: the views run in the Streamlit script. A live view's `draw(view, tick)`
-gets a TrainerView (never the trainer) and builds its frame with `live_parts(fn, view,
-**inputs)`: `fn(view, read, **inputs)` (train_frame_parts below) must stay pure (plain values
-in, live/parts.py parts out, no st.*), because on a class server the frame route calls it on
-its own thread for every playing frame, and the browser's live canvas paints the figures it
-returns without a rerun of the page."""
+The constants and pure computations that the views and the claims share are in compute.py,
+PRESETS and STEPS with their claims in tour.py. The live view's `draw(view, tick)` builds its
+frame with `live_parts(train_frame_parts, view, **inputs)`: pure, plain values in, parts out."""
 from __future__ import annotations
 
 import functools
+import math
 
+import numpy as np
 import streamlit as st
 
-from engine.graphs import make_points
 from live.controls import live_training
 from live.parts import Figure
 from live.push import live_parts, place
 from topics.graphs import figures as figs
-from topics.graphs.compute import HIDDEN, LRS, NOISES, build_trainer, trainer_args
+from topics.graphs.compute import (GRAPH_NAMES, HIDDEN, KARATE_PER_CLASS, LRS, MAX_LAYERS,
+                                   PROBS, TRAIN_STEPS, accuracy_after, build_trainer,
+                                   graph_args, graph_of, passing_of, permuted_of, trainer_args)
 from topics.graphs.tour import PRESETS, STEPS
+from engine.graphs import FEATURES
 from ui import session
 from ui.page import Live, View, topic_page, user_errors
 from ui.render import explain, show_figure
@@ -31,74 +30,183 @@ from ui.state import Control, StateTable
 
 # ----------------------------------------------------------------------------- state
 STATE = StateTable([
-    Control("gr_n", 200, "Training points", lo=20, hi=1000, step=20),
-    Control("gr_noise", 0.2, "Noise σ", kind="select_slider", options=NOISES),
-    Control("gr_hidden", 16, "Hidden units per layer", kind="select_slider",
-            options=HIDDEN),
+    Control("gr_graph", "karate", "Graph", kind="selectbox", options=tuple(GRAPH_NAMES),
+            format_func=GRAPH_NAMES.get),
+    Control("gr_n", 20, "Nodes (grid, ring, random)", lo=1, hi=60, step=1),
+    Control("gr_p", 0.15, "Edge probability p (random)", kind="select_slider",
+            options=PROBS),
+    Control("gr_node", 0, "Node i", lo=0, hi=59, step=1, url=False),
+    Control("gr_layers", 1, "Layers k", lo=0, hi=MAX_LAYERS, step=1),
+    Control("gr_show", "graph", "Features drawn", kind="segmented",
+            options=("graph", "scatter"),
+            format_func={"graph": "on the graph", "scatter": "as points"}.get),
+    Control("gr_per_class", 1, "Labelled nodes per faction", lo=0, hi=KARATE_PER_CLASS,
+            step=1),
+    Control("gr_feat", "one-hot", "Node features", kind="segmented", options=FEATURES),
+    Control("gr_hidden", 16, "Hidden units", kind="select_slider", options=HIDDEN),
     Control("gr_lr", 0.01, "Learning rate (Adam)", kind="select_slider", options=LRS),
+    Control("gr_perm", 1, "Permutation seed", lo=0, hi=99, step=1),
 ])
 
 
+def _graph_controls() -> None:
+    STATE.widget("gr_graph")
+    if STATE.values()["gr_graph"] != "karate":
+        STATE.widget("gr_n")
+    if STATE.values()["gr_graph"] == "random":
+        STATE.widget("gr_p")
+
+
+def _graph_warnings(g) -> bool:
+    """Plain words for a graph message passing cannot say much about; False: nothing to draw."""
+    if g.n < 2:
+        st.info("A graph of one node has no edges: there is no message to pass. "
+                "Choose at least 2 nodes.")
+        return False
+    lonely = np.flatnonzero(g.degrees == 0)
+    if len(lonely):
+        st.warning(f"{len(lonely)} node{'s have' if len(lonely) > 1 else ' has'} no "
+                   "neighbour: such a node only hears itself (Â_ii = 1) and keeps its feature, "
+                   "so the spread cannot fall to 0.")
+    return True
+
+
 # ----------------------------------------------------------------------------- views
-def train_frame_parts(view, read) -> dict:
-    """One live frame of the Train tab as parts (pure: the frame route may build it): the
-    points coloured by the predicted class, and the loss curve."""
+def passing_view(panel) -> None:
+    with panel.controls:
+        _graph_controls()
+        s = STATE.values()
+        g = graph_of(*graph_args(s))
+        if g.n >= 2:
+            STATE.widget("gr_node", hi=g.n - 1)
+        STATE.widget("gr_layers")
+        STATE.widget("gr_show")
+    s = STATE.values()
+    with panel.figure:
+        if not _graph_warnings(g):
+            return
+        node, k = min(int(s["gr_node"]), g.n - 1), int(s["gr_layers"])
+        mp = passing_of(*graph_args(s))
+        z, spread = mp["z"], mp["spread"]
+        left, right = st.columns(2)
+        with left:
+            if s["gr_show"] == "graph":
+                cmax = float(np.abs(z[0, :, 0]).max()) or 1.0
+                fig = figs.messages_figure(g.positions, g.edges, z[k, :, 0], cmax, node,
+                                           mp["a_hat"][node],
+                                           f"Messages into node {node}: Â weights; "
+                                           f"colour z₁ after {k} layers")
+            else:
+                fig = figs.features_figure(z[k], z[0], node,
+                                           f"Rescaled features z = h / √deg after {k} layers")
+            show_figure(fig, key="gr_fig_passing")
+        with right:
+            show_figure(figs.spread_figure(spread, k), key="gr_fig_spread")
+    with panel.notes:
+        row = mp["a_hat"][node]
+        explain(f"One GCN layer without its weights: H ← Â H with Â = D^-1/2 (A + I) D^-1/2, "
+                f"deg_i = 1 + (number of neighbours). Node {node} receives h_j / √(deg_i deg_j) "
+                f"from each of its {int(g.degrees[node])} neighbours and from itself; the "
+                f"weights are printed beside the nodes and its row of Â sums to "
+                f"{row.sum():.3f}. The features h start as random 2-D vectors; drawn are "
+                "z = h / √deg, which all tend to the same vector as layers are stacked "
+                "(√deg is Â's eigenvector with eigenvalue 1): the spread curve measures it as "
+                "the mean distance of the z_i from their mean, relative to layer 0. "
+                "Notes 004, chapter 7.")
+
+
+def train_frame_parts(view, read, positions, edges, mlp) -> dict:
+    """One live frame of the node-classification tab as parts (pure: the frame route may
+    build it): the club coloured by the predicted faction, and the loss curve."""
     snap = view.snapshot()
-    return {"gr_fig_points": Figure(figs.points_figure(
-                snap.points, snap.predicted.astype(int),
-                f"Predicted class ({snap.accuracy:.1%} right)")),
-            "gr_fig_loss": Figure(figs.loss_figure(*view.history.as_arrays("loss")))}
+    acc = ("no unlabelled node" if math.isnan(snap.accuracy)
+           else f"{snap.accuracy:.1%} of the unlabelled right")
+    mlp_text = "" if mlp is None or math.isnan(mlp) else f"; MLP without edges {mlp:.1%}"
+    return {"gr_fig_classes": Figure(figs.classes_figure(
+                positions, edges, snap.predicted, snap.confidence, snap.labelled,
+                f"GCN, {view.steps} iterations: {acc}")),
+            "gr_fig_loss": Figure(figs.loss_figure(*view.history.as_arrays("loss"))
+                                  .update_layout(title=dict(
+                                      text=f"Loss on the labelled nodes{mlp_text}")))}
 
 
 def train_view(panel) -> None:
     with panel.controls:
-        for key in STATE:
+        for key in ("gr_per_class", "gr_feat", "gr_hidden", "gr_lr"):
             STATE.widget(key)
     s = STATE.values()
     seed, device = session.seed(), session.device()
-    n, noise, hidden, lr = trainer_args(s)
-    make = functools.partial(build_trainer, n, noise, hidden, lr, seed, device)
-
-    def draw(view, tick) -> None:
-        parts = live_parts(train_frame_parts, view)
-        left, right = st.columns(2)
-        with left:
-            place(parts, "gr_fig_points")
-        with right:
-            place(parts, "gr_fig_loss")
-
+    per_class, hidden, lr, feat = trainer_args(s)
+    g = graph_of("karate", 34, 0.15)
     with panel.figure:
+        if per_class < 1:
+            st.warning("No node is labelled: the loss has nothing to fit. Label at least one "
+                       "member of each faction.")
+            return
+        if per_class >= KARATE_PER_CLASS:
+            st.info("Every member is labelled: no unlabelled node is left to predict, so the "
+                    "accuracy on the unlabelled nodes is not defined. Label fewer.")
+        mlp = accuracy_after(s, "mlp", TRAIN_STEPS, seed)
+        make = functools.partial(build_trainer, per_class, hidden, lr, feat, seed, device)
+
+        def draw(view, tick) -> None:
+            parts = live_parts(train_frame_parts, view, positions=g.positions, edges=g.edges,
+                               mlp=mlp)
+            left, right = st.columns(2)
+            with left:
+                place(parts, "gr_fig_classes")
+            with right:
+                place(parts, "gr_fig_loss")
+
         with user_errors("train the network"):
             live_training("gr_train", make, draw,
-                          config={"n": n, "noise": noise, "hidden": hidden, "lr": lr,
-                                  "seed": seed, "device": device},
-                          steps_per_frame=10, max_steps_per_frame=200)
+                          config={"per_class": per_class, "hidden": hidden, "lr": lr,
+                                  "features": feat, "seed": seed, "device": device},
+                          steps_per_frame=5, max_steps_per_frame=100)
     with panel.notes:
-        explain("Each iteration is one full-batch Adam step on the mean binary cross-entropy "
-                "of the network's logit f(x) against the class y. Press Play and watch the "
-                "predicted classes (left) take the shape of the moons while the loss falls.")
+        explain(f"A two-layer GCN, logits = Â relu(Â X W₁) W₂, sees the factions of the "
+                f"{per_class} best-connected members of each side (diamonds) and is trained by "
+                "full-batch Adam on their cross-entropy. Each node's colour is its predicted "
+                "faction, its opacity the confidence. The MLP gets the same features and the "
+                f"same {TRAIN_STEPS} iterations but not the edges: with one-hot features an "
+                "unlabelled member's input is a vector it never trained on, so it can only "
+                "guess. Zachary's karate club; notes 004, chapter 7.")
 
 
-def data_view(panel) -> None:
+def permute_view(panel) -> None:
     with panel.controls:
-        STATE.widget("gr_n")
-        STATE.widget("gr_noise")
+        _graph_controls()
+        STATE.widget("gr_perm")
     s = STATE.values()
-    points, labels = make_points(int(s["gr_n"]), float(s["gr_noise"]),
-                                 session.seed())
+    g = graph_of(*graph_args(s))
     with panel.figure:
-        show_figure(figs.points_figure(points, labels.astype(int),
-                                       f"{len(points)} training points, noise σ = "
-                                       f"{float(s['gr_noise']):g}"),
-                    key="gr_fig_data")
+        if g.n < 2:
+            st.info("A graph of one node has only one order: choose at least 2 nodes.")
+            return
+        r = permuted_of(*graph_args(s), int(s["gr_perm"]))
+        left, right = st.columns(2)
+        with left:
+            show_figure(figs.equivariance_figure(
+                r["out"], r["out_p"], f"Max error {r['error']:.1e}; "
+                                      f"{r['changed']} predictions change"),
+                key="gr_fig_perm")
+        with right:
+            show_figure(figs.adjacency_figure(r["a_perm"], "Adjacency in the permuted order"),
+                        key="gr_fig_adj")
     with panel.notes:
-        explain("Two interleaved half circles with Gaussian noise (scikit-learn's make_moons): "
-                "no straight line separates them, so a network needs hidden units.")
+        explain("A random GCN (2 → 16 → 2, untrained) run twice: on the graph as numbered, and "
+                "with its nodes renumbered by a random permutation P (features P X, adjacency "
+                "P A Pᵀ, right). Since P Â Pᵀ is the permuted graph's Â and a GCN applies the "
+                "same weights to every node, f(P X, P A Pᵀ) = P f(X, A): the points lie on the "
+                "diagonal up to float rounding.")
 
 
-VIEWS = [View("train", "Train", train_view, live=Live("gr_train", train_max=2_000)),
-         View("data", "Data", data_view)]
+VIEWS = [View("passing", "Message passing", passing_view),
+         View("train", "Node classification", train_view,
+              live=Live("gr_train", train_max=1_000)),
+         View("permute", "Permutation", permute_view)]
 
 if __name__ == "__main__":
     topic_page("graphs", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,
-               formula=r"L(\theta)=\frac1n\sum_i \mathrm{BCE}\big(\sigma(f_\theta(x_i)),\,y_i\big)")
+               formula=r"H^{(k+1)}=\sigma\big(\hat A H^{(k)} W^{(k)}\big),\quad "
+                       r"\hat A=D^{-1/2}(A+I)D^{-1/2}")
