@@ -46,22 +46,27 @@ def test_every_step_shows_without_an_error():
 
 
 def test_messages_show_the_row_of_a_hat():
-    from topics.graphs.compute import passing_of
+    from topics.graphs.compute import graph_of, passing_of
     at = open_page(PAGE)
     choose_preset(at, SLUG, "Messages into the club's leader")
-    fig = chart_figure(at, "gr_fig_passing")
-    weights = next(t for t in fig["data"] if t.get("name") == "Â weights")["text"]
+    passing = chart_figure(at, "gr_fig_passing")
+    assert sum(t.get("name", "").startswith("Â[0,") for t in passing["data"]) == 16
+    fig = chart_figure(at, "gr_fig_spread")
+    dots = next(t for t in fig["data"] if t.get("name") == "Â_ij")
     a_hat = passing_of("karate", 20, 0.15)["a_hat"]
-    assert len(weights) == 17                       # 16 neighbours and node 0 itself
-    assert sorted(map(float, weights)) == sorted(round(float(w), 2) for w in a_hat[0]
-                                                 if w > 0)
+    deg = graph_of("karate", 20, 0.15).degrees + 1
+    weights, senders = plotly_array(dots["y"]), plotly_array(dots["x"])
+    np.testing.assert_allclose(np.sort(weights), np.sort(a_hat[0][a_hat[0] > 0]), rtol=1e-6)
+    np.testing.assert_allclose(weights, 1 / np.sqrt(deg[0] * senders), rtol=1e-6)
 
 
 def test_the_spread_curve_is_the_claimed_one():
     from topics.graphs.compute import spread_after
     at = open_page(PAGE)
     choose_preset(at, SLUG, "Over-smoothing: 8 layers")
-    spread = plotly_array(chart_figure(at, "gr_fig_spread")["data"][0]["y"])
+    curve = next(t for t in chart_figure(at, "gr_fig_spread")["data"]
+                 if t.get("name") == "spread")
+    spread = plotly_array(curve["y"])
     s = _module().STATE.resolve(_module().PRESETS["Over-smoothing: 8 layers"].settings)
     assert spread[0] == pytest.approx(1) and spread[8] == pytest.approx(spread_after(s),
                                                                         rel=1e-6)

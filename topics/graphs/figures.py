@@ -10,7 +10,8 @@ from ui.screen import block_means
 from ui.theme import COLORWAY
 
 HEIGHT = 420
-BARE = dict(showgrid=False, zeroline=False, showticklabels=False, title=dict(text=""))
+BARE = dict(showgrid=False, zeroline=False, showticklabels=False, ticks="",
+            title=dict(text=""))
 EDGE = "#b0b0b0"
 MESSAGE = "#ff7f0e"
 
@@ -32,33 +33,60 @@ def _range(values: np.ndarray, pad: float = 0.12) -> list[float]:
 
 def messages_figure(positions: np.ndarray, edges: np.ndarray, color: np.ndarray,
                     cmax: float, node: int, weights: np.ndarray, title: str) -> go.Figure:
-    """The graph with each node coloured by `color` (n,) on [-cmax, cmax]; the edges into
-    `node` drawn thick, and beside each neighbour j (and the node itself) its weight
-    weights[j] = a_hat[node, j]."""
+    """The graph with each node coloured by `color` (n,) on [-cmax, cmax] (blue negative, red
+    positive); the edges into `node` drawn thick, each as wide as its weight
+    weights[j] = a_hat[node, j] (the largest 7 px)."""
     xs, ys = _edge_lines(positions, edges)
-    into = np.flatnonzero(weights > 0)
-    mx, my = _edge_lines(positions, np.array([(node, j) for j in into if j != node],
-                                             dtype=int).reshape(-1, 2))
+    into = [j for j in np.flatnonzero(weights > 0) if j != node]
+    top = float(weights.max()) or 1.0
+    messages = [dict(type="scatter", mode="lines", hoverinfo="skip", showlegend=False,
+                     x=[float(positions[j, 0]), float(positions[node, 0])],
+                     y=[float(positions[j, 1]), float(positions[node, 1])],
+                     line=dict(color=MESSAGE, width=1.5 + 5.5 * float(weights[j]) / top),
+                     name=f"Â[{node},{j}]") for j in into]
     traces = [
         dict(type="scatter", x=xs, y=ys, mode="lines", line=dict(color=EDGE, width=1),
              hoverinfo="skip", name="edges"),
-        dict(type="scatter", x=mx, y=my, mode="lines", line=dict(color=MESSAGE, width=4),
-             hoverinfo="skip", name="messages into the node"),
+        *messages,
         dict(type="scatter", x=f32(positions[:, 0]), y=f32(positions[:, 1]), mode="markers",
              name="nodes", text=[f"node {i}" for i in range(len(color))],
-             marker=dict(color=f32(color), colorscale="RdBu", cmin=-cmax, cmax=cmax, size=13,
-                         line=dict(color="#333333", width=1),
-                         colorbar=dict(title=dict(text="z₁"), thickness=12))),
+             marker=dict(color=f32(color), colorscale="RdBu", reversescale=True, cmin=-cmax,
+                         cmax=cmax, size=13, line=dict(color="#333333", width=1))),
         dict(type="scatter", x=[float(positions[node, 0])], y=[float(positions[node, 1])],
              mode="markers", name=f"node {node}", hoverinfo="skip",
              marker=dict(size=22, color="rgba(0,0,0,0)", line=dict(color=MESSAGE, width=3))),
-        dict(type="scatter", x=f32(positions[into, 0]), y=f32(positions[into, 1]),
-             mode="text", text=[f"{weights[j]:.2f}" for j in into], textposition="top center",
-             hoverinfo="skip", name="Â weights", textfont=dict(color="#7a3d00")),
     ]
     return plain_figure(traces, dict(title=dict(text=title), height=HEIGHT, showlegend=False,
                                      xaxis=dict(BARE, range=_range(positions[:, 0])),
                                      yaxis=dict(BARE, range=_range(positions[:, 1]))))
+
+
+def weights_spread_figure(deg: np.ndarray, weights: np.ndarray, node: int,
+                          spread: np.ndarray, k: int) -> go.Figure:
+    """Two panels. Top: the weights a_hat[node, j] of the messages into `node` against the
+    sender's deg_j (deg = 1 + neighbours), on the curve 1 / sqrt(deg_node deg_j). Bottom: the
+    spread of the rescaled features over layer 0's against the depth, k marked."""
+    into = np.flatnonzero(weights > 0)
+    grid = np.linspace(1, max(float(deg.max()), 2.0), 60)
+    depth = np.arange(len(spread))
+    traces = [dict(type="scatter", x=f32(grid), y=f32(1 / np.sqrt(deg[node] * grid)),
+                   mode="lines", name="1/√(deg_i deg_j)", line=dict(color=EDGE, dash="dash"),
+                   xaxis="x", yaxis="y"),
+              dict(type="scatter", x=f32(deg[into]), y=f32(weights[into]), mode="markers",
+                   name="Â_ij", text=[f"j = {j}" for j in into], xaxis="x", yaxis="y",
+                   marker=dict(color=MESSAGE, size=10, opacity=0.8)),
+              dict(type="scatter", x=depth, y=f32(spread), mode="lines+markers",
+                   name="spread", line=dict(color=COLORWAY[0]), xaxis="x2", yaxis="y2"),
+              dict(type="scatter", x=[int(k)], y=[float(spread[k])], mode="markers",
+                   name=f"{k} layers", marker=dict(size=14, color=MESSAGE),
+                   xaxis="x2", yaxis="y2")]
+    return plain_figure(traces, dict(
+        title=dict(text="Weights Â_ij; spread"), height=HEIGHT, showlegend=False,
+        xaxis=dict(anchor="y", domain=[0, 1], title=dict(text="deg_j")),
+        yaxis=dict(anchor="x", domain=[0.62, 1], title=dict(text="Â_ij"), rangemode="tozero"),
+        xaxis2=dict(anchor="y2", domain=[0, 1], title=dict(text="layers k")),
+        yaxis2=dict(anchor="x2", domain=[0, 0.38], title=dict(text="spread"),
+                    range=[0, 1.05])))
 
 
 def features_figure(z: np.ndarray, z0: np.ndarray, node: int, title: str) -> go.Figure:
@@ -76,36 +104,30 @@ def features_figure(z: np.ndarray, z0: np.ndarray, node: int, title: str) -> go.
                                      yaxis=dict(title=dict(text="z₂"), range=_range(z0[:, 1]))))
 
 
-def spread_figure(spread: np.ndarray, k: int) -> go.Figure:
-    """The spread of the rescaled features over layer 0's, against the depth; k marked."""
-    depth = np.arange(len(spread))
-    traces = [dict(type="scatter", x=depth, y=f32(spread), mode="lines+markers",
-                   name="spread", line=dict(color=COLORWAY[0])),
-              dict(type="scatter", x=[int(k)], y=[float(spread[k])], mode="markers",
-                   name=f"{k} layers", marker=dict(size=14, color=MESSAGE))]
-    return plain_figure(traces, dict(
-        title=dict(text="Over-smoothing: spread / spread at layer 0"), height=HEIGHT,
-        showlegend=False, xaxis=dict(title=dict(text="layers k")),
-        yaxis=dict(title=dict(text="relative spread"), range=[0, 1.05])))
+def _rgba(hex_color: str, alpha: float) -> str:
+    r, g, b = (int(hex_color[k:k + 2], 16) for k in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha:.3f})"
 
 
 def classes_figure(positions: np.ndarray, edges: np.ndarray, predicted: np.ndarray,
                    confidence: np.ndarray, labelled: np.ndarray, title: str) -> go.Figure:
-    """The karate club coloured by the predicted faction, each node as opaque as the
-    prediction is confident (0.5 -> faint); the labelled nodes as large diamonds."""
+    """The karate club coloured by the predicted faction (blue: Mr. Hi's, red: the
+    Officer's), each node as opaque as the prediction is confident (0.5 -> faint); the
+    labelled nodes as large diamonds."""
     xs, ys = _edge_lines(positions, edges)
+    alpha = 0.15 + 0.85 * (2 * np.clip(confidence, 0.5, 1) - 1)                # (n,)
+    colors = [_rgba(COLORWAY[int(c)], float(a)) for c, a in zip(predicted, alpha)]
     traces = [dict(type="scatter", x=xs, y=ys, mode="lines", line=dict(color=EDGE, width=1),
                    hoverinfo="skip", name="edges")]
-    for c, name in ((0, "Mr. Hi's"), (1, "Officer's")):
-        for mark, symbol, size in ((~labelled, "circle", 13), (labelled, "diamond", 18)):
-            keep = (predicted == c) & mark
-            alpha = 0.15 + 0.85 * (2 * np.clip(confidence[keep], 0.5, 1) - 1)
-            traces.append(dict(
-                type="scatter", x=f32(positions[keep, 0]), y=f32(positions[keep, 1]),
-                mode="markers", name=f"{name}{' (labelled)' if symbol == 'diamond' else ''}",
-                marker=dict(color=COLORWAY[c], size=size, symbol=symbol, opacity=f32(alpha),
-                            line=dict(color="#222222", width=1))))
-    return plain_figure(traces, dict(title=dict(text=title), height=HEIGHT, legend=LEGEND_BELOW,
+    for keep, symbol, size, name in ((~labelled, "circle", 13, "unlabelled"),
+                                     (labelled, "diamond", 19, "labelled")):
+        idx = np.flatnonzero(keep)
+        traces.append(dict(
+            type="scatter", x=f32(positions[idx, 0]), y=f32(positions[idx, 1]),
+            mode="markers", name=name, text=[f"node {i}" for i in idx],
+            marker=dict(color=[colors[i] for i in idx], size=size, symbol=symbol,
+                        line=dict(color="#222222", width=1))))
+    return plain_figure(traces, dict(title=dict(text=title), height=HEIGHT, showlegend=False,
                                      xaxis=dict(BARE, range=_range(positions[:, 0])),
                                      yaxis=dict(BARE, range=_range(positions[:, 1]))))
 

@@ -81,53 +81,52 @@ def passing_view(panel) -> None:
             STATE.widget("gr_node", hi=g.n - 1)
         STATE.widget("gr_layers")
         STATE.widget("gr_show")
+        usable = _graph_warnings(g)
+    if not usable:
+        return
     s = STATE.values()
+    node, k = min(int(s["gr_node"]), g.n - 1), int(s["gr_layers"])
+    mp = passing_of(*graph_args(s))
+    z, a_hat = mp["z"], mp["a_hat"]
     with panel.figure:
-        if not _graph_warnings(g):
-            return
-        node, k = min(int(s["gr_node"]), g.n - 1), int(s["gr_layers"])
-        mp = passing_of(*graph_args(s))
-        z, spread = mp["z"], mp["spread"]
         left, right = st.columns(2)
         with left:
             if s["gr_show"] == "graph":
                 cmax = float(np.abs(z[0, :, 0]).max()) or 1.0
                 fig = figs.messages_figure(g.positions, g.edges, z[k, :, 0], cmax, node,
-                                           mp["a_hat"][node],
-                                           f"Messages into node {node}: Â weights; "
-                                           f"colour z₁ after {k} layers")
+                                           a_hat[node], f"Into node {node}; z₁ at k = {k}")
             else:
-                fig = figs.features_figure(z[k], z[0], node,
-                                           f"Rescaled features z = h / √deg after {k} layers")
+                fig = figs.features_figure(z[k], z[0], node, f"z = h / √deg at k = {k}")
             show_figure(fig, key="gr_fig_passing")
         with right:
-            show_figure(figs.spread_figure(spread, k), key="gr_fig_spread")
+            show_figure(figs.weights_spread_figure(g.degrees + 1, a_hat[node], node,
+                                                   mp["spread"], k), key="gr_fig_spread")
     with panel.notes:
-        row = mp["a_hat"][node]
         explain(f"One GCN layer without its weights: H ← Â H with Â = D^-1/2 (A + I) D^-1/2, "
                 f"deg_i = 1 + (number of neighbours). Node {node} receives h_j / √(deg_i deg_j) "
-                f"from each of its {int(g.degrees[node])} neighbours and from itself; the "
-                f"weights are printed beside the nodes and its row of Â sums to "
-                f"{row.sum():.3f}. The features h start as random 2-D vectors; drawn are "
-                "z = h / √deg, which all tend to the same vector as layers are stacked "
-                "(√deg is Â's eigenvector with eigenvalue 1): the spread curve measures it as "
-                "the mean distance of the z_i from their mean, relative to layer 0. "
-                "Notes 004, chapter 7.")
+                f"from each of its {int(g.degrees[node])} neighbours and from itself (the thick "
+                f"edges, as wide as their weight; top right, the weights on the curve "
+                f"1/√(deg_i deg_j)); its row of Â sums to {a_hat[node].sum():.3f}. The features "
+                "h start as random 2-D vectors; drawn are z = h / √deg (colour: the first "
+                "component, blue negative, red positive), which all tend to the same vector as "
+                "layers are stacked (√deg is Â's eigenvector with eigenvalue 1): the spread "
+                "(bottom right) is the mean distance of the z_i from their mean, relative to "
+                "layer 0. Notes 004, chapter 7.")
 
 
 def train_frame_parts(view, read, positions, edges, mlp) -> dict:
     """One live frame of the node-classification tab as parts (pure: the frame route may
     build it): the club coloured by the predicted faction, and the loss curve."""
     snap = view.snapshot()
-    acc = ("no unlabelled node" if math.isnan(snap.accuracy)
-           else f"{snap.accuracy:.1%} of the unlabelled right")
-    mlp_text = "" if mlp is None or math.isnan(mlp) else f"; MLP without edges {mlp:.1%}"
+    acc = ("all labelled" if math.isnan(snap.accuracy)
+           else f"{snap.accuracy:.1%} of unlabelled right")
+    mlp_text = "" if mlp is None or math.isnan(mlp) else f" · MLP without edges {mlp:.1%}"
     return {"gr_fig_classes": Figure(figs.classes_figure(
                 positions, edges, snap.predicted, snap.confidence, snap.labelled,
-                f"GCN, {view.steps} iterations: {acc}")),
+                f"GCN: {acc}")),
             "gr_fig_loss": Figure(figs.loss_figure(*view.history.as_arrays("loss"))
                                   .update_layout(title=dict(
-                                      text=f"Loss on the labelled nodes{mlp_text}")))}
+                                      text=f"Loss{mlp_text}")))}
 
 
 def train_view(panel) -> None:
@@ -167,7 +166,8 @@ def train_view(panel) -> None:
         explain(f"A two-layer GCN, logits = Â relu(Â X W₁) W₂, sees the factions of the "
                 f"{per_class} best-connected members of each side (diamonds) and is trained by "
                 "full-batch Adam on their cross-entropy. Each node's colour is its predicted "
-                "faction, its opacity the confidence. The MLP gets the same features and the "
+                "faction (blue: Mr. Hi's, red: the Officer's), its opacity the confidence; the "
+                "loss is the labelled nodes' mean cross-entropy. The MLP gets the same features and the "
                 f"same {TRAIN_STEPS} iterations but not the edges: with one-hot features an "
                 "unlabelled member's input is a vector it never trained on, so it can only "
                 "guess. Zachary's karate club; notes 004, chapter 7.")
@@ -187,11 +187,10 @@ def permute_view(panel) -> None:
         left, right = st.columns(2)
         with left:
             show_figure(figs.equivariance_figure(
-                r["out"], r["out_p"], f"Max error {r['error']:.1e}; "
-                                      f"{r['changed']} predictions change"),
+                r["out"], r["out_p"], f"Max error {r['error']:.1e}"),
                 key="gr_fig_perm")
         with right:
-            show_figure(figs.adjacency_figure(r["a_perm"], "Adjacency in the permuted order"),
+            show_figure(figs.adjacency_figure(r["a_perm"], "P A Pᵀ"),
                         key="gr_fig_adj")
     with panel.notes:
         explain("A random GCN (2 → 16 → 2, untrained) run twice: on the graph as numbered, and "

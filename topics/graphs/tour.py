@@ -71,7 +71,7 @@ STEPS = [
     Step("Depth smooths",
          "Stack layers (move k): every layer averages over one more hop, and the rescaled "
          "features all drift to one vector. After 8 layers their spread is below 0.15 of "
-         "layer 0's: deep GCNs over-smooth (notes 004, chapter 7).",
+         "layer 0's: deep GCNs over-smooth.",
          KARATE_DEEP, "passing", C_DEEP),
     Step("Labels spread along edges",
          f"Press Play. Only the diamonds are labelled; the GCN reaches at least 90% on the "
