@@ -114,3 +114,8 @@ def test_step_trains_the_live_view():
     assert at.session_state["gr_train__view"].steps > 0
     title = chart_figure(at, "gr_fig_loss")["layout"]["title"]["text"]
     assert "MLP without edges 50.0%" in title
+    snap = at.session_state["gr_train__view"].snapshot()
+    classes = chart_figure(at, "gr_fig_classes")
+    assert classes["layout"]["title"]["text"] == f"GCN: {snap.accuracy:.1%} of unlabelled right"
+    diamonds = next(t for t in classes["data"] if t.get("name") == "labelled")
+    assert len(diamonds["marker"]["color"]) == int(snap.labelled.sum()) == 2

@@ -110,13 +110,15 @@ def _rgba(hex_color: str, alpha: float) -> str:
 
 
 def classes_figure(positions: np.ndarray, edges: np.ndarray, predicted: np.ndarray,
-                   confidence: np.ndarray, labelled: np.ndarray, title: str) -> go.Figure:
-    """The karate club coloured by the predicted faction (blue: Mr. Hi's, red: the
-    Officer's), each node as opaque as the prediction is confident (0.5 -> faint); the
-    labelled nodes as large diamonds."""
+                   confidence: np.ndarray, labelled: np.ndarray, labels: np.ndarray,
+                   title: str) -> go.Figure:
+    """The karate club: each unlabelled node coloured by its predicted faction (blue: Mr.
+    Hi's, red: the Officer's), as opaque as the prediction is confident (0.5 -> faint); the
+    labelled nodes as large solid diamonds in the colour of their given label."""
     xs, ys = _edge_lines(positions, edges)
-    alpha = 0.15 + 0.85 * (2 * np.clip(confidence, 0.5, 1) - 1)                # (n,)
-    colors = [_rgba(COLORWAY[int(c)], float(a)) for c, a in zip(predicted, alpha)]
+    alpha = 0.2 + 0.8 * (2 * np.clip(confidence, 0.5, 1) - 1)                  # (n,)
+    colors = [COLORWAY[int(y)] if known else _rgba(COLORWAY[int(c)], float(a))
+              for c, a, y, known in zip(predicted, alpha, labels, labelled)]
     traces = [dict(type="scatter", x=xs, y=ys, mode="lines", line=dict(color=EDGE, width=1),
                    hoverinfo="skip", name="edges")]
     for keep, symbol, size, name in ((~labelled, "circle", 13, "unlabelled"),

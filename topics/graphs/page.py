@@ -122,7 +122,7 @@ def train_frame_parts(view, read, positions, edges, mlp) -> dict:
            else f"{snap.accuracy:.1%} of unlabelled right")
     mlp_text = "" if mlp is None or math.isnan(mlp) else f" · MLP without edges {mlp:.1%}"
     return {"gr_fig_classes": Figure(figs.classes_figure(
-                positions, edges, snap.predicted, snap.confidence, snap.labelled,
+                positions, edges, snap.predicted, snap.confidence, snap.labelled, snap.labels,
                 f"GCN: {acc}")),
             "gr_fig_loss": Figure(figs.loss_figure(*view.history.as_arrays("loss"))
                                   .update_layout(title=dict(
@@ -163,14 +163,15 @@ def train_view(panel) -> None:
                                   "features": feat, "seed": seed, "device": device},
                           steps_per_frame=5, max_steps_per_frame=100)
     with panel.notes:
-        explain(f"A two-layer GCN, logits = Â relu(Â X W₁) W₂, sees the factions of the "
-                f"{per_class} best-connected members of each side (diamonds) and is trained by "
-                "full-batch Adam on their cross-entropy. Each node's colour is its predicted "
-                "faction (blue: Mr. Hi's, red: the Officer's), its opacity the confidence; the "
-                "loss is the labelled nodes' mean cross-entropy. The MLP gets the same features and the "
-                f"same {TRAIN_STEPS} iterations but not the edges: with one-hot features an "
-                "unlabelled member's input is a vector it never trained on, so it can only "
-                "guess. Zachary's karate club; notes 004, chapter 7.")
+        explain(f"A two-layer GCN, logits = Â relu(Â X W₁ + b₁) W₂ + b₂, sees the factions "
+                f"of the {per_class} best-connected members of each side (diamonds, in the "
+                "colour of their label) and is trained by full-batch Adam on their mean "
+                "cross-entropy (the loss). Every other node's colour is its predicted faction "
+                "(blue: Mr. Hi's, red: the Officer's), its opacity the confidence. The MLP gets "
+                f"the same features and the same {TRAIN_STEPS} iterations but not the edges: "
+                "with one-hot features an unlabelled member's input is a vector it never "
+                "trained on, so it can only guess. Zachary's karate club; notes 004, "
+                "chapter 7.")
 
 
 def permute_view(panel) -> None:
