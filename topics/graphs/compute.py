@@ -49,11 +49,6 @@ def passing_of(kind: str, n: int, p: float, seed: int = 0) -> dict[str, np.ndarr
             "spread": spread_by_depth(g.adjacency, h0, MAX_LAYERS)}
 
 
-def isolated_count(s: Mapping[str, Any]) -> int:
-    """How many nodes of the settings' graph have no neighbour."""
-    return int((graph_of(*graph_args(s)).degrees == 0).sum())
-
-
 @lesson_measure
 def spread_after(s: Mapping[str, Any], layers: int = 8) -> float:
     """Spread of the degree-rescaled features after `layers` layers over layer 0's."""

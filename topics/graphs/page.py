@@ -14,6 +14,7 @@ import math
 import numpy as np
 import streamlit as st
 
+from engine.graphs import FEATURES
 from live.controls import live_training
 from live.parts import Figure
 from live.push import live_parts, place
@@ -22,7 +23,6 @@ from topics.graphs.compute import (GRAPH_NAMES, HIDDEN, KARATE_PER_CLASS, LRS, M
                                    PROBS, TRAIN_STEPS, accuracy_after, build_trainer,
                                    graph_args, graph_of, passing_of, permuted_of, trainer_args)
 from topics.graphs.tour import PRESETS, STEPS
-from engine.graphs import FEATURES
 from ui import session
 from ui.page import Live, View, topic_page, user_errors
 from ui.render import explain, show_figure
