@@ -58,6 +58,8 @@ def test_messages_show_the_row_of_a_hat():
     weights, senders = plotly_array(dots["y"]), plotly_array(dots["x"])
     np.testing.assert_allclose(np.sort(weights), np.sort(a_hat[0][a_hat[0] > 0]), rtol=1e-6)
     np.testing.assert_allclose(weights, 1 / np.sqrt(deg[0] * senders), rtol=1e-6)
+    listed = next(m.value for m in at.markdown if "Row 0 of Â" in m.value)
+    assert f"Â[0,31] = {a_hat[0, 31]:.3f}" in listed and listed.count("Â[0,") == 17
 
 
 def test_the_spread_curve_is_the_claimed_one():

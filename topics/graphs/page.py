@@ -112,6 +112,9 @@ def passing_view(panel) -> None:
                 "layers are stacked (√deg is Â's eigenvector with eigenvalue 1): the spread "
                 "(bottom right) is the mean distance of the z_i from their mean, relative to "
                 "layer 0. Notes 004, chapter 7.")
+        row = a_hat[node]
+        listed = ", ".join(f"Â[{node},{j}] = {row[j]:.3f}" for j in np.flatnonzero(row > 0))
+        explain(f"Row {node} of Â: {listed}.", title=f"Row {node} of Â")
 
 
 def train_frame_parts(view, read, positions, edges, mlp) -> dict:
