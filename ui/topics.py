@@ -106,6 +106,10 @@ TOPICS: tuple[Topic, ...] = (
           "Flip a digit classifier with an invisible perturbation, and train one that resists.",
           ":material/gpp_maybe:",
           engine=("engine.adversarial",)),
+    Topic('graphs', 'Graph neural networks', 'Architectures',
+          "Pass messages along a graph's edges, watch features smooth out with depth, and train a GCN to label the karate club from a few nodes.",
+          ':material/hub:',
+          engine=("engine.graphs",)),
 )
 
 TOPICS_BY_SLUG = {t.slug: t for t in TOPICS}
