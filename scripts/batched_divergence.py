@@ -6,6 +6,9 @@ training dynamics, or a difference in what is computed.
     python -m scripts.batched_divergence --dtype float64        # the same in float64
     python -m scripts.batched_divergence --ulp                  # alone vs alone, one weight
                                                                 # moved by one ulp
+    python -m scripts.batched_divergence --gates 3 239 --lr 2.5e-4
+                                      # the gates of GAN member 3 and its one-ulp twin that
+                                      # differ on iteration 239, where they part
     options: --kind gan|regions|diffusion|vae --members 4 --steps 200 --lr (member k gets
     lr·(k+1); default per kind) --every 10
 
@@ -70,6 +73,19 @@ def weights(t) -> list[torch.Tensor]:
     return [p.detach().clone() for p in nets]
 
 
+def nudged(t) -> torch.Tensor:
+    """The weight tensor whose first entry a one-ulp twin moves: one that gets a gradient at
+    every step (GAN: G's first layer, on the latent codes; ReLU regions: the first layer, on
+    the 2-D points; diffusion: the first layer; VAE: the decoder's output bias, as an input
+    weight of a digit's blank corner pixel never moves)."""
+    if hasattr(t, "G"):
+        return next(iter(t.G.parameters()))
+    if hasattr(t, "params"):
+        return t.params[0]
+    params = list(t.model.parameters())
+    return params[-1] if hasattr(t.model, "decoder") else params[0]
+
+
 def max_diff(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
     return max(float((p - q).abs().max()) for p, q in zip(a, b))
 
@@ -83,8 +99,7 @@ def run(kind: str, members: int, steps: int, lr: float, dtype: torch.dtype,
     if ulp:       # the twin: the same models stepped alone, the first weight one ulp up
         twins = [make(k + 1, lrs[k], dtype) for k in range(members)]
         for t in twins:
-            w = next(iter(t.G.parameters())) if kind == "gan" else (
-                next(iter(t.model.parameters())) if hasattr(t, "model") else t.params[0])
+            w = nudged(t)
             with torch.no_grad():
                 w.view(-1)[0] = torch.nextafter(w.view(-1)[0], torch.tensor(float("inf"),
                                                                               dtype=dtype))
@@ -106,6 +121,48 @@ def run(kind: str, members: int, steps: int, lr: float, dtype: torch.dtype,
     return diffs
 
 
+def gates(member: int, lr: float, step: int) -> None:
+    """GAN member `member` alone and its one-ulp twin (float32), stepped to just before
+    iteration `step`: print the ReLU (G) and LeakyReLU (D) gates whose sign differs between
+    the two on that iteration's batches (the D update's real and fake points, the G update's
+    fakes), with the two pre-activations."""
+    a, b = (gan(member + 1, lr * (member + 1), torch.float32) for _ in range(2))
+    w = next(b.G.parameters())
+    with torch.no_grad():
+        w.view(-1)[0] = torch.nextafter(w.view(-1)[0], torch.tensor(float("inf")))
+    for _ in range(step - 1):
+        a.step(1)
+        b.step(1)
+    state = a.gen.get_state()             # the draws of iteration `step`, in the trainer's order
+    real, z_d, z_g = a._real_batch(), a._z(), a._z()
+    a.gen.set_state(state)
+
+    def pre_activations(net: torch.nn.Module, x: torch.Tensor) -> list[torch.Tensor]:
+        out = []
+        for m in net.modules():
+            if isinstance(m, torch.nn.Linear):
+                x = m(x)
+                out.append(x)
+            elif isinstance(m, (torch.nn.ReLU, torch.nn.LeakyReLU)):
+                x = m(x)
+        return out[:-1]                    # the gated layers
+
+    with torch.no_grad():
+        for update, z in (("D update", z_d), ("G update", z_g)):
+            seen = {}
+            for name, t in (("alone", a), ("twin", b)):
+                g_pre = pre_activations(t.G, z)
+                fake = t.G(z)
+                x = torch.cat([real, fake]) if update == "D update" else fake
+                seen[name] = [("G", i, h) for i, h in enumerate(g_pre)] + \
+                    [("D", i, h) for i, h in enumerate(pre_activations(t.D, x))]
+            for (net, i, p), (_, _, q) in zip(seen["alone"], seen["twin"]):
+                flips = ((p > 0) != (q > 0)).nonzero().tolist()
+                print(f"{update}, {net} hidden layer {i}: {len(flips)} gates differ" + "".join(
+                    f"; row {r} unit {u}: {float(p[r, u]):.1e} vs {float(q[r, u]):.1e}"
+                    for r, u in flips[:3]) + f" (smallest |pre-activation| {float(p.abs().min()):.1e})")
+
+
 def first_over(d: list[float], level: float) -> str:
     return next((str(i + 1) for i, x in enumerate(d) if x > level), "-")
 
@@ -119,8 +176,14 @@ def main() -> None:
     ap.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     ap.add_argument("--every", type=int, default=10)
     ap.add_argument("--ulp", action="store_true")
+    ap.add_argument("--gates", type=int, nargs=2, metavar=("MEMBER", "STEP"),
+                    help="GANs: the gates that differ between a member and its one-ulp twin "
+                         "on iteration STEP")
     a = ap.parse_args()
     torch.set_num_threads(1)
+    if a.gates:
+        gates(a.gates[0], a.lr if a.lr is not None else KINDS["gan"][1], a.gates[1])
+        return
     if a.dtype == "float64" and a.kind != "gan":
         ap.error("--dtype float64: GANs only (GANTrainer's dtype)")
     lr = a.lr if a.lr is not None else KINDS[a.kind][1]

@@ -25,7 +25,11 @@ one CPU thread):
     by up to 1.1 at iteration 1,000.
 Two float32 runs alone whose G differs by one ulp in one weight (`--ulp`) part the same way
 (14 of 16, the first at iteration 239, often at the very iteration the batched twin parts):
-the parting is the training's sensitivity to rounding, not the batch. So in float32 a
+the parting is the training's sensitivity to rounding, not the batch. It is abrupt: member 3
+(lr 1e-3) and its twin go from 2.7e-7 apart to 1.1e-4 in every tensor in iteration 239, where
+one real point's pre-activation at one LeakyReLU of D's second layer is 1.0e-7 in one run and
+-6.0e-8 in the other (`--gates 3 239 --lr 2.5e-4`): the gate flips (slope 1 against 0.2), and
+that point's share of D's gradient changes by a finite amount. So in float32 a
 batched member is the same training up to rounding per step, not the same bits after
 hundreds of steps; the tests compare float32 over a few dozen iterations and many iterations
 in float64 (tests/engine/test_gan_batched.py, tests/test_worker_batching.py).
