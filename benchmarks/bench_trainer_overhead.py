@@ -2,7 +2,10 @@
 the same updates: the same model (its own torch.nn modules, built from the trainer's layer
 sizes and starting from the trainer's initial weights), the same data and batch, the same
 torch.optim optimizer and settings, and its own loss written here (no metrics, no history,
-no snapshots, nothing of the engine's training code).
+no snapshots, nothing of the engine's training code). Two loops keep an engine part: the
+adversarial one builds the engine's digits CNN and runs the engine's attack (the attack is
+most of the work measured), the attention one trains the engine's transformer module (its own
+loss and optimizer; the batches drawn by the task's generator).
 
 Three runs alternate for ROUNDS rounds (a load change on the shared machine hits all alike),
 each CHUNK iterations a round in the page's frames of steps: the trainer through the inline
