@@ -2,10 +2,9 @@
 the same updates: the same model (its own torch.nn modules, built from the trainer's layer
 sizes and starting from the trainer's initial weights), the same data and batch, the same
 torch.optim optimizer and settings, and its own loss written here (no metrics, no history,
-no snapshots, nothing of the engine's training code). Two loops keep an engine part: the
-adversarial one builds the engine's digits CNN and runs the engine's attack (the attack is
-most of the work measured), the attention one trains the engine's transformer module (its own
-loss and optimizer; the batches drawn by the task's generator).
+no snapshots, nothing of the engine's training code). The adversarial loop trains a copy of
+the trainer's CNN (torch.nn layers) with its own PGD; the attention loop trains the engine's
+transformer module (its own loss and optimizer; the batches drawn by the task's generator).
 
 Three runs alternate for ROUNDS rounds (a load change on the shared machine hits all alike),
 each CHUNK iterations a round in the page's frames of steps: the trainer through the inline
@@ -226,8 +225,35 @@ def _adversarial():
 
 
 def _adversarial_plain():
-    from benchmarks.bench_adversarial import _plain_loop
-    return _plain_loop(_adv_config())
+    """A copy of the trainer's CNN (torch.nn layers, its initial weights), the same digits and
+    batch, Adam at the config's lr, and PGD written here: L-inf, random start, the config's
+    steps and eps, step alpha = eps / 4, projected onto the eps-ball and [0, 1]."""
+    import copy
+    cfg, tr = _adv_config(), _adversarial()
+    model, x_all, y_all = copy.deepcopy(tr.model), tr.x, tr.y
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    rng, g = np.random.default_rng(cfg.seed), torch.Generator().manual_seed(cfg.seed)
+    eps, alpha = cfg.train_eps, cfg.train_eps / 4
+
+    def pgd(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        x_adv = (x + torch.empty_like(x).uniform_(-eps, eps, generator=g)).clamp(0, 1)
+        for _ in range(cfg.attack_steps):
+            x_adv.requires_grad_(True)
+            (grad,) = torch.autograd.grad(F.cross_entropy(model(x_adv), y), x_adv)
+            x_adv = torch.minimum(torch.maximum(x_adv.detach() + alpha * grad.sign(), x - eps),
+                                  x + eps).clamp(0, 1)
+        return x_adv
+
+    def run(n: int) -> None:
+        for _ in range(n):
+            idx = torch.as_tensor(rng.choice(len(y_all), cfg.batch, replace=False))
+            x, y = x_all[idx], y_all[idx]
+            loss = F.cross_entropy(model(pgd(x, y)), y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            float(loss.detach())
+    return run
 
 
 def _lstm():
