@@ -19,8 +19,8 @@ a batched matmul adds in another order than a member's own, a last-bit differenc
 Measured (`python -m scripts.batched_divergence --members 16 --lr 2.5e-4 --steps 1000`: 16
 GANs at LIVE_DEFAULTS' sizes, learning rates 2.5e-4 to 4e-3, each against its twin alone;
 one CPU thread):
-  float64 (GANTrainer dtype): every member within 4e-13 of its twin after 1,000 iterations;
-  float32: ~6e-8 after one iteration, <= 2e-6 through iteration 200; then a GAN's training
+  float64 (GANTrainer dtype): every member within 5e-13 of its twin after 1,000 iterations;
+  float32: <= 1.9e-8 after one iteration, <= 2e-6 through iteration 200; then a GAN's training
     amplifies the difference: 12 of the 16 part beyond 1e-5 (the first at iteration 239),
     by up to 1.1 at iteration 1,000.
 Two float32 runs alone whose G differs by one ulp in one weight (`--ulp`) part the same way
