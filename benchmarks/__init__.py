@@ -6,14 +6,26 @@ Each module benchmarks/bench_<topic>.py exposes
 
 (name -> a function that runs the work and returns a Measurement). They are discovered
 automatically; `python -m benchmarks gan` runs only modules whose name contains "gan".
+
+DLPLAY_BENCH_SMOKE=1 runs every benchmark at a token size (`sized(full, smoke)`: one round,
+no warm-up, a few iterations): its numbers mean nothing, but every import and call path runs
+(tests/test_benchmarks_smoke.py).
 """
 from __future__ import annotations
 
 import contextlib
+import os
 import statistics
 import time
 from dataclasses import dataclass
 from typing import Callable
+
+SMOKE = os.environ.get("DLPLAY_BENCH_SMOKE", "").strip() not in ("", "0")
+
+
+def sized(full, smoke):
+    """`full` for a measurement, `smoke` under DLPLAY_BENCH_SMOKE=1."""
+    return smoke if SMOKE else full
 
 
 @dataclass(frozen=True)
@@ -25,6 +37,7 @@ class Measurement:
 
 def median_time(fn: Callable[[], object], repeat: int = 5, warmup: int = 1) -> float:
     """Median wall time of fn() in seconds over `repeat` runs after `warmup` runs."""
+    repeat, warmup = sized(repeat, 1), sized(warmup, 0)
     for _ in range(warmup):
         fn()
     times = []
@@ -40,6 +53,7 @@ def alternating_times(runs: dict[str, Callable[[], object]], rounds: int = 9,
     """(wall, CPU) seconds of every run in `rounds` alternating rounds (run a, run b, run a,
     ...), after `warmup` calls each, so a change of machine load hits all runs alike.
     Compare runs per round (median of the per-round ratios)."""
+    rounds, warmup = sized(rounds, 1), sized(warmup, 0)
     for fn in runs.values():
         for _ in range(warmup):
             fn()

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from benchmarks import Measurement, alternating_times, median_time
+from benchmarks import Measurement, alternating_times, median_time, sized
 from engine.adversarial import AttackSpec, attack, attack_one, robust_accuracy
 from engine.adversarial.training import (AdvTrainConfig, AdversarialTrainer, heldout_digits,
                                          load_snapshot, training_digits)
@@ -22,12 +22,11 @@ CURVE_EPS = (0.0, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2)
 
 def wall_and_cpu(fn, repeat: int = 5) -> tuple[float, float]:
     """Median wall and CPU seconds of fn() (CPU time is robust to a loaded machine)."""
-    fn()
-    times = alternating_times({"f": fn}, rounds=repeat, warmup=0)["f"]
+    times = alternating_times({"f": fn}, rounds=repeat, warmup=1)["f"]
     return statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
 
 
-def _digits(n: int = 500):
+def _digits(n: int = sized(500, 50)):
     d = load_digits()
     return torch.as_tensor(d.images[:n, None]), torch.as_tensor(d.labels[:n])
 
@@ -50,7 +49,8 @@ def fgsm_500() -> Measurement:
 def robustness_curve() -> Measurement:
     model = load_snapshot("robust")[0]
     d = heldout_digits()
-    t, cpu = wall_and_cpu(lambda: [robust_accuracy(model, d.images, d.labels, CURVE_EPS,
+    n = sized(len(d.labels), 40)
+    t, cpu = wall_and_cpu(lambda: [robust_accuracy(model, d.images[:n], d.labels[:n], CURVE_EPS,
                                                    AttackSpec(k)) for k in ("fgsm", "pgd")], 3)
     return Measurement(t, "s", f"FGSM + PGD-10 curves, {len(CURVE_EPS)} eps values, 359 held-out "
                                f"digits, one CNN; CPU time {cpu:.2f} s (the page draws 2 CNNs, "
@@ -77,7 +77,7 @@ def one_attack() -> Measurement:
     return Measurement(t * 1e3, "ms", "PGD-10 on the digit the page shows (one slider move)")
 
 
-ROUND_STEPS = 20
+ROUND_STEPS = sized(20, 2)
 ROUNDS = 7
 
 
@@ -118,7 +118,7 @@ def trainer_vs_plain() -> Measurement:
                        f"target >= 0.95")
 
 
-PLAY_FRAMES = 40        # frames of a playing page (23 steps each, the page's pace)
+PLAY_FRAMES = sized(40, 2)  # frames of a playing page (23 steps each, the page's pace)
 
 
 def training_share(curve_every_s: float | None) -> Measurement:
@@ -158,7 +158,7 @@ def _page_trainer() -> AdversarialTrainer:
                               curve_every_s=_page_curve_every())
 
 
-PLAY_S = 20.0           # seconds a worker-hosted trainer plays in the process-mode share
+PLAY_S = sized(20.0, 0.5)  # seconds a worker-hosted trainer plays in the process-mode share
 
 
 def training_share_process() -> Measurement:

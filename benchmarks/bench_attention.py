@@ -8,13 +8,13 @@ import time
 import torch
 from torch.nn import functional as F
 
-from benchmarks import Measurement, alternating_times, median_time, torch_threads
+from benchmarks import Measurement, alternating_times, median_time, sized, torch_threads
 from engine import attention as A
 from engine.device import make_generator
 from ui.topics import ROOT
 
 WEIGHTS = ROOT / "assets" / "weights" / "attention_reverse.pt"
-TRAIN_STEPS = 30
+TRAIN_STEPS = sized(30, 2)
 
 
 def forward_with_maps(threads: int | None = None) -> Measurement:
@@ -81,7 +81,7 @@ def _rates(rounds: int = 5) -> dict[str, float]:
         plain()
         times = {"plain": [], "trainer": []}
         cpu = {"plain": [], "trainer": []}
-        for _ in range(rounds):
+        for _ in range(sized(rounds, 1)):
             for name, fn in (("plain", plain), ("trainer", lambda: trainer.step(TRAIN_STEPS))):
                 t0, c0 = time.perf_counter(), time.process_time()
                 fn()

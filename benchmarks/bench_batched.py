@@ -23,7 +23,7 @@ import time
 import cloudpickle
 import torch
 
-from benchmarks import Measurement, alternating_times
+from benchmarks import Measurement, alternating_times, sized
 from engine.gan import LIVE_DEFAULTS, LIVE_TARGET, GANTrainer, make_target
 from engine.diffusion import SCHEDULES, DiffusionTrainer
 from engine.diffusion.batched import BatchedDiffusion
@@ -35,11 +35,12 @@ from engine.vae import VAETrainer
 from engine.vae.batched import BatchedVAE
 from live.worker_loop import Worker
 
-SIZES = (1, 4, 8, 16, 32)
-ITERATIONS = 30          # per member per round
+SIZES = sized((1, 4, 8, 16, 32), (2,))
+ITERATIONS = sized(30, 2)    # per member per round
 ROUNDS = 5
-STUDENTS = (4, 8, 16)
-WORKER_S = 3.0
+STUDENTS = sized((4, 8, 16), (2,))
+STATIC_SIZES = sized((8, 16), (2,))
+WORKER_S = sized(3.0, 0.1)
 
 
 def _members(k: int, device: str = "cpu") -> list[GANTrainer]:
@@ -97,7 +98,7 @@ def _static_entry(k: int, device: str):
         separate = _members(k, device)
         batch = BatchedGAN(_members(k, device), static=True)
         sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-        batch.step(5)                                    # warm-up, and the capture on CUDA
+        batch.step(sized(5, 1))                          # warm-up, and the capture on CUDA
         sync()
 
         def synced(step):
@@ -147,7 +148,7 @@ def _worker_rates(n: int, batch: bool) -> tuple[float, float]:
 def _worker_entry(n: int):
     def run() -> Measurement:
         on, off = [], []
-        for _ in range(2):                              # alternating: on, off, on, off
+        for _ in range(sized(2, 1)):                    # alternating: on, off, on, off
             on.append(_worker_rates(n, True))
             off.append(_worker_rates(n, False))
         rate_on = statistics.median(r for r, _ in on)
@@ -162,7 +163,7 @@ def _worker_entry(n: int):
 BENCHMARKS = {f"{kind}: {k} members batched vs stepped one by one": _entry(kind, k)
               for kind in KINDS for k in SIZES}
 BENCHMARKS.update({f"gan, static GPU form on the CPU: {k} members": _static_entry(k, "cpu")
-                   for k in (8, 16)})
+                   for k in STATIC_SIZES})
 if torch.cuda.is_available():
     BENCHMARKS.update({f"gan on CUDA, graphed: {k} members batched vs stepped one by one":
                        _static_entry(k, "cuda") for k in (1, 8, 32, 128)})

@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from benchmarks import Measurement, median_time
+from benchmarks import Measurement, median_time, sized
 from benchmarks.cuda_graph import GraphedStep, classifier_step_fn, mlp_step, sync
 from engine import attention, conv, diffusion, gan, optim, recurrent, regions, vae
 from engine.datasets import DATASETS
@@ -20,7 +20,7 @@ from engine.device import available_devices
 from engine.training import MLPClassifierTrainer
 from ui.topics import ROOT
 
-TRAIN_STEPS = 60
+TRAIN_STEPS = sized(60, 3)
 WEIGHTS = ROOT / "assets" / "weights"
 
 
@@ -90,7 +90,7 @@ def _op_seconds(fn: Callable[[str], None], device: str) -> float:
     return median_time(run, repeat=3, warmup=1)
 
 
-STEP_ITERS = 300
+STEP_ITERS = sized(300, 10)
 
 
 def _mlp_step_rate(device: str, graph: bool, depth: int = 2, width: int = 128) -> float:

@@ -10,13 +10,13 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from benchmarks import Measurement, median_time, torch_threads
+from benchmarks import Measurement, median_time, sized, torch_threads
 from engine.generalization import double_descent as dd
 from engine import generalization as G
 
 CONFIG = G.TrainConfig(dataset="two_moons", n_train=100, noise=0.2, label_noise=0.2, width=128,
                        depth=2, lr=0.003, weight_decay=0.1)   # the page's Overfitting defaults + AdamW
-STEPS = 200
+STEPS = sized(200, 5)
 
 
 def _plain_loop(data: G.SplitData):
@@ -48,7 +48,7 @@ def _rates(rounds: int = 7) -> dict[str, float]:
             trainer.step(20), plain()
             wall = {"plain": [], "trainer": []}
             cpu = {"plain": [], "trainer": []}
-            for _ in range(rounds):
+            for _ in range(sized(rounds, 1)):
                 for name, fn in (("plain", plain), ("trainer", lambda: trainer.step(STEPS))):
                     t0, c0 = time.perf_counter(), time.process_time()
                     fn()

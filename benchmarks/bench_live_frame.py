@@ -37,10 +37,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import Measurement  # noqa: E402
+from benchmarks import Measurement, sized  # noqa: E402
 
-FRAMES = 12
-GAP_S = 0.3        # between frames (the worker trains meanwhile; sleeping costs no CPU)
+FRAMES = sized(12, 2)
+GAP_S = sized(0.3, 0.05)       # between frames (the worker trains meanwhile; sleeping costs no CPU)
 # page -> (script, view title holding the live training or None, the live_training key)
 PAGES = {
     "gan": ("topics/gan/page.py", None, "gan"),

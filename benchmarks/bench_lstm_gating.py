@@ -35,15 +35,23 @@ def _trainer() -> R.SequenceTrainer:
 
 
 def _plain_loop():
-    """The same RecurrentNet, Adam and batch size, on one fixed pre-generated batch."""
+    """The trainer's network rebuilt from torch.nn (an LSTM and a linear readout of its last
+    hidden state, the trainer's initial weights), Adam at the trainer's settings, the same
+    batch size, on one fixed pre-generated batch."""
     tr = _trainer()
-    net, opt = tr.net, tr.opt
+    lstm = torch.nn.LSTM(tr.net.rnn.input_size, HIDDEN, batch_first=True)
+    lstm.load_state_dict(tr.net.rnn.state_dict())
+    head = torch.nn.Linear(HIDDEN, tr.net.head.out_features)
+    head.load_state_dict(tr.net.head.state_dict())
+    group = tr.opt.param_groups[0]
+    opt = torch.optim.Adam([*lstm.parameters(), *head.parameters()], lr=group["lr"],
+                           betas=group["betas"])
     b = R.make_task_batch("delayed_recall", BATCH, DELAY, seed=1, **TASK_PARAMS)
     loss_fn = torch.nn.functional.cross_entropy
 
     def run():
         for _ in range(STEPS):
-            loss = loss_fn(net(b.x), b.y)
+            loss = loss_fn(head(lstm(b.x)[0][:, -1]), b.y)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()

@@ -1,18 +1,23 @@
-"""Every live trainer at its page's defaults against a plain PyTorch loop doing the same
-updates (same model sizes, data, batch and optimizer; no metrics, no history, no snapshots).
+"""Every live trainer at its page's defaults against an independent plain PyTorch loop doing
+the same updates: the same model (its own torch.nn modules, built from the trainer's layer
+sizes and starting from the trainer's initial weights), the same data and batch, the same
+torch.optim optimizer and settings, and its own loss written here (no metrics, no history,
+no snapshots, nothing of the engine's training code). The adversarial loop trains a copy of
+the trainer's CNN (torch.nn layers) with its own PGD; the attention loop trains the engine's
+transformer module (its own loss and optimizer; the batches drawn by the task's generator).
 
-Both run CHUNK iterations per round (the trainer through the inline TrainerHandle, in the
-~25 ms chunks a page's frame uses), trainer and loop alternating for ROUNDS rounds (a load
-change on the shared machine hits both alike). The result is the median of the per-round
-ratios plain time / trainer time, in CPU time (time.process_time: robust to other processes
-on the machine), with the wall-time ratio beside it. A round is frames of the page's steps
-per frame; after each the trainer's history is read, as a frame reads it, so work a trainer
-defers until read is counted in its round; where a frame draws something the trainer's
-bookkeeping shares (ReLU regions: the frame's partition, from which the count at that step
-is made) the plain loop computes the same drawing for its own model. 1.0 = as fast as the plain loop; the
-target is >= 0.95. `python -m benchmarks trainer_overhead`."""
+Three runs alternate for ROUNDS rounds (a load change on the shared machine hits all alike),
+each CHUNK iterations a round in the page's frames of steps: the trainer through the inline
+TrainerHandle (in the ~25 ms chunks a page's frame uses), the same trainer kind on its frame
+path (after each frame the frame's reads: its history, which makes the measures a trainer
+defers until read, and what the frame draws from the trainer, e.g. the ReLU page's regions),
+and the plain loop. Reported: the median of the per-round ratios trainer time / plain time in
+CPU time (time.process_time: robust to other processes on the machine), 1.0 = as fast as the
+plain loop, target <= TARGET; beside it the frame path / plain and the wall-time ratio.
+DLPLAY_BENCH_ROUNDS sets ROUNDS. `python -m benchmarks trainer_overhead`."""
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from typing import Callable
@@ -20,11 +25,12 @@ from typing import Callable
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch import nn
 
-from benchmarks import Measurement, alternating_times
+from benchmarks import Measurement, alternating_times, sized
 
 ROUNDS = int(__import__("os").environ.get("DLPLAY_BENCH_ROUNDS", "25"))
-TARGET = 0.95
+TARGET = 1.05
 
 
 @dataclass(frozen=True)
@@ -35,11 +41,34 @@ class Race:
     note: str
     frame: int | None = None          # the page's steps per frame (None: one frame a round)
     drawn: Callable[[object], None] | None = None     # what a frame draws from the trainer
-    #   that its bookkeeping shares; the plain loop's run.draw() computes the same for its model
 
 
 def _read_history(trainer) -> None:
     trainer.history  # noqa: B018 - reading it makes the measures it deferred
+
+
+_ACTIVATIONS = (nn.ReLU, nn.Tanh, nn.SiLU, nn.Sigmoid, nn.GELU, nn.Identity)
+
+
+def _own_mlp(net: nn.Module) -> nn.Sequential:
+    """`net` (Linear layers and activations, in order) rebuilt from torch.nn with its current
+    weights: the plain loop's own modules, starting where the trainer starts."""
+    layers: list[nn.Module] = []
+    for m in net.modules():
+        if isinstance(m, nn.Linear):
+            lin = nn.Linear(m.in_features, m.out_features, bias=m.bias is not None)
+            with torch.no_grad():
+                lin.weight.copy_(m.weight)
+                if m.bias is not None:
+                    lin.bias.copy_(m.bias)
+            layers.append(lin)
+        elif isinstance(m, nn.LeakyReLU):
+            layers.append(nn.LeakyReLU(m.negative_slope))
+        elif isinstance(m, _ACTIVATIONS):
+            layers.append(type(m)())
+        elif not list(m.children()):
+            raise TypeError(f"{type(m).__name__} is not a layer of a plain MLP")
+    return nn.Sequential(*layers)
 
 
 # ---- the trainers, each at its page's defaults, and their plain loops --------------------
@@ -52,9 +81,8 @@ def _regions():
 
 
 def _regions_plain():
-    from engine.regions.geometry import partition
     tr = _regions()
-    model, x, y = tr.model, tr.x, tr.y
+    model, x, y = _own_mlp(tr.model), tr.x, tr.y
     opt = torch.optim.Adam(model.parameters(), lr=0.01)
 
     def run(n: int) -> None:
@@ -64,7 +92,6 @@ def _regions_plain():
             loss.backward()
             opt.step()
             float(loss.detach())
-    run.draw = lambda: partition(model, tr.box)    # any page draws the frame's regions
     return run
 
 
@@ -86,7 +113,7 @@ def _initialization():
 
 def _initialization_plain():
     tr = _initialization()
-    models, x, y, bs = tr.models, tr.x, tr.y, tr.config.batch_size
+    models, x, y, bs = [_own_mlp(m) for m in tr.models], tr.x, tr.y, tr.config.batch_size
     opts = [torch.optim.SGD(m.parameters(), lr=0.05) for m in models]
     g = torch.Generator().manual_seed(1)
 
@@ -110,22 +137,27 @@ def _vae():
 
 def _vae_plain():
     tr = _vae()
-    model, x, bs, gen = tr.model, tr.x, tr.batch_size, tr.gen
-    opt = torch.optim.Adam(model.parameters(), lr=tr.lr)
-    rng = np.random.default_rng(0)
+    enc, dec = _own_mlp(tr.model.encoder), _own_mlp(tr.model.decoder)
+    x, bs, beta = tr.x, tr.batch_size, 1.0
+    opt = torch.optim.Adam([*enc.parameters(), *dec.parameters()], lr=tr.lr)
+    rng, g = np.random.default_rng(0), torch.Generator().manual_seed(0)
     state = {"perm": rng.permutation(len(x)), "pos": 0}
 
     def run(n: int) -> None:
-        for _ in range(n):
+        for _ in range(n):            # epochs of shuffled minibatches, as the trainer draws
             if state["pos"] + bs > len(x):
                 state["perm"], state["pos"] = rng.permutation(len(x)), 0
-            idx = state["perm"][state["pos"]:state["pos"] + bs]
+            xb = x[torch.as_tensor(state["perm"][state["pos"]:state["pos"] + bs])]
             state["pos"] += bs
-            total, _, _ = model.loss(x[torch.as_tensor(idx)], 1.0, 1, gen, True)
+            mu, logvar = enc(xb).chunk(2, -1)
+            z = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=g)
+            recon = F.binary_cross_entropy_with_logits(dec(z), xb, reduction="none").sum(-1)
+            kl = 0.5 * (mu.pow(2) + logvar.exp() - 1 - logvar).sum(-1)
+            loss = recon.mean() + beta * kl.mean()
             opt.zero_grad(set_to_none=True)
-            total.backward()
+            loss.backward()
             opt.step()
-            float(total.detach())
+            float(loss.detach())
     return run
 
 
@@ -136,15 +168,24 @@ def _diffusion():
     return build_trainer(data.points, data.labels, "linear", 64, 0.002, 0, "cpu")
 
 
+def _timestep_embedding(t: torch.Tensor, dim: int) -> torch.Tensor:
+    """[sin(t f_i), cos(t f_i)], f_i = 10000^(-i/half): the eps-network's time input."""
+    half = dim // 2
+    args = t.float()[:, None] * torch.exp(-math.log(10000.0) * torch.arange(half) / half)[None]
+    return torch.cat([torch.sin(args), torch.cos(args)], -1)
+
+
 def _diffusion_plain():
     tr = _diffusion()
     model, x, labels, ab = tr.model, tr.x, tr.labels, tr.ab
-    opt = torch.optim.Adam(model.parameters(), lr=tr.lr)
-    g, b, T = torch.Generator().manual_seed(0), tr.batch, tr.schedule.T
-    net = model.net
+    net = _own_mlp(model.net)
+    classes = nn.Embedding(model.num_classes + 1, model.emb_dim)
+    with torch.no_grad():
+        classes.weight.copy_(model.class_emb.weight)
+    opt = torch.optim.Adam([*net.parameters(), *classes.parameters()], lr=tr.lr)
+    g, b, T, emb_dim = torch.Generator().manual_seed(0), tr.batch, tr.schedule.T, model.emb_dim
 
     def run(n: int) -> None:
-        from engine.diffusion.network import timestep_embedding
         for _ in range(n):
             idx = torch.randint(0, len(x), (b,), generator=g)
             t = torch.randint(1, T + 1, (b,), generator=g)
@@ -153,7 +194,7 @@ def _diffusion_plain():
             x_t = a.sqrt() * x[idx] + (1 - a).sqrt() * eps
             drop = torch.rand(b, generator=g) < tr.p_uncond
             c = torch.where(drop, model.num_classes, labels[idx])
-            h = torch.cat([x_t, timestep_embedding(t, model.emb_dim), model.class_emb(c)], -1)
+            h = torch.cat([x_t, _timestep_embedding(t, emb_dim), classes(c)], -1)
             loss = ((eps - net(h)) ** 2).sum(-1).mean()
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -184,8 +225,35 @@ def _adversarial():
 
 
 def _adversarial_plain():
-    from benchmarks.bench_adversarial import _plain_loop
-    return _plain_loop(_adv_config())
+    """A copy of the trainer's CNN (torch.nn layers, its initial weights), the same digits and
+    batch, Adam at the config's lr, and PGD written here: L-inf, random start, the config's
+    steps and eps, step alpha = eps / 4, projected onto the eps-ball and [0, 1]."""
+    import copy
+    cfg, tr = _adv_config(), _adversarial()
+    model, x_all, y_all = copy.deepcopy(tr.model), tr.x, tr.y
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    rng, g = np.random.default_rng(cfg.seed), torch.Generator().manual_seed(cfg.seed)
+    eps, alpha = cfg.train_eps, cfg.train_eps / 4
+
+    def pgd(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        x_adv = (x + torch.empty_like(x).uniform_(-eps, eps, generator=g)).clamp(0, 1)
+        for _ in range(cfg.attack_steps):
+            x_adv.requires_grad_(True)
+            (grad,) = torch.autograd.grad(F.cross_entropy(model(x_adv), y), x_adv)
+            x_adv = torch.minimum(torch.maximum(x_adv.detach() + alpha * grad.sign(), x - eps),
+                                  x + eps).clamp(0, 1)
+        return x_adv
+
+    def run(n: int) -> None:
+        for _ in range(n):
+            idx = torch.as_tensor(rng.choice(len(y_all), cfg.batch, replace=False))
+            x, y = x_all[idx], y_all[idx]
+            loss = F.cross_entropy(model(pgd(x, y)), y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            float(loss.detach())
+    return run
 
 
 def _lstm():
@@ -196,17 +264,22 @@ def _lstm():
 
 
 def _lstm_plain():
-    from engine.recurrent.tasks import TASKS, task_loss
+    from engine.recurrent.tasks import TASKS
     tr = _lstm()
-    racers = list(tr.racers.values())
-    opts = [torch.optim.Adam(r.net.parameters(), lr=0.01) for r in racers]
+    nets = []
+    for r in tr.racers.values():          # own recurrent layer and readout, the racer's weights
+        rnn = type(r.net.rnn)(r.net.rnn.input_size, r.net.rnn.hidden_size, batch_first=True)
+        rnn.load_state_dict(r.net.rnn.state_dict())
+        nets.append((rnn, _own_mlp(r.net.head)))
+    opts = [torch.optim.Adam([*rnn.parameters(), *head.parameters()], lr=0.01)
+            for rnn, head in nets]
     g = torch.Generator().manual_seed(1)
 
     def run(n: int) -> None:
-        for r, opt in zip(racers, opts):     # each racer trains its n steps whole, as the race
+        for (rnn, head), opt in zip(nets, opts):   # each racer its n steps whole, as the race
             for _ in range(n):
                 b = TASKS["delayed_recall"].make(64, 40, g, "cpu", n_symbols=4, distract=1.0)
-                loss = task_loss("delayed_recall", r.net(b.x), b.y)
+                loss = F.cross_entropy(head(rnn(b.x)[0][:, -1]), b.y)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
@@ -276,42 +349,53 @@ RACES: dict[str, Race] = {
 }
 
 
-def ratio(race: Race, rounds: int = ROUNDS) -> tuple[float, float]:
-    """(CPU-time ratio, wall-time ratio) plain / trainer, medians of per-round ratios."""
+def ratio(race: Race, rounds: int = ROUNDS) -> dict[str, float]:
+    """Medians of the per-round ratios to the plain loop's time: "train" (the trainer's steps;
+    what it defers until read is left unread), "frame" (its frame path: the steps and, after
+    each frame, the frame's reads), in CPU time, and both in wall time ("*_wall")."""
     from live.handle import TrainerHandle
     # driven as a page drives it: the inline handle's chunks sized to ~25 ms each (CHUNK_S),
     # so per-call bookkeeping is paid once a chunk, not once an iteration
-    handle, plain = TrainerHandle(race.make_trainer()), race.make_plain()
-    frame = race.frame or race.chunk
-    frames = max(1, race.chunk // frame)
+    trainer, framed = TrainerHandle(race.make_trainer()), TrainerHandle(race.make_trainer())
+    plain = race.make_plain()
+    chunk = sized(race.chunk, 2)
+    frame = min(race.frame or chunk, chunk)
+    frames = max(1, chunk // frame)
 
-    def trainer_frames() -> None:
+    def train() -> None:
+        for _ in range(frames):
+            trainer.step(frame)
+
+    def frame_path() -> None:
         # after each frame's steps the frame reads the history, so the measures a trainer
         # defers until read (VAE test metrics, region counts) are paid inside the round
         for _ in range(frames):
-            handle.step(frame)
-            _read_history(handle.trainer)
+            framed.step(frame)
+            _read_history(framed.trainer)
             if race.drawn:
-                race.drawn(handle.trainer)
+                race.drawn(framed.trainer)
 
     def plain_frames() -> None:
         for _ in range(frames):
             plain(frame)
-            if race.drawn:
-                plain.draw()
-    times = alternating_times({"trainer": trainer_frames, "plain": plain_frames},
+    times = alternating_times({"train": train, "frame": frame_path, "plain": plain_frames},
                               rounds=rounds, warmup=1)
-    cpu = statistics.median(p[1] / t[1] for t, p in zip(times["trainer"], times["plain"]))
-    wall = statistics.median(p[0] / t[0] for t, p in zip(times["trainer"], times["plain"]))
-    return cpu, wall
+    out = {}
+    for name in ("train", "frame"):
+        for i, suffix in ((1, ""), (0, "_wall")):
+            out[name + suffix] = statistics.median(
+                t[i] / p[i] for t, p in zip(times[name], times["plain"]))
+    return out
 
 
 def _entry(name: str, race: Race) -> Callable[[], Measurement]:
     def measure() -> Measurement:
-        cpu, wall = ratio(race)
-        return Measurement(cpu, "x plain loop (CPU)",
-                           f"{race.note}; wall-time ratio {wall:.2f}; {race.chunk} it/round, "
-                           f"median of {ROUNDS} alternating rounds; target >= {TARGET}")
+        r = ratio(race)
+        return Measurement(r["train"], "x plain loop time (CPU)",
+                           f"{race.note}; frame path (training + the frame's reads) "
+                           f"{r['frame']:.2f}x; wall {r['train_wall']:.2f}x / "
+                           f"{r['frame_wall']:.2f}x; {sized(race.chunk, 2)} it/round, median "
+                           f"of {sized(ROUNDS, 1)} alternating rounds; target <= {TARGET}")
     return measure
 
 

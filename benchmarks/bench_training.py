@@ -17,12 +17,12 @@ from typing import Callable
 import torch
 from torch import nn
 
-from benchmarks import Measurement, alternating_times
+from benchmarks import Measurement, alternating_times, sized
 from engine.datasets import ToyData, make_dataset
 from engine.device import make_generator
 from engine.training import MLPClassifierTrainer, run_for
 
-N_STEPS = 1000      # steps of a whole run (the tick benchmarks)
+N_STEPS = sized(1000, 50)  # steps of a whole run (the tick benchmarks)
 CHUNK = 100         # steps per turn in trainer_step
 ROUNDS = 41
 TICK_ROUNDS = 9     # whole runs per tick benchmark

@@ -130,7 +130,10 @@ class StackedAdam:
         group = opts[0].param_groups[0]
         self.b1, self.b2 = (float(b) for b in group.get("betas", (0.9, 0.999)))
         self.eps = float(group.get("eps", ADAM_EPS))
-        self.lr = torch.tensor([float(opt.param_groups[0]["lr"]) for opt in opts])
+        # the learning rates as torch.optim holds them (Python floats: float64), each rounded
+        # once to the weights' dtype where an update uses it, as torch.optim's step does
+        self.lr = torch.tensor([float(opt.param_groups[0]["lr"]) for opt in opts],
+                               dtype=torch.float64)
         self.t = [_step_count(opt) for opt in opts]
         self.m, self.v = ([torch.stack([_state(opt, ps[j], key) for ps, opt in zip(own, opts)])
                            for j in range(len(params))]
@@ -145,14 +148,15 @@ class StackedAdam:
         sel = rows if rows is not None else slice(None)
         with torch.no_grad():
             device = self.params[0].device       # the host's lr and t, moved once per step
+            dtype = self.params[0].dtype
             if self.kind == "sgd":
-                lr = self.lr[sel].to(device)
+                lr = self.lr[sel].to(device, dtype)
                 for p, g in zip(self.params, grads):
                     p[sel] -= lr.view((-1,) + (1,) * (p.dim() - 1)) * g
                 return
             t = torch.tensor([float(self.t[k]) for k in active], dtype=torch.float64)
-            c1 = (self.lr[sel].double() / (1 - self.b1 ** t)).float().to(device)
-            c2 = (1 - self.b2 ** t).sqrt().float().to(device)
+            c1 = (self.lr[sel] / (1 - self.b1 ** t)).to(device, dtype)
+            c2 = (1 - self.b2 ** t).sqrt().to(device, dtype)
             for j, (p, g) in enumerate(zip(self.params, grads)):
                 shape = (-1,) + (1,) * (p.dim() - 1)
                 m, v = self.m[j][sel], self.v[j][sel]     # views when rows is None, else copies
@@ -174,7 +178,8 @@ class StackedAdam:
             c1[k] = float(self.lr[k]) if self.kind == "sgd" else \
                 float(self.lr[k]) / (1 - self.b1 ** self.t[k])
             c2[k] = 1.0 if self.kind == "sgd" else (1 - self.b2 ** self.t[k]) ** 0.5
-        return c1.float().to(device), c2.float().to(device)
+        dtype = self.params[0].dtype
+        return c1.to(device, dtype), c2.to(device, dtype)
 
     def masked_step(self, grads: list[torch.Tensor], mask: torch.Tensor, c1: torch.Tensor,
                     c2: torch.Tensor) -> None:

@@ -10,18 +10,40 @@ learning rate). One iteration, for every active member k, in its trainer's order
 
 with the gradient of Σ_k L_k taken once (members are independent, so member k gets ∇L_k).
 A member masked out of a step (paused, or its bucket empty) draws no samples and keeps its
-weights, moments and step count. `unstack(k)` writes member k back into its GANTrainer: the
-same state_dict, within float32 rounding, as the trainer stepped alone.
+weights, moments and step count. `unstack(k)` writes member k back into its GANTrainer.
+
+What "trained together" guarantees: every iteration computes for each member what its own
+step computes (its draws in its order, its losses, gradients and update; the learning-rate
+coefficients rounded once to the weights' dtype, as torch.optim rounds them), up to rounding:
+a batched matmul adds in another order than a member's own, a last-bit difference per step.
+Measured (`python -m scripts.batched_divergence --members 16 --lr 2.5e-4 --steps 1000`: 16
+GANs at LIVE_DEFAULTS' sizes, learning rates 2.5e-4 to 4e-3, each against its twin alone;
+one CPU thread):
+  float64 (GANTrainer dtype): every member within 5e-13 of its twin after 1,000 iterations;
+  float32: <= 1.9e-8 after one iteration, <= 2e-6 through iteration 200; then a GAN's training
+    amplifies the difference: 12 of the 16 part beyond 1e-5 (the first at iteration 239),
+    by up to 1.1 at iteration 1,000.
+Two float32 runs alone whose G differs by one ulp in one weight (`--ulp`) part the same way
+(14 of 16, the first at iteration 239, often at the very iteration the batched twin parts):
+the parting is the training's sensitivity to rounding, not the batch. It is abrupt: member 3
+(lr 1e-3) and its twin go from 2.7e-7 apart to 1.1e-4 in every tensor in iteration 239, where
+one real point's pre-activation at one LeakyReLU of D's second layer is 1.0e-7 in one run and
+-6.0e-8 in the other (`--gates 3 239 --lr 2.5e-4`): the gate flips (slope 1 against 0.2), and
+that point's share of D's gradient changes by a finite amount. So in float32 a
+batched member is the same training up to rounding per step, not the same bits after
+hundreds of steps; the tests compare float32 over a few dozen iterations and many iterations
+in float64 (tests/engine/test_gan_batched.py, tests/test_worker_batching.py).
 
 On a GPU (or with `static=True`) the batch takes the static form of engine.stacked: the stacks
 padded to a bucket size, every row computed and masked, the members' draws made first and
 passed in, so that the whole iteration (D's and G's updates) is one CUDA graph replayed
 (engine.cuda_graph.GraphedStep); on a CPU the same static iteration runs eagerly, and equals
-the members stepped alone (tests/engine/test_gan_batched.py).
+the members stepped alone as above (tests/engine/test_gan_batched.py).
 
 What can be batched (`unbatchable_reason`): D's rows independent (no packing, minibatch std or
 spectral norm), no unrolled D, no R1 or gradient penalty, no weight clipping, Adam or SGD; and
-members share `batch_key`: architecture, loss, batch size, latent size, betas, D/G steps.
+members share `batch_key`: architecture, loss, batch size, latent size, betas, D/G steps,
+device and dtype.
 """
 from __future__ import annotations
 
@@ -52,7 +74,8 @@ def batch_key(trainer: GANTrainer) -> tuple:
     """Trainers with equal keys can be stepped as one batch."""
     shapes = tuple(tuple(p.shape) for p in (*trainer.G.parameters(), *trainer.D.parameters()))
     return (shapes, trainer.loss_name, trainer.batch_size, trainer.latent_dim, trainer.d_steps,
-            trainer.g_steps, optimizer_kind(trainer.opt_g), trainer.betas, str(trainer.device))
+            trainer.g_steps, optimizer_kind(trainer.opt_g), trainer.betas, str(trainer.device),
+            str(trainer.dtype))
 
 
 class BatchedGAN(Batch):
@@ -125,10 +148,10 @@ class BatchedGAN(Batch):
         """The members' draws in their trainers' order (per D update: real, z; then each G
         update's z), zeros for the rows that do not step, the mask and the coefficients."""
         size, first = len(self.opt_d.t), self.members[0]
-        b, latent, dev = first.batch_size, first.latent_dim, self.device
-        real = torch.zeros(self.d_steps, size, b, first.real.shape[1], device=dev)
-        z_d = torch.zeros(self.d_steps, size, b, latent, device=dev)
-        z_g = torch.zeros(self.g_steps, size, b, latent, device=dev)
+        b, latent, dev, dtype = first.batch_size, first.latent_dim, self.device, first.dtype
+        real = torch.zeros(self.d_steps, size, b, first.real.shape[1], device=dev, dtype=dtype)
+        z_d = torch.zeros(self.d_steps, size, b, latent, device=dev, dtype=dtype)
+        z_g = torch.zeros(self.g_steps, size, b, latent, device=dev, dtype=dtype)
         for k in on:
             t = self.members[k]
             for j in range(self.d_steps):

@@ -71,6 +71,8 @@ class GANTrainer(TrainerBase):
       r1_gamma γ: + (γ/2) E‖∇D(x_real)‖²;  gp_lambda λ for "wgan-gp";  clip c for "wgan-clip";
       spectral_norm: W / σ(W) in every layer of D;  pack: PacGAN;  minibatch_std.
     Every `eval_every` iterations the mode coverage of G on `eval_n` fixed latent codes is logged.
+    `dtype` (float32; float64 for exact comparisons, engine/gan/batched.py) is the dtype of the
+    weights, the data and every draw.
 
     On engine.training.TrainerBase: `_iteration` is one iteration (D's then G's updates);
     step(n) logs and returns the mean L_D, L_G over the call's updates, and ends at the first
@@ -81,6 +83,7 @@ class GANTrainer(TrainerBase):
     """
 
     batched = "engine.gan.batched"   # a class steps its trainers as one batch
+    dtype: torch.dtype = torch.float32      # a trainer pickled before it had a dtype
 
     def __init__(self, target: ToyData, loss: str = "nonsaturating",
                  g_hidden: tuple[int, ...] = (128, 128), d_hidden: tuple[int, ...] = (128, 128),
@@ -92,7 +95,7 @@ class GANTrainer(TrainerBase):
                  r1_gamma: float = 0.0,
                  spectral_norm: bool = False, minibatch_std: bool = False, pack: int = 1,
                  gp_lambda: float = 10.0, clip: float = 0.01, eval_every: int = 50,
-                 eval_n: int = 2000, n_sigma: float = 3.0):
+                 eval_n: int = 2000, n_sigma: float = 3.0, dtype: torch.dtype = torch.float32):
         if loss not in LOSSES:
             raise KeyError(f"unknown loss {loss!r}; choose one of {list(LOSSES)}")
         if optimizer not in OPTIMIZERS:
@@ -101,6 +104,7 @@ class GANTrainer(TrainerBase):
             raise ValueError("d_steps, g_steps, batch_size, latent_dim and pack must be >= 1")
         super().__init__()
         self.device = resolve_device(device)
+        self.dtype = dtype
         self.target = target
         self.loss_name, self.loss = loss, LOSSES[loss]
         self.latent_dim, self.batch_size = int(latent_dim), int(batch_size)
@@ -119,14 +123,15 @@ class GANTrainer(TrainerBase):
             torch.manual_seed(self.seed)
             self.G = mlp(self.latent_dim, tuple(g_hidden), 2, nn.ReLU)
             self.D = Discriminator(tuple(d_hidden), pack, minibatch_std, spectral_norm)
-        self.G.to(self.device)
-        self.D.to(self.device)
+        self.G.to(self.device, self.dtype)
+        self.D.to(self.device, self.dtype)
         self.opt_g = OPTIMIZERS[optimizer](self.G.parameters(), lr_g, betas)
         self.opt_d = OPTIMIZERS[optimizer](self.D.parameters(), lr_d, betas)
         self.gen = make_generator(self.seed + 1, self.device)
-        self.real = torch.as_tensor(target.points, dtype=torch.float32, device=self.device)
+        self.real = torch.as_tensor(target.points, dtype=self.dtype, device=self.device)
         g_eval = make_generator(self.seed + 2, "cpu")
-        self.z_eval = torch.randn(int(eval_n), self.latent_dim, generator=g_eval).to(self.device)
+        self.z_eval = torch.randn(int(eval_n), self.latent_dim, generator=g_eval).to(self.device,
+                                                                                    self.dtype)
         rng = numpy_rng(self.seed + 3)
         self.show_idx = rng.choice(len(target.points), min(600, len(target.points)), replace=False)
         self.box = data_box(target.points)
@@ -144,7 +149,7 @@ class GANTrainer(TrainerBase):
 
     def _z(self, n: int | None = None) -> torch.Tensor:
         return torch.randn(n or self.batch_size, self.latent_dim, generator=self.gen,
-                           device=self.device)
+                           device=self.device, dtype=self.dtype)
 
     @torch.no_grad()
     def sample(self, n: int = 1000, seed: int | None = None) -> np.ndarray:
@@ -153,7 +158,7 @@ class GANTrainer(TrainerBase):
             z = self._z(n)
         else:
             z = torch.randn(n, self.latent_dim, generator=make_generator(seed, "cpu"))
-        return to_numpy(self.G(z.to(self.device)))
+        return to_numpy(self.G(z.to(self.device, self.dtype)))
 
     # ---- updates ----------------------------------------------------------------------
     def _d_objective(self, real: torch.Tensor, fake: torch.Tensor) -> torch.Tensor:
@@ -164,7 +169,7 @@ class GANTrainer(TrainerBase):
         loss = self.loss.d_loss(r, f)
         if self.loss_name == "wgan-gp":
             m = min(len(real), len(fake))
-            eps = torch.rand(m, 1, generator=self.gen, device=self.device)
+            eps = torch.rand(m, 1, generator=self.gen, device=self.device, dtype=self.dtype)
             loss = loss + self.gp_lambda * gradient_penalty(self.D, real[:m], fake[:m], eps)
         if self.r1_gamma > 0:
             loss = loss + self.r1_gamma * r1_penalty(self.D, real)
@@ -305,7 +310,7 @@ class GANTrainer(TrainerBase):
         x0, x1, y0, y1 = box
         xs, ys = np.linspace(x0, x1, res), np.linspace(y0, y1, res)
         xx, yy = np.meshgrid(xs, ys)
-        pts = torch.as_tensor(np.stack([xx.ravel(), yy.ravel()], 1), dtype=torch.float32,
+        pts = torch.as_tensor(np.stack([xx.ravel(), yy.ravel()], 1), dtype=self.dtype,
                               device=self.device)
         return xs, ys, pts
 
@@ -324,7 +329,7 @@ class GANTrainer(TrainerBase):
     def fake_gradients(self, x: np.ndarray | torch.Tensor) -> np.ndarray:
         """−∇_x L_G(D(x)) at each point x (n, 2): the direction a fake sample at x is pushed
         (the gradient reaching G's output; pointwise D, see Discriminator.pointwise)."""
-        pts = torch.as_tensor(np.asarray(x), dtype=torch.float32, device=self.device)
+        pts = torch.as_tensor(np.asarray(x), dtype=self.dtype, device=self.device)
         pts = pts.detach().requires_grad_(True)
         with torch.no_grad():
             ctx = self.G(self.z_eval[: self.batch_size])

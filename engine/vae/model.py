@@ -135,11 +135,15 @@ class VAE(nn.Module):
             kl = torch.zeros_like(recon)
         else:
             s = max(1, int(n_samples))
-            mu_s, lv_s = mu.expand(s, *mu.shape), logvar.expand(s, *logvar.shape)
+            # one sample (what training draws): z (batch, latent) directly, the same draws and
+            # the same numbers as the (1, batch, latent) stack, without its broadcast copies
+            mu_s, lv_s = (mu, logvar) if s == 1 else (mu.expand(s, *mu.shape),
+                                                      logvar.expand(s, *logvar.shape))
             z = reparameterize(mu_s, lv_s, generator)
             if not reparam:
                 z = z.detach()
-            recon = nll(self.decode_logits(z), x).mean(0)
+            recon = nll(self.decode_logits(z), x)
+            recon = recon if s == 1 else recon.mean(0)
             kl = kl_standard_normal(mu, logvar)
         recon, kl = recon.mean(), kl.mean()
         return Loss(recon + beta * kl, recon, kl)
