@@ -168,6 +168,8 @@ def first_over(d: list[float], level: float) -> str:
 
 
 def main() -> None:
+    from engine.device import configure_threads
+    configure_threads()          # one thread, as the app: the reduction order it measures
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--members", type=int, default=4)
     ap.add_argument("--steps", type=int, default=200)
