@@ -139,3 +139,34 @@ def test_texts_state_bounds_for_what_rounding_moves():
     bad = [f"{where}: {line}" for where, text, settings, claims in _texts_and_claims()
            for line in _literals(claims, settings, text)]
     assert not bad, "\n".join(bad)
+
+
+def test_attention_real_model_states_the_sink_count_it_measures():
+    """36 of 72 heads are sinks: the tab's note printed 'most of its other heads'; it prints
+    the count, and the tour step that names the sinks carries the count's claim."""
+    import inspect
+    from topics.attention import lm_view
+    m = _page("attention")
+    assert "Most of its other heads" not in inspect.getsource(lm_view)
+    step = next(s for s in m.STEPS if "real language model" in s.title)
+    assert "heads of type sink (of 72)" in _whats(step)
+    assert "many others" not in step.body
+
+
+def test_vae_autoencoder_clusters_touch():
+    """The autoencoder's digit clusters touch in the middle of the cloud: the texts name the
+    empty space around the cloud, not gaps between the clusters."""
+    m = _page("vae")
+    texts = [m.PRESETS["Autoencoder: holes in the latent"].description,
+             next(s for s in m.STEPS if s.title == "Take the KL away").body]
+    for text in texts:
+        assert "between and around" not in text and "around" in text
+
+
+def test_adversarial_fgsm_step_says_the_change_is_visible():
+    """On 8×8 digits the FGSM change at ε = 0.1 is plain to see; the step measures how many
+    pixels move and by how much."""
+    m = _page("adversarial")
+    step = m.STEPS[0]
+    assert "hard to spot" not in step.body and "plain to see" in step.body
+    assert "pixels of the 64 that move" in _whats(step)
