@@ -170,3 +170,16 @@ def test_adversarial_fgsm_step_says_the_change_is_visible():
     step = m.STEPS[0]
     assert "hard to spot" not in step.body and "plain to see" in step.body
     assert "pixels of the 64 that move" in _whats(step)
+
+
+def test_generalization_ridge_curve_is_named_by_its_colour_on_screen():
+    """The ridge preset names its curve by the colour and legend label the figure draws."""
+    from topics.generalization.compute import curves_of
+    from topics.generalization.figures import double_descent_figure
+    m = _page("generalization")
+    preset = m.PRESETS["Ridge 0.01 removes the peak"]
+    fig = double_descent_figure(curves_of(m.STATE.resolve(preset.settings)))
+    trace = next(t for t in fig.data if t.name == "test, ridge 0.01")
+    assert trace.line.color == "#d62728"                      # red
+    assert "(the red curve, 'test, ridge 0.01'" in preset.description
+    assert "orange" not in preset.description
