@@ -183,3 +183,13 @@ def test_generalization_ridge_curve_is_named_by_its_colour_on_screen():
     assert trace.line.color == "#d62728"                      # red
     assert "(the red curve, 'test, ridge 0.01'" in preset.description
     assert "orange" not in preset.description
+
+
+def test_backpropagation_first_step_names_the_seed_and_the_table():
+    """At backward step 0 the graph shows the seed 1 at the output and the table the final
+    gradients: the step names both instead of 'nothing has been differentiated'."""
+    m = _page("backpropagation")
+    step = m.STEPS[0]
+    assert "Nothing has been differentiated" not in step.body
+    assert "dL/df = 1" in step.body and "(−4, −4, 3)" in step.body
+    assert "the seed at the output, dL/df" in _whats(step)
