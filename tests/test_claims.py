@@ -193,3 +193,17 @@ def test_backpropagation_first_step_names_the_seed_and_the_table():
     assert "Nothing has been differentiated" not in step.body
     assert "dL/df = 1" in step.body and "(−4, −4, 3)" in step.body
     assert "the seed at the output, dL/df" in _whats(step)
+
+
+def test_initialization_he_texts_state_the_fall_over_the_depth():
+    """He's per-layer ratio is 0.97-0.98 at width 256 and the variance falls several-fold over
+    50 layers: the texts state the per-layer bound and the fall, not 'keeps its size'."""
+    from topics.initialization.compute import end_over_first, worst
+    m = _page("initialization")
+    preset = m.PRESETS["ReLU + He: a per-layer ratio near 1"]
+    step = next(s for s in m.STEPS if s.title.startswith("He init"))
+    assert worst(end_over_first)(m.STATE.resolve(preset.settings)) < 0.5
+    for text in (preset.description, step.body):
+        assert "ratio is 1 " not in text and "keeps its size" not in text
+        assert "between 0.2 and 0.5" in text
+    assert "Var(h_50)/Var(h_1), largest over seeds" in _whats(step)
