@@ -104,3 +104,33 @@ def test_optimization_slides_show_what_their_cited_figures_are_about():
     assert heavy.settings["gd_methods"] == ["momentum"]
     assert eigen_flip_share(heavy.settings, "momentum", 1) <= 0.2
     assert gd_at_effective_step(heavy.settings, "flip") >= 0.95
+
+
+# Slides that still show the screen of the slide before them under a new title (same page,
+# tab and settings); each is one to vary or merge. Every other pair of slides differs.
+SAME_SCREEN = {("07-autoencoders-and-vae", 3, 4), ("07-autoencoders-and-vae", 5, 6),
+               ("07-autoencoders-and-vae", 7, 8), ("08-diffusion-and-score-models", 2, 3),
+               ("08-diffusion-and-score-models", 8, 9)}
+
+
+def test_no_two_slides_of_a_lesson_show_the_same_screen():
+    """A new title over an unchanged screen reads as a repeat on the projector: two slides of
+    one lesson differ in page, tab or settings (SAME_SCREEN lists the pairs still left)."""
+    repeats = set()
+    for lid in IDS:
+        seen = {}
+        for i, s in enumerate(library.shipped(lid).slides, 1):
+            key = (s.page, s.view, repr(sorted(s.settings.items())))
+            if key in seen:
+                repeats.add((lid, seen[key], i))
+            seen.setdefault(key, i)
+    assert repeats == SAME_SCREEN
+
+
+def test_feature_map_slides_show_different_digits():
+    """The Feature maps tab draws every layer of one digit (the layer setting only picks the
+    exported layer): its slides differ in the digit they show."""
+    maps = [s for lid in IDS for s in library.shipped(lid).slides
+            if s.page == "convolution" and s.view == "maps"]
+    assert len(maps) >= 3
+    assert len({s.settings["cv_digit"] for s in maps}) == len(maps)
