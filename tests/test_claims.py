@@ -169,7 +169,7 @@ def test_adversarial_fgsm_step_says_the_change_is_visible():
     m = _page("adversarial")
     step = m.STEPS[0]
     assert "hard to spot" not in step.body and "plain to see" in step.body
-    assert "pixels of the 64 that move" in _whats(step)
+    assert "pixels that move (over half of the 8×8)" in _whats(step)
 
 
 def test_generalization_ridge_curve_is_named_by_its_colour_on_screen():

@@ -48,7 +48,7 @@ C_FGSM_ONE = (Claim("the 0 is read as another class after one FGSM step", fooled
                     clean_accuracy, lo=0.97, fmt=PERCENT),
               Claim("standard CNN's held-out accuracy under FGSM at ε = 0.1",
                     heldout_accuracy, lo=0.40, hi=0.55, fmt=PERCENT),
-              Claim("pixels of the 64 that move", lambda s: float(
+              Claim("pixels that move (over half of the 8×8)", lambda s: float(
                   (abs(attack_of(s).perturbation) > 0).sum()), lo=33),
               Claim("largest pixel change ‖δ‖∞ (ε = 0.1; float32 round-off allowed)",
                     lambda s: attack_of(s).linf, hi=0.1 + 1e-6))
@@ -116,7 +116,7 @@ STEPS = [
          "x + ε·sign(∇ₓL). At ε = 0.1 this 0 becomes a 9, and the standard CNN's held-out "
          "accuracy falls from 98.6% to 48%. The middle panel is the perturbation on its own "
          "colour scale. On an 8×8 digit the change is plain to see in the attacked image too: "
-         "over half of the 64 pixels move, none by more than ε (the metric ‖δ‖∞).",
+         "over half of its pixels move, none by more than ε (the metric ‖δ‖∞).",
          FGSM_ONE, "attack", C_FGSM_ONE),
     Step("PGD: many small projected steps",
          "PGD repeats smaller steps (α = ε/4) and projects back into the ε-ball after each. "

@@ -212,6 +212,12 @@ def swing_growth(s, method: str, which: int = 1) -> float:
 
 
 @lesson_measure
+def steep_factor(s) -> float:
+    """GD's factor 1 − ηλmax along the steepest eigenvector (below −1: it diverges)."""
+    return float(1.0 - 10.0 ** s["gd_loglr"] * curvature_of(s).max())
+
+
+@lesson_measure
 def effective_step(s) -> float:
     """The heavy ball's η/(1 − β) (its step along a constant gradient, once its velocity has
     built up), with the η and β the race gives it."""
