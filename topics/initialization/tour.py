@@ -143,8 +143,8 @@ STEPS = [
          "Var(W) = 2/n cancels the halving: the per-layer ratio is within 0.95 to 1.05, so the "
          "variance no longer halves. What remains at finite width is a slow drift of the "
          "log-variance that adds up over the depth: by layer 50 the variance has fallen to "
-         "between 0.2 and 0.5 of Var(h_1). Wider layers drift less (at width 1024 the ratio is within 0.98 to 1.02: "
-         "raise the width and compare).", RELU_HE, "signal", C_HE),
+         "between 0.2 and 0.5 of Var(h_1). Wider layers drift less: raise the width and "
+         "compare.", RELU_HE, "signal", C_HE[:4]),
     Step("tanh: too small dies, too large saturates",
          "With σ_w = 0.5 the variance falls by 0.25 per layer and the histogram collapses to 0. "
          "Choose the preset *tanh σ_w = 3* next: the values pile up at ±1 and the gradients "
