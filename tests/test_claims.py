@@ -144,3 +144,71 @@ def test_texts_state_bounds_for_what_rounding_moves():
     bad = [f"{where}: {line}" for where, text, settings, claims in _texts_and_claims()
            for line in _literals(claims, settings, text)]
     assert not bad, "\n".join(bad)
+
+
+def test_attention_real_model_states_the_sink_count_it_measures():
+    """36 of 72 heads are sinks: the tab's note printed 'most of its other heads'; it prints
+    the count, and the tour step that names the sinks carries the count's claim."""
+    import inspect
+    from topics.attention import lm_view
+    m = _page("attention")
+    assert "Most of its other heads" not in inspect.getsource(lm_view)
+    step = next(s for s in m.STEPS if "real language model" in s.title)
+    assert "heads of type sink (of 72)" in _whats(step)
+    assert "many others" not in step.body
+
+
+def test_vae_autoencoder_clusters_touch():
+    """The autoencoder's digit clusters touch in the middle of the cloud: the texts name the
+    empty space around the cloud, not gaps between the clusters."""
+    m = _page("vae")
+    texts = [m.PRESETS["Autoencoder: holes in the latent"].description,
+             next(s for s in m.STEPS if s.title == "Take the KL away").body]
+    for text in texts:
+        assert "between and around" not in text and "around" in text
+
+
+def test_adversarial_fgsm_step_says_the_change_is_visible():
+    """On 8×8 digits the FGSM change at ε = 0.1 is plain to see; the step measures how many
+    pixels move and by how much."""
+    m = _page("adversarial")
+    step = m.STEPS[0]
+    assert "hard to spot" not in step.body and "plain to see" in step.body
+    assert "pixels that move (over half of the 8×8)" in _whats(step)
+
+
+def test_generalization_ridge_curve_is_named_by_its_colour_on_screen():
+    """The ridge preset names its curve by the colour and legend label the figure draws."""
+    from topics.generalization.compute import curves_of
+    from topics.generalization.figures import double_descent_figure
+    m = _page("generalization")
+    preset = m.PRESETS["Ridge 0.01 removes the peak"]
+    fig = double_descent_figure(curves_of(m.STATE.resolve(preset.settings)))
+    trace = next(t for t in fig.data if t.name == "test, ridge 0.01")
+    assert trace.line.color == "#d62728"                      # red
+    assert "(the red curve, 'test, ridge 0.01'" in preset.description
+    assert "orange" not in preset.description
+
+
+def test_backpropagation_first_step_names_the_seed_and_the_table():
+    """At backward step 0 the graph shows the seed 1 at the output and the table the final
+    gradients: the step names both instead of 'nothing has been differentiated'."""
+    m = _page("backpropagation")
+    step = m.STEPS[0]
+    assert "Nothing has been differentiated" not in step.body
+    assert "dL/df = 1" in step.body and "(−4, −4, 3)" in step.body
+    assert "the seed at the output, dL/df" in _whats(step)
+
+
+def test_initialization_he_texts_state_the_fall_over_the_depth():
+    """He's per-layer ratio is 0.97-0.98 at width 256 and the variance falls several-fold over
+    50 layers: the texts state the per-layer bound and the fall, not 'keeps its size'."""
+    from topics.initialization.compute import end_over_first, worst
+    m = _page("initialization")
+    preset = m.PRESETS["ReLU + He: a per-layer ratio near 1"]
+    step = next(s for s in m.STEPS if s.title.startswith("He init"))
+    assert worst(end_over_first)(m.STATE.resolve(preset.settings)) < 0.5
+    for text in (preset.description, step.body):
+        assert "ratio is 1 " not in text and "keeps its size" not in text
+        assert "between 0.2 and 0.5" in text
+    assert "Var(h_50)/Var(h_1), largest over seeds" in _whats(step)

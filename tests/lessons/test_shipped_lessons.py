@@ -88,3 +88,42 @@ def test_training_slides_stop_at_the_iteration_their_text_reads():
             named = re.findall(r"iteration ([\d,]+)", claim.what)
             assert all(int(n.replace(",", "")) == slide.train for n in named), (lid, i,
                                                                               claim.what)
+
+
+def test_optimization_slides_show_what_their_cited_figures_are_about():
+    """The notes' Figure 2.6 shows an ill-conditioned bowl zigzagging slowly and Figure 2.18
+    the heavy ball damping the zigzag: those slides' screens zigzag, and damp it."""
+    from topics.gradient_descent.compute import eigen_flip_share, gd_at_effective_step
+    slides = library.shipped("01-optimization").slides
+    by_figure: dict = {}
+    for s in slides:
+        by_figure.setdefault((s.source.notes, s.source.figure), []).append(s)
+    slow = [s for s in by_figure[("004", "2.6")] if s.settings["gd_kappa"] > 1]
+    assert slow and all(eigen_flip_share(s.settings, "gd", 1) >= 0.95 for s in slow)
+    (heavy,) = by_figure[("004", "2.18")]
+    assert heavy.settings["gd_methods"] == ["momentum"]
+    assert eigen_flip_share(heavy.settings, "momentum", 1) <= 0.2
+    assert gd_at_effective_step(heavy.settings, "flip") >= 0.95
+
+
+def test_no_two_slides_of_a_lesson_show_the_same_screen():
+    """A new title over an unchanged screen reads as a repeat on the projector: two slides of
+    one lesson differ in page, tab or settings."""
+    repeats = set()
+    for lid in IDS:
+        seen = {}
+        for i, s in enumerate(library.shipped(lid).slides, 1):
+            key = (s.page, s.view, repr(sorted(s.settings.items())))
+            if key in seen:
+                repeats.add((lid, seen[key], i))
+            seen.setdefault(key, i)
+    assert not repeats, sorted(repeats)
+
+
+def test_feature_map_slides_show_different_digits():
+    """The Feature maps tab draws every layer of one digit (the layer setting only picks the
+    exported layer): its slides differ in the digit they show."""
+    maps = [s for lid in IDS for s in library.shipped(lid).slides
+            if s.page == "convolution" and s.view == "maps"]
+    assert len(maps) >= 3
+    assert len({s.settings["cv_digit"] for s in maps}) == len(maps)

@@ -155,7 +155,7 @@ def test_signal_presets_are_computed_in_the_background_before_they_are_picked(mo
     calls = []
     real = S.propagate
     monkeypatch.setattr(S, "propagate", lambda *a, **k: calls.append(a) or real(*a, **k))
-    choose_preset(at, SLUG, "ReLU + He: the variance keeps its size")
+    choose_preset(at, SLUG, "ReLU + He: a per-layer ratio near 1")
     _no_errors(at)
     assert at.session_state["in_init"] == "kaiming_normal"
     assert calls == []                       # drawn from the cache the warm-up filled

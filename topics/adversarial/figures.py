@@ -3,8 +3,8 @@ Streamlit calls, no torch).
 
 Digits are drawn with ink = 1 dark on white, as on the VAE and convolution pages. The
 perturbation is drawn on its own diverging scale from -eps (blue) to +eps (red): its pixels
-move by at most eps (L-inf), far less than the 0..1 range of the images beside it, so on the
-images' scale it would be invisible - which is the point of the page.
+move by at most eps (L-inf), a small part of the 0..1 range of the images beside it, so on the
+images' scale its signs would be faint.
 """
 from __future__ import annotations
 

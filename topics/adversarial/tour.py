@@ -4,8 +4,8 @@ topics/adversarial/compute.py)."""
 from __future__ import annotations
 
 from topics.adversarial.compute import (
-    clean_accuracy, heldout_accuracy, targeted_rate, curve_at, fgsm_minus_pgd, linear_of,
-    loglog_slope, fooled, kept, CLAIM_EPS)
+    attack_of, clean_accuracy, heldout_accuracy, targeted_rate, curve_at, fgsm_minus_pgd,
+    linear_of, loglog_slope, fooled, kept, CLAIM_EPS)
 from ui.claims import PERCENT, YES_NO, Claim
 from ui.widgets import Preset, Step
 
@@ -47,7 +47,11 @@ C_FGSM_ONE = (Claim("the 0 is read as another class after one FGSM step", fooled
               Claim("standard CNN's clean held-out accuracy",
                     clean_accuracy, lo=0.97, fmt=PERCENT),
               Claim("standard CNN's held-out accuracy under FGSM at ε = 0.1",
-                    heldout_accuracy, lo=0.40, hi=0.55, fmt=PERCENT))
+                    heldout_accuracy, lo=0.40, hi=0.55, fmt=PERCENT),
+              Claim("pixels that move (over half of the 8×8)", lambda s: float(
+                  (abs(attack_of(s).perturbation) > 0).sum()), lo=33),
+              Claim("largest pixel change ‖δ‖∞ (ε = 0.1; float32 round-off allowed)",
+                    lambda s: attack_of(s).linf, hi=0.1 + 1e-6))
 C_FGSM_WEAKER = (Claim("min over ε and both CNNs of acc(FGSM) − acc(PGD)", fgsm_minus_pgd,
                        lo=0.0, fmt=PERCENT),
                  Claim("standard CNN at ε = 0.125: acc(FGSM) − acc(PGD)",
@@ -110,8 +114,9 @@ STEPS = [
     Step("One signed gradient step",
          "FGSM moves every pixel by ε in the direction that raises the loss: "
          "x + ε·sign(∇ₓL). At ε = 0.1 this 0 becomes a 9, and the standard CNN's held-out "
-         "accuracy falls from 98.6% to 48%. The middle panel is the perturbation, rescaled so "
-         "you can see it; in the attacked image it is hard to spot.",
+         "accuracy falls from 98.6% to 48%. The middle panel is the perturbation on its own "
+         "colour scale. On an 8×8 digit the change is plain to see in the attacked image too: "
+         "over half of its pixels move, none by more than ε (the metric ‖δ‖∞).",
          FGSM_ONE, "attack", C_FGSM_ONE),
     Step("PGD: many small projected steps",
          "PGD repeats smaller steps (α = ε/4) and projects back into the ε-ball after each. "

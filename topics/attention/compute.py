@@ -61,6 +61,20 @@ def row_sum_error(s: Mapping[str, Any]) -> float:
     return float(np.abs(mechanics_of(s).weights.sum(1) - 1).max())
 
 
+@lesson_measure
+def context_error(s: Mapping[str, Any]) -> float:
+    """max |output − weights · values| of the mechanics view: each output row (the context
+    vector of one query) is its row of weights times the values."""
+    m = mechanics_of(s)
+    return float(np.abs(m.out - m.weights @ m.v).max())
+
+
+@lesson_measure
+def query_count(s: Mapping[str, Any]) -> float:
+    """Rows of the output panel: one context vector per query."""
+    return float(mechanics_of(s).out.shape[0])
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def entropy_curves(seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Mean softmax entropy over 16 keys vs d_k, (scaled, unscaled)."""

@@ -86,5 +86,6 @@ STEPS = [
     Step("... and in a real language model", "A pretrained encoder (all-MiniLM-L6-v2, 6 layers "
          "× 12 heads) has heads of the same kinds on any sentence you type: layer 1 · head 3 "
          "attends to the previous token (1.00), as the toy lookup model's layer-1 head does; "
-         "many others rest on [CLS]/[SEP].", PREVIOUS, VIEW, C_PREVIOUS),
+         "about half of its heads rest on [CLS]/[SEP] (the sink count of the head types).",
+         PREVIOUS, VIEW, C_PREVIOUS + C_SINK[:1]),
 ]

@@ -133,7 +133,8 @@ def _notes(s, typed: lm_compute.Typed, l: int, h: int) -> None:
                 f"needs a previous-token head in layer 1 and learns one (weight **{toy:.2f}** "
                 f"on the key before each value); {language_model.MODEL_NAME}, trained on real text, has "
                 f"one too: layer {prev[0]} · head {prev[1]}, **{prev[2]:.3f}** on the built-in "
-                "sentences. Most of its other heads park their weight on [CLS]/[SEP].")
+                f"sentences. **{counts['sink']}** of its 72 heads put most of each word's weight "
+                "on [CLS]/[SEP] (sink in the head types above).")
     with st.expander("Export the attention maps"):
         w = typed.maps.weights
         L, H, T, _ = w.shape

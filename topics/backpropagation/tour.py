@@ -3,6 +3,8 @@ says (topics/backpropagation/page.py imports PRESETS and STEPS; the measurements
 topics/backpropagation/compute.py)."""
 from __future__ import annotations
 
+import numpy as np
+
 from engine import autodiff
 from topics.backpropagation.compute import (
     DEFAULT_EXPR, DEFAULT_VALUES, graph_of, gradcheck_of, layer_of, modes_of, grad,
@@ -28,6 +30,11 @@ EXACT = 1e-12
 
 def _equals(what: str, fn, value: float, tol: float = EXACT) -> Claim:
     return Claim(what, fn, lo=value - tol, hi=value + tol)
+
+
+def _shown_grads(s) -> np.ndarray:
+    """The gradients the graph figure prints at the settings' backward step (NaN: none)."""
+    return graph_of(s).grads_at_step(int(s["bp_step"]))
 
 
 C_TORCH = Claim("max |ours − torch.autograd|", torch_gap, hi=EXACT)
@@ -130,10 +137,16 @@ PRESETS = {
 STEPS = [
     Step("The forward pass",
          "Each node computes its value from its inputs, left to right: q = x + y = 3, then "
-         "f = q·z = −12 (green numbers). Nothing has been differentiated yet.",
+         "f = q·z = −12 (green numbers). The backward walk has not started: the only "
+         "gradient in the graph (red) is the seed dL/df = 1 at the output. The table already "
+         "lists where the walk will end, ∂f/∂(x, y, z) = (−4, −4, 3).",
          {**COURSE, "bp_step": 0}, "graph",
          (_equals("q = x + y", lambda s: node_value(s, "+"), 3.0),
-          _equals("f", lambda s: graph_of(s).output, -12.0))),
+          _equals("f", lambda s: graph_of(s).output, -12.0),
+          _equals("gradients shown in the graph before the first step",
+                  lambda s: np.count_nonzero(~np.isnan(_shown_grads(s))), 1, 0),
+          _equals("the seed at the output, dL/df", lambda s: _shown_grads(s)[-1], 1.0),
+          *C_COURSE[1:4])),
     Step("One backward step",
          "Backprop starts at the output with dL/df = 1. The × node's local gradients are "
          "∂f/∂q = z = −4 and ∂f/∂z = q = 3; multiplied by the upstream 1 they go down its "

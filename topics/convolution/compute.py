@@ -288,6 +288,34 @@ def predicted_right(s) -> float:
     return float(int(probs.argmax()) == int(d.labels[int(s["cv_digit"])]))
 
 
+def _layer(s, layer: str) -> conv.FeatureMap:
+    """The digit's feature maps of one layer of the digits CNN (FM_LAYERS names them)."""
+    maps, _ = conv.feature_maps(_digits_cnn(), _digits().images[int(s["cv_digit"])])
+    return maps[FM_LAYERS.index(layer)]
+
+
+@lesson_measure
+def feature_map_side(s, layer: str) -> float:
+    """Width in pixels of each map of `layer` (the figure's panel title prints C × H×W)."""
+    return float(_layer(s, layer).maps.shape[-1])
+
+
+@lesson_measure
+def feature_map_field(s, layer: str) -> float:
+    """Receptive field of one unit of `layer` (the panel title: 'sees r×r px')."""
+    return float(_layer(s, layer).rf.size)
+
+
+@lesson_measure
+def pool_block_max_error(s) -> float:
+    """max |maxpool1 − the largest value of each 2×2 block of conv2 + ReLU|: 0 when pooling
+    keeps exactly each block's maximum."""
+    before, after = _layer(s, "conv2 + ReLU").maps, _layer(s, "maxpool1").maps
+    c, h, w = before.shape
+    blocks = before[:, :h // 2 * 2, :w // 2 * 2].reshape(c, h // 2, 2, w // 2, 2).max(axis=(2, 4))
+    return float(np.abs(blocks - after).max())
+
+
 def wrap_note(shape: tuple[int, int], dy: int, dx: int) -> str | None:
     """The shift is circular: on an h × w image a shift of (dy, dx) acts as (dy mod h,
     dx mod w). A sentence saying so when that differs from what the sliders ask (a shift by

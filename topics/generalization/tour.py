@@ -108,8 +108,9 @@ PRESETS = {
                 "error peaks within 10% of p = n (over 10× the best error with p ≤ n/2) and "
                 "falls again as p grows.", "double", C_PEAK),
     "Ridge 0.01 removes the peak": Preset(
-        DOUBLE, "With ridge 0.01 (orange) the error at p = n is no higher than the best error "
-                "with p ≤ n/2: the peak is gone.", "double", C_RIDGE),
+        DOUBLE, "With ridge 0.01 (the red curve, 'test, ridge 0.01' in the legend) the error "
+                "at p = n is no higher than the best error with p ≤ n/2: the peak is gone.",
+        "double", C_RIDGE),
 }
 
 STEPS = [

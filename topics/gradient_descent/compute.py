@@ -206,8 +206,32 @@ def diverged_at(s, method: str) -> float:
     return reads.diverged_at(race_of(s)[method])
 
 
+@lesson_measure
 def swing_growth(s, method: str, which: int = 1) -> float:
     return reads.swing_growth(problem_of(s)[0], race_of(s)[method], which)
+
+
+@lesson_measure
+def steep_factor(s) -> float:
+    """GD's factor 1 − ηλmax along the steepest eigenvector (below −1: it diverges)."""
+    return float(1.0 - 10.0 ** s["gd_loglr"] * curvature_of(s).max())
+
+
+@lesson_measure
+def effective_step(s) -> float:
+    """The heavy ball's η/(1 − β) (its step along a constant gradient, once its velocity has
+    built up), with the η and β the race gives it."""
+    entry = next(e for e in entries_of(s) if e.method == "momentum")
+    return float(entry.lr / (1.0 - entry.hyper["beta"]))
+
+
+@lesson_measure
+def gd_at_effective_step(s, what: str) -> float:
+    """Plain GD alone, on the same problem and start, with η = the heavy ball's effective step
+    η/(1 − β): its steep-direction sign-flip share (what = "flip") or its tail rate ("rate").
+    The heavy ball's path is compared with the GD that takes steps of that size."""
+    plain = {**s, "gd_methods": ["gd"], "gd_loglr": math.log10(effective_step(s))}
+    return eigen_flip_share(plain, "gd", 1) if what == "flip" else tail_rate(plain, "gd")
 
 
 def peak_gap(s, method: str) -> float:

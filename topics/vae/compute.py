@@ -12,8 +12,8 @@ import streamlit as st
 import torch
 
 from engine.vae import reads
-from engine.vae import (VAETrainer, curved_manifold, fit_autoencoder_2d, fit_q,
-                        pca_reconstruct, shipped_name, toy_z_grid, true_posterior)
+from engine.vae import (VAETrainer, curved_manifold, decode_point, fit_autoencoder_2d, fit_q,
+                        pca_reconstruct, shipped_name, toy_elbo, toy_z_grid, true_posterior)
 from engine.vae import LatentGrid
 from engine.vae.shipped import SHIPPED
 from engine.weights import WeightsError
@@ -180,6 +180,33 @@ def off_digit_share(s: Mapping[str, Any], seed: int = 0, epochs: float | None = 
     return float(np.mean(d > _digit_distance_floor()))
 
 
+def _decode_at(s: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(z, means): the point the decode sliders pick (the other dims at 0, as the page
+    decodes it) and the test digits' codes of the shipped model."""
+    tr = trained(s)
+    means = tr.snapshot().codes.means
+    z = np.zeros(means.shape[1], np.float32)
+    z[list(dims_of(s)[0])] = [float(s["vae_z1"]), float(s["vae_z2"])]
+    return z, means
+
+
+@lesson_measure
+def decoded_point_distance(s: Mapping[str, Any]) -> float:
+    """Pixel MSE from the image decoded at the sliders' z to the nearest training digit, over
+    the UNSEEN_PERCENTILE-th percentile of the test digits' (above 1: no digit)."""
+    z, _ = _decode_at(s)
+    image = decode_point(trained(s).model, z).reshape(1, -1)
+    return float(_nearest_mse(image, digits().x_train)[0] / _digit_distance_floor())
+
+
+@lesson_measure
+def nearest_code_distance(s: Mapping[str, Any]) -> float:
+    """Distance from the sliders' z to the nearest test digit's code (in the dims shown)."""
+    z, means = _decode_at(s)
+    dims = list(dims_of(s)[0])
+    return float(np.linalg.norm(means[:, dims] - z[dims], axis=1).min())
+
+
 @lesson_measure(trains=True)
 def code_reach(s: Mapping[str, Any], seed: int = 0, epochs: float | None = None) -> float:
     """99th percentile of |μ| over the test digits and the two dims shown."""
@@ -219,6 +246,18 @@ def worst(f, agg=max):
 # ---- the 1-D ELBO toy
 def fitted_q(s: Mapping[str, Any]) -> tuple[float, float]:
     return fit_q(float(s["vae_x"]), float(s["vae_qm"]), float(s["vae_qs"]))
+
+
+@lesson_measure
+def fitted_mean(s: Mapping[str, Any]) -> float:
+    """q's mean m after Fit q from the settings' (m, s)."""
+    return float(fitted_q(s)[0])
+
+
+@lesson_measure
+def fitted_gap(s: Mapping[str, Any]) -> float:
+    """log p(x) − ELBO after Fit q (nats)."""
+    return float(toy_elbo(float(s["vae_x"]), *fitted_q(s)).gap)
 
 
 def posterior_modes(x: float) -> np.ndarray:

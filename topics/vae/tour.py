@@ -81,9 +81,10 @@ PRESETS = {
               "(under 10% of its cells are farther from every training digit than a real "
               "unseen digit is). Press Play to keep training.", "latent", C_SHIPPED),
     "Autoencoder: holes in the latent": Preset(
-        AE, "No KL term and no prior: the codes spread to |z| ≈ 12, off-centre, in clusters "
-            "with empty space between and around them. The grid spans the same square as the "
-            "scatter (±12): over 20% of its cells fall where no code lies and decode to smudges "
+        AE, "No KL term and no prior: the codes spread to |z| ≈ 12, off-centre; the digit "
+            "clusters touch one another in the middle of the cloud, with empty space around "
+            "it. The grid spans the same square as the scatter (±12): over 20% of its cells "
+            "reach into that empty space and decode to smudges "
             "that are no digit (farther from every training digit than 90% of real test "
             "digits are), against under 10% for the VAE's grid.", "latent", C_AE),
     "Train a VAE from scratch": Preset(
@@ -133,8 +134,8 @@ STEPS = [
          "training; the caption says how many).",
          BASE, "replay"),
     Step("Take the KL away", "A plain autoencoder has no prior: its codes spread to |z| ≈ 12 "
-         "and its grid, spanning them, falls into the empty space between and around the "
-         "clusters (over 20% of the cells decode to no digit). It has no ELBO either: only a "
+         "and its grid, spanning them, reaches into the empty space around the cloud (over "
+         "20% of the cells decode to no digit). It has no ELBO either: only a "
          "reconstruction error.", AE, "latent", C_AE),
     Step("Turn β up", "β weights the KL term. At β = 8 it wins completely: KL → 0, every "
          "q(z|x) is the prior and all cells decode to one average blob (posterior "
