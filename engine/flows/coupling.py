@@ -45,7 +45,25 @@ def uncouple(y: torch.Tensor, keep: int, s: torch.Tensor, t: torch.Tensor
     return x, -s
 
 
-class AffineCoupling(nn.Module):
+class Coupling(nn.Module):
+    """What every coupling layer shares: y = couple(x) and its inverse, with s and t from the
+    subclass's `scale_shift(x_keep)` and the copied coordinate `keep`."""
+
+    keep: int
+
+    def scale_shift(self, x_keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        raise NotImplementedError
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        s, t = self.scale_shift(x[:, self.keep])
+        return couple(x, self.keep, s, t)
+
+    def inverse(self, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        s, t = self.scale_shift(y[:, self.keep])
+        return uncouple(y, self.keep, s, t)
+
+
+class AffineCoupling(Coupling):
     """One affine coupling layer on 2-D points: s and t are small MLPs of x_keep
     (1 -> hidden -> hidden -> 2), whose last layer starts at zero so the layer starts as the
     identity (s = t = 0)."""
@@ -66,16 +84,8 @@ class AffineCoupling(nn.Module):
         out = self.net(x_keep[:, None])                   # (n, 2)
         return bound_log_scale(out[:, 0], self.s_max), out[:, 1]
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        s, t = self.scale_shift(x[:, self.keep])
-        return couple(x, self.keep, s, t)
 
-    def inverse(self, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        s, t = self.scale_shift(y[:, self.keep])
-        return uncouple(y, self.keep, s, t)
-
-
-class SliderCoupling(nn.Module):
+class SliderCoupling(Coupling):
     """A coupling layer with hand-set s and t (the page's sliders, no training):
 
         raw(x_keep) = a + b * x_keep,   s = S_MAX * tanh(raw / S_MAX)
@@ -96,11 +106,3 @@ class SliderCoupling(nn.Module):
     def scale_shift(self, x_keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         s = bound_log_scale(self.raw_log_scale(x_keep), self.s_max)
         return s, self.c * torch.sin(self.w * x_keep)
-
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        s, t = self.scale_shift(x[:, self.keep])
-        return couple(x, self.keep, s, t)
-
-    def inverse(self, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        s, t = self.scale_shift(y[:, self.keep])
-        return uncouple(y, self.keep, s, t)
