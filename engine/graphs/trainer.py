@@ -68,6 +68,8 @@ class GraphsTrainer(TrainerBase):
                  model: str = "gcn"):
         super().__init__()
         graph = make_graph("karate")
+        if graph.labels is None:
+            raise ValueError("node classification needs a graph with labels")
         mask = labelled_nodes(graph.adjacency, graph.labels, per_class)
         if not mask.any():
             raise ValueError("no node is labelled: the loss has nothing to fit")
