@@ -5,6 +5,8 @@ material where this machine has it, else the script is tried on a small table of
 no description repeats the caption of its figure."""
 from __future__ import annotations
 
+import os
+
 import re
 from pathlib import Path
 
@@ -17,7 +19,8 @@ from ui import lesson_library as library
 from ui.figure_list import FigureListError
 from ui.topics import TOPICS_BY_SLUG
 
-COURSE_TABLE = Path("/work/shared/course/figures.csv")
+# the course material's own table, where a checkout has it beside it: DLPLAY_COURSE_TABLE
+COURSE_TABLE = Path(os.environ.get("DLPLAY_COURSE_TABLE") or "/nonexistent/figures.csv")
 HEADER = ("id,notes_file,section,what_it_shows,app_page,app_tab,settings,status,"
           "status_detail,new_page_topic,fidelity,line\n")
 SMALL_TABLE = HEADER + (
@@ -74,7 +77,7 @@ def test_the_list_stays_small():
 def test_the_shipped_list_is_what_the_script_makes_from_the_course_table():
     shipped = figure_list.FIGURE_LIST.read_text(encoding="utf-8")
     assert maker.make(COURSE_TABLE) == shipped, \
-        "run: python -m scripts.make_figure_list /work/shared/course/figures.csv"
+        "run: python -m scripts.make_figure_list $DLPLAY_COURSE_TABLE"
 
 
 def test_the_script_on_a_small_table(tmp_path, capsys):
