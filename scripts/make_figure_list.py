@@ -74,6 +74,23 @@ REWORDED = {
 }
 
 
+# The page that draws a figure whose course row names only the topic of a page to write.
+TOPIC_PAGES = {
+    "Normalizing flows": "flows",
+    "Graph neural networks": "graphs",
+    "Language models & embeddings": "language_models",
+    "Autoregressive generative models (PixelCNN, WaveNet, VQ-VAE, Sparse Transformer)":
+        "autoregressive",
+    "Deep clustering": "representations",
+    "Self-supervised & contrastive learning": "representations",
+    "Transfer & semi-supervised learning": "representations",
+    "Few-shot & meta-learning": "representations",
+    "Model compression (pruning, lottery tickets, distillation)": "practice",
+    "Hyperparameter search": "practice",
+    "Bayesian deep learning & uncertainty": "practice",
+}
+
+
 class SourceError(ValueError):
     """The course table lacks a column, or one of its rows names no valid figure."""
 
@@ -107,7 +124,8 @@ def figure_list(rows: Iterable[Mapping[str, str]]) -> list[dict[str, str]]:
         computational = row["status"].strip() != NOT_COMPUTATIONAL
         page = ""
         if computational:
-            page = _slug(row["app_page"]) or row["new_page_topic"].strip()
+            topic = row["new_page_topic"].strip()
+            page = _slug(row["app_page"]) or TOPIC_PAGES.get(topic, topic)
         out.append({"id": fid, "notes": m.group(1), "section": row["section"].strip(),
                     "shows": REWORDED.get(fid, row["what_it_shows"].strip()),
                     "computational": "yes" if computational else "no", "page": page})
