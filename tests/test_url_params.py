@@ -139,3 +139,21 @@ def test_another_pages_parameter_is_not_a_setting_here():
     assert len(notices) == 1 and "gan_loss is not a setting of this page" in notices[0]
     assert "gd_steps" not in notices[0] and at.query_params.get("gd_steps") == "300"
     assert "gan_loss" not in at.query_params
+
+
+def test_the_notice_stays_over_reruns_until_dismissed_or_a_control_changes():
+    page = "topics/gradient_descent/page.py"
+    at = run_app({"gd_lmax": "nan", "nosuch": "1"}, page=page)
+    first = _notices(at)
+    assert len(first) == 1 and "gd_lmax=nan" in first[0] and "nosuch" in first[0]
+    at.run()                                            # a rerun nobody asked for
+    assert _notices(at) == first
+    at.button(key=url_check.DISMISS_KEY).click().run()
+    assert not _notices(at)
+    at.run()
+    assert not _notices(at)
+
+    at = run_app({"gd_lmax": "nan"}, page=page)
+    assert _notices(at)
+    at.slider(key="gd_angle").set_value(45).run()       # the user moves a control
+    assert not at.exception and not _notices(at)

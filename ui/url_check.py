@@ -33,6 +33,9 @@ SHOWN = 40              # characters of a bad value repeated in the notice
 # the lesson player's slide address (ui.lesson_player).
 NOT_WIDGETS = frozenset({"classroom", "embed", "embed_options", "lesson", "slide"})
 NOTICE_KEY = "_url_fixes"
+NOTICE_VALUES = "_url_notice_values"    # the page's control values when the notice first showed
+NOTICE_KEYS = "_url_notice_keys"        # the controls the last finished page run checked
+DISMISS_KEY = "_url_notice_dismiss"
 
 DECLARED_KEY = "_url_declared"   # the keys this run checked (session state, per run)
 PAGE_KEY = "_url_page_declared"  # set once the page's whole table was checked this run
@@ -222,6 +225,7 @@ def drop_unknown() -> None:
     declared = st.session_state.pop(DECLARED_KEY, set())
     if not st.session_state.pop(PAGE_KEY, False):
         return
+    st.session_state[NOTICE_KEYS] = sorted(declared)
     manager = _query_params()
     if manager is None:
         return
@@ -242,9 +246,29 @@ def _record(st, fixes: list[Fix]) -> None:
     have.extend(f for f in fixes if f not in have)
 
 
-def show_notice(box) -> None:
-    """Draw the pending notice in `box` (once: a later rerun no longer shows it)."""
+def _dismiss() -> None:
     import streamlit as st
-    fixes = st.session_state.pop(NOTICE_KEY, None)
-    if fixes:
-        box.warning(plain(notice_text(_unknown_first(fixes))), icon=":material/link_off:")
+    for key in (NOTICE_KEY, NOTICE_VALUES):
+        st.session_state.pop(key, None)
+
+
+def _control_values(session_state) -> dict[str, Any]:
+    return {k: session_state.get(k) for k in session_state.get(NOTICE_KEYS, ())}
+
+
+def show_notice(box) -> None:
+    """Draw the pending notice in `box` with a Dismiss button. It stays over reruns until the
+    user dismisses it or changes one of the page's controls (or opens another page)."""
+    import streamlit as st
+    fixes = st.session_state.get(NOTICE_KEY)
+    if not fixes:
+        return
+    values = _control_values(st.session_state)
+    seen = st.session_state.setdefault(NOTICE_VALUES, values)
+    if seen != values:
+        _dismiss()
+        return
+    with box.container():
+        st.warning(plain(notice_text(_unknown_first(fixes))), icon=":material/link_off:")
+        st.button("Dismiss", key=DISMISS_KEY, on_click=_dismiss,
+                  help="Hide this notice; the page already uses the values it names.")
