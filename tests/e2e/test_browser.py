@@ -91,3 +91,20 @@ def test_deep_link_on_a_fresh_server(page, fresh_server_url):
     assert sidebar.get_by_text("Compute device").count() == 1
     assert sidebar.get_by_text("Architectures").count() >= 1
     assert page.locator(EXCEPTION).count() == 0
+
+
+def test_a_deep_path_opens_the_page_it_starts_with(page, server_url):
+    """`/<slug>/extra/path` used to give a blank page (the index's scripts resolved below it)."""
+    topic = TOPICS[0]
+    page.goto(f"{server_url}/{topic.slug}/extra/path?classroom=1")
+    wait_idle(page)
+    assert page.url.endswith(f"/{topic.slug}?classroom=1")
+    assert page.locator("h1").first.inner_text().strip() == topic.title
+    assert page.locator(EXCEPTION).count() == 0
+
+
+def test_an_unknown_deep_path_says_page_not_found_over_the_gallery(page, server_url):
+    page.goto(f"{server_url}/nosuch/extra/path")
+    wait_idle(page)
+    assert page.get_by_text("Page not found").count() >= 1
+    assert page.locator("h1").first.inner_text() == "Deep-learning playground"
