@@ -1,5 +1,6 @@
-"""The tree passes the lint rules of pyproject.toml ([tool.ruff]) that .pre-commit-config.yaml
-runs, so a finding fails the suite, not only a contributor's commit hook."""
+"""The tree passes the lint rules of pyproject.toml ([tool.ruff]) and the type check of
+[tool.mypy] that .pre-commit-config.yaml runs, so a finding fails the suite, not only a
+contributor's commit hook."""
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,13 @@ def test_ruff_check_passes():
         cmd = [ruff]
     out = subprocess.run([*cmd, "check", "--no-cache", "."], cwd=ROOT, capture_output=True,
                          text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_mypy_passes(tmp_path):
+    pytest.importorskip("mypy", reason="mypy is not installed (pip install -r requirements-dev.txt)")
+    out = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
 
 
