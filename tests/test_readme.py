@@ -67,3 +67,69 @@ def test_readme_keeps_the_users_topics_and_no_work_history():
     assert "DLPLAY_FRAME_BUDGET" in text and f"at most {FPS:g} live redraws a second" in text
     assert not re.search(r"\bsession\b.*\b(ninth|tenth|fifth|sixth)\b|\bhelper\b|\bissue \d+",
                          text, re.I)
+
+
+def _commands(text: str) -> list[str]:
+    """The README's commands: its indented code lines and its inline code that starts with a
+    program the project ships or names (comments after '#' cut)."""
+    programs = ("python", "python3", "pip", "streamlit", "dlplay", "deploy/", "podman",
+                "podman-compose", "docker", "DLPLAY_")
+    lines = [ln[4:] for ln in text.splitlines() if ln.startswith("    ") and ln[4:5] != " "]
+    lines += re.findall(r"`([^`]+)`", text)
+    out = []
+    for line in lines:
+        for part in line.split("#", 1)[0].split("&&"):
+            part = part.strip()
+            if part.startswith(programs) and " " in part or part.startswith("deploy/") \
+                    and part.split()[0].endswith(".sh"):
+                out.append(part)
+    return out
+
+
+def _check(command: str) -> None:
+    import importlib.util
+    import shlex
+
+    from benchmarks.__main__ import module_names
+    from deploy import cli
+    words = [w for w in shlex.split(command) if "=" not in w or w.startswith("-")]
+    prog, args = words[0], words[1:]
+    if prog == "dlplay":
+        cli.parse(args)                     # exits (SystemExit) on options it does not take
+    elif prog.startswith("deploy/"):
+        assert (ROOT / prog).is_file() and (ROOT / prog).stat().st_mode & 0o111, prog
+    elif prog in ("python", "python3") and args[:1] == ["-m"]:
+        module = args[1]
+        if module in ("venv", "pip"):
+            return
+        assert importlib.util.find_spec(module) is not None, module
+        rest = [a for a in args[2:] if not a.startswith("-")]
+        if module == "pytest":
+            assert all((ROOT / a.split("::")[0]).exists() for a in rest if "/" in a), rest
+        if module == "benchmarks" and rest:
+            assert f"bench_{rest[0]}" in module_names(), rest[0]
+    elif prog in ("python", "python3"):
+        assert (ROOT / args[0]).is_file(), args[0]
+    elif prog == "pip" and args[:1] == ["install"]:
+        for i, a in enumerate(args):
+            if a in ("-r", "-c"):
+                assert (ROOT / args[i + 1]).is_file(), args[i + 1]
+    elif prog == "streamlit":
+        assert args[0] == "run" and (len(args) == 1 or (ROOT / args[1]).is_file())
+    elif prog in ("podman", "docker") and args[:1] == ["build"]:
+        assert (ROOT / "Dockerfile").is_file()
+    elif prog in ("podman-compose", "docker"):
+        assert (ROOT / "compose.yaml").is_file()
+
+
+def test_every_readme_command_names_what_the_project_has():
+    """A command the README tells a reader to type runs a program, script, module, file,
+    benchmark or option that exists (the options parsed by the command's own parser)."""
+    commands = _commands((ROOT / "README.md").read_text())
+    assert len(commands) >= 15
+    assert any(c.startswith("dlplay serve") for c in commands)
+    for command in commands:
+        try:
+            _check(command)
+        except SystemExit as e:
+            raise AssertionError(f"{command}: its parser refused it") from e
