@@ -17,6 +17,7 @@ def test_ci_runs_the_readme_test_command_last():
              if ln.strip() and not ln.strip().startswith("#")]
     assert lines[-1] == TEST
     assert "set -euo pipefail" in lines
+    assert "python3 -m venv --system-site-packages .venv" in lines    # as the README sets up
 
 
 def test_readme_sets_up_a_venv_with_the_cpu_wheel_index():
