@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from engine.cpus import usable_cpus
 from deploy.processes import (StartFailed, exit_cause, read_log, start_group, stop_groups,
                               wait_healthy)
 
@@ -153,7 +154,7 @@ def replica_env(replicas: int, cpus: int | None = None,
     processes and nginx) shared among the replicas' worker pools, at least one each; and,
     given `checkpoints`, the directory where all of them keep their trainers' checkpoints
     (live/checkpoint_store.py: a browser sent to another replica resumes its training)."""
-    cpus = cpus or os.cpu_count() or 1
+    cpus = cpus or usable_cpus()
     env = {"DLPLAY_TRAINERS": "process",
            "DLPLAY_WORKERS": str(max(1, (cpus - 1) // max(1, replicas)))}
     if checkpoints is not None:

@@ -6,7 +6,8 @@ a bounded pool of worker processes keeps the trainers and trains them between fr
     view = handle.view()                            # the latest TrainerView (plain data)
     handle.step(25); handle.read(lambda tr: tr.steps)
 
-The pool (default max(1, cpu_count - 1) processes; each a fresh interpreter, see
+The pool (default max(1, usable CPUs - 1) processes (engine.device.usable_cpus: a
+container's CPU quota, not the host's cores); each a fresh interpreter, see
 live/worker_link.py) puts each new
 trainer on the worker with the fewest; each worker trains its playing trainers round-robin
 in ~25 ms chunks (live/worker_loop.py) and publishes a pickled TrainerView of each every
@@ -43,6 +44,7 @@ from live.handle import CHUNK_S, WAIT_S, TrainerElsewhere, TrainerLost, TrainerV
 from engine.training import TickResult, Trainer
 from live.worker_link import WORKER_STOPPED, Link, WorkerProc
 from live.worker_loop import PUBLISH_S
+from engine.cpus import usable_cpus
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +68,7 @@ def default_workers() -> int:
         n = int(os.environ.get(WORKERS_ENV_VAR, "0"))
     except ValueError:
         n = 0
-    return n if n > 0 else max(1, (os.cpu_count() or 1) - 1)
+    return n if n > 0 else max(1, usable_cpus() - 1)
 
 
 class WorkerPool:
