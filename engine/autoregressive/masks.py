@@ -46,6 +46,8 @@ class MaskedConv2d(nn.Conv2d):
     type-A or type-B mask in every forward pass: the masked weights get no gradient and
     never act."""
 
+    mask: torch.Tensor
+
     def __init__(self, c_in: int, c_out: int, k: int, kind: str, bias: bool = True):
         super().__init__(c_in, c_out, k, padding=k // 2, bias=bias)
         self.kind = kind
@@ -110,8 +112,9 @@ class CausalConv1d(nn.Conv1d):
     """A causal (shifted) 1-D convolution of kernel size k and dilation d: (k - 1) d zeros on
     the left, none on the right, so out[t] reads x[t - (k - 1) d .. t]."""
 
-    def __init__(self, c_in: int, c_out: int, k: int = 2, dilation: int = 1):
-        super().__init__(c_in, c_out, k, dilation=dilation)
+    def __init__(self, c_in: int, c_out: int, k: int = 2, dilation: int = 1,
+                 bias: bool = True):
+        super().__init__(c_in, c_out, k, dilation=dilation, bias=bias)
         self.left = (k - 1) * dilation
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:                  # (B, c_in, T)

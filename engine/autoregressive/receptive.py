@@ -171,9 +171,7 @@ class CausalStack(nn.Module):
 
     def __init__(self, k: int, dilations: tuple[int, ...]):
         super().__init__()
-        self.layers = nn.ModuleList(CausalConv1d(1, 1, k, d) for d in dilations)
-        for layer in self.layers:
-            layer.bias = None
+        self.layers = nn.ModuleList(CausalConv1d(1, 1, k, d, bias=False) for d in dilations)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:                  # (B, 1, T)
         for layer in self.layers:

@@ -40,7 +40,7 @@ def test_even_kernels_and_unknown_types_are_refused():
 
 def _raster_changes(x: torch.Tensor, i: int, include_i: bool, seed: int) -> torch.Tensor:
     """x with every pixel after raster index i (and i itself if include_i) redrawn."""
-    b, h, w = x.shape[0], x.shape[-2], x.shape[-1]
+    h, w = x.shape[-2], x.shape[-1]
     order = torch.arange(h * w).view(h, w)
     later = order >= i if include_i else order > i
     noise = torch.randn(x.shape, generator=torch.Generator().manual_seed(seed),
