@@ -180,9 +180,10 @@ class CausalStack(nn.Module):
 
 
 def causal_field(length: int, k: int, dilations: tuple[int, ...], t: int) -> np.ndarray:
-    """(L + 1, length) float64: row l is d out_l[t] / d x of the first l layers' output
-    (row 0: the output sample itself), unit weights, so each row counts the routes from
-    each input sample to sample t of layer l; the last row is the stack's field."""
+    """(L + 1, length) float64: row l is d out_L[t] / d h_l, the gradient of sample t of the
+    stack's output with respect to layer l's output (h_0 = x the input, h_L = the output),
+    unit weights: row l counts the routes from each sample of layer l to the output sample,
+    row 0 is the stack's receptive field in the input."""
     if not dilations:
         raise ValueError("a causal stack needs at least one layer")
     if k < 2:
@@ -191,17 +192,20 @@ def causal_field(length: int, k: int, dilations: tuple[int, ...], t: int) -> np.
         raise ValueError("every dilation must be at least 1")
     if not 0 <= t < length:
         raise ValueError(f"sample {t} lies outside the sequence 0 .. {length - 1}")
-    rows = [np.eye(length)[t]]
-    for depth in range(1, len(dilations) + 1):
-        net = CausalStack(k, tuple(dilations[:depth])).double()
-        with torch.no_grad():
-            for w in net.parameters():
-                w.fill_(1.0)
-        x = torch.zeros(1, 1, length, dtype=torch.float64, requires_grad=True)
-        net(x)[0, 0, t].backward()
-        assert x.grad is not None
-        rows.append(x.grad[0, 0].numpy().copy())
-    return np.stack(rows)
+    net = CausalStack(k, tuple(dilations)).double()
+    with torch.no_grad():
+        for w in net.parameters():
+            w.fill_(1.0)
+    h = torch.zeros(1, 1, length, dtype=torch.float64, requires_grad=True)
+    hs = [h]
+    for layer in net.layers:
+        h = layer(h)                                                     # (1, 1, T)
+        h.retain_grad()
+        hs.append(h)
+    hs[-1][0, 0, t].backward()
+    rows = [hl.grad[0, 0].numpy().copy() if hl.grad is not None else np.zeros(length)
+            for hl in hs]
+    return np.stack(rows)                                                # (L + 1, T)
 
 
 def causal_field_size(k: int, dilations: tuple[int, ...]) -> int:
