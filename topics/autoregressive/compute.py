@@ -59,6 +59,7 @@ def _field(s: Mapping[str, Any]) -> dict:
     return field_of(*field_args(s))
 
 
+@lesson_measure
 def blind_count(s: Mapping[str, Any]) -> float:
     """Pixels before the target, inside the dense stack's window, that no route reaches."""
     return float(_field(s)["blind_count"])
@@ -144,7 +145,7 @@ def trained(s: Mapping[str, Any], steps: int = TRAIN_STEPS, seed: int = 0) -> Pi
     return _trained(*trainer_args(s), int(steps), int(seed))
 
 
-@lesson_measure
+@lesson_measure(trains=True)
 def trained_bits(s: Mapping[str, Any], steps: int = TRAIN_STEPS) -> float:
     """Test bits per pixel of the PixelCNN after `steps` iterations (inf if it diverged)."""
     snap = trained(s, steps).snapshot()
@@ -157,7 +158,7 @@ def baseline_bits(s: Mapping[str, Any]) -> float:
     return trained(s, 0).snapshot().baseline_bits
 
 
-@lesson_measure
+@lesson_measure(trains=True)
 def bits_margin(s: Mapping[str, Any], steps: int = TRAIN_STEPS) -> float:
     """Independent baseline minus the PixelCNN, bits per pixel, after `steps` iterations."""
     return baseline_bits(s) - trained_bits(s, steps)
@@ -167,7 +168,7 @@ def pixel_args(s: Mapping[str, Any]) -> tuple[int, int, int]:
     return int(s["au_digit"]), int(s["au_prow"]), int(s["au_pcol"])
 
 
-@lesson_measure
+@lesson_measure(trains=True)
 def truth_probability(s: Mapping[str, Any], steps: int = TRAIN_STEPS) -> float:
     """The trained model's probability of the chosen pixel's true level, given the pixels
     before it."""
@@ -180,6 +181,7 @@ def untrained_truth_probability(s: Mapping[str, Any]) -> float:
     return float(p.probs[p.truth])
 
 
+@lesson_measure(trains=True)
 def completion_kept(s: Mapping[str, Any], steps: int = TRAIN_STEPS) -> float:
     """Share of the given upper-half pixels the completed digits keep (1: all)."""
     smp = samples_of(trained(s, steps), "complete", float(s["au_temp"]))
