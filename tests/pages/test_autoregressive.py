@@ -91,7 +91,7 @@ def test_step_trains_the_live_view_and_temperature_0_is_said():
     view = at.session_state["au_train__view"]
     assert view.steps > 0
     samples = chart_figure(at, "au_fig_samples")
-    assert f"iteration {view.steps}" in samples["layout"]["title"]["text"]
+    assert f"iteration {view.steps}," in samples["layout"]["title"]["text"]
     bars = next(t for t in chart_figure(at, "au_fig_bits")["data"]
                 if t.get("name") == "p(level)")
     heights = plotly_array(bars["y"])

@@ -70,7 +70,7 @@ def masks_figure(mask_a: np.ndarray, mask_b: np.ndarray) -> go.Figure:
         c = k // 2
         shapes.append(dict(type="rect", xref=sx, yref=sy, x0=c - 0.5, x1=c + 0.5,
                            y0=c - 0.5, y1=c + 0.5, line=dict(color=TARGET, width=3)))
-        annotations.append(dict(text=f"{name}: centre {int(mask[c, c])}", showarrow=False,
+        annotations.append(dict(text=name, showarrow=False,
                                 xref=f"{sx} domain", yref="paper", x=0.5, y=1.0,
                                 yanchor="bottom"))
     return plain_figure(traces, dict(title=dict(text=f"{k} × {k} masks"), height=HEIGHT,
@@ -160,7 +160,8 @@ def bits_pixel_figure(steps: np.ndarray, bits: np.ndarray, test_step: int, test_
     seen = digit.astype(float)
     order = np.arange(digit.size).reshape(digit.shape)
     seen[order >= row * digit.shape[1] + col] = np.nan
-    top = max(float(np.nanmax(v)) if len(v) else baseline, baseline) * 1.1 or 1.0
+    top = max(float(np.nanmax(v)) if len(v) else 0.0, baseline,
+              float(test_bits) if np.isfinite(test_bits) else 0.0) * 1.1 or 1.0
     bars_x: list = []
     bars_y: list = []
     for q, p in enumerate(probs):
@@ -185,16 +186,18 @@ def bits_pixel_figure(steps: np.ndarray, bits: np.ndarray, test_step: int, test_
                    y=[0.0, float(probs[truth]), None], mode="lines", name="true level",
                    line=dict(color=TARGET, width=max(4, 60 // levels)),
                    xaxis="x3", yaxis="y3")]
-    x2, y2 = _pixel_axes(8, (0.0, 0.3), anchor="y2")
-    y2["domain"] = [0, 0.4]
+    x2, y2 = _pixel_axes(8, (0.0, 0.32), anchor="y2")
+    y2["domain"] = [0, 0.38]
+    frame = dict(type="rect", xref="x2", yref="y2", x0=-0.5, x1=7.5, y0=-0.5, y1=7.5,
+                 line=dict(color="#999999", width=1))
     return plain_figure(traces, dict(
-        title=dict(text="Bits per pixel; one pixel's distribution"), height=HEIGHT,
-        showlegend=False,
-        xaxis=dict(anchor="y", domain=[0, 1], title=dict(text="iteration")),
-        yaxis=dict(anchor="x", domain=[0.58, 1], title=dict(text="bits/pixel"),
+        title=dict(text="Bits/pixel by iteration; one pixel"), height=HEIGHT,
+        showlegend=False, shapes=[frame],
+        xaxis=dict(anchor="y", domain=[0, 1]),
+        yaxis=dict(anchor="x", domain=[0.62, 1], title=dict(text="bits/pixel"),
                    range=[0, top]),
         xaxis2=x2, yaxis2=y2,
         xaxis3=dict(anchor="y3", domain=[0.4, 1], range=[-0.7, levels - 0.3],
                     title=dict(text=f"level of pixel ({row}, {col})")),
-        yaxis3=dict(anchor="x3", domain=[0, 0.4], range=[0, 1.05],
+        yaxis3=dict(anchor="x3", domain=[0, 0.38], range=[0, 1.05],
                     title=dict(text="p"))))

@@ -154,11 +154,11 @@ def train_frame_parts(view, read, mode: str, temperature: float, digit: int, pro
     snap = view.snapshot()
     smp = read(functools.partial(samples_of, mode=mode, temperature=temperature))
     pred = read(functools.partial(predictive_of, index=digit, row=prow, col=pcol))
-    what = "completions of test digits" if smp.given_rows else "samples"
+    what = "Completions" if smp.given_rows else "Samples"
     steps, bits = view.history.as_arrays("bits")
     out = {"au_fig_samples": Figure(figs.samples_figure(
                smp.images, smp.given_rows, smp.labels, snap.levels,
-               f"{what} at iteration {snap.steps}, T = {temperature:g}")),
+               f"{what}, iteration {snap.steps}, T = {temperature:g}")),
            "au_fig_bits": Figure(figs.bits_pixel_figure(
                steps, bits, snap.steps, snap.test_bits, snap.baseline_bits, pred.digit,
                pred.row, pred.col, pred.probs, pred.truth)),
@@ -191,6 +191,10 @@ def pixelcnn_view(panel) -> None:
         with st.expander("Model and learning rate"):
             for key in ("au_levels", "au_cond", "au_hidden", "au_blocks", "au_lr"):
                 STATE.widget(key)
+        if float(STATE.values()["au_temp"]) == 0:
+            st.info("Temperature 0 takes the most likely level at every pixel instead of "
+                    "drawing one: no randomness is left, so an unconditional model draws the "
+                    "same digit every time.")
     s = STATE.values()
     seed, device = session.seed(), session.device()
     levels, hidden, blocks, lr, cond = trainer_args(s)
@@ -213,10 +217,6 @@ def pixelcnn_view(panel) -> None:
         place(parts, "au_caption")
 
     with panel.figure:
-        if temperature == 0:
-            st.info("Temperature 0 takes the most likely level at every pixel instead of "
-                    "drawing one: no randomness is left, so an unconditional model draws the "
-                    "same digit every time.")
         with user_errors("train the PixelCNN"):
             live_training("au_train", make, draw,
                           config={"levels": levels, "hidden": hidden, "blocks": blocks,
