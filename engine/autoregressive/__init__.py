@@ -6,6 +6,7 @@ Plotly).
     digits.py     scikit-learn's 8 x 8 digits at Q grey levels; the independent-pixel baseline
     pixelcnn.py   a small (class-conditional) PixelCNN, its bits per pixel, sampling
     trainer.py    PixelCNNTrainer (engine.training.TrainerBase)
+    vqvae.py      a VQ-VAE: nearest-code quantiser, straight-through gradient, commitment
     reads.py      samples and one pixel's predictive distribution off a live trainer"""
 from __future__ import annotations
 

@@ -96,3 +96,15 @@ def test_step_trains_the_live_view_and_temperature_0_is_said():
                 if t.get("name") == "p(level)")
     heights = plotly_array(bars["y"])
     assert abs(np.nansum(heights) - 1) < 1e-5
+
+
+def test_the_vq_tab_draws_the_usage_it_measures():
+    from topics.autoregressive.compute import code_usage
+    at = open_page(PAGE)
+    choose_preset(at, SLUG, "VQ-VAE: 16 codes, some dead")
+    s = _module().STATE.resolve(_module().PRESETS["VQ-VAE: 16 codes, some dead"].settings)
+    fig = chart_figure(at, "au_fig_usage")
+    used = round(code_usage(s) * 16)
+    assert fig["layout"]["title"]["text"] == f"{used} of 16 codes used"
+    dead = next(t for t in fig["data"] if t.get("name") == "dead codes")
+    assert len(plotly_array(dead["x"])) == 16 - used

@@ -12,6 +12,7 @@ from engine.autoregressive import (PixelCNNTrainer, blind_spot, blind_spot_formu
                                    future_leak, kernel_mask)
 from engine.autoregressive.reads import predictive_of, samples_of
 from engine.autoregressive.receptive import causal_window
+from engine.autoregressive.vqvae import train_vqvae
 from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
@@ -194,3 +195,33 @@ def greedy_repeats(s: Mapping[str, Any], steps: int = TRAIN_STEPS) -> float:
     unconditional model at temperature 0 draws one digit over and over."""
     smp = samples_of(trained(s, steps), "free", 0.0)
     return float(sum(np.array_equal(img, smp.images[0]) for img in smp.images))
+
+
+# ----------------------------------------------------------------------------- VQ-VAE
+CODEBOOK_SIZES = (4, 8, 16, 32, 64)
+BETAS = (0.1, 0.25, 1.0)
+VQ_STEPS = (100, 200, 400)
+
+
+def vq_args(s: Mapping[str, Any]) -> tuple[int, int, float, int]:
+    """(levels, codes, beta, steps) of the settings s."""
+    return int(s["au_levels"]), int(s["au_codes"]), float(s["au_beta"]), int(s["au_vqsteps"])
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def vq_of(levels: int, codes: int, beta: float, steps: int, seed: int = 0):
+    """A VQ-VAE trained on the settings (engine.autoregressive.vqvae.train_vqvae)."""
+    return train_vqvae(levels, codes, beta, steps, seed)
+
+
+@lesson_measure(trains=True)
+def code_usage(s: Mapping[str, Any]) -> float:
+    """Share of the codebook's entries used by at least one code of the test digits."""
+    usage = vq_of(*vq_args(s)).usage
+    return float((usage > 0).mean())
+
+
+@lesson_measure(trains=True)
+def recon_margin(s: Mapping[str, Any]) -> float:
+    """Independent pixels' bits per pixel minus the VQ-VAE decoder's given the codes."""
+    return baseline_bits(s) - float(vq_of(*vq_args(s)).recon_bits)

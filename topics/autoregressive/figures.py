@@ -201,3 +201,24 @@ def bits_pixel_figure(steps: np.ndarray, bits: np.ndarray, test_step: int, test_
                     title=dict(text=f"level of pixel ({row}, {col})")),
         yaxis3=dict(anchor="x3", domain=[0, 0.38], range=[0, 1.05],
                     title=dict(text="p"))))
+
+
+def usage_figure(usage: np.ndarray, title: str) -> go.Figure:
+    """How many code positions of the test digits use each codebook entry, as bars (thick
+    vertical lines); the dead entries (never used) as red marks on the axis."""
+    k = len(usage)
+    xs: list = []
+    ys: list = []
+    for i, n in enumerate(usage):
+        xs += [float(i), float(i), None]
+        ys += [0.0, float(n), None]
+    dead = np.flatnonzero(usage == 0)
+    return plain_figure([dict(type="scatter", x=xs, y=ys, mode="lines", name="uses",
+                              line=dict(color=COLORWAY[0], width=max(3, 240 // k))),
+                         dict(type="scatter", x=f32(dead), y=f32(np.zeros(len(dead))),
+                              mode="markers", name="dead codes",
+                              marker=dict(color=TARGET, size=10, symbol="x"))],
+                        dict(title=dict(text=title), height=HEIGHT, showlegend=False,
+                             xaxis=dict(title=dict(text="code k"), range=[-1, k]),
+                             yaxis=dict(title=dict(text="uses on the test digits"),
+                                        rangemode="tozero")))

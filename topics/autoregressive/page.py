@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import math
 
+import numpy as np
 import streamlit as st
 
 from engine.autoregressive import kernel_mask
@@ -21,11 +22,13 @@ from live.controls import live_training
 from live.parts import Caption, Figure, Metrics
 from live.push import live_parts, place
 from topics.autoregressive import figures as figs
-from topics.autoregressive.compute import (HIDDEN, KERNELS, LEVELS, LRS, MAX_BLOCKS,
-                                           MAX_LAYERS, MAX_SIZE, MODES, RATES_KHZ, SCHEDULES,
-                                           STACK_NAMES, TEMPERATURES, TEST_DIGITS,
-                                           build_trainer, causal_args, causal_of, field_args,
-                                           field_of, trainer_args)
+from engine.autoregressive.vqvae import code_grid_bits
+from topics.autoregressive.compute import (BETAS, CODEBOOK_SIZES, HIDDEN, KERNELS, LEVELS, LRS,
+                                           MAX_BLOCKS, MAX_LAYERS, MAX_SIZE, MODES, RATES_KHZ,
+                                           SCHEDULES, STACK_NAMES, TEMPERATURES, TEST_DIGITS,
+                                           VQ_STEPS, baseline_bits, build_trainer, causal_args,
+                                           causal_of, field_args, field_of, trainer_args,
+                                           vq_args, vq_of)
 from topics.autoregressive.tour import PRESETS, STEPS
 from ui import session
 from ui.page import Live, View, topic_page, user_errors
@@ -56,6 +59,9 @@ STATE = StateTable([
     Control("au_digit", 0, "Test digit", lo=0, hi=TEST_DIGITS, step=1),
     Control("au_prow", 3, "Pixel: row", lo=0, hi=7, step=1),
     Control("au_pcol", 2, "Pixel: column", lo=0, hi=7, step=1),
+    Control("au_codes", 16, "Codebook size K", kind="select_slider", options=CODEBOOK_SIZES),
+    Control("au_beta", 0.25, "Commitment weight β", kind="select_slider", options=BETAS),
+    Control("au_vqsteps", 200, "Training steps", kind="select_slider", options=VQ_STEPS),
 ])
 
 
@@ -236,9 +242,46 @@ def pixelcnn_view(panel) -> None:
                 "condition, sample i is drawn for class i (Fig. 10.10).")
 
 
+# ----------------------------------------------------------------------------- VQ-VAE
+def vqvae_view(panel) -> None:
+    with panel.controls:
+        for key in ("au_codes", "au_beta", "au_vqsteps", "au_levels"):
+            STATE.widget(key)
+    s = STATE.values()
+    levels, codes, beta, steps = vq_args(s)
+    with panel.figure:
+        with st.spinner(f"Training the VQ-VAE for {steps} steps (cached afterwards)…"):
+            r = vq_of(levels, codes, beta, steps)
+        used = int((r.usage > 0).sum())
+        left, right = st.columns(2)
+        with left:
+            pair = np.concatenate([r.originals, r.reconstructions])
+            show_figure(figs.samples_figure(pair, 0, -np.ones(len(pair), dtype=int), levels,
+                                            "Test digits; their reconstructions"),
+                        key="au_fig_vq")
+        with right:
+            show_figure(figs.usage_figure(r.usage, f"{used} of {codes} codes used"),
+                        key="au_fig_usage")
+    uniform, entropy = code_grid_bits(r.usage)
+    with panel.notes:
+        explain(f"The encoder maps a digit to a 4 × 4 grid of 8-dimensional vectors; each is "
+                f"replaced by the nearest of K = {codes} codebook vectors, and the decoder "
+                "draws the digit back from them (bottom row: its most likely level per pixel). "
+                "The nearest-neighbour step has no gradient: the straight-through estimator "
+                "copies the decoder's gradient to the encoder, and the loss adds "
+                f"‖sg(z_e) − z_q‖² (moves the codes) and β‖z_e − sg(z_q)‖², β = {beta:g}. "
+                f"{codes - used} codes are never used (dead: no vector is ever nearest to "
+                f"them). Given its codes a test pixel costs {r.recon_bits:.3f} bits, "
+                f"independent pixels {baseline_bits(s):.3f}; the code grid itself costs "
+                f"{uniform:.0f} bits at log₂ K per code, {entropy:.1f} at the codes' "
+                "frequencies. A PixelCNN over the code grid, not trained here, would make it "
+                "a generative model (notes 004, Fig. 10.11-10.12).")
+
+
 VIEWS = [View("masks", "Masks & receptive field", masks_view),
          View("causal", "Causal 1-D (WaveNet)", causal_view),
-         View("pixelcnn", "PixelCNN", pixelcnn_view, live=Live("au_train", train_max=3_000))]
+         View("pixelcnn", "PixelCNN", pixelcnn_view, live=Live("au_train", train_max=3_000)),
+         View("vqvae", "VQ-VAE", vqvae_view)]
 
 if __name__ == "__main__":
     topic_page("autoregressive", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,

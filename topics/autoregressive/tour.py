@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from topics.autoregressive.compute import (TRAIN_STEPS, baseline_bits, bits_margin,
                                            blind_count, blind_formula_gap, causal_ms,
-                                           causal_size, completion_kept, future_pixels,
+                                           causal_size, code_usage, completion_kept,
+                                           future_pixels, recon_margin,
                                            greedy_repeats, mask_centre, rows_above,
                                            trained_bits, truth_probability,
                                            untrained_truth_probability)
@@ -24,6 +25,7 @@ PIXELCNN = {"au_levels": 4, "au_hidden": 32, "au_blocks": 4, "au_lr": 0.01, "au_
             "au_mode": "free", "au_temp": 1.0, "au_digit": 0, "au_prow": 3, "au_pcol": 2}
 GREEDY = {**PIXELCNN, "au_temp": 0.0}
 COMPLETE = {**PIXELCNN, "au_mode": "complete"}
+VQ = {"au_levels": 4, "au_codes": 16, "au_beta": 0.25, "au_vqsteps": 200}
 
 # ----------------------------------------------------------------------------- claims
 C_CENTRE = (Claim("centre tap of the type-A mask", lambda s: mask_centre(s, "A"), hi=0),
@@ -52,6 +54,11 @@ C_GREEDY = (Claim(f"free samples equal to the first at T = 0, {TRAIN_STEPS} iter
                   greedy_repeats, lo=10, slow=True),)
 C_COMPLETE = (Claim("given upper-half pixels kept", completion_kept, lo=1, slow=True,
                     fmt=PERCENT),)
+
+C_VQ = (Claim("share of the 16 codes used on the test digits", code_usage, lo=0.5, hi=0.95,
+              slow=True, fmt=PERCENT),
+        Claim("independent pixels minus the decoder given the codes, bits/pixel",
+              recon_margin, lo=0.2, slow=True))
 
 # ----------------------------------------------------------------------------- presets
 PRESETS = {
@@ -90,6 +97,10 @@ PRESETS = {
     "Complete the lower half": Preset(
         COMPLETE, "Ten test digits keep their upper half (every given pixel, 100%) and the "
                   "model draws the lower half pixel by pixel.", "pixelcnn", C_COMPLETE),
+    "VQ-VAE: 16 codes, some dead": Preset(
+        VQ, "A VQ-VAE with 16 codes trained for 200 steps uses at least half of them but not "
+            "all (at most 95%): the others are dead. Given its 4 × 4 codes, a pixel costs at "
+            "least 0.2 bits less than under independent pixels.", "vqvae", C_VQ),
 }
 
 STEPS = [
@@ -122,4 +133,9 @@ STEPS = [
          "Given the upper half of a test digit (100% of its pixels kept), the model draws the "
          "lower half one pixel at a time.",
          COMPLETE, "pixelcnn", C_COMPLETE),
+    Step("Discrete codes: VQ-VAE",
+         "A VQ-VAE squeezes each digit into a 4 × 4 grid of codes from a codebook of 16. "
+         "Not every code gets used (at most 95%); given its codes a pixel costs at least 0.2 "
+         "bits less than independent pixels.",
+         VQ, "vqvae", C_VQ),
 ]
