@@ -111,7 +111,7 @@ TOPICS: tuple[Topic, ...] = (
           ':material/hub:',
           engine=("engine.graphs",)),
     Topic('autoregressive', 'Autoregressive models', 'Generative models',
-          'Generate an image one pixel at a time: masked convolutions, their receptive field and blind spot, causal dilated convolutions, and a PixelCNN trained on digits.',
+          'Generate an image one pixel at a time: masked convolutions, their receptive field and blind spot, causal dilated convolutions, a PixelCNN trained on digits and a VQ-VAE with a PixelCNN prior over its codes.',
           ':material/science:',
           engine=("engine.autoregressive",)),
 )

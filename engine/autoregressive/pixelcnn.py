@@ -64,20 +64,21 @@ def predictive(model: PixelCNN, x: torch.Tensor, y: torch.Tensor | None = None
 @torch.no_grad()
 def sample(model: PixelCNN, n: int, temperature: float = 1.0, seed: int = 0,
            labels: torch.Tensor | None = None, given: torch.Tensor | None = None,
-           given_rows: int = 0, device: str | torch.device = "cpu"
+           given_rows: int = 0, device: str | torch.device = "cpu", side: int = SIDE
            ) -> tuple[torch.Tensor, torch.Tensor]:
     """(images (n, 8, 8) long, probs (n, 8, 8, Q)): pixels drawn in raster order, probs[i]
     the distribution pixel i was drawn from. The first `given_rows` rows are copied from
-    `given` (n, 8, 8) instead (completion). temperature 0: the most likely level."""
+    `given` (n, 8, 8) instead (completion). temperature 0: the most likely level. `side`:
+    the grid's side (8 for a digit, 4 for a VQ-VAE's code grid)."""
     if temperature < 0 or not math.isfinite(temperature):
         raise ValueError("the temperature must be a finite number >= 0")
     gen = torch.Generator(device=device).manual_seed(int(seed))
-    x = torch.zeros(n, SIDE, SIDE, dtype=torch.long, device=device)
-    probs = torch.zeros(n, SIDE, SIDE, model.levels, device=device)
+    x = torch.zeros(n, side, side, dtype=torch.long, device=device)
+    probs = torch.zeros(n, side, side, model.levels, device=device)
     if given is not None and given_rows > 0:
         x[:, :given_rows] = given[:, :given_rows].to(device)
-    for r in range(given_rows, SIDE):
-        for c in range(SIDE):
+    for r in range(given_rows, side):
+        for c in range(side):
             logits = model(x, labels)[:, :, r, c]                        # (n, Q)
             p = torch.softmax(logits / max(temperature, 1e-8), -1) if temperature > 0 \
                 else F.one_hot(logits.argmax(-1), model.levels).float()

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine.autoregressive.digits import quantised_digits
+from engine.autoregressive.pixelcnn import PixelCNN, bits_per_pixel, sample
 
 GRID = 4                 # the code grid is GRID x GRID for an 8 x 8 digit
 
@@ -81,13 +82,17 @@ class VQResult:
     usage: np.ndarray            # (K,) how often each code is used over the test digits
     recon_bits: float            # -mean log2 p(x | z_q) over the test pixels
     losses: np.ndarray           # (steps,) training loss
+    prior_bits: float            # bits of a test digit's 4 x 4 code grid under the prior
+    samples: np.ndarray          # (n_samples, 8, 8) decoded code grids drawn from the prior
 
 
 def train_vqvae(levels: int = 4, codes: int = 16, beta: float = 0.25, steps: int = 300,
-                seed: int = 0, lr: float = 3e-3, batch: int = 128, shown: int = 5
-                ) -> VQResult:
+                seed: int = 0, lr: float = 3e-3, batch: int = 128, shown: int = 5,
+                prior_steps: int = 150, n_samples: int = 5) -> VQResult:
     """A VQ-VAE trained by Adam for `steps` minibatches (seeded), measured on the test
-    digits."""
+    digits; then a PixelCNN prior over its 4 x 4 code grids (K-way softmax per code), trained
+    for `prior_steps` minibatches of the training digits' codes, and `n_samples` code grids
+    drawn from it, decoded."""
     if steps < 0:
         raise ValueError("the number of training steps cannot be negative")
     d = quantised_digits(int(levels))
@@ -109,9 +114,35 @@ def train_vqvae(levels: int = 4, codes: int = 16, beta: float = 0.25, steps: int
     with torch.no_grad():
         logits, c, _, _ = model(x_test)
         bits = float(F.cross_entropy(logits, x_test) / math.log(2))
+        train_codes = model(x)[1]                                        # (N, 4, 4)
     usage = np.bincount(c.flatten().numpy(), minlength=codes)
+    prior_bits, samples = fit_prior(model, train_codes, c, codes, prior_steps, n_samples,
+                                    seed)
     return VQResult(d.test[:shown], logits.argmax(1)[:shown].numpy(), usage, bits,
-                    np.asarray(losses))
+                    np.asarray(losses), prior_bits, samples)
+
+
+def fit_prior(model: VQVAE, train_codes: torch.Tensor, test_codes: torch.Tensor, codes: int,
+              steps: int, n_samples: int, seed: int) -> tuple[float, np.ndarray]:
+    """(bits per test code grid under a PixelCNN prior trained on train_codes (N, 4, 4),
+    (n_samples, 8, 8) digits decoded from code grids the prior draws)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed + 1)
+        prior = PixelCNN(max(codes, 2), hidden=32, layers=2)
+    opt = torch.optim.Adam(prior.parameters(), lr=1e-2)
+    gen = torch.Generator().manual_seed(seed + 1)
+    for _ in range(int(steps)):
+        cb = train_codes[torch.randint(0, len(train_codes), (128,), generator=gen)]
+        loss = bits_per_pixel(prior, cb)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        grid_bits = float(bits_per_pixel(prior, test_codes)) * GRID * GRID
+        drawn, _ = sample(prior, n_samples, 1.0, seed, side=GRID)        # (n, 4, 4)
+        z_q = model.quantizer.codebook(drawn).permute(0, 3, 1, 2)        # (n, D, 4, 4)
+        images = model.decoder(z_q).argmax(1)                            # (n, 8, 8)
+    return grid_bits, images.numpy()
 
 
 def code_grid_bits(usage: np.ndarray) -> tuple[float, float]:

@@ -253,7 +253,9 @@ def test_vq_straight_through_gradient_is_the_identity():
 
 def test_a_short_vq_run_reports_usage_and_bits():
     from engine.autoregressive.vqvae import code_grid_bits, train_vqvae
-    r = train_vqvae(levels=4, codes=8, steps=3, batch=16)
+    r = train_vqvae(levels=4, codes=8, steps=3, batch=16, prior_steps=2, n_samples=2)
+    assert r.samples.shape == (2, 8, 8) and 0 <= r.samples.min() and r.samples.max() < 4
+    assert 0 < r.prior_bits
     assert r.usage.sum() == 359 * 16 and len(r.usage) == 8
     assert r.reconstructions.shape == r.originals.shape == (5, 8, 8)
     assert math.isfinite(r.recon_bits) and len(r.losses) == 3

@@ -12,7 +12,7 @@ from engine.autoregressive import (PixelCNNTrainer, blind_spot, blind_spot_formu
                                    future_leak, kernel_mask)
 from engine.autoregressive.reads import predictive_of, samples_of
 from engine.autoregressive.receptive import causal_window
-from engine.autoregressive.vqvae import train_vqvae
+from engine.autoregressive.vqvae import code_grid_bits, train_vqvae
 from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
@@ -225,3 +225,11 @@ def code_usage(s: Mapping[str, Any]) -> float:
 def recon_margin(s: Mapping[str, Any]) -> float:
     """Independent pixels' bits per pixel minus the VQ-VAE decoder's given the codes."""
     return baseline_bits(s) - float(vq_of(*vq_args(s)).recon_bits)
+
+
+@lesson_measure(trains=True)
+def prior_gain(s: Mapping[str, Any]) -> float:
+    """Bits of a test digit's code grid at the codes' frequencies minus under the PixelCNN
+    prior: what the prior learns about where codes go."""
+    r = vq_of(*vq_args(s))
+    return code_grid_bits(r.usage)[1] - float(r.prior_bits)

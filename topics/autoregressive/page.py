@@ -2,7 +2,8 @@
 on the ones before. Masked convolutions (type A and B) and their receptive field, with the
 PixelCNN's blind spot and the two-stack fix; causal dilated 1-D convolutions (WaveNet); a
 PixelCNN trained live on scikit-learn's 8 × 8 digits, its bits per pixel against independent
-pixels, samples drawn pixel by pixel and one pixel's predictive distribution.
+pixels, samples drawn pixel by pixel and one pixel's predictive distribution; a VQ-VAE with
+its codebook usage and a PixelCNN prior over its code grid.
 Settings -> engine/autoregressive/ -> topics/autoregressive/figures.py.
 
 The constants and pure computations that the views and the claims share are in compute.py,
@@ -255,9 +256,9 @@ def vqvae_view(panel) -> None:
         used = int((r.usage > 0).sum())
         left, right = st.columns(2)
         with left:
-            pair = np.concatenate([r.originals, r.reconstructions])
-            show_figure(figs.samples_figure(pair, 0, -np.ones(len(pair), dtype=int), levels,
-                                            "Test digits; their reconstructions"),
+            rows = np.concatenate([r.originals, r.reconstructions, r.samples])
+            show_figure(figs.samples_figure(rows, 0, -np.ones(len(rows), dtype=int), levels,
+                                            "Test digits; decoded; prior samples"),
                         key="au_fig_vq")
         with right:
             show_figure(figs.usage_figure(r.usage, f"{used} of {codes} codes used"),
@@ -274,8 +275,9 @@ def vqvae_view(panel) -> None:
                 f"them). Given its codes a test pixel costs {r.recon_bits:.3f} bits, "
                 f"independent pixels {baseline_bits(s):.3f}; the code grid itself costs "
                 f"{uniform:.0f} bits at log₂ K per code, {entropy:.1f} at the codes' "
-                "frequencies. A PixelCNN over the code grid, not trained here, would make it "
-                "a generative model (notes 004, Fig. 10.11-10.12).")
+                f"frequencies and {r.prior_bits:.1f} under a PixelCNN prior over the grid "
+                "(a K-way softmax per code, raster order). Bottom row: code grids drawn from "
+                "that prior, decoded: the VQ-VAE's samples (notes 004, Fig. 10.11-10.12).")
 
 
 VIEWS = [View("masks", "Masks & receptive field", masks_view),
