@@ -258,7 +258,7 @@ def vqvae_view(panel) -> None:
         with left:
             rows = np.concatenate([r.originals, r.reconstructions, r.samples])
             show_figure(figs.samples_figure(rows, 0, -np.ones(len(rows), dtype=int), levels,
-                                            "Test digits; decoded; prior samples"),
+                                            f"{steps} steps: digits, decoded, samples"),
                         key="au_fig_vq")
         with right:
             show_figure(figs.usage_figure(r.usage, f"{used} of {codes} codes used"),
