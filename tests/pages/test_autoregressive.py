@@ -108,3 +108,22 @@ def test_the_vq_tab_draws_the_usage_it_measures():
     assert fig["layout"]["title"]["text"] == f"{used} of 16 codes used"
     dead = next(t for t in fig["data"] if t.get("name") == "dead codes")
     assert len(plotly_array(dead["x"])) == 16 - used
+
+
+@pytest.mark.parametrize("test_bits, diverged_at, words", [
+    (float("nan"), 7, "diverged at iteration 7"),
+    (1.5, None, "still worse than independent pixels"),
+])
+def test_a_run_that_does_not_learn_is_said_in_words(test_bits, diverged_at, words):
+    from types import SimpleNamespace
+
+    from engine.autoregressive import PixelCNNTrainer, Snapshot
+    from engine.training import History
+    trainer = PixelCNNTrainer(levels=4, hidden=8, layers=1)
+    history = History()
+    history.log(5, {"bits": 1.4})
+    view = SimpleNamespace(snapshot=lambda: Snapshot(150, test_bits, 1.126, 4), steps=150,
+                           diverged_at=diverged_at, history=history)
+    parts = _module().train_frame_parts(view, lambda fn, *a: fn(trainer), mode="free",
+                                        temperature=1.0, digit=0, prow=3, pcol=2, setup="x")
+    assert words in parts["au_caption"].text
