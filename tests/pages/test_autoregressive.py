@@ -69,6 +69,7 @@ def test_the_causal_stack_draws_its_field():
 @pytest.mark.parametrize("settings, words", [
     ({"au_layers": 0}, "0 layers"),
     ({"au_size": 5, "au_row": 9, "au_col": 9}, "outside"),
+    ({"au_row": 0, "au_col": 0}, "comes first in raster order"),
 ])
 def test_fields_it_cannot_draw_get_words(settings, words):
     at = _set(open_page(PAGE), **settings)

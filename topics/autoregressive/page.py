@@ -97,6 +97,10 @@ def masks_view(panel) -> None:
         except ValueError as err:
             st.warning(f"{err}.")
             return
+        if f["reached"] == 0:
+            st.info(f"Pixel ({row}, {col}) comes first in raster order: no pixel comes "
+                    "before it, so nothing reaches it and the model can only predict it from "
+                    "its biases. Choose a later pixel.")
         left, right = st.columns([3, 2])
         with left:
             show_figure(figs.field_figure(
