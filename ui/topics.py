@@ -110,6 +110,10 @@ TOPICS: tuple[Topic, ...] = (
           "Pass messages along a graph's edges, watch features smooth out with depth, and train a GCN to label the karate club from a few nodes.",
           ':material/hub:',
           engine=("engine.graphs",)),
+    Topic('autoregressive', 'Autoregressive models', 'Generative models',
+          'Generate an image one pixel at a time: masked convolutions, their receptive field and blind spot, causal dilated convolutions, a PixelCNN trained on digits and a VQ-VAE with a PixelCNN prior over its codes.',
+          ':material/science:',
+          engine=("engine.autoregressive",)),
 )
 
 TOPICS_BY_SLUG = {t.slug: t for t in TOPICS}
