@@ -110,6 +110,10 @@ TOPICS: tuple[Topic, ...] = (
           "Pass messages along a graph's edges, watch features smooth out with depth, and train a GCN to label the karate club from a few nodes.",
           ':material/hub:',
           engine=("engine.graphs",)),
+    Topic('language_models', 'Language models', 'Generative models',
+          'A small GPT predicts the next character: see its distribution, reshape it with temperature, top-k and top-p, and train it live on your own text.',
+          ':material/science:',
+          engine=("engine.language_models",)),
 )
 
 TOPICS_BY_SLUG = {t.slug: t for t in TOPICS}

@@ -1,0 +1,11 @@
+"""Language models: the page's maths, free of any UI (engine/ never imports Streamlit or Plotly).
+
+    trainer.py   LanguageModelsTrainer, the live trainer (engine.training.TrainerBase)
+
+The example fits a small MLP to two moons: replace it with the page's own model, keeping each
+function's formula in its docstring with the code's symbol names."""
+from __future__ import annotations
+
+from engine.language_models.trainer import LanguageModelsTrainer, Snapshot, make_points
+
+__all__ = ["LanguageModelsTrainer", "Snapshot", "make_points"]
