@@ -1,75 +1,121 @@
-"""The live trainer of the Language models page: an MLP f: R² -> R fitted by full-batch Adam to two
-noisy moons (an example to replace),
+"""GPTTrainer: a GPT fitted to a text by next-character prediction, Adam on random windows.
 
-    L(θ) = mean_i BCE(σ(f(x_i)), y_i)
+    loss = -1/(B L) sum_b sum_t log p(x_{b,t+1} | x_{b,1..t})      (nats per character)
 
-snapshot(): every point's predicted class and the training accuracy."""
+where each of the B windows is L + 1 consecutive characters of the training text, drawn at a
+seeded random offset. Every `log_every` iterations the held-out cross-entropy (the same loss
+over fixed windows of the held-out text) is logged beside the training batch's loss; the
+unigram and bigram baselines (engine.language_models.corpus) are measured once on the same
+held-out text."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 import torch
-import torch.nn.functional as F
-from sklearn.datasets import make_moons
-from torch import nn
 
+from engine.device import make_generator, resolve_device
+from engine.language_models.corpus import bigram_ce, unigram_ce
+from engine.language_models.generate import generate
+from engine.language_models.gpt import GPT, GPTConfig
+from engine.language_models.vocab import encode
 from engine.training import TrainerBase
 
-
-def make_points(n: int, noise: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(x (n, 2) float32, y (n,) float32 in {0, 1}): two interleaved half circles plus
-    Gaussian noise of standard deviation `noise` (scikit-learn's make_moons), seeded."""
-    x, y = make_moons(n_samples=int(n), noise=float(noise), random_state=int(seed))
-    return x.astype(np.float32), y.astype(np.float32)
+MIN_TRAIN = 256          # fewest training characters a trainer accepts
+HELD_WINDOWS = 16        # at most this many held-out windows are scored
+SAMPLE_CHARS = 60        # characters sampled after each prompt per snapshot
+SAMPLE_T = 0.8
 
 
 @dataclass(frozen=True)
-class Snapshot:
-    points: np.ndarray       # (n, 2)
-    labels: np.ndarray       # (n,) the true classes
-    predicted: np.ndarray    # (n,) the predicted classes, 1 where f(x) > 0
-    accuracy: float          # share of the points predicted right
+class LMSnapshot:
+    step: int
+    held_ce: float                  # held-out cross-entropy, nats/char
+    unigram_ce: float
+    bigram_ce: float
+    prompts: tuple[str, ...]
+    samples: tuple[str, ...]        # SAMPLE_CHARS characters after each prompt (T = 0.8)
+    diverged_at: int | None
 
 
-class LanguageModelsTrainer(TrainerBase):
-    """Full-batch Adam (torch.optim.Adam) on L = mean BCE(σ(f(x)), y) with
-    f = Linear(2, h) -> tanh -> Linear(h, h) -> tanh -> Linear(h, 1); one iteration, one step."""
+def windows(ids: np.ndarray, length: int, limit: int) -> np.ndarray:
+    """(m, length + 1) non-overlapping windows from the start of ids, m <= limit."""
+    m = min((len(ids) - 1) // length, limit)
+    return np.stack([ids[i * length:i * length + length + 1] for i in range(m)])
 
-    log_every = 5            # the loss curve keeps every 5th iteration
 
-    def __init__(self, n: int = 200, noise: float = 0.2, hidden: int = 16, lr: float = 0.01,
-                 seed: int = 0, device: str = "cpu"):
+class GPTTrainer(TrainerBase):
+    """One iteration = one Adam step on a batch of `batch` random training windows."""
+
+    log_every = 10
+
+    def __init__(self, train: np.ndarray, held: np.ndarray, cfg: GPTConfig = GPTConfig(),
+                 lr: float = 3e-3, batch: int = 16, seed: int = 0, device=None,
+                 prompts: tuple[str, ...] = ("", "The ")):
         super().__init__()
-        x, y = make_points(n, noise, seed)
-        self.x = torch.from_numpy(x).to(device)                      # (n, 2)
-        self.y = torch.from_numpy(y).to(device)                      # (n,)
-        with torch.random.fork_rng(devices=[]):                      # seeded, whatever ran before
-            torch.manual_seed(seed)
-            self.model = nn.Sequential(nn.Linear(2, hidden), nn.Tanh(),
-                                       nn.Linear(hidden, hidden), nn.Tanh(),
-                                       nn.Linear(hidden, 1)).to(device)
-        self.opt = torch.optim.Adam(self.model.parameters(), lr=lr)
+        train, held = np.asarray(train, np.int64), np.asarray(held, np.int64)
+        if len(train) < MIN_TRAIN or len(held) < 9:
+            raise ValueError(f"the text is too short to train on: {len(train)} training and "
+                             f"{len(held)} held-out characters (at least {MIN_TRAIN} and 9)")
+        self.device = resolve_device(device)
+        self.cfg, self.lr, self.batch, self.seed = cfg, float(lr), int(batch), int(seed)
+        self.length = min(cfg.context, len(train) - 1)
+        self.train = torch.as_tensor(train, device=self.device)
+        held_w = windows(held, min(cfg.context, len(held) - 1), HELD_WINDOWS)
+        self.held = torch.as_tensor(held_w, device=self.device)         # (m, L_h + 1)
+        self.unigram = unigram_ce(train, held)
+        self.bigram = bigram_ce(train, held)
+        self.prompts = tuple(prompts)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed)
+            self.model = GPT(cfg).to(self.device)
+        self.opt = torch.optim.AdamW(self.model.parameters(), lr=self.lr, weight_decay=0.01)
+        self.gen = make_generator(self.seed, self.device)
+        self.offsets = torch.arange(self.length + 1, device=self.device)
 
-    def loss(self) -> torch.Tensor:
-        logits = self.model(self.x).squeeze(-1)                      # (n,)
-        return F.binary_cross_entropy_with_logits(logits, self.y)
+    def batch_ids(self) -> torch.Tensor:
+        """(batch, L + 1) windows at seeded random offsets of the training text."""
+        start = torch.randint(0, len(self.train) - self.length, (self.batch, 1),
+                              generator=self.gen, device=self.device)
+        return self.train[start + self.offsets]
 
     def _iteration(self) -> dict[str, float]:
-        loss = self.loss()
+        x = self.batch_ids()
+        self.model.train()
+        loss = self.model.loss(x[:, :-1], x[:, 1:])
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
         self.opt.step()
-        return {"loss": float(loss.detach())}
+        return {"train": float(loss.detach())}
 
-    def snapshot(self) -> Snapshot:
-        with torch.no_grad():
-            predicted = (self.model(self.x).squeeze(-1) > 0).float()  # (n,)
-        return Snapshot(self.x.cpu().numpy(), self.y.cpu().numpy(), predicted.cpu().numpy(),
-                        float((predicted == self.y).float().mean()))
+    @torch.no_grad()
+    def held_ce(self) -> float:
+        self.model.eval()
+        return float(self.model.loss(self.held[:, :-1], self.held[:, 1:]))
 
-    def _modules(self) -> dict[str, nn.Module]:
+    def _log(self, metrics: dict[str, float]) -> None:
+        self.history.log(self.steps, {**metrics, "held_out": self.held_ce()})
+
+    def snapshot(self) -> LMSnapshot:
+        return self.cached("snapshot", self._snapshot)
+
+    def _snapshot(self) -> LMSnapshot:
+        self.model.eval()
+        samples = tuple(generate(self.model, encode(p).ids, SAMPLE_CHARS, SAMPLE_T,
+                                 seed=self.seed + k).text
+                        for k, p in enumerate(self.prompts))
+        return LMSnapshot(self.steps, self.held_ce(), self.unigram, self.bigram, self.prompts,
+                          samples, self.diverged_at)
+
+    def _modules(self) -> dict[str, torch.nn.Module]:
         return {"model": self.model}
 
     def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
         return {"opt": self.opt}
+
+    def _extra_state(self) -> dict:
+        return {"gen": self.gen.get_state()}
+
+    def _load_extra_state(self, state: dict) -> None:
+        self.gen.set_state(state["gen"])
