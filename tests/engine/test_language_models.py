@@ -217,3 +217,20 @@ def test_a_too_short_text_is_refused_in_words():
     s = split_text("tiny text")
     with pytest.raises(ValueError, match="too short"):
         GPTTrainer(s.train, s.held, TINY)
+
+
+# ----------------------------------------------------------------------------- pretraining
+def test_the_pretrain_script_repeats_bit_for_bit_and_loads(tmp_path):
+    from engine.language_models.pretrained import load_shipped
+    from scripts import pretrain_language_models as pre
+    det, threads = torch.are_deterministic_algorithms_enabled(), torch.get_num_threads()
+    try:
+        paths = [pre.pretrain(tmp_path / run, steps=3)[0]
+                 for run in ("a", "b") if (tmp_path / run).mkdir() is None]
+        a, b = (load_shipped(p) for p in paths)
+    finally:
+        torch.use_deterministic_algorithms(det)
+        torch.set_num_threads(threads)
+    for pa, pb in zip(a.parameters(), b.parameters()):
+        assert torch.equal(pa, pb)
+    assert pre.lr_at(0) == pre.LR_MAX and abs(pre.lr_at(pre.STEPS) - pre.LR_MIN) < 1e-12

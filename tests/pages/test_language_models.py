@@ -1,8 +1,14 @@
-"""AppTest of the Language models page: its tabs, every preset and tour step, and a Step of its live
-training."""
+"""AppTest of the language models page: the Next token tab's bars against the engine, the
+buttons that append to the prompt, bad input (empty prompt, characters outside the
+vocabulary, T = 0, a text too short to train on) answered in words, every preset and tour
+step, and a Step of the live training."""
 from __future__ import annotations
 
-from tests.apptest import choose_preset, open_page, show_step
+import numpy as np
+import pytest
+
+from tests.apptest import (chart_figure, choose_preset, open_page, open_view, plotly_array,
+                           show_step)
 
 PAGE = "topics/language_models/page.py"
 SLUG = "language_models"
@@ -13,16 +19,67 @@ def _module():
     return page
 
 
-def test_tabs_and_defaults():
+def test_next_token_bars_are_the_engines_distribution():
+    from topics.language_models.compute import next_of
+    page = _module()
     at = open_page(PAGE)
-    assert [t.label for t in at.tabs] == [v.title for v in _module().VIEWS]
+    assert [t.label for t in at.tabs] == ["Next token", "Train on your text"]
+    at.slider(key="lm_p").set_value(0.8).run()
+    assert not at.exception and not at.error
+    nt = next_of(page.STATE.resolve({"lm_p": 0.8}))
+    fig = chart_figure(at, "lm_fig_next")
+    bars = plotly_array(fig["data"][0]["y"])
+    kept = nt.shaped.keep[nt.top]
+    np.testing.assert_allclose(bars[kept], nt.shaped.final[nt.top][kept], rtol=1e-6)
+    assert nt.shaped.kept_mass >= 0.8 and f"{nt.shaped.kept_mass:.0%}" in \
+        fig["layout"]["title"]["text"]
+
+
+def test_buttons_append_to_the_prompt():
+    at = open_page(PAGE)
+    before = at.text_input(key="lm_prompt").value
+    at.button(key="lm_add_greedy").click().run()
+    after = at.text_input(key="lm_prompt").value
+    assert after.startswith(before) and len(after) == len(before) + 1
+    at.button(key="lm_add_sampled").click().run()
+    assert len(at.text_input(key="lm_prompt").value) == len(before) + 2
+    assert not at.exception and not at.error
+
+
+@pytest.mark.parametrize("prompt, said", [("", "prompt is empty"),
+                                          ("caf\u00e9 \u4e2d\u6587 ", "outside the vocabulary"),
+                                          ("x" * 5000, "reads the last 128")])
+def test_bad_prompts_are_answered_in_words(prompt, said):
+    at = open_page(PAGE)
+    at.text_input(key="lm_prompt").set_value(prompt).run()
+    assert not at.exception and not at.error
+    assert any(said in i.value for i in at.info), [i.value for i in at.info]
+
+
+def test_temperature_zero_is_greedy_without_an_error():
+    at = open_page(PAGE)
+    at.slider(key="lm_t").set_value(0.0).run()
+    at.slider(key="lm_p").set_value(0.0).run()
+    assert not at.exception and not at.error
+    assert any("greedy" in c.value for c in at.caption)
+
+
+def test_a_too_short_text_is_refused_in_words():
+    at = open_page(PAGE)
+    open_view(at, SLUG, "Train on your text")
+    at.selectbox(key="lm_corpus").select("Paste or upload a text").run()
+    at.text_area(key="lm_paste").set_value("far too short").run()
+    assert not at.exception
+    assert any("at least 1,000" in e.value for e in at.error)
 
 
 def test_every_preset_applies_without_an_error():
     at = open_page(PAGE)
     for name in _module().PRESETS:
         choose_preset(at, SLUG, name)
-        assert not at.exception and not at.error, name
+        assert not at.exception, name
+        if "too short" not in name:
+            assert not at.error, name
 
 
 def test_every_step_shows_without_an_error():
@@ -34,6 +91,7 @@ def test_every_step_shows_without_an_error():
 
 def test_step_trains_the_live_view():
     at = open_page(PAGE)
+    open_view(at, SLUG, "Train on your text")
     at.button(key="lm_train__step").click().run()
-    assert not at.exception
+    assert not at.exception and not at.error
     assert at.session_state["lm_train__view"].steps > 0

@@ -1,31 +1,80 @@
-"""Figure builders of the Language models page: plain data in, a Plotly figure out (no st.*). Figures
-redrawn every live frame are plain dicts (ui/fastfig.py: the canvas paints them)."""
+"""Figures of the language models page: pure builders (arrays in, plain Plotly figures out,
+no Streamlit; ui/fastfig.py dicts, redrawn on every slider move and live frame), and the
+continuation as HTML coloured by each character's probability."""
 from __future__ import annotations
+
+import html
 
 import numpy as np
 import plotly.graph_objects as go
 
 from ui.fastfig import LEGEND_BELOW, f32, plain_figure
 from ui.screen import block_means
-from ui.theme import COLORWAY
+
+KEPT, CUT, RAW = "#1f77b4", "#c7c7c7", "#ff7f0e"
+TRAIN, HELD, UNIGRAM, BIGRAM = "#9ecae1", "#1f77b4", "#7f7f7f", "#d62728"
 
 
-def points_figure(points: np.ndarray, classes: np.ndarray, title: str) -> go.Figure:
-    """The 2-D points coloured by `classes` (0 or 1)."""
-    traces = [dict(type="scatter", x=f32(points[classes == c, 0]),
-                   y=f32(points[classes == c, 1]), mode="markers", name=f"class {c}",
-                   marker=dict(color=COLORWAY[c], size=6)) for c in (0, 1)]
-    return plain_figure(traces, dict(title=dict(text=title), height=420, legend=LEGEND_BELOW,
-                                     xaxis=dict(title=dict(text="x₁"), range=[-1.8, 2.8]),
-                                     yaxis=dict(title=dict(text="x₂"), range=[-1.4, 1.9])))
+def next_token_figure(labels: tuple[str, ...], raw: np.ndarray, final: np.ndarray,
+                      keep: np.ndarray, title: str) -> go.Figure:
+    """Bars: the probability each of the top tokens is sampled with (after temperature,
+    top-k, top-p and renormalising; cut tokens grey at 0 with their T = 1 probability
+    outlined), and markers: the model's own probability at T = 1."""
+    x = list(labels)
+    colors = [KEPT if k else CUT for k in keep]
+    shown = np.where(keep, final, raw)
+    text = [f"{v:.0%}" if k and v >= 0.01 else ("cut" if not k else "") for v, k in
+            zip(final, keep)]
+    traces = [dict(type="bar", x=x, y=f32(shown), marker=dict(color=colors),
+                   name="sampled with (grey: cut off)", text=text, textposition="outside",
+                   cliponaxis=False, hovertemplate="%{x}: %{y:.3f}<extra></extra>"),
+              dict(type="scatter", x=x, y=f32(raw), mode="markers", name="model at T = 1",
+                   marker=dict(color=RAW, symbol="line-ew-open", size=22,
+                               line=dict(width=3, color=RAW)),
+                   hovertemplate="%{x}: %{y:.3f} at T = 1<extra></extra>")]
+    top = float(max(shown.max(), raw.max(), 0.05))
+    return plain_figure(traces, dict(
+        height=430, title=dict(text=title),
+        xaxis=dict(title=dict(text="next character (↵ newline, ␣ space)"), type="category",
+                   tickfont=dict(size=15)),
+        yaxis=dict(title=dict(text="probability"), range=[0, min(1.0, top * 1.18) + 0.02]),
+        legend=LEGEND_BELOW, bargap=0.25))
 
 
-def loss_figure(steps: np.ndarray, losses: np.ndarray) -> go.Figure:
-    """The training loss against the iteration (block means: no more points than the screen
-    shows)."""
-    s, v = block_means(np.asarray(steps), np.asarray(losses, dtype=float))
-    return plain_figure([dict(type="scatter", x=s, y=f32(v), mode="lines", name="loss")],
-                        dict(title=dict(text="Training loss (binary cross-entropy)"),
-                             height=420, showlegend=False,
-                             xaxis=dict(title=dict(text="iteration")),
-                             yaxis=dict(title=dict(text="loss"))))
+def loss_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]], unigram: float,
+                bigram: float, steps_max: int) -> go.Figure:
+    """Training and held-out cross-entropy (nats per character) against the iteration, with
+    the unigram and bigram baselines' held-out cross-entropy as horizontal lines."""
+    traces = []
+    for (name, (st, v)), color in zip(curves.items(), (TRAIN, HELD)):
+        s, m = block_means(np.asarray(st), np.asarray(v, dtype=float))
+        traces.append(dict(type="scatter", x=s, y=f32(m), mode="lines", name=name,
+                           line=dict(color=color, width=2.5 if name == "held-out" else 1.5)))
+    end = max(int(steps_max), 1)
+    for name, value, color in (("unigram baseline", unigram, UNIGRAM),
+                               ("bigram baseline", bigram, BIGRAM)):
+        traces.append(dict(type="scatter", x=[0, end], y=[value, value], mode="lines",
+                           name=f"{name} {value:.2f}", line=dict(color=color, dash="dash")))
+    return plain_figure(traces, dict(
+        height=330, title=dict(text="cross-entropy on the text (nats per character)"),
+        xaxis=dict(title=dict(text="iteration")), yaxis=dict(title=dict(text="nats/char")),
+        legend=LEGEND_BELOW))
+
+
+def colour_of(p: float) -> str:
+    """A background from red (improbable) through yellow to green (probable)."""
+    p = float(np.clip(p, 0.0, 1.0))
+    r, g = (255, int(80 + 350 * p)) if p < 0.5 else (int(255 - 300 * (p - 0.5)), 255)
+    return f"rgb({min(r, 255)},{min(g, 255)},140)"
+
+
+def coloured_text(prompt: str, text: str, probs: np.ndarray) -> str:
+    """HTML: the prompt in grey, then each generated character on a background coloured by
+    the probability it was drawn with (newlines kept)."""
+    spans = [f'<span style="color:#777">{html.escape(prompt[-200:])}</span>']
+    for ch, p in zip(text, probs):
+        body = "↵<br>" if ch == "\n" else html.escape(ch)
+        spans.append(f'<span title="p = {p:.2f}" style="background:{colour_of(p)};'
+                     f'color:#111">{body}</span>')
+    return ('<div style="font-family:monospace;font-size:1.05rem;white-space:pre-wrap;'
+            'line-height:1.6">' + "".join(spans) + "</div>")
