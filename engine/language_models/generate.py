@@ -61,5 +61,6 @@ def repeated_tail(text: str, min_len: int = 4, min_repeats: int = 3) -> str | No
     for size in range(min_len, len(text) // min_repeats + 1):
         unit = text[-size:]
         if text.endswith(unit * min_repeats):
-            return unit
+            k = unit.find(" ")
+            return unit[k:] + unit[:k] if k > 0 else unit     # shown from a word's start
     return None

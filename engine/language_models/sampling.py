@@ -62,7 +62,7 @@ def top_p_mask(p: np.ndarray, top_p: float) -> np.ndarray:
 def entropy_bits(q: np.ndarray) -> float:
     q = np.asarray(q, dtype=np.float64)
     nz = q[q > 0]
-    return float(-(nz * np.log2(nz)).sum())
+    return float(-(nz * np.log2(nz)).sum()) + 0.0        # + 0.0: never -0.0
 
 
 @dataclass(frozen=True)

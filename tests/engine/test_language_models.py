@@ -179,7 +179,7 @@ def test_long_and_empty_prompts_read_the_context_or_the_start_symbol():
 
 
 def test_repeated_tail_finds_a_loop():
-    assert repeated_tail("so the the the the ") == "the "
+    assert repeated_tail("so the the the the ") == " the"
     assert repeated_tail("no loop here") is None
 
 
