@@ -48,7 +48,8 @@ def test_buttons_append_to_the_prompt():
 
 @pytest.mark.parametrize("prompt, said", [("", "prompt is empty"),
                                           ("caf\u00e9 \u4e2d\u6587 ", "outside the vocabulary"),
-                                          ("x" * 5000, "reads the last 128")])
+                                          ("x" * 5000, "reads the last 128")],
+                         ids=["empty", "unknown", "long"])
 def test_bad_prompts_are_answered_in_words(prompt, said):
     at = open_page(PAGE)
     at.text_input(key="lm_prompt").set_value(prompt).run()

@@ -60,15 +60,16 @@ DEFAULT_PASTE = ("Twinkle, twinkle, little star,\nHow I wonder what you are!\n"
                  "Up above the world so high,\nLike a diamond in the sky.\n") * 20
 
 
-def check_text(text: str) -> tuple[str | None, str]:
-    """(an error in words or None, a note): a text the trainer can take, within the limits."""
+def check_text(text: str, capped: bool = True) -> tuple[str | None, str]:
+    """(an error in words or None, a note): a text the trainer can take, within the limits
+    (the size cap applies to a pasted or uploaded text, `capped`)."""
     if "\x00" in text:
         return "This looks like a binary file, not text: upload a plain .txt file.", ""
     n = len(text.strip())
     if n < TEXT_MIN:
         return (f"The text has {n:,} characters: at least {TEXT_MIN:,} are needed to train "
                 "on (90% train, 10% held out). Paste a longer text."), ""
-    if len(text) > TEXT_MAX:
+    if capped and len(text) > TEXT_MAX:
         return (f"The text has {len(text):,} characters, over the cap of {TEXT_MAX:,}: paste "
                 "a shorter part."), ""
     enc = lmx.encode(text)

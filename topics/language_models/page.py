@@ -177,7 +177,7 @@ def _train_text(corpus: str) -> str | None:
         else:
             text = st.text_area("Your text", DEFAULT_PASTE, height=160, key="lm_paste",
                                 max_chars=TEXT_MAX + 1)
-    error, note = check_text(text)
+    error, note = check_text(text, capped=corpus == PASTE)
     if error:
         st.error(error)
         return None
