@@ -31,7 +31,7 @@ UNKNOWN_MAX = 0.2        # a text with more unknown characters than this share i
 HELD_WINDOWS = 48        # held-out windows of 128 characters the shipped model is scored on
 LRS = (1e-3, 3e-3, 1e-2)
 BATCH = 16
-TRAIN_STEPS = 300        # what the live-training claims measure after
+TRAIN_STEPS = 200        # what the live-training claims measure after
 PASTE = "Paste or upload a text"
 LOOP_MIN = 4             # a greedy loop: a unit of >= 4 characters repeated >= 3 times
 
