@@ -69,7 +69,7 @@ def entropy_bits(q: np.ndarray) -> float:
 class Shaped:
     raw: np.ndarray          # (V,) softmax(z): the model's distribution at T = 1
     tempered: np.ndarray     # (V,) softmax(z / T)
-    keep: np.ndarray         # (V,) bool: kept by top-k and top-p
+    keep: np.ndarray         # (V,) bool: kept by top-k and top-p, with tempered p > 0
     final: np.ndarray        # (V,) tempered, cut and renormalised: what is sampled
     kept_mass: float         # sum of tempered over the kept tokens
     kept: int                # how many tokens are kept
@@ -82,7 +82,7 @@ def shape(logits: np.ndarray, temperature: float, top_k: int = 0,
     """The distribution after temperature, then top-k, then top-p, renormalised."""
     raw = softmax(logits)
     tempered = with_temperature(logits, temperature)
-    keep = top_k_mask(tempered, top_k) & top_p_mask(tempered, top_p)
+    keep = top_k_mask(tempered, top_k) & top_p_mask(tempered, top_p) & (tempered > 0)
     mass = float(tempered[keep].sum())
     final = np.where(keep, tempered, 0.0) / mass
     return Shaped(raw, tempered, keep, final, mass, int(keep.sum()), entropy_bits(raw),

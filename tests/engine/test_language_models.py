@@ -234,3 +234,8 @@ def test_the_pretrain_script_repeats_bit_for_bit_and_loads(tmp_path):
     for pa, pb in zip(a.parameters(), b.parameters()):
         assert torch.equal(pa, pb)
     assert pre.lr_at(0) == pre.LR_MAX and abs(pre.lr_at(pre.STEPS) - pre.LR_MIN) < 1e-12
+
+
+def test_temperature_zero_keeps_one_character():
+    s = shape(_logits(6), 0.0)
+    assert s.kept == 1 and s.keep[np.argmax(_logits(6))] and s.kept_mass == 1.0

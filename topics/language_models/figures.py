@@ -42,10 +42,14 @@ def next_token_figure(labels: tuple[str, ...], raw: np.ndarray, final: np.ndarra
 
 
 def loss_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]], unigram: float,
-                bigram: float, steps_max: int) -> go.Figure:
+                bigram: float, steps_max: int, start: float | None = None) -> go.Figure:
     """Training and held-out cross-entropy (nats per character) against the iteration, with
-    the unigram and bigram baselines' held-out cross-entropy as horizontal lines."""
+    the unigram and bigram baselines' held-out cross-entropy as horizontal lines (`start`: the
+    untrained model's held-out value, a dot at iteration 0)."""
     traces = []
+    if start is not None:
+        traces.append(dict(type="scatter", x=[0], y=[float(start)], mode="markers",
+                           name=f"untrained {start:.2f}", marker=dict(color=HELD, size=10)))
     for (name, (st, v)), color in zip(curves.items(), (TRAIN, HELD)):
         s, m = block_means(np.asarray(st), np.asarray(v, dtype=float))
         traces.append(dict(type="scatter", x=s, y=f32(m), mode="lines", name=name,

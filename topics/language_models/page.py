@@ -21,7 +21,7 @@ from engine.language_models.reads import build_trainer
 from engine.language_models.sampling import T_MIN, draw
 from engine.weights import WeightsError
 from live.controls import live_training
-from live.parts import Caption, Figure, Html, Info, Metrics
+from live.parts import Caption, Figure, Html, Metrics
 from live.push import live_parts, place
 from topics.language_models import figures as figs
 from topics.language_models.compute import (BATCH, CORPORA, DEFAULT_PASTE, LRS, N_MAX, PASTE,
@@ -139,15 +139,13 @@ def train_frame_parts(view, read, setup: str, steps_max: int) -> dict:
                ("Bigram", f"{snap.bigram_ce:.3f}", "p(c | previous c), add-one smoothed."),
                ("Unigram", f"{snap.unigram_ce:.3f}", "Character frequencies only.")]),
            "lm_caption": Caption(setup)}
-    if view.steps > 0:
-        out["lm_fig_loss"] = Figure(figs.loss_figure(
-            {"train batch": view.history.as_arrays("train"),
-             "held-out": view.history.as_arrays("held_out")}, snap.unigram_ce,
-            snap.bigram_ce, max(view.steps, steps_max // 10)))
-    else:
-        out["lm_fig_loss"] = Info("Press **Play** (or **Step**) to train: the cross-entropy "
-                                  "is plotted here against the unigram and bigram baselines.",
-                                  icon=":material/play_arrow:")
+    out["lm_fig_loss"] = Figure(figs.loss_figure(
+        {"train batch": view.history.as_arrays("train"),
+         "held-out": view.history.as_arrays("held_out")}, snap.unigram_ce, snap.bigram_ce,
+        max(view.steps, steps_max // 10), start=snap.held_ce if view.steps == 0 else None))
+    if view.steps == 0:
+        out["lm_caption"] = Caption(f"{setup} Press Play (or Step) to train: the dot is the "
+                                    "untrained model's held-out cross-entropy.")
     rows = "".join(f"<p><b>{html.escape(repr(p) if p else '(start)')}</b> → "
                    f"<code>{html.escape(t)}</code></p>"
                    for p, t in zip(snap.prompts, snap.samples))
@@ -172,14 +170,14 @@ def _train_text(corpus: str) -> str | None:
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
-                st.error("That file is not UTF-8 text (a binary file?): upload plain text.")
+                st.warning("That file is not UTF-8 text (a binary file?): upload plain text.")
                 return None
         else:
             text = st.text_area("Your text", DEFAULT_PASTE, height=160, key="lm_paste",
                                 max_chars=TEXT_MAX + 1)
     error, note = check_text(text, capped=corpus == PASTE)
     if error:
-        st.error(error)
+        st.warning(error, icon=":material/warning:")
         return None
     if note:
         st.caption(note)

@@ -3,8 +3,7 @@ Claim: measured by the function the page draws from, with the bound the text sta
 (ui/claims.py); a text states bounds, the card prints the measured value beside them."""
 from __future__ import annotations
 
-from topics.language_models.compute import (TEXT_MIN, TRAIN_STEPS, corpus_text,
-                                            entropy_drop, greedy_loop, held_measure,
+from topics.language_models.compute import (TRAIN_STEPS, entropy_drop, greedy_loop, held_measure,
                                             same_text_for_seeds, shaped_measure,
                                             trained_measure)
 from ui.claims import PERCENT, YES_NO, Claim
@@ -21,7 +20,6 @@ TOP1 = {**BASE, "lm_prompt": "An object ", "lm_k": 1, "lm_n": 50}
 EMPTY = {**BASE, "lm_prompt": ""}
 TRAIN = {"lm_corpus": "Python reference (pydoc topics)", "lm_lr": 3e-3}
 SOURCE = {"lm_corpus": "Python source: textwrap.py", "lm_lr": 3e-3}
-ZEN = {"lm_corpus": "The Zen of Python (too short)", "lm_lr": 3e-3}
 
 # ----------------------------------------------------------------------------- claims
 HELD_MARGIN = Claim("shipped model's held-out cross-entropy below the bigram's (nats/char)",
@@ -48,9 +46,6 @@ TRAINED = Claim(f"held-out cross-entropy minus the bigram's after {TRAIN_STEPS} 
                 slow=True)
 TRAINED_UNI = Claim(f"held-out cross-entropy below the unigram's after {TRAIN_STEPS} steps "
                     "(nats/char)", trained_measure("unigram_margin"), lo=0.5, slow=True)
-ZEN_SHORT = Claim("characters in the Zen of Python",
-                  lambda s: float(len(corpus_text(ZEN["lm_corpus"]).strip())),
-                  hi=TEXT_MIN - 1)
 
 PRESETS = {
     "Next character at T = 1": Preset(
@@ -86,9 +81,6 @@ PRESETS = {
     "Train on Python source code": Preset(
         SOURCE, "The same model on a module's source: the samples take up indentation, "
                 "def and self as it trains.", "train", ()),
-    "A text too short to train on": Preset(
-        ZEN, f"The Zen of Python has fewer than {TEXT_MIN:,} characters: the page says so "
-             "instead of training.", "train", (ZEN_SHORT,)),
 }
 
 STEPS = [
