@@ -239,3 +239,14 @@ def test_the_pretrain_script_repeats_bit_for_bit_and_loads(tmp_path):
 def test_temperature_zero_keeps_one_character():
     s = shape(_logits(6), 0.0)
     assert s.kept == 1 and s.keep[np.argmax(_logits(6))] and s.kept_mass == 1.0
+
+
+def test_the_last_lens_is_the_output_and_attention_rows_are_causal_distributions():
+    from engine.language_models.inside import inside
+    m = _model(7)
+    ids = encode("lens test").ids
+    r = inside(m, ids)
+    ref = torch.softmax(torch.as_tensor(next_logits(m, ids)), 0).numpy()
+    np.testing.assert_allclose(r.lens[-1], ref, atol=1e-6)
+    assert r.attention.shape == (TINY.layers, TINY.heads, len(ids))
+    np.testing.assert_allclose(r.attention.sum(-1), 1.0, atol=1e-6)

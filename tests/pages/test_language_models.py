@@ -23,7 +23,8 @@ def test_next_token_bars_are_the_engines_distribution():
     from topics.language_models.compute import next_of
     page = _module()
     at = open_page(PAGE)
-    assert [t.label for t in at.tabs] == ["Next token", "Train on your text"]
+    assert [t.label for t in at.tabs] == ["Next token", "Train on your text",
+                                          "Inside the model"]
     at.slider(key="lm_p").set_value(0.8).run()
     assert not at.exception and not at.error
     nt = next_of(page.STATE.resolve({"lm_p": 0.8}))
@@ -96,3 +97,16 @@ def test_step_trains_the_live_view():
     at.button(key="lm_train__step").click().run()
     assert not at.exception and not at.error
     assert at.session_state["lm_train__view"].steps > 0
+
+
+def test_inside_tab_draws_the_lens_of_the_engine():
+    from topics.language_models.compute import inside_of
+    page = _module()
+    at = open_page(PAGE)
+    open_view(at, SLUG, "Inside the model")
+    assert not at.exception and not at.error
+    fig = chart_figure(at, "lm_fig_inside")
+    r = inside_of(page.STATE.resolve({}))
+    lens = plotly_array(fig["data"][0]["z"])
+    np.testing.assert_allclose(lens, r.lens, rtol=1e-6)
+    assert len(fig["data"]) == 1 + r.attention.shape[0]

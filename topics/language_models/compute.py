@@ -276,3 +276,47 @@ def trained_value(s: Mapping[str, Any], name: str = "bigram_margin",
                   steps: int = TRAIN_STEPS) -> float:
     """A lesson's measurement after training (slow): trained_measure(name, steps)(s)."""
     return trained_measure(name, int(steps))(s)
+
+
+# ----------------------------------------------------------------------------- inside
+LENS_TOP = 12            # lens columns: the output's most probable characters
+ATTN_LAST = 40           # attention drawn over the last 40 characters read
+
+
+@dataclass(frozen=True)
+class InsideView:
+    chars: tuple[str, ...]       # the last ATTN_LAST characters read, shown
+    attention: np.ndarray        # (L, heads, <= ATTN_LAST) from the last position
+    lens: np.ndarray             # (L + 1, LENS_TOP) probabilities of the output's top chars
+    lens_labels: tuple[str, ...]
+    output_gap: float            # max |lens_L - the model's next-token distribution|
+    top_at_embedding: float      # the output's top character's probability at layer 0
+    embedding_reads_last: float  # 1 if layer 0's top guess is the last character read
+    notes: tuple[str, ...]
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _inside(prompt: str) -> InsideView:
+    from engine.language_models.inside import inside
+    from engine.language_models.vocab import shown
+    p = prompt_of(prompt)
+    model = shipped_model()
+    r = inside(model, p.ids)
+    top = np.argsort(-r.lens[-1], kind="stable")[:LENS_TOP]
+    out = lmx.softmax(lmx.next_logits(model, p.ids))
+    ids = r.ids[-ATTN_LAST:]
+    return InsideView(tuple(shown(lmx.VOCAB[int(i)]) for i in ids),
+                      r.attention[:, :, -len(ids):], r.lens[:, top],
+                      tuple(shown(lmx.VOCAB[int(i)]) for i in top),
+                      float(np.abs(r.lens[-1] - out).max()), float(r.lens[0, top[0]]),
+                      float(int(r.lens[0].argmax()) == int(r.ids[-1])), p.notes)
+
+
+def inside_of(s: Mapping[str, Any]) -> InsideView:
+    return _inside(str(s["lm_prompt"]))
+
+
+def inside_measure(name: str):
+    def measure(s):
+        return float(getattr(inside_of(s), name))
+    return measure

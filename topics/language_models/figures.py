@@ -82,3 +82,40 @@ def coloured_text(prompt: str, text: str, probs: np.ndarray) -> str:
                      f'color:#111">{body}</span>')
     return ('<div style="font-family:monospace;font-size:1.05rem;white-space:pre-wrap;'
             'line-height:1.6">' + "".join(spans) + "</div>")
+
+
+def inside_figure(lens: np.ndarray, lens_labels: tuple[str, ...], attention: np.ndarray,
+                  chars: tuple[str, ...]) -> go.Figure:
+    """Top: the logit lens, the probability of the output's top characters read at each layer
+    (rows: embeddings, block 1..L). Below: each block's attention from the last position over
+    the last characters read (rows: heads)."""
+    n_layers, heads = attention.shape[0], attention.shape[1]
+    gap = 0.05
+    lens_h = 0.3
+    each = (1 - lens_h - gap * n_layers) / n_layers
+    traces, layout = [], dict(height=600, showlegend=False, annotations=[],
+                              title=dict(text="logit lens (top) and attention from the last "
+                                              "character (below)"))
+    names = ["embeddings"] + [f"block {k}" for k in range(1, n_layers + 1)]
+    traces.append(dict(type="heatmap", z=f32(lens), x=list(lens_labels), y=names,
+                       colorscale="Blues", zmin=0, zmax=1, xaxis="x", yaxis="y",
+                       colorbar=dict(title=dict(text="p"), len=lens_h, y=1, yanchor="top"),
+                       text=[[f"{v:.2f}" for v in row] for row in lens],
+                       texttemplate="%{text}", hovertemplate="%{y}, %{x}: %{z:.3f}<extra>"
+                                                             "</extra>"))
+    layout["xaxis"] = dict(type="category", side="top", tickfont=dict(size=14))
+    layout["yaxis"] = dict(domain=[1 - lens_h, 1], autorange="reversed")
+    zw = "\u200b"                        # zero-width spaces keep repeated characters apart
+    x = [c + zw * (k + 1) for k, c in enumerate(chars)]
+    for layer in range(n_layers):
+        k = layer + 2
+        top = 1 - lens_h - gap - layer * (each + gap)
+        traces.append(dict(type="heatmap", z=f32(attention[layer]), x=x,
+                           y=[f"h{h + 1}" for h in range(heads)], colorscale="Oranges",
+                           zmin=0, zmax=1, showscale=False, xaxis=f"x{k}", yaxis=f"y{k}",
+                           hovertemplate="head %{y}, %{x}: %{z:.2f}<extra></extra>"))
+        layout[f"xaxis{k}"] = dict(type="category", showticklabels=layer == n_layers - 1,
+                                   tickfont=dict(size=13), tickangle=0, anchor=f"y{k}")
+        layout[f"yaxis{k}"] = dict(domain=[max(top - each, 0), top], anchor=f"x{k}",
+                                   title=dict(text=f"block {layer + 1}"))
+    return plain_figure(traces, layout)

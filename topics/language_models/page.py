@@ -26,7 +26,8 @@ from live.push import live_parts, place
 from topics.language_models import figures as figs
 from topics.language_models.compute import (BATCH, CORPORA, DEFAULT_PASTE, LRS, N_MAX, PASTE,
                                             TEXT_MAX, check_text, continuation_of,
-                                            corpus_text, next_of, shipped_held_out)
+                                            corpus_text, inside_of, next_of,
+                                            shipped_held_out)
 from topics.language_models.tour import PRESETS, STEPS
 from ui import session
 from ui.page import Live, View, topic_page, user_errors
@@ -231,9 +232,35 @@ def train_view(panel) -> None:
                      f"bigram baseline {h.bigram_ce:.3f}, the unigram {h.unigram_ce:.3f}.")
 
 
+# ----------------------------------------------------------------------------- inside
+def inside_view(panel) -> None:
+    with panel.controls:
+        STATE.widget("lm_prompt")
+        st.caption("Each row of the lens reads the residual stream after that layer through "
+                   "the model's final LayerNorm and unembedding.")
+    s = STATE.values()
+    with panel.figure, user_errors("read the model's layers"):
+        r = inside_of(s)
+        show_figure(figs.inside_figure(r.lens, r.lens_labels, r.attention, r.chars),
+                    key="lm_fig_inside")
+        for note in r.notes:
+            st.info(note, icon=":material/info:")
+    with panel.notes:
+        st.latex(r"\mathrm{lens}_l = \mathrm{softmax}\big(\mathrm{LN}(h_l)\,W_E^\top\big),"
+                 r"\qquad h_l = h_{l-1} + \mathrm{Attn}_l + \mathrm{MLP}_l")
+        explain("The logit lens asks what the model would predict if it stopped after layer "
+                "l. The embeddings alone (row 0) share their weights with the output layer, so "
+                "they mostly predict the character just read again; each block then moves the "
+                "prediction toward the final one, and the last row is the model's output "
+                "exactly. Below, each block's heads show how much of the last position's "
+                "attention goes to each of the last 40 characters: some heads look at the "
+                "previous character or two, others further back, at the start of the word.")
+
+
 VIEWS = [View("next", "Next token", next_view),
          View("train", "Train on your text", train_view,
-              live=Live("lm_train", train_max=2_000))]
+              live=Live("lm_train", train_max=2_000)),
+         View("inside", "Inside the model", inside_view)]
 
 if __name__ == "__main__":
     topic_page("language_models", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,

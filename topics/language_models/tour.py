@@ -3,7 +3,7 @@ Claim: measured by the function the page draws from, with the bound the text sta
 (ui/claims.py); a text states bounds, the card prints the measured value beside them."""
 from __future__ import annotations
 
-from topics.language_models.compute import (TRAIN_STEPS, entropy_drop, greedy_loop, held_measure,
+from topics.language_models.compute import (TRAIN_STEPS, entropy_drop, inside_measure, greedy_loop, held_measure,
                                             same_text_for_seeds, shaped_measure,
                                             trained_measure)
 from ui.claims import PERCENT, YES_NO, Claim
@@ -47,6 +47,14 @@ TRAINED = Claim(f"held-out cross-entropy minus the bigram's after {TRAIN_STEPS} 
 TRAINED_UNI = Claim(f"held-out cross-entropy below the unigram's after {TRAIN_STEPS} steps "
                     "(nats/char)", trained_measure("unigram_margin"), lo=0.5, slow=True)
 
+LENS_EXACT = Claim("largest |last layer's lens − the model's output|",
+                   inside_measure("output_gap"), hi=1e-6)
+LENS_EMBED = Claim("probability of the output's top character read at the embeddings",
+                   inside_measure("top_at_embedding"), hi=0.01, fmt=PERCENT)
+LENS_ECHO = Claim("the embeddings' top guess is the character just read",
+                  inside_measure("embedding_reads_last"), lo=1.0, fmt=YES_NO)
+INSIDE = {**BASE, "lm_prompt": "An object "}
+
 PRESETS = {
     "Next character at T = 1": Preset(
         BASE, "The bars are the shipped model's probabilities for the next character, all of "
@@ -81,6 +89,11 @@ PRESETS = {
     "Train on Python source code": Preset(
         SOURCE, "The same model on a module's source: the samples take up indentation, "
                 "def and self as it trains.", "train", ()),
+    "Inside: the logit lens": Preset(
+        INSIDE, "Read at the embeddings, the output's favourite has a probability under 1%: "
+                "the tied embedding guesses the character just read. The blocks move the "
+                "guess to the output's, and the last row is the output itself.", "inside",
+        (LENS_EMBED, LENS_ECHO, LENS_EXACT)),
 }
 
 STEPS = [
@@ -103,4 +116,8 @@ STEPS = [
          "0.5 below the unigram line while the samples go from noise to words; the bigram "
          "line takes longer: the model is not yet below it.", TRAIN, "train",
          (TRAINED_UNI, TRAINED)),
+    Step("Inside: what each layer would predict",
+         "The logit lens reads the residual stream after each layer through the output layer. "
+         "At the embeddings the output's favourite has a probability under 1%; the last row "
+         "is the output itself.", INSIDE, "inside", (LENS_EMBED, LENS_EXACT)),
 ]
