@@ -8,12 +8,13 @@ model's own final LayerNorm and unembedding:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import torch
 
 from engine.language_models.generate import context_ids
-from engine.language_models.gpt import GPT
+from engine.language_models.gpt import GPT, Block
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,8 @@ def inside(model: GPT, ids: np.ndarray) -> Inside:
     t = x.shape[1]
     h = model.embed(x) + model.pos(torch.arange(t))                     # (1, t, w)
     streams, weights = [h], []
-    for block in model.blocks:
+    for module in model.blocks:
+        block = cast(Block, module)
         a, w = block.attention(block.ln1(h))                            # w (1, heads, t, t)
         weights.append(w[0, :, -1])                                     # (heads, t)
         h = h + a
