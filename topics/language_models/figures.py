@@ -98,7 +98,8 @@ def inside_figure(lens: np.ndarray, lens_labels: tuple[str, ...], attention: np.
                                               "character (below)"))
     names = ["embeddings"] + [f"block {k}" for k in range(1, n_layers + 1)]
     traces.append(dict(type="heatmap", z=f32(lens), x=list(lens_labels), y=names,
-                       colorscale="Blues", zmin=0, zmax=1, xaxis="x", yaxis="y",
+                       colorscale=[[0, "#f7fbff"], [1, "#08519c"]], zmin=0, zmax=1,
+                       xaxis="x", yaxis="y",
                        colorbar=dict(title=dict(text="p"), len=lens_h, y=1, yanchor="top"),
                        text=[[f"{v:.2f}" for v in row] for row in lens],
                        texttemplate="%{text}", hovertemplate="%{y}, %{x}: %{z:.3f}<extra>"
