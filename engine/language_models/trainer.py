@@ -1,10 +1,10 @@
-"""GPTTrainer: a GPT fitted to a text by next-character prediction, Adam on random windows.
+"""GPTTrainer: a GPT fitted to a text by next-character prediction, AdamW on random windows.
 
     loss = -1/(B L) sum_b sum_t log p(x_{b,t+1} | x_{b,1..t})      (nats per character)
 
 where each of the B windows is L + 1 consecutive characters of the training text, drawn at a
-seeded random offset. Every `log_every` iterations the held-out cross-entropy (the same loss
-over fixed windows of the held-out text) is logged beside the training batch's loss; the
+seeded random offset. Every `log_every` (20) iterations the held-out cross-entropy (the same
+loss over fixed windows of the held-out text) is logged beside the training batch's loss; the
 unigram and bigram baselines (engine.language_models.corpus) are measured once on the same
 held-out text."""
 from __future__ import annotations
@@ -47,7 +47,7 @@ def windows(ids: np.ndarray, length: int, limit: int) -> np.ndarray:
 class GPTTrainer(TrainerBase):
     """One iteration = one Adam step on a batch of `batch` random training windows."""
 
-    log_every = 10
+    log_every = 20
 
     def __init__(self, train: np.ndarray, held: np.ndarray, cfg: GPTConfig = GPTConfig(),
                  lr: float = 3e-3, batch: int = 16, seed: int = 0, device=None,
