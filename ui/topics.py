@@ -114,6 +114,10 @@ TOPICS: tuple[Topic, ...] = (
           'Generate an image one pixel at a time: masked convolutions, their receptive field and blind spot, causal dilated convolutions, a PixelCNN trained on digits and a VQ-VAE with a PixelCNN prior over its codes.',
           ':material/science:',
           engine=("engine.autoregressive",)),
+    Topic('language_models', 'Language models', 'Generative models',
+          'A small GPT predicts the next character: see its distribution, reshape it with temperature, top-k and top-p, and train it live on your own text.',
+          ':material/science:',
+          engine=("engine.language_models",)),
 )
 
 TOPICS_BY_SLUG = {t.slug: t for t in TOPICS}

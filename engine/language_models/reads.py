@@ -1,0 +1,15 @@
+"""The page's live factory: a pure function of plain values (it may run in a worker process,
+live/workers.py)."""
+from __future__ import annotations
+
+from engine.language_models.corpus import split_text
+from engine.language_models.gpt import GPTConfig
+from engine.language_models.trainer import GPTTrainer
+
+
+def build_trainer(text: str, lr: float, batch: int, seed: int, device: str | None,
+                  prompts: tuple[str, ...] = ("", "The ")) -> GPTTrainer:
+    """A fresh GPTTrainer (the shipped model's architecture) on `text`, 90% / 10% split."""
+    s = split_text(text)
+    return GPTTrainer(s.train, s.held, GPTConfig(), lr=float(lr), batch=int(batch),
+                      seed=int(seed), device=device, prompts=tuple(prompts))
