@@ -110,6 +110,10 @@ TOPICS: tuple[Topic, ...] = (
           "Pass messages along a graph's edges, watch features smooth out with depth, and train a GCN to label the karate club from a few nodes.",
           ':material/hub:',
           engine=("engine.graphs",)),
+    Topic('practice', 'Training in practice', 'Robustness',
+          'What practitioners do around a trained net: measure its uncertainty, search its hyperparameters, prune it to a lottery ticket.',
+          ':material/science:',
+          engine=("engine.practice",)),
 )
 
 TOPICS_BY_SLUG = {t.slug: t for t in TOPICS}
