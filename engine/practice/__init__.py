@@ -1,11 +1,17 @@
-"""Training in practice: the page's maths, free of any UI (engine/ never imports Streamlit or Plotly).
+"""Training in practice: the page's maths, free of any UI (engine/ never imports Streamlit or
+Plotly).
 
-    trainer.py   PracticeTrainer, the live trainer (engine.training.TrainerBase)
-
-The example fits a small MLP to two moons: replace it with the page's own model, keeping each
-function's formula in its docstring with the code's symbol names."""
+    uncertainty.py   1-D regression with a gap: deep ensemble and MC dropout bands
+    svgd.py          Stein variational gradient descent on a 1-D bimodal density
+    search.py        grid, random and Bayesian-optimisation hyperparameter search
+    pruning.py       iterative magnitude pruning with rewinding: LotteryTrainer (live)"""
 from __future__ import annotations
 
-from engine.practice.trainer import PracticeTrainer, Snapshot, make_points
+from engine.practice.pruning import ARMS, LotteryTrainer, magnitude_mask, random_mask
+from engine.practice.search import run_search
+from engine.practice.svgd import Mixture, run_svgd, svgd_direction
+from engine.practice.uncertainty import ensemble_band, gap_data, mc_dropout_band
 
-__all__ = ["PracticeTrainer", "Snapshot", "make_points"]
+__all__ = ["ARMS", "LotteryTrainer", "Mixture", "ensemble_band", "gap_data",
+           "magnitude_mask", "mc_dropout_band", "random_mask", "run_search", "run_svgd",
+           "svgd_direction"]

@@ -1,31 +1,110 @@
-"""Figure builders of the Training in practice page: plain data in, a Plotly figure out (no st.*). Figures
-redrawn every live frame are plain dicts (ui/fastfig.py: the canvas paints them)."""
+"""Figure builders of the Training in practice page: plain data in, a Plotly figure out (no
+st.*). Figures redrawn every live frame are plain dicts (ui/fastfig.py: the canvas paints
+them)."""
 from __future__ import annotations
+
+from typing import Mapping
 
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.fastfig import LEGEND_BELOW, f32, plain_figure
-from ui.screen import block_means
+from ui.fastfig import LEGEND_BELOW, Fig, f32, plain_figure
 from ui.theme import COLORWAY
 
-
-def points_figure(points: np.ndarray, classes: np.ndarray, title: str) -> go.Figure:
-    """The 2-D points coloured by `classes` (0 or 1)."""
-    traces = [dict(type="scatter", x=f32(points[classes == c, 0]),
-                   y=f32(points[classes == c, 1]), mode="markers", name=f"class {c}",
-                   marker=dict(color=COLORWAY[c], size=6)) for c in (0, 1)]
-    return plain_figure(traces, dict(title=dict(text=title), height=420, legend=LEGEND_BELOW,
-                                     xaxis=dict(title=dict(text="x₁"), range=[-1.8, 2.8]),
-                                     yaxis=dict(title=dict(text="x₂"), range=[-1.4, 1.9])))
+ARM_NAMES = {"ticket": "winning ticket (rewound)", "reinit": "same mask, re-initialised",
+             "random": "random mask"}
+METHOD_COLORS = {"grid": COLORWAY[0], "random": COLORWAY[1], "bayesian": COLORWAY[2]}
 
 
-def loss_figure(steps: np.ndarray, losses: np.ndarray) -> go.Figure:
-    """The training loss against the iteration (block means: no more points than the screen
-    shows)."""
-    s, v = block_means(np.asarray(steps), np.asarray(losses, dtype=float))
-    return plain_figure([dict(type="scatter", x=s, y=f32(v), mode="lines", name="loss")],
-                        dict(title=dict(text="Training loss (binary cross-entropy)"),
-                             height=420, showlegend=False,
-                             xaxis=dict(title=dict(text="iteration")),
-                             yaxis=dict(title=dict(text="loss"))))
+def band_figure(xs: np.ndarray, mean: np.ndarray, std: np.ndarray, members: np.ndarray,
+                x: np.ndarray, y: np.ndarray, truth: np.ndarray, gap: float,
+                title: str) -> go.Figure:
+    """Data, the predictive mean, the band mean ± 2σ, a few members' curves; the gap shaded."""
+    up, lo = mean + 2 * std, mean - 2 * std
+    traces = [dict(type="scatter", x=f32(np.concatenate([xs, xs[::-1]])),
+                   y=f32(np.concatenate([up, lo[::-1]])), fill="toself", mode="lines",
+                   line=dict(width=0), fillcolor="rgba(99,110,250,0.25)", name="mean ± 2σ")]
+    for i, row in enumerate(members[:5]):
+        traces.append(dict(type="scatter", x=f32(xs), y=f32(row), mode="lines",
+                           line=dict(width=1, color="rgba(120,120,120,0.6)"),
+                           name="members / passes", showlegend=i == 0))
+    traces += [dict(type="scatter", x=f32(xs), y=f32(truth), mode="lines",
+                    line=dict(dash="dot", color="black", width=1), name="sin 2x + 0.3x"),
+               dict(type="scatter", x=f32(xs), y=f32(mean), mode="lines",
+                    line=dict(color=COLORWAY[0], width=3), name="predictive mean"),
+               dict(type="scatter", x=f32(x), y=f32(y), mode="markers", name="data",
+                    marker=dict(color=COLORWAY[1], size=6))]
+    return plain_figure(traces, dict(
+        title=dict(text=title), height=460, legend=LEGEND_BELOW,
+        shapes=[dict(type="rect", xref="x", yref="paper", x0=-gap, x1=gap, y0=0, y1=1,
+                     fillcolor="rgba(0,0,0,0.06)", line=dict(width=0))],
+        xaxis=dict(title=dict(text="x (shaded: the gap without data)")),
+        yaxis=dict(title=dict(text="y"), range=[-4, 4])))
+
+
+def svgd_figure(grid: np.ndarray, density: np.ndarray, estimate: np.ndarray,
+                particles: np.ndarray, iteration: int, bandwidth: float) -> go.Figure:
+    """The target density, the particles' kernel density estimate, the particles as a rug."""
+    traces = [dict(type="scatter", x=f32(grid), y=f32(density), mode="lines", name="target p(x)",
+                   line=dict(color="black", width=2, dash="dot")),
+              dict(type="scatter", x=f32(grid), y=f32(estimate), mode="lines",
+                   name="particles' density estimate", line=dict(color=COLORWAY[0], width=3)),
+              dict(type="scatter", x=f32(particles), y=f32(np.full(len(particles), -0.02)),
+                   mode="markers", name="particles",
+                   marker=dict(color=COLORWAY[1], size=8, symbol="line-ns-open"))]
+    return plain_figure(traces, dict(
+        title=dict(text=f"SVGD, iteration {iteration}: {len(particles)} particles, "
+                        f"bandwidth h = {bandwidth:.3g}"),
+        height=460, legend=LEGEND_BELOW, xaxis=dict(title=dict(text="x"), range=[-12, 6]),
+        yaxis=dict(title=dict(text="density"), range=[-0.05, 0.6])))
+
+
+def search_figure(surface: np.ndarray, axis: np.ndarray, runs: Mapping[str, object],
+                  u_star: float) -> go.Figure:
+    """Left: the score over (u, v) with each method's trials; right: best score so far."""
+    fig = Fig(1, 2, column_widths=[0.55, 0.45], horizontal_spacing=0.1,
+              subplot_titles=("Trials on the score surface", "Best score so far"))
+    fig.add("heatmap", 1, 1, x=f32(axis), y=f32(axis), z=f32(surface.T), colorscale="Viridis",
+            showscale=False, name="score", hoverinfo="skip")
+    symbols = {"grid": "square", "random": "circle", "bayesian": "diamond"}
+    for m, run in runs.items():
+        pts = run.points                                   # type: ignore[attr-defined]
+        fig.add("scatter", 1, 1, x=f32(pts[:, 0]), y=f32(pts[:, 1]), mode="markers", name=m,
+                legendgroup=m, marker=dict(color=METHOD_COLORS[m], size=9,
+                                           symbol=symbols[m], line=dict(color="white",
+                                                                        width=1)))
+        best = run.best_so_far                             # type: ignore[attr-defined]
+        fig.add("scatter", 1, 2, x=np.arange(1, len(best) + 1), y=f32(best),
+                mode="lines+markers", name=m, legendgroup=m, showlegend=False,
+                line=dict(color=METHOD_COLORS[m], shape="hv"))
+    fig.vline(u_star, 1, 1, line=dict(color="white", dash="dot"))
+    fig.axes(1, 1, x=dict(title=dict(text="u (important)"), range=[0, 1]),
+             y=dict(title=dict(text="v (unimportant)"), range=[0, 1]))
+    fig.axes(1, 2, x=dict(title=dict(text="trial")), y=dict(title=dict(text="best score")))
+    fig.update(height=460, legend=LEGEND_BELOW)
+    return fig.figure()
+
+
+def lottery_figure(weights: np.ndarray, curves: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                   dense: float | None, kept: float) -> go.Figure:
+    """Left: the ticket's first-layer weights (pruned = 0, blank); right: test accuracy at
+    the end of each round against the fraction of weights kept (log axis)."""
+    fig = Fig(1, 2, column_widths=[0.42, 0.58], horizontal_spacing=0.12,
+              subplot_titles=(f"Ticket's first layer: {kept:.1%} of all weights kept",
+                              "Test accuracy vs fraction kept"))
+    z = np.where(weights == 0, np.nan, weights)
+    lim = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
+    fig.add("heatmap", 1, 1, z=f32(z), colorscale="RdBu", zmin=-lim, zmax=lim,
+            showscale=False, hoverinfo="skip", name="weights")
+    for i, (arm, (x, y)) in enumerate(curves.items()):
+        fig.add("scatter", 1, 2, x=f32(100 * x), y=f32(100 * y), mode="lines+markers",
+                name=ARM_NAMES[arm], line=dict(color=COLORWAY[i], width=3))
+    if dense is not None:
+        fig.hline(100 * dense, 1, 2, line=dict(color="gray", dash="dot"), text="dense")
+    fig.axes(1, 1, x=dict(title=dict(text="input pixel"), showgrid=False),
+             y=dict(title=dict(text="hidden unit"), showgrid=False, autorange="reversed"))
+    fig.axes(1, 2, x=dict(title=dict(text="% of weights kept"), type="log",
+                          autorange="reversed"),
+             y=dict(title=dict(text="test accuracy (%)"), range=[0, 100]))
+    fig.update(height=460, legend=LEGEND_BELOW)
+    return fig.figure()
