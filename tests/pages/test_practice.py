@@ -1,8 +1,9 @@
-"""AppTest of the Training in practice page: its tabs, every preset and tour step, and a Step of its live
-training."""
+"""AppTest of the Training in practice page: the numbers on screen against the engine's, bad
+input that gives a message and no traceback, every preset and tour step, and a Step of the
+live pruning tab."""
 from __future__ import annotations
 
-from tests.apptest import choose_preset, open_page, show_step
+from tests.apptest import chart_figure, choose_preset, metric, open_page, open_view, show_step
 
 PAGE = "topics/practice/page.py"
 SLUG = "practice"
@@ -13,9 +14,47 @@ def _module():
     return page
 
 
-def test_tabs_and_defaults():
+def _warned(at, words: str) -> bool:
+    return any(words in w.value for w in at.warning)
+
+
+def test_uncertainty_tab_shows_the_bands_numbers():
+    from topics.practice.compute import band_from
+    page = _module()
     at = open_page(PAGE)
-    assert [t.label for t in at.tabs] == [v.title for v in _module().VIEWS]
+    assert [t.label for t in at.tabs] == [v.title for v in page.VIEWS]
+    b = band_from(page.STATE.resolve({}))
+    assert metric(at, "gap / data") == f"{b.width_ratio:.2f}×"
+    assert b.width_ratio > 1.5
+    assert chart_figure(at, "pr_fig_band")["data"][-1]["name"] == "data"
+
+
+def test_one_member_and_dropout_zero_are_explained():
+    at = open_page(PAGE)
+    at.slider(key="pr_members").set_value(1).run()
+    assert not at.exception and _warned(at, "at least 2 members")
+    at.radio(key="pr_method").set_value("MC dropout").run()
+    at.select_slider(key="pr_drop").set_value(0.0).run()
+    assert not at.exception and _warned(at, "band collapses")
+
+
+def test_svgd_one_particle_and_search_budgets_are_explained():
+    at = open_view(open_page(PAGE), SLUG, "SVGD particles")
+    at.slider(key="pr_particles").set_value(1).run()
+    assert not at.exception and _warned(at, "no repulsion")
+    at = open_view(at, SLUG, "Hyperparameter search")
+    at.checkbox(key="pr_bayes").uncheck().run()
+    at.number_input(key="pr_budget").set_value(0).run()
+    assert not at.exception and _warned(at, "budget of 0")
+    at.number_input(key="pr_budget").set_value(10_000).run()
+    assert not at.exception and any("capped at 100" in i.value for i in at.info)
+
+
+def test_pruning_all_or_nothing_is_explained():
+    at = open_view(open_page(PAGE), SLUG, "Pruning & lottery tickets")
+    for rate, words in ((0.0, "removes nothing"), (1.0, "removes every weight")):
+        at.select_slider(key="pr_rate").set_value(rate).run()
+        assert not at.exception and _warned(at, words), rate
 
 
 def test_every_preset_applies_without_an_error():
@@ -33,7 +72,7 @@ def test_every_step_shows_without_an_error():
 
 
 def test_step_trains_the_live_view():
-    at = open_page(PAGE)
+    at = open_view(open_page(PAGE), SLUG, "Pruning & lottery tickets")
     at.button(key="pr_train__step").click().run()
     assert not at.exception
     assert at.session_state["pr_train__view"].steps > 0
