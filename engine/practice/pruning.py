@@ -131,7 +131,8 @@ class LotteryTrainer(TrainerBase):
     # ------------------------------------------------------------------ training
     def _loss(self) -> torch.Tensor:
         logits = forward(self.ws, self.x)                             # (A, n, 10)
-        return sum(F.cross_entropy(logits[a], self.y) for a in range(len(ARMS)))
+        losses = [F.cross_entropy(logits[a], self.y) for a in range(len(ARMS))]
+        return torch.stack(losses).sum()
 
     def test_accuracy(self) -> dict[str, float]:
         with torch.no_grad():
@@ -145,7 +146,8 @@ class LotteryTrainer(TrainerBase):
         loss.backward()
         with torch.no_grad():
             for w, m in zip(self.ws, self.masks):
-                w.grad.mul_(m)
+                if w.grad is not None:
+                    w.grad.mul_(m)
         self.opt.step()
         with torch.no_grad():
             for w, m in zip(self.ws, self.masks):

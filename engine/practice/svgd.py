@@ -37,7 +37,7 @@ class Mixture:
         return (a * (-self.m - x) + b * (self.m - x)) / (tot * self.s ** 2)
 
 
-def _normal(x: np.ndarray, mu: float, s: float) -> np.ndarray:
+def _normal(x: np.ndarray, mu: float | np.ndarray, s: float) -> np.ndarray:
     return np.exp(-0.5 * ((x - mu) / s) ** 2) / (s * math.sqrt(2 * math.pi))
 
 
