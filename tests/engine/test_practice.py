@@ -153,3 +153,24 @@ def test_a_small_ensemble_is_wider_in_the_gap():
     assert b.width_ratio > 1.2
     assert uncertainty.gap_data(40, 0.1, 0)[0].min() < -1 and np.all(
         np.abs(uncertainty.gap_data(40, 0.1, 0)[0]) >= 1)
+
+
+# ----------------------------------------------------------------------------- distillation
+def test_distillation_loss_is_its_formula_with_the_t_squared_factor():
+    from engine.practice.distill import distillation_loss
+    g = torch.Generator().manual_seed(0)
+    s, t = torch.randn(5, 10, generator=g), torch.randn(5, 10, generator=g)
+    y = torch.tensor([0, 3, 9, 1, 1])
+    T, alpha = 3.0, 0.7
+    p_t = torch.softmax(t / T, -1)
+    kl = (p_t * (p_t.log() - torch.log_softmax(s / T, -1))).sum(-1).mean()
+    ce = -torch.log_softmax(s, -1)[torch.arange(5), y].mean()
+    expected = alpha * T ** 2 * kl + (1 - alpha) * ce
+    torch.testing.assert_close(distillation_loss(s, t, y, T, alpha), expected)
+
+
+def test_soft_targets_flatten_with_temperature():
+    from engine.practice.distill import soft_targets
+    p = soft_targets(torch.tensor([4.0, 1.0, 0.0]), (1.0, 4.0))
+    np.testing.assert_allclose(p.sum(1), 1.0, rtol=1e-6)
+    assert p[1].max() < p[0].max()

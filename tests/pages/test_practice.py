@@ -76,3 +76,13 @@ def test_step_trains_the_live_view():
     at.button(key="pr_train__step").click().run()
     assert not at.exception
     assert at.session_state["pr_train__view"].steps > 0
+
+
+def test_distillation_tab_shows_both_students():
+    at = open_view(open_page(PAGE), SLUG, "Distillation")
+    assert not at.exception and not at.error
+    fig = chart_figure(at, "pr_fig_distill")
+    assert [d["name"] for d in fig["data"][:2]] == ["student on hard labels",
+                                                    "student on soft targets, T = 4"]
+    at.slider(key="pr_digit").set_value(5).run()
+    assert not at.exception and not at.error

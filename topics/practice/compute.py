@@ -9,7 +9,7 @@ from typing import Any, Mapping
 import numpy as np
 import streamlit as st
 
-from engine.practice import search, svgd, uncertainty
+from engine.practice import distill, search, svgd, uncertainty
 from engine.practice.pruning import LotteryTrainer, RoundRecord
 from engine.practice.reads import build_trainer
 from ui.lesson_measures import lesson_measure
@@ -174,3 +174,30 @@ def curves(records: list[RoundRecord]) -> dict[str, tuple[np.ndarray, np.ndarray
     kept = np.array([r.kept for r in records])
     return {a: (kept, np.array([r.accuracy[a] for r in records]))
             for a in ("ticket", "reinit", "random")}
+
+
+# ----------------------------------------------------------------------------- distillation
+LABELS = (20, 50, 100, 200)
+TEMPERATURES = (1.0, 2.0, 4.0, 8.0)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def distill_of(labels: int, T: float) -> distill.Distillation:
+    return distill.distill(int(labels), float(T), temperatures=TEMPERATURES)
+
+
+def distill_from(s: Mapping[str, Any]) -> distill.Distillation:
+    return distill_of(int(s["pr_labels"]), float(s["pr_T"]))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def targets_of(digit: int) -> tuple[np.ndarray, int, np.ndarray]:
+    """The test digit shown, its label and the teacher's soft targets at TEMPERATURES."""
+    return distill.example_targets(int(digit), TEMPERATURES)
+
+
+@lesson_measure(trains=True)
+def distill_gain(s: Mapping[str, Any]) -> float:
+    """Final test accuracy of the soft-target student − the hard-label student's (slow)."""
+    d = distill_from(s)
+    return float(d.soft[-1] - d.hard[-1])

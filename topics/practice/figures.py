@@ -108,3 +108,27 @@ def lottery_figure(weights: np.ndarray, curves: Mapping[str, tuple[np.ndarray, n
              y=dict(title=dict(text="test accuracy (%)"), range=[0, 100]))
     fig.update(height=460, legend=LEGEND_BELOW)
     return fig.figure()
+
+
+def distill_figure(steps: np.ndarray, hard: np.ndarray, soft: np.ndarray, teacher: float,
+                   targets: np.ndarray, temperatures: tuple[float, ...], label: int,
+                   T: float) -> go.Figure:
+    """Left: test accuracy vs iteration of both students; right: the teacher's soft targets
+    of one digit at several temperatures."""
+    fig = Fig(1, 2, column_widths=[0.55, 0.45], horizontal_spacing=0.1,
+              subplot_titles=("Students' test accuracy",
+                              f"Teacher's soft targets for a {label}"))
+    fig.add("scatter", 1, 1, x=f32(steps), y=f32(100 * hard), mode="lines",
+            name="student on hard labels", line=dict(color=COLORWAY[0], width=3))
+    fig.add("scatter", 1, 1, x=f32(steps), y=f32(100 * soft), mode="lines",
+            name=f"student on soft targets, T = {T:g}", line=dict(color=COLORWAY[1], width=3))
+    fig.hline(100 * teacher, 1, 1, line=dict(color="gray", dash="dot"), text="teacher")
+    for i, (row, t) in enumerate(zip(targets, temperatures)):
+        fig.add("bar", 1, 2, x=list(range(10)), y=f32(row), name=f"T = {t:g}",
+                marker=dict(color=COLORWAY[(i + 2) % len(COLORWAY)]))
+    fig.axes(1, 1, x=dict(title=dict(text="iteration")),
+             y=dict(title=dict(text="test accuracy (%)")))
+    fig.axes(1, 2, x=dict(title=dict(text="class"), dtick=1),
+             y=dict(title=dict(text="probability"), range=[0, 1]))
+    fig.update(height=460, legend=LEGEND_BELOW, barmode="group")
+    return fig.figure()

@@ -21,10 +21,11 @@ from live.controls import live_training
 from live.parts import Caption, Figure, Info, Metrics
 from live.push import live_parts, place
 from topics.practice import figures as figs
-from topics.practice.compute import (BANDWIDTHS, DROPS, METHODS, N_POINTS, NOISE, RATES,
-                                     REWINDS, ROUND_STEPS, SEEDS, TARGET, TOL, TRAIN_MAX,
-                                     band_from, curves, make_trainer, pruning_args,
-                                     search_from, svgd_of)
+from topics.practice.compute import (BANDWIDTHS, DROPS, LABELS, METHODS, N_POINTS, NOISE,
+                                     RATES, REWINDS, ROUND_STEPS, SEEDS, TARGET,
+                                     TEMPERATURES, TOL, TRAIN_MAX, band_from, curves,
+                                     distill_from, make_trainer, pruning_args, search_from,
+                                     svgd_of, targets_of)
 from topics.practice.tour import PRESETS, STEPS
 from ui import session
 from ui.page import Live, View, topic_page, user_errors
@@ -53,6 +54,10 @@ STATE = StateTable([
                                         "ticket); later: an early weight of the dense run."),
     Control("pr_round_steps", 100, "Iterations per round", kind="select_slider",
             options=list(ROUND_STEPS)),
+    Control("pr_labels", 100, "Labelled digits for the students", kind="select_slider",
+            options=list(LABELS)),
+    Control("pr_T", 4.0, "Temperature T", kind="select_slider", options=list(TEMPERATURES)),
+    Control("pr_digit", 0, "Test digit shown", lo=0, hi=29, step=1),
 ])
 
 
@@ -245,11 +250,42 @@ def pruning_view(panel) -> None:
                 "weights get no gradient and stay exactly 0 (blank in the matrix).")
 
 
+def distill_view(panel) -> None:
+    with panel.controls:
+        STATE.widget("pr_labels")
+        STATE.widget("pr_T")
+        STATE.widget("pr_digit")
+        st.caption("Notes 001, L6564: student accuracy under distillation.")
+    s = STATE.values()
+    with panel.figure, user_errors("distil the teacher"):
+        with st.spinner("Training the teacher and two students…"):
+            d = distill_from(s)
+            _, label, targets = targets_of(int(s["pr_digit"]))
+        show_figure(figs.distill_figure(d.steps, d.hard, d.soft, d.teacher_accuracy,
+                                        targets, TEMPERATURES, label, float(s["pr_T"])),
+                    key="pr_fig_distill")
+        m = st.columns(3)
+        m[0].metric("teacher", f"{d.teacher_accuracy:.1%}", help="Trained on 1,200 digits.")
+        m[1].metric("student, hard labels", f"{d.hard[-1]:.1%}")
+        m[2].metric("student, soft targets", f"{d.soft[-1]:.1%}",
+                    delta=f"{100 * (d.soft[-1] - d.hard[-1]):+.1f} points")
+    with panel.notes:
+        st.latex(r"L = \alpha\,T^2\,\mathrm{KL}\big(\mathrm{softmax}(t/T)\,\|\,"
+                 r"\mathrm{softmax}(s/T)\big) + (1-\alpha)\,\mathrm{CE}(s, y),\quad \alpha=0.9")
+        explain("The teacher, an MLP 64 → 128 → 10, learns from all 1,200 training digits. "
+                "Two students, MLPs 64 → 16 → 10 from the same initialisation, see only the "
+                "first few labelled digits and train 300 full-batch Adam steps: one on the "
+                "labels, one mostly on the teacher's probabilities at temperature T. A high T "
+                "flattens those probabilities (right) so the student also learns which wrong "
+                "classes look alike: that is the extra information a one-hot label lacks.")
+
+
 VIEWS = [View("uncertainty", "Uncertainty", uncertainty_view),
          View("svgd", "SVGD particles", svgd_view),
          View("search", "Hyperparameter search", search_view),
          View("pruning", "Pruning & lottery tickets", pruning_view,
-              live=Live("pr_train", train_max=TRAIN_MAX))]
+              live=Live("pr_train", train_max=TRAIN_MAX)),
+         View("distill", "Distillation", distill_view)]
 
 if __name__ == "__main__":
     topic_page("practice", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,

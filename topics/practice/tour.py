@@ -3,8 +3,8 @@ Claim: measured by the function the page draws from, with the bound the text sta
 (ui/claims.py); a text states bounds, the card prints the measured value beside them."""
 from __future__ import annotations
 
-from topics.practice.compute import (LOTTERY_ROUNDS, TOL, band_value, lottery_measure,
-                                     search_measure, svgd_measure)
+from topics.practice.compute import (LOTTERY_ROUNDS, TOL, band_value, distill_gain,
+                                     lottery_measure, search_measure, svgd_measure)
 from ui.claims import PERCENT, Claim
 from ui.widgets import Preset, Step
 
@@ -16,6 +16,8 @@ NARROW = {**SVGD, "pr_bandwidth": 0.01}
 SEARCH = {"pr_budget": 16, "pr_search_seed": 0, "pr_bayes": True}
 LOTTERY = {"pr_rate": 0.3, "pr_rewind": 0, "pr_round_steps": 100}
 REWIND = {**LOTTERY, "pr_rewind": 20}
+DISTILL = {"pr_labels": 100, "pr_T": 4.0, "pr_digit": 0}
+COLD = {**DISTILL, "pr_T": 1.0}
 
 # ----------------------------------------------------------------------------- claims
 ENSEMBLE_RATIO = Claim("deep ensemble: mean σ in the gap / inside the data",
@@ -49,6 +51,11 @@ TICKET_GAP_24 = Claim("dense − ticket test accuracy at 24% kept",
                       lottery_measure("gap_ticket", 0.24), hi=0.03, fmt=PERCENT, slow=True)
 REWIND_GAP = Claim("rewound to iteration 20: dense − ticket test accuracy at 12% kept",
                    lottery_measure("gap_ticket", 0.12), hi=0.08, fmt=PERCENT, slow=True)
+
+DISTILL_GAIN = Claim("soft-target − hard-label student's test accuracy, T = 4",
+                     distill_gain, lo=0.02, fmt=PERCENT, slow=True)
+COLD_GAIN = Claim("soft-target − hard-label student's test accuracy, T = 1",
+                  distill_gain, hi=0.02, fmt=PERCENT, slow=True)
 
 C_ENSEMBLE = (ENSEMBLE_RATIO,)
 C_DROPOUT = (DROPOUT_RATIO, ENSEMBLE_RATIO)
@@ -90,6 +97,14 @@ PRESETS = {
         REWIND, "Rewinding the survivors to their values at iteration 20 of the dense run, "
                 "not to the initialisation: at about 12% of the weights the ticket is again "
                 "within 8 points of the dense net.", "pruning", (KEPT, REWIND_GAP)),
+    "Distillation at T = 4, 100 labelled digits": Preset(
+        DISTILL, "A student that sees 100 labelled digits learns more from the teacher's "
+                 "softened probabilities than from the labels: at least 2 points more test "
+                 "accuracy after 300 steps.", "distill", (DISTILL_GAIN,)),
+    "Distillation at T = 1: little to gain": Preset(
+        COLD, "At T = 1 the teacher's probabilities are nearly one-hot, almost the labels "
+              "again: the soft-target student gains less than 2 points.", "distill",
+        (COLD_GAIN,)),
 }
 
 STEPS = [
@@ -116,4 +131,8 @@ STEPS = [
     Step("At a quarter of the weights nothing is lost",
          "At about 24% of the weights the ticket is within 3 points of the dense net.",
          LOTTERY, "pruning", (TICKET_GAP_24,)),
+    Step("A teacher's soft targets carry more than labels",
+         "The teacher's probabilities at T = 4 say which wrong digits look alike. A student "
+         "trained on them from 100 labelled digits beats one trained on the labels by at "
+         "least 2 points.", DISTILL, "distill", (DISTILL_GAIN,)),
 ]
