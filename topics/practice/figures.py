@@ -86,11 +86,11 @@ def search_figure(surface: np.ndarray, axis: np.ndarray, runs: Mapping[str, obje
 
 
 def lottery_figure(weights: np.ndarray, curves: Mapping[str, tuple[np.ndarray, np.ndarray]],
-                   dense: float | None, kept: float) -> go.Figure:
+                   dense: float | None, kept: float, rate: float) -> go.Figure:
     """Left: the ticket's first-layer weights (pruned = 0, blank); right: test accuracy at
     the end of each round against the fraction of weights kept (log axis)."""
     fig = Fig(1, 2, column_widths=[0.42, 0.58], horizontal_spacing=0.12,
-              subplot_titles=(f"Ticket's first layer: {kept:.1%} of all weights kept",
+              subplot_titles=(f"Ticket's layer 1: {kept:.1%} kept, {rate:.0%} cut a round",
                               "Test accuracy vs fraction kept"))
     z = np.where(weights == 0, np.nan, weights)
     lim = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
@@ -101,8 +101,9 @@ def lottery_figure(weights: np.ndarray, curves: Mapping[str, tuple[np.ndarray, n
                 name=ARM_NAMES[arm], line=dict(color=COLORWAY[i], width=3))
     if dense is not None:
         fig.hline(100 * dense, 1, 2, line=dict(color="gray", dash="dot"), text="dense")
-    fig.axes(1, 1, x=dict(title=dict(text="input pixel"), showgrid=False),
-             y=dict(title=dict(text="hidden unit"), showgrid=False, autorange="reversed"))
+    fig.axes(1, 1, x=dict(title=dict(text="input pixel"), showgrid=False,
+                          showticklabels=False),
+             y=dict(title=dict(text="hidden unit"), showgrid=False, showticklabels=False))
     fig.axes(1, 2, x=dict(title=dict(text="% of weights kept"), type="log",
                           autorange="reversed"),
              y=dict(title=dict(text="test accuracy (%)"), range=[0, 100]))

@@ -183,13 +183,13 @@ def search_view(panel) -> None:
                 f"{hp.MAX_BUDGET} trials, Bayesian optimisation at {hp.MAX_BUDGET_BO}.")
 
 
-def pruning_frame_parts(view, read, dense_note: str) -> dict:
+def pruning_frame_parts(view, read, dense_note: str, rate: float) -> dict:
     """One live frame (pure): the ticket's thinning weight matrix and accuracy vs kept."""
     snap = view.snapshot()
     recs = snap.rounds
     dense = recs[0].accuracy["ticket"] if recs else None
     out = {"pr_fig_lottery": Figure(figs.lottery_figure(snap.weights, curves(recs) if recs
-                                                        else {}, dense, snap.kept)),
+                                                        else {}, dense, snap.kept, rate)),
            "pr_metrics": Metrics([
                ("Round", f"{snap.round}", "Each round trains, then prunes and rewinds."),
                ("Weights kept", f"{snap.kept:.1%}", "Share of both layers' weights."),
@@ -230,7 +230,7 @@ def pruning_view(panel) -> None:
         note = f"MLP 64 → 64 → 10 on the digits, {rate:.0%} pruned per round, seed {seed}."
 
         def draw(view, tick) -> None:
-            parts = live_parts(pruning_frame_parts, view, dense_note=note)
+            parts = live_parts(pruning_frame_parts, view, dense_note=note, rate=rate)
             for slot in ("pr_fig_lottery", "pr_metrics", "pr_caption"):
                 place(parts, slot)
 

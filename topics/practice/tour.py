@@ -3,7 +3,7 @@ Claim: measured by the function the page draws from, with the bound the text sta
 (ui/claims.py); a text states bounds, the card prints the measured value beside them."""
 from __future__ import annotations
 
-from topics.practice.compute import (LOTTERY_ROUNDS, TOL, band_value, distill_gain,
+from topics.practice.compute import (TOL, band_value, distill_gain,
                                      lottery_measure, search_measure, svgd_measure)
 from ui.claims import PERCENT, Claim
 from ui.widgets import Preset, Step
@@ -89,18 +89,18 @@ PRESETS = {
                 f"there in a median of at most 10 trials over 20 seeds, with a best score "
                 f"above 0.8.", "search", C_SEARCH),
     "Lottery ticket: 30% pruned per round": Preset(
-        LOTTERY, f"Press Play and let {LOTTERY_ROUNDS} rounds run. At about 12% of the "
-                 "weights the rewound ticket is within 8 points of the dense net, while the "
-                 "same mask with new weights loses more than 15 points and a random mask more "
-                 "than 25.", "pruning", C_LOTTERY),
+        LOTTERY, "Press Play and let it run through ten rounds. At about 12% of the weights "
+                 "the rewound ticket's test accuracy is within 8% of the dense net's, while "
+                 "the same mask with new weights loses more than 15% and a random mask more "
+                 "than 25%.", "pruning", C_LOTTERY),
     "Lottery ticket rewound to iteration 20": Preset(
         REWIND, "Rewinding the survivors to their values at iteration 20 of the dense run, "
                 "not to the initialisation: at about 12% of the weights the ticket is again "
                 "within 8 points of the dense net.", "pruning", (KEPT, REWIND_GAP)),
     "Distillation at T = 4, 100 labelled digits": Preset(
         DISTILL, "A student that sees 100 labelled digits learns more from the teacher's "
-                 "softened probabilities than from the labels: at least 2 points more test "
-                 "accuracy after 300 steps.", "distill", (DISTILL_GAIN,)),
+                 "softened probabilities than from the labels: at least 2% more test "
+                 "accuracy.", "distill", (DISTILL_GAIN,)),
     "Distillation at T = 1: little to gain": Preset(
         COLD, "At T = 1 the teacher's probabilities are nearly one-hot, almost the labels "
               "again: the soft-target student gains less than 2 points.", "distill",
@@ -126,8 +126,9 @@ STEPS = [
          "search", (GRID_NEVER, RANDOM_FAST)),
     Step("Pruning finds a winning ticket",
          "Press Play. Each round prunes 30% of what is left and rewinds. At about 12% of the "
-         "weights the ticket is within 8 points of the dense net; a random mask of the same "
-         "size loses more than 25.", LOTTERY, "pruning", (KEPT, TICKET_GAP, RANDOM_GAP)),
+         "weights the ticket's test accuracy is within 8% of the dense net's; a random mask "
+         "of the same size loses more than 25%.", LOTTERY, "pruning",
+         (KEPT, TICKET_GAP, RANDOM_GAP)),
     Step("At a quarter of the weights nothing is lost",
          "At about 24% of the weights the ticket is within 3 points of the dense net.",
          LOTTERY, "pruning", (TICKET_GAP_24,)),
