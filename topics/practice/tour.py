@@ -39,17 +39,17 @@ RANDOM_FAST = Claim(f"random: median trials to |u − u*| ≤ {TOL} over 20 seed
 RANDOM_BEST = Claim("random: best score after 16 trials", search_measure("best", "random"),
                     lo=0.8)
 GRID_BEST = Claim("grid: best score after 16 trials", search_measure("best", "grid"), hi=0.3)
-KEPT = Claim("fraction of weights kept in the compared round", lottery_measure("kept", 0.12),
+KEPT = Claim("weights kept in the compared round", lottery_measure("kept", 0.12),
              lo=0.11, hi=0.13, fmt=PERCENT, slow=True)
-TICKET_GAP = Claim("dense − ticket test accuracy at 12% kept",
+TICKET_GAP = Claim("dense − ticket accuracy, 12% kept",
                    lottery_measure("gap_ticket", 0.12), hi=0.08, fmt=PERCENT, slow=True)
-RANDOM_GAP = Claim("dense − random-mask test accuracy at 12% kept",
+RANDOM_GAP = Claim("dense − random mask, 12% kept",
                    lottery_measure("gap_random", 0.12), lo=0.25, fmt=PERCENT, slow=True)
-REINIT_GAP = Claim("dense − re-initialised test accuracy at 12% kept",
+REINIT_GAP = Claim("dense − re-initialised, 12% kept",
                    lottery_measure("gap_reinit", 0.12), lo=0.15, fmt=PERCENT, slow=True)
-TICKET_GAP_24 = Claim("dense − ticket test accuracy at 24% kept",
+TICKET_GAP_24 = Claim("dense − ticket accuracy, 24% kept",
                       lottery_measure("gap_ticket", 0.24), hi=0.03, fmt=PERCENT, slow=True)
-REWIND_GAP = Claim("rewound to iteration 20: dense − ticket test accuracy at 12% kept",
+REWIND_GAP = Claim("rewound to 20: dense − ticket, 12% kept",
                    lottery_measure("gap_ticket", 0.12), hi=0.08, fmt=PERCENT, slow=True)
 
 DISTILL_GAIN = Claim("soft-target − hard-label student's test accuracy, T = 4",
@@ -128,7 +128,7 @@ STEPS = [
          "Press Play. Each round prunes 30% of what is left and rewinds. At about 12% of the "
          "weights the ticket's test accuracy is within 8% of the dense net's; a random mask "
          "of the same size loses more than 25%.", LOTTERY, "pruning",
-         (KEPT, TICKET_GAP, RANDOM_GAP)),
+         (TICKET_GAP, RANDOM_GAP)),
     Step("At a quarter of the weights nothing is lost",
          "At about 24% of the weights the ticket is within 3 points of the dense net.",
          LOTTERY, "pruning", (TICKET_GAP_24,)),
