@@ -3,6 +3,8 @@ input that gives a message and no traceback, every preset and tour step, and a S
 live pruning tab."""
 from __future__ import annotations
 
+import pytest
+
 from tests.apptest import chart_figure, choose_preset, metric, open_page, open_view, show_step
 
 PAGE = "topics/practice/page.py"
@@ -86,3 +88,27 @@ def test_distillation_tab_shows_both_students():
                                                     "student on soft targets, T = 4"]
     at.slider(key="pr_digit").set_value(5).run()
     assert not at.exception and not at.error
+
+
+def test_pruning_figure_after_rounds_is_valid_and_blank_where_pruned():
+    """The live figure once rounds are recorded: valid with Plotly's validation, one curve per
+    arm, and the matrix's pruned weights sent as gaps (NaN)."""
+    import json
+
+    import numpy as np
+    import plotly.io as pio
+
+    from engine.practice.pruning import LotteryTrainer
+    from topics.practice import figures as figs
+    from topics.practice.compute import curves
+    from ui.fastfig import validated
+    tr = LotteryTrainer(hidden=16, rate=0.5, round_steps=10, seed=0)
+    tr.step(30)
+    snap = tr.snapshot()
+    fig = figs.lottery_figure(snap.weights, curves(snap.rounds),
+                              snap.rounds[0].accuracy["ticket"], snap.kept, 0.5)
+    spec = json.loads(pio.to_json(fig, validate=False))
+    assert json.loads(pio.to_json(validated(fig), validate=False)) == spec
+    assert [d["name"] for d in fig.data[1:]] == list(figs.ARM_NAMES.values())
+    z = np.asarray(fig.data[0]["z"], dtype=float)
+    assert np.isnan(z).mean() == pytest.approx(1 - snap.layer_kept[0], abs=1e-6)
