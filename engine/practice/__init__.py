@@ -4,7 +4,8 @@ Plotly).
     uncertainty.py   1-D regression with a gap: deep ensemble and MC dropout bands
     svgd.py          Stein variational gradient descent on a 1-D bimodal density
     search.py        grid, random and Bayesian-optimisation hyperparameter search
-    pruning.py       iterative magnitude pruning with rewinding: LotteryTrainer (live)"""
+    pruning.py       iterative magnitude pruning with rewinding: LotteryTrainer (live)
+    distill.py       knowledge distillation: hard-label vs soft-target students"""
 from __future__ import annotations
 
 from engine.practice.pruning import ARMS, LotteryTrainer, magnitude_mask, random_mask

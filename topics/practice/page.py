@@ -1,7 +1,8 @@
 """Training in practice: what practitioners do around a trained net. Uncertainty (a deep
 ensemble's and MC dropout's predictive band on 1-D regression with a gap; SVGD particles
 fitting a bimodal density), hyperparameter search (grid, random and Bayesian optimisation with
-one budget), and iterative magnitude pruning to a lottery ticket, trained live.
+one budget), iterative magnitude pruning to a lottery ticket, trained live, and distillation
+(a student on hard labels vs a teacher's soft targets at temperature T).
 Settings -> engine/practice/ -> topics/practice/figures.py.
 
 The page skeleton (docs/ADDING_A_PAGE.md): STATE, one function per view, and the footer. The
