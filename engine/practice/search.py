@@ -41,7 +41,7 @@ def capped_budget(budget: int, method: str) -> tuple[int, str]:
     if budget < 1:
         raise ValueError("A search needs a budget of at least 1 trial.")
     if budget > cap:
-        return cap, f"A budget of {budget:,} trials is capped at {cap} for {method} search."
+        return cap, f"A budget of {budget:,} trials is capped at {cap}."
     return int(budget), ""
 
 

@@ -97,6 +97,10 @@ def search_of(budget: int, seed: int, bayes: bool) -> SearchResult:
     searches (Bayesian optimisation: over 5, it refits a GP every trial)."""
     methods = ("grid", "random", "bayesian") if bayes else ("grid", "random")
     used, message = search.capped_budget(int(budget), "bayesian" if bayes else "random")
+    if message and bayes:
+        message = (f"A budget of {int(budget):,} trials is capped at {used} for all three "
+                   "searches: Bayesian optimisation refits a Gaussian process every trial. "
+                   f"Untick it for up to {search.MAX_BUDGET} trials.")
     runs = {m: search.run_search(m, used, seed) for m in methods}
     med = {m: search.median_trials(m, used, TOL, seeds=5 if m == "bayesian" else SEEDS)
            for m in methods}
