@@ -112,3 +112,16 @@ def test_pruning_figure_after_rounds_is_valid_and_blank_where_pruned():
     assert [d["name"] for d in fig.data[1:]] == list(figs.ARM_NAMES.values())
     z = np.asarray(fig.data[0]["z"], dtype=float)
     assert np.isnan(z).mean() == pytest.approx(1 - snap.layer_kept[0], abs=1e-6)
+
+
+def test_rounds_table_reads_the_live_trainer():
+    from engine.practice.pruning import LotteryTrainer
+    from engine.practice.reads import rounds_of
+    tr = LotteryTrainer(hidden=16, rate=0.5, round_steps=10, seed=0)
+    tr.step(20)
+    rows = rounds_of(tr)
+    assert [r["round"] for r in rows] == [0, 1] and rows[1]["kept"] == pytest.approx(0.5, abs=1e-3)
+    assert all(1 <= r["ticket peak at"] <= 10 for r in rows)
+    at = open_view(open_page(PAGE), SLUG, "Pruning & lottery tickets")
+    at.button(key="pr_rounds").click().run()
+    assert not at.exception and any("No finished round" in i.value for i in at.info)

@@ -18,7 +18,8 @@ import streamlit as st
 
 from engine.practice import search as hp
 from engine.practice import svgd, uncertainty
-from live.controls import live_training
+from engine.practice.reads import rounds_of
+from live.controls import live_training, read_trainer
 from live.parts import Caption, Figure, Info, Metrics
 from live.push import live_parts, place
 from topics.practice import figures as figs
@@ -249,6 +250,22 @@ def pruning_view(panel) -> None:
                 "to their values at the rewind iteration. The second copy keeps the same mask "
                 "but draws new weights; the third gets a random mask of the same size. Pruned "
                 "weights get no gradient and stay exactly 0 (blank in the matrix).")
+        with st.expander("Round by round: accuracy and where it peaked (notes 001, L6843)"):
+            rounds_table()
+
+
+def rounds_table() -> None:
+    """The finished rounds of the live trainer, read when asked for."""
+    if not st.button("Read the rounds so far", key="pr_rounds"):
+        st.caption("Each row: the fraction kept, each network's test accuracy at the round's "
+                   "end, and the iteration of the round at which it was highest.")
+        return
+    with user_errors("read the rounds"):
+        rows = read_trainer("pr_train", rounds_of)
+        if not rows:
+            st.info("No finished round yet: press Play on this tab first.")
+            return
+        st.dataframe(rows, hide_index=True)
 
 
 def distill_view(panel) -> None:
