@@ -9,12 +9,12 @@ import statistics
 import torch
 import torch.nn.functional as F
 
-from benchmarks import Measurement, alternating_times, median_time, torch_threads
+from benchmarks import Measurement, alternating_times, median_time, sized, torch_threads
 from engine.practice import pruning, search, svgd, uncertainty
 from engine.practice.reads import build_trainer
 
-STEPS = 50
-ROUNDS = 7
+STEPS = sized(50, 5)
+ROUNDS = sized(7, 1)
 
 
 def one_thread(fn):
