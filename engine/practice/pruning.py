@@ -118,7 +118,8 @@ class LotteryTrainer(TrainerBase):
         self.x, self.y, self.xt, self.yt = (t.to(device) for t in digits_split(seed))
         self.shapes = [(64, self.hidden), (self.hidden, 10)]
         self.g = torch.Generator().manual_seed(self.seed)
-        w0 = init_weights(self.shapes, self.g)
+        self.device = device
+        w0 = [w.to(device) for w in init_weights(self.shapes, self.g)]
         self.rewound = [w.clone() for w in w0]                        # θ_r (set at `rewind`)
         self.ws = [w.unsqueeze(0).repeat(len(ARMS), 1, 1).to(device).requires_grad_()
                    for w in w0]                                       # (A, in, out)
@@ -173,13 +174,13 @@ class LotteryTrainer(TrainerBase):
         self._trace = {a: [] for a in ARMS}
         self.round += 1
         with torch.no_grad():
-            fresh = init_weights(self.shapes, torch.Generator().manual_seed(
-                self.seed * 1000 + self.round))
+            fresh = [w.to(self.device) for w in init_weights(
+                self.shapes, torch.Generator().manual_seed(self.seed * 1000 + self.round))]
             for li, (w, m) in enumerate(zip(self.ws, self.masks)):
                 ticket = magnitude_mask(w[0], m[0], self.rate)
                 m[0] = ticket
                 m[1] = ticket
-                m[2] = random_mask(tuple(ticket.shape), int(ticket.sum()), self.g)
+                m[2] = random_mask(tuple(ticket.shape), int(ticket.sum()), self.g).to(m.device)
                 w[0] = self.rewound[li] * m[0]
                 w[1] = fresh[li] * m[1]
                 w[2] = self.rewound[li] * m[2]
@@ -210,8 +211,8 @@ class LotteryTrainer(TrainerBase):
         with torch.no_grad():
             for w, saved in zip(self.ws, state["ws"]):
                 w.copy_(saved)
-        self.masks = [m.clone() for m in state["masks"]]
-        self.rewound = [w.clone() for w in state["rewound"]]
+        self.masks = [m.to(self.device).clone() for m in state["masks"]]
+        self.rewound = [w.to(self.device).clone() for w in state["rewound"]]
         self.round, self.records = state["round"], list(state["records"])
         self._trace = {a: list(v) for a, v in state["trace"].items()}
         self.g.set_state(state["g"])
