@@ -111,7 +111,7 @@ TOPICS: tuple[Topic, ...] = (
           ':material/hub:',
           engine=("engine.graphs",)),
     Topic('practice', 'Training in practice', 'Robustness',
-          'What practitioners do around a trained net: measure its uncertainty, search its hyperparameters, prune it to a lottery ticket.',
+          'What practitioners do around a trained net: measure its uncertainty, search its hyperparameters, prune it to a lottery ticket, distil it into a smaller one.',
           ':material/science:',
           engine=("engine.practice",)),
 )
