@@ -118,6 +118,10 @@ TOPICS: tuple[Topic, ...] = (
           'A small GPT predicts the next character: see its distribution, reshape it with temperature, top-k and top-p, and train it live on your own text.',
           ':material/science:',
           engine=("engine.language_models",)),
+    Topic('practice', 'Training in practice', 'Robustness',
+          'What practitioners do around a trained net: measure its uncertainty, search its hyperparameters, prune it to a lottery ticket, distil it into a smaller one.',
+          ':material/science:',
+          engine=("engine.practice",)),
 )
 
 TOPICS_BY_SLUG = {t.slug: t for t in TOPICS}
