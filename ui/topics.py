@@ -110,6 +110,10 @@ TOPICS: tuple[Topic, ...] = (
           "Pass messages along a graph's edges, watch features smooth out with depth, and train a GCN to label the karate club from a few nodes.",
           ':material/hub:',
           engine=("engine.graphs",)),
+    Topic('representations', 'Representation learning', 'Generative models',
+          'Clustering toy shapes, deep embedded clustering of digits, and how learned features help when labels are few.',
+          ':material/science:',
+          engine=("engine.representations",)),
 )
 
 TOPICS_BY_SLUG = {t.slug: t for t in TOPICS}
