@@ -119,7 +119,7 @@ def _dec_after(k: int, alpha: float, lr: float, gamma: float, interval: int, ste
     return {"dec": trainer.snapshot().accuracy, "kmeans_code": trainer.kmeans_accuracy}
 
 
-@lesson_measure
+@lesson_measure(trains=True)
 def dec_accuracy(s: Mapping[str, Any], steps: int = DEC_STEPS, seed: int = 0) -> float:
     """Cluster accuracy of DEC on the digits after `steps` iterations (Hungarian matching)."""
     return _dec_after(*dec_args(s), int(steps), int(seed))["dec"]
@@ -131,6 +131,7 @@ def kmeans_code_accuracy(s: Mapping[str, Any], seed: int = 0) -> float:
     return _dec_after(*dec_args(s), 0, int(seed))["kmeans_code"]
 
 
+@lesson_measure(trains=True)
 def dec_gain(s: Mapping[str, Any], steps: int = DEC_STEPS) -> float:
     """DEC's accuracy after `steps` iterations minus k-means' on the code it started from."""
     return dec_accuracy(s, steps) - kmeans_code_accuracy(s)
@@ -211,11 +212,31 @@ def spread_of(shape: str, labelled: int, steps: int, n: int = 300, seed: int = 0
     return out
 
 
+@lesson_measure
 def spread_accuracy(s: Mapping[str, Any]) -> float:
     """Share of the unlabelled 2-D points given their true class by label spreading."""
     return float(spread_of(*spread_args(s)).get("accuracy", float("nan")))
 
 
+@lesson_measure
 def spread_reached(s: Mapping[str, Any]) -> float:
     """Share of the unlabelled 2-D points a label has reached."""
     return float(spread_of(*spread_args(s)).get("reached", float("nan")))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _pull_by_confidence(k: int, alpha: float, lr: float, gamma: float, interval: int,
+                        seed: int) -> dict[str, float]:
+    snap = build_trainer(k, alpha, lr, gamma, interval, seed, "cpu").snapshot()
+    order = np.argsort(snap.q_j)
+    n = len(order)
+    return {"confident": float(snap.pull_j[order[-n // 10:]].mean()),
+            "doubtful": float(np.abs(snap.pull_j[order[:n // 2]]).mean())}
+
+
+@lesson_measure
+def pull_ratio(s: Mapping[str, Any], seed: int = 0) -> float:
+    """At the start of DEC, the mean pull toward the largest cluster's centre of its 10% most
+    confident codes (largest q_ij) over the mean |pull| of the least confident half."""
+    r = _pull_by_confidence(*dec_args(s), int(seed))
+    return r["confident"] / r["doubtful"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from topics.representations.compute import (DEC_STEPS, ari_gap, ari_of, code_gain,
                                             dec_gain, few_accuracy, kmeans_code_accuracy,
-                                            kmeans_pixels, spread_accuracy, spread_gain,
+                                            kmeans_pixels, pull_ratio, spread_accuracy, spread_gain,
                                             spread_reached)
 from ui.claims import PERCENT, Claim
 from ui.widgets import Preset, Step
@@ -44,6 +44,8 @@ C_KMEANS = (Claim("k-means on the code, cluster accuracy (DEC's start)",
                   kmeans_code_accuracy, lo=0.6, hi=0.8, fmt=PERCENT),
             Claim("k-means on raw pixels, cluster accuracy", kmeans_pixels, lo=0.7,
                   fmt=PERCENT))
+C_PULL = (Claim("mean pull at the start, 10% most confident / least confident half",
+                pull_ratio, lo=3),)
 C_FEW = (Claim("label spreading minus pixel classifier, 1 label per class", spread_gain,
                lo=0.1, fmt=PERCENT),
          Claim("autoencoder code minus raw pixels, 1 label per class", code_gain, hi=0.02,
@@ -100,9 +102,11 @@ STEPS = [
          f"Press Play: DEC moves the codes toward confident clusters and gains at least 1 "
          f"point within {DEC_STEPS} iterations.", DEC, "dec", C_KMEANS[:1] + C_DEC),
     Step("Who pulls the centres",
-         "Bottom right: the loss's pull toward a centre grows with q_ij. DEC trusts its "
-         "confident assignments, so the most typical digits move first; k-means on raw "
-         "pixels (above 70%) is the bar it has to clear.", DEC, "dec", C_KMEANS[1:]),
+         "Bottom right: the loss's pull toward a centre grows with q_ij; at the start the "
+         "10% most confident codes are pulled more than 3 times as hard as the doubtful "
+         "half. DEC trusts its confident assignments, so the most typical digits move "
+         "first; k-means on raw pixels (above 70%) is the bar it has to clear.", DEC, "dec",
+         C_PULL + C_KMEANS[1:]),
     Step("Few labels, many digits",
          "With 5 labels per class a classifier on pixels stays below 90%, while label "
          "spreading, which also uses the unlabelled digits, gets above 90%.",
