@@ -17,7 +17,7 @@ from sklearn.mixture import GaussianMixture
 
 SHAPES = ("blobs", "anisotropic", "moons", "circles", "varied")
 METHODS = ("kmeans", "gmm", "spectral", "dbscan", "agglomerative")
-METHOD_NAMES = {"kmeans": "k-means", "gmm": "Gaussian mixture", "spectral": "Spectral",
+METHOD_NAMES = {"kmeans": "k-means", "gmm": "GMM", "spectral": "Spectral",
                 "dbscan": "DBSCAN", "agglomerative": "Agglomerative"}
 LINKAGES = ("ward", "average", "single")
 ANISO = np.array([[0.6, -0.6], [-0.4, 0.8]])        # the shear of the anisotropic blobs

@@ -81,7 +81,7 @@ def test_step_trains_dec_and_draws_its_frame():
     assert view.steps > 0
     snap = view.snapshot()
     codes = chart_figure(at, "re_fig_codes")
-    assert codes["layout"]["title"]["text"].startswith(f"DEC {snap.accuracy:.1%}")
+    assert codes["layout"]["title"]["text"] == f"DEC: {snap.accuracy:.1%} right"
     pull = chart_figure(at, "re_fig_pull")
     np.testing.assert_allclose(plotly_array(pull["data"][0]["x"]), snap.q_j, rtol=1e-6)
     np.testing.assert_allclose(plotly_array(pull["data"][0]["y"]), snap.pull_j, rtol=1e-5,

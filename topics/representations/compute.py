@@ -25,9 +25,9 @@ PER_CLASS = (1, 2, 3, 5, 10, 20, 50)      # the few-labels curve's points
 REPEATS = 3                               # seeded draws of the labelled digits per point
 DEC_STEPS = 300                           # the DEC claims: after this many iterations
 TRAIN_MAX = 3_000
-REPRESENTATIONS = {"pixels": "Logistic regression, raw pixels",
-                   "code": "Logistic regression, autoencoder code",
-                   "spread": "Label spreading, raw pixels + unlabelled digits"}
+REPRESENTATIONS = {"pixels": "pixels",          # logistic regression on raw pixels
+                   "code": "AE code",          # ... on the autoencoder's code
+                   "spread": "spreading"}      # label spreading over all digits' pixels
 
 
 # ----------------------------------------------------------------------------- shapes

@@ -45,7 +45,7 @@ def shapes_figure(x: np.ndarray, panels: list[tuple[str, np.ndarray | None, str]
                                 y=1.0, xref="paper", yref="paper", xanchor="center",
                                 yanchor="bottom", showarrow=False))
     return plain_figure(traces, dict(height=height, annotations=annotations,
-                                     margin=dict(l=10, r=10, t=60, b=10), **layout))
+                                     margin=dict(l=10, r=10, t=120, b=10), **layout))
 
 
 def codes_figure(points: np.ndarray, cluster: np.ndarray, centres: np.ndarray,
@@ -70,12 +70,12 @@ def accuracy_figure(steps: np.ndarray, accuracy: np.ndarray, kmeans_code: float,
     lines = [dict(type="scatter", x=[0, max(right, 1.0)], y=[value, value], mode="lines",
                   name=name, line=dict(dash=dash, color=colour))
              for name, value, dash, colour in (
-                 ("k-means, AE code", kmeans_code, "dash", "#2ca02c"),
+                 ("k-means, code", kmeans_code, "dash", "#2ca02c"),
                  ("k-means, pixels", kmeans_pixels, "dot", "#ff7f0e"))]
     return plain_figure(
         [dict(type="scatter", x=s, y=f32(v), mode="lines+markers", name="DEC",
               line=dict(color="#1f77b4")), *lines],
-        dict(title=dict(text="Cluster accuracy (Hungarian matching)"), height=300,
+        dict(title=dict(text="Cluster accuracy"), height=300,
              legend=LEGEND_BELOW, xaxis=dict(title=dict(text="iteration")),
              yaxis=dict(title=dict(text="accuracy"), tickformat=".0%")))
 
@@ -85,7 +85,7 @@ def pull_figure(q: np.ndarray, pull: np.ndarray, j: int) -> go.Figure:
     return plain_figure(
         [dict(type="scattergl", x=f32(q), y=f32(pull), mode="markers", name="digits",
               marker=dict(color=PALETTE[j % len(PALETTE)], size=4, opacity=0.6))],
-        dict(title=dict(text=f"Pull toward centre {j} vs q_i{j}"), height=300,
+        dict(title=dict(text=f"Pull toward μ_{j} vs q"), height=300,
              showlegend=False, xaxis=dict(title=dict(text=f"soft assignment q_i{j}")),
              yaxis=dict(title=dict(text="−∂L/∂z_i along μ_j − z_i"))))
 
@@ -112,7 +112,7 @@ def few_labels_figure(per_class: tuple[int, ...], curves: Mapping[str, list[floa
         dict(type="scatter", x=list(per_class), y=f32(curves[key]), mode="lines+markers",
              name=names[key], line=dict(color=PALETTE[i])) for i, key in enumerate(curves)]
     return plain_figure(traces, dict(
-        title=dict(text="Held-out accuracy vs labels per class"), height=420,
+        title=dict(text="Accuracy vs labels"), height=420,
         legend=LEGEND_BELOW, shapes=[dict(type="line", x0=marked, x1=marked, y0=0, y1=1,
                                           yref="paper", line=dict(color=GREY, dash="dot"))],
         xaxis=dict(title=dict(text="labelled digits per class"), type="log"),

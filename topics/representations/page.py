@@ -43,7 +43,7 @@ STATE = StateTable([
     Control("re_k", 0, "Clusters k", kind="selectbox", options=tuple(range(0, 11)),
             format_func=lambda k: "the true number" if k == 0 else str(k)),
     Control("re_eps", 0.3, "DBSCAN radius ε", kind="select_slider", options=EPS),
-    Control("re_linkage", "ward", "Agglomerative linkage", kind="segmented",
+    Control("re_linkage", "ward", "Agglomerative linkage", kind="selectbox",
             options=LINKAGES),
     Control("re_dec_k", 10, "Clusters k", lo=2, hi=20, step=1),
     Control("re_alpha", 1.0, "Student-t degrees of freedom α", kind="select_slider",
@@ -81,7 +81,7 @@ def shapes_view(panel) -> None:
                 panels.append((METHOD_NAMES[method], None, "could not run"))
             else:
                 panels.append((METHOD_NAMES[method], m["labels"],
-                               f"ARI {m['ari']:.2f} · {m['seconds'] * 1e3:.0f} ms"))
+                               f"ARI {m['ari']:.2f}<br>{m['seconds'] * 1e3:.0f} ms"))
         show_figure(figs.shapes_figure(r["x"], panels), key="re_fig_shapes")
         failed = [f"{METHOD_NAMES[k]}: {m['error']}" for k, m in r["methods"].items()
                   if "error" in m]
@@ -94,7 +94,7 @@ def shapes_view(panel) -> None:
                 "cluster one method found (grey: what DBSCAN calls noise). The adjusted Rand "
                 "index (ARI) compares a partition with the true clusters: 1 is the same "
                 "partition, about 0 no better than chance, whatever the clusters are named. "
-                "k-means and the Gaussian mixture look for compact blobs; spectral clustering "
+                "k-means and the Gaussian mixture (GMM) look for compact blobs; spectral clustering "
                 "follows a nearest-neighbour graph; DBSCAN grows dense regions of radius ε; "
                 "agglomerative clustering merges the closest groups (its linkage says how "
                 f"'closest' is measured). {rows}. Notes 001, L4384.")
@@ -107,13 +107,13 @@ def dec_frame_parts(view, read, images, kmeans_pixels) -> dict:
     steps, acc = view.history.as_arrays("accuracy")
     if len(acc) == 0:
         steps, acc = np.array([0]), np.array([snap.accuracy])
-    km_code = float(acc[0])
+    km_code = float(acc[0])                 # the first renewal: k-means' clusters
     grid = np.where(snap.top[..., None, None] >= 0, images[np.maximum(snap.top, 0)], np.nan)
     return {"re_fig_codes": Figure(figs.codes_figure(
                 snap.points, snap.cluster, snap.centres,
-                f"DEC {snap.accuracy:.1%} · k-means on code {km_code:.1%}")),
+                f"DEC: {snap.accuracy:.1%} right")),
             "re_fig_members": Figure(figs.members_figure(
-                grid, "Most confident members per cluster (rows)")),
+                grid, "Top members per cluster")),
             "re_fig_accuracy": Figure(figs.accuracy_figure(
                 np.append(steps, view.steps), np.append(acc, snap.accuracy), km_code,
                 kmeans_pixels)),
