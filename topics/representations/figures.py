@@ -8,7 +8,7 @@ from typing import Any, Mapping
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.fastfig import LEGEND_BELOW, f32, plain_figure
+from ui.fastfig import LEGEND_BELOW, colorscale, f32, plain_figure
 from ui.screen import block_means
 
 # ten distinguishable colours (cluster / class index modulo 10); grey for noise or "none yet"
@@ -91,14 +91,15 @@ def pull_figure(q: np.ndarray, pull: np.ndarray, j: int) -> go.Figure:
 
 
 def members_figure(images: np.ndarray, title: str) -> go.Figure:
-    """A (rows, cols, 8, 8) grid of digit images as one heatmap (white = 0)."""
+    """A (rows, cols, 8, 8) grid of digit images as one heatmap (white = 0, so the one-pixel
+    gaps and a missing image are blank)."""
     r, c = images.shape[:2]
-    grid = np.ones((r * 9 - 1, c * 9 - 1), dtype=np.float32) * np.nan
+    grid = np.zeros((r * 9 - 1, c * 9 - 1), dtype=np.float32)
     for i in range(r):
         for k in range(c):
             grid[i * 9:i * 9 + 8, k * 9:k * 9 + 8] = images[i, k]
     return plain_figure(
-        [dict(type="heatmap", z=grid[::-1].tolist(), colorscale="Greys", showscale=False,
+        [dict(type="heatmap", z=f32(grid[::-1]), colorscale=colorscale("Greys"), showscale=False,
               zmin=0, zmax=1, hoverinfo="skip")],
         dict(title=dict(text=title), height=400,
              xaxis=dict(visible=False), yaxis=dict(visible=False, scaleanchor="x")))

@@ -108,7 +108,7 @@ def dec_frame_parts(view, read, images, kmeans_pixels) -> dict:
     if len(acc) == 0:
         steps, acc = np.array([0]), np.array([snap.accuracy])
     km_code = float(acc[0])                 # the first renewal: k-means' clusters
-    grid = np.where(snap.top[..., None, None] >= 0, images[np.maximum(snap.top, 0)], np.nan)
+    grid = np.where(snap.top[..., None, None] >= 0, images[np.maximum(snap.top, 0)], 0.0)
     return {"re_fig_codes": Figure(figs.codes_figure(
                 snap.points, snap.cluster, snap.centres,
                 f"DEC: {snap.accuracy:.1%} right")),
