@@ -48,6 +48,18 @@ def shapes_figure(x: np.ndarray, panels: list[tuple[str, np.ndarray | None, str]
                                      margin=dict(l=10, r=10, t=120, b=10), **layout))
 
 
+def _span(*arrays: np.ndarray, pad: float = 0.05) -> list[float]:
+    """[lo, hi] of all finite values, widened by `pad` of the span (an explicit axis range:
+    the live canvas and Plotly then draw the same axes)."""
+    v = np.concatenate([np.ravel(np.asarray(a, dtype=float)) for a in arrays])
+    v = v[np.isfinite(v)]
+    if not len(v):
+        return [0.0, 1.0]
+    lo, hi = float(v.min()), float(v.max())
+    width = hi - lo if hi > lo else max(abs(hi), 1.0)
+    return [lo - pad * width, hi + pad * width]
+
+
 def codes_figure(points: np.ndarray, cluster: np.ndarray, centres: np.ndarray,
                  title: str) -> go.Figure:
     """The digits' codes in 2-D, coloured by their cluster, the centres as crosses."""
@@ -57,8 +69,9 @@ def codes_figure(points: np.ndarray, cluster: np.ndarray, centres: np.ndarray,
          dict(type="scatter", x=f32(centres[:, 0]), y=f32(centres[:, 1]), mode="markers",
               name="centres μ_j", marker=dict(color="black", size=12, symbol="x"))],
         dict(title=dict(text=title), height=400, legend=LEGEND_BELOW,
-             xaxis=dict(title=dict(text="principal axis 1 of the code")),
-             yaxis=dict(title=dict(text="axis 2"))))
+             xaxis=dict(title=dict(text="principal axis 1 of the code"),
+                        range=_span(points[:, 0], centres[:, 0])),
+             yaxis=dict(title=dict(text="axis 2"), range=_span(points[:, 1], centres[:, 1]))))
 
 
 def accuracy_figure(steps: np.ndarray, accuracy: np.ndarray, kmeans_code: float,
@@ -76,8 +89,10 @@ def accuracy_figure(steps: np.ndarray, accuracy: np.ndarray, kmeans_code: float,
         [dict(type="scatter", x=s, y=f32(v), mode="lines+markers", name="DEC",
               line=dict(color="#1f77b4")), *lines],
         dict(title=dict(text="Cluster accuracy"), height=300,
-             legend=LEGEND_BELOW, xaxis=dict(title=dict(text="iteration")),
-             yaxis=dict(title=dict(text="accuracy"), tickformat=".0%")))
+             legend=LEGEND_BELOW,
+             xaxis=dict(title=dict(text="iteration"), range=[0, max(right, 1.0)]),
+             yaxis=dict(title=dict(text="accuracy"), tickformat=".0%",
+                        range=_span(v, [kmeans_code, kmeans_pixels]))))
 
 
 def pull_figure(q: np.ndarray, pull: np.ndarray, j: int) -> go.Figure:
@@ -86,8 +101,9 @@ def pull_figure(q: np.ndarray, pull: np.ndarray, j: int) -> go.Figure:
         [dict(type="scattergl", x=f32(q), y=f32(pull), mode="markers", name="digits",
               marker=dict(color=PALETTE[j % len(PALETTE)], size=4, opacity=0.6))],
         dict(title=dict(text=f"Pull toward μ_{j} vs q"), height=300,
-             showlegend=False, xaxis=dict(title=dict(text=f"soft assignment q_i{j}")),
-             yaxis=dict(title=dict(text="−∂L/∂z_i along μ_j − z_i"))))
+             showlegend=False,
+             xaxis=dict(title=dict(text=f"soft assignment q_i{j}"), range=_span(q, [0.0])),
+             yaxis=dict(title=dict(text="−∂L/∂z_i along μ_j − z_i"), range=_span(pull))))
 
 
 def members_figure(images: np.ndarray, title: str) -> go.Figure:
