@@ -86,3 +86,17 @@ def test_step_trains_dec_and_draws_its_frame():
     np.testing.assert_allclose(plotly_array(pull["data"][0]["x"]), snap.q_j, rtol=1e-6)
     np.testing.assert_allclose(plotly_array(pull["data"][0]["y"]), snap.pull_j, rtol=1e-5,
                                atol=1e-7)
+
+
+def test_the_prototypes_are_the_support_means():
+    from topics.representations.compute import prototypes_of
+    at = open_page(PAGE)
+    choose_preset(at, SLUG, "Prototypes from five labels")
+    fig = chart_figure(at, "re_fig_protos")
+    r = prototypes_of(5)
+    assert fig["layout"]["title"]["text"] == f"Nearest prototype: {r['accuracy']:.1%} right"
+    stars = next(t for t in fig["data"] if t.get("name") == "prototypes")
+    support = next(t for t in fig["data"] if t.get("name") == "labelled")
+    sx, sy = plotly_array(support["x"]), r["support_y"]
+    means = [sx[sy == c].mean() for c in r["classes"]]
+    np.testing.assert_allclose(plotly_array(stars["x"]), means, rtol=1e-4, atol=1e-5)

@@ -240,3 +240,31 @@ def pull_ratio(s: Mapping[str, Any], seed: int = 0) -> float:
     confident codes (largest q_ij) over the mean |pull| of the least confident half."""
     r = _pull_by_confidence(*dec_args(s), int(seed))
     return r["confident"] / r["doubtful"]
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def prototypes_of(per_class: int, seed: int = 0) -> dict[str, Any]:
+    """Prototypical classification of the held-out digits in the autoencoder's code: the
+    prototypes are the class means of `per_class` labelled training codes per class, each
+    held-out digit takes the class of its nearest prototype. Drawn on the two principal axes
+    of the code: "points" (test, 2), "protos" (10, 2), "support" (m, 2) with their classes."""
+    from engine.representations import prototypes
+    from engine.representations.fewlabels import draw_labelled
+    from engine.representations.trainer import projection
+    _, y = digits_pixels()
+    z = digit_codes()
+    train, test = split(len(y), y)
+    support = draw_labelled(y, train, per_class, seed)
+    classes, protos, nearest = prototypes(z, y, support)
+    mean, basis = projection(z)
+    return {"points": (z[test] - mean) @ basis, "y": y[test], "nearest": nearest[test],
+            "protos": (protos - mean) @ basis, "classes": classes,
+            "support": (z[support] - mean) @ basis, "support_y": y[support],
+            "accuracy": float((nearest[test] == y[test]).mean())}
+
+
+@lesson_measure
+def prototype_accuracy(s: Mapping[str, Any]) -> float:
+    """Held-out accuracy of the nearest prototype in the autoencoder's code, at the settings'
+    labelled digits per class."""
+    return float(prototypes_of(int(s["re_per_class"]))["accuracy"])

@@ -152,3 +152,24 @@ def spread_figure(x: np.ndarray, predicted: np.ndarray, confidence: np.ndarray,
                                                                        width=1.5)))],
         dict(title=dict(text=title), height=420, legend=LEGEND_BELOW,
              xaxis=dict(title=dict(text="x₁")), yaxis=dict(title=dict(text="x₂"))))
+
+
+def prototypes_figure(points: np.ndarray, nearest: np.ndarray, support: np.ndarray,
+                      support_y: np.ndarray, protos: np.ndarray, classes: np.ndarray,
+                      title: str) -> go.Figure:
+    """Held-out codes coloured by their nearest prototype, the labelled support codes as
+    small diamonds and the prototypes (their class means) as large stars, in their class's
+    colour."""
+    return plain_figure(
+        [dict(type="scattergl", x=f32(points[:, 0]), y=f32(points[:, 1]), mode="markers",
+              name="held-out", marker=dict(color=_colours(nearest), size=4, opacity=0.5)),
+         dict(type="scatter", x=f32(support[:, 0]), y=f32(support[:, 1]), mode="markers",
+              name="labelled", marker=dict(color=_colours(support_y), size=9,
+                                           symbol="diamond", line=dict(color="black",
+                                                                       width=1))),
+         dict(type="scatter", x=f32(protos[:, 0]), y=f32(protos[:, 1]), mode="markers",
+              name="prototypes", marker=dict(color=_colours(classes), size=18, symbol="star",
+                                             line=dict(color="black", width=1.5)))],
+        dict(title=dict(text=title), height=420, legend=LEGEND_BELOW,
+             xaxis=dict(title=dict(text="principal axis 1 of the code")),
+             yaxis=dict(title=dict(text="axis 2"))))

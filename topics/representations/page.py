@@ -23,7 +23,7 @@ from topics.representations.compute import (ALPHAS, EPS, GAMMAS, INTERVALS, LRS,
                                             PER_CLASS, REPRESENTATIONS, TRAIN_MAX,
                                             build_trainer, clustered, dec_args,
                                             few_label_accuracy, kmeans_pixels_accuracy,
-                                            spread_args, spread_of)
+                                            prototypes_of, spread_args, spread_of)
 from topics.representations.tour import PRESETS, STEPS
 from ui import session
 from ui.page import Live, View, topic_page, user_errors
@@ -55,6 +55,8 @@ STATE = StateTable([
             options=INTERVALS),
     Control("re_per_class", 1, "Labelled digits per class", kind="select_slider",
             options=PER_CLASS),
+    Control("re_right", "spread", "Right", kind="segmented", options=("spread", "protos"),
+            format_func={"spread": "label spreading", "protos": "prototypes"}.get),
     Control("re_spread_shape", "moons", "2-D data", kind="selectbox",
             options=("moons", "circles", "blobs"), format_func=SHAPE_NAMES.get),
     Control("re_labelled", 1, "Labelled points per class", lo=0, hi=150, step=1),
@@ -182,13 +184,34 @@ def _few_curves(progress=None) -> dict[str, list[float]]:
     return curves
 
 
+def _prototypes(per_class: int) -> None:
+    r = prototypes_of(per_class)
+    show_figure(figs.prototypes_figure(
+        r["points"], r["nearest"], r["support"], r["support_y"], r["protos"], r["classes"],
+        f"Nearest prototype: {r['accuracy']:.1%} right"), key="re_fig_protos")
+
+
+def _spreading(s) -> None:
+    r = spread_of(*spread_args(s))
+    if r["problem"]:
+        st.info(f"Label spreading: {r['problem']}. Label at least one point per class and "
+                "leave some unlabelled.")
+        return
+    show_figure(figs.spread_figure(
+        r["x"], r["predicted"], r["confidence"], r["labelled"], r["y"],
+        f"After {int(s['re_spread_steps'])} iterations: {r['accuracy']:.1%} right"),
+        key="re_fig_spread")
+
+
 def few_view(panel) -> None:
     with panel.controls:
         STATE.widget("re_per_class")
         st.divider()
-        STATE.widget("re_spread_shape")
-        STATE.widget("re_labelled")
-        STATE.widget("re_spread_steps")
+        STATE.widget("re_right")
+        if STATE.values()["re_right"] == "spread":
+            STATE.widget("re_spread_shape")
+            STATE.widget("re_labelled")
+            STATE.widget("re_spread_steps")
     s = STATE.values()
     marked = int(s["re_per_class"])
     with panel.figure:
@@ -200,15 +223,10 @@ def few_view(panel) -> None:
             show_figure(figs.few_labels_figure(PER_CLASS, curves, REPRESENTATIONS, marked),
                         key="re_fig_few")
         with right:
-            r = spread_of(*spread_args(s))
-            if r["problem"]:
-                st.info(f"Label spreading: {r['problem']}. Label at least one point per "
-                        "class and leave some unlabelled.")
+            if s["re_right"] == "protos":
+                _prototypes(marked)
             else:
-                show_figure(figs.spread_figure(
-                    r["x"], r["predicted"], r["confidence"], r["labelled"], r["y"],
-                    f"After {int(s['re_spread_steps'])} iterations: {r['accuracy']:.1%} "
-                    "right"), key="re_fig_spread")
+                _spreading(s)
     with panel.notes:
         at = {k: curves[k][PER_CLASS.index(marked)] for k in curves}
         explain(f"Left: with {marked} labelled digit{'s' if marked > 1 else ''} per class "
@@ -218,9 +236,12 @@ def few_view(panel) -> None:
                 "not automatically a better input for a classifier. Label spreading uses the "
                 f"unlabelled digits too and gets {at['spread']:.1%}: it lets labels flow along "
                 "a nearest-neighbour graph of all digits, so a digit takes the label of its "
-                "cluster. Right: the same on 2-D points, drawn after a given number of "
-                "iterations of F ← αSF + (1 − α)Y (diamonds: the labelled points; grey: not "
-                "reached yet). Notes 004, Fig. 13.2 and 13.4.")
+                "cluster. Right, label spreading: the same on 2-D points, drawn after a given "
+                "number of iterations of F ← αSF + (1 − α)Y (diamonds: the labelled points; "
+                "grey: not reached yet). Right, prototypes: each class's prototype is the "
+                "mean code of its labelled digits (stars), and a held-out digit takes the "
+                "class of the nearest one, measured in the 10-D code; drawn on its two "
+                "principal axes. Notes 004, Fig. 13.2, 13.4 and 13.20.")
 
 
 VIEWS = [View("shapes", "Clustering shapes", shapes_view),

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from topics.representations.compute import (DEC_STEPS, ari_gap, ari_of, code_gain,
                                             dec_gain, few_accuracy, kmeans_code_accuracy,
-                                            kmeans_pixels, pull_ratio, spread_accuracy, spread_gain,
+                                            kmeans_pixels, prototype_accuracy, pull_ratio,
+                                            spread_accuracy, spread_gain,
                                             spread_reached)
 from ui.claims import PERCENT, Claim
 from ui.widgets import Preset, Step
@@ -17,10 +18,11 @@ CIRCLES = {**SHAPE, "re_shape": "circles"}
 ANISO = {**SHAPE, "re_shape": "anisotropic"}
 VARIED = {**SHAPE, "re_shape": "varied"}
 DEC = {"re_dec_k": 10, "re_alpha": 1.0, "re_lr": 0.003, "re_gamma": 0.0, "re_interval": 20}
-FEW = {"re_per_class": 1, "re_spread_shape": "moons", "re_labelled": 1,
+FEW = {"re_per_class": 1, "re_right": "spread", "re_spread_shape": "moons", "re_labelled": 1,
        "re_spread_steps": 100}
 FEW5 = {**FEW, "re_per_class": 5}
 EARLY = {**FEW, "re_spread_steps": 3}
+PROTOS = {**FEW, "re_per_class": 5, "re_right": "protos"}
 
 
 def _ari(method: str, what: str, **bound) -> Claim:
@@ -56,6 +58,8 @@ C_FEW5 = (Claim("label spreading, 5 labels per class", lambda s: few_accuracy(s,
                 lambda s: few_accuracy(s, "pixels"), hi=0.9, fmt=PERCENT))
 C_SPREAD = (Claim("unlabelled moons points given their true class", spread_accuracy,
                   lo=0.95, fmt=PERCENT),)
+C_PROTOS = (Claim("nearest prototype in the code, 5 labels per class", prototype_accuracy,
+                  lo=0.75, fmt=PERCENT),)
 C_EARLY = (Claim("unlabelled points reached after 3 iterations", spread_reached, hi=0.5,
                  fmt=PERCENT),)
 
@@ -86,6 +90,10 @@ PRESETS = {
     "Labels need iterations to travel": Preset(
         EARLY, "After 3 iterations the labels have reached fewer than half of the points: "
                "each iteration carries them one neighbour further.", "few", C_EARLY),
+    "Prototypes from five labels": Preset(
+        PROTOS, "Average the codes of 5 labelled digits per class into a prototype: the "
+                "nearest prototype gets above 75% of the held-out digits right.", "few",
+        C_PROTOS),
 }
 
 STEPS = [
