@@ -122,6 +122,10 @@ TOPICS: tuple[Topic, ...] = (
           'What practitioners do around a trained net: measure its uncertainty, search its hyperparameters, prune it to a lottery ticket, distil it into a smaller one.',
           ':material/science:',
           engine=("engine.practice",)),
+    Topic('representations', 'Representation learning', 'Generative models',
+          'Clustering toy shapes, deep embedded clustering of digits, and how learned features help when labels are few.',
+          ':material/science:',
+          engine=("engine.representations",)),
 )
 
 TOPICS_BY_SLUG = {t.slug: t for t in TOPICS}

@@ -1,0 +1,102 @@
+"""AppTest of the representation-learning page: its tabs, every preset and tour step, the
+numbers its figures show, a Step of its live DEC training, and plain words for the inputs it
+cannot use."""
+from __future__ import annotations
+
+import pytest
+
+import numpy as np
+
+from tests.apptest import (chart_figure, choose_preset, open_page, open_view, plotly_array,
+                           show_step)
+
+PAGE = "topics/representations/page.py"
+SLUG = "representations"
+
+
+def _module():
+    import topics.representations.page as page
+    return page
+
+
+def _set(at, **values):
+    for key, value in values.items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_tabs_and_defaults():
+    at = open_page(PAGE)
+    assert [t.label for t in at.tabs] == [v.title for v in _module().VIEWS]
+    assert not at.error and not at.warning
+
+
+def test_every_preset_applies_without_an_error():
+    at = open_page(PAGE)
+    for name in _module().PRESETS:
+        choose_preset(at, SLUG, name)
+        assert not at.exception and not at.error, name
+
+
+def test_every_step_shows_without_an_error():
+    at = open_page(PAGE)
+    for i in range(len(_module().STEPS)):
+        show_step(at, SLUG, i)
+        assert not at.exception and not at.error, i
+
+
+def test_the_panels_print_the_claimed_aris():
+    from topics.representations.compute import ari_of
+    at = open_page(PAGE)
+    choose_preset(at, SLUG, "Moons: k-means cuts, spectral follows")
+    s = _module().STATE.resolve(_module().PRESETS["Moons: k-means cuts, spectral follows"]
+                                .settings)
+    texts = [a["text"] for a in chart_figure(at, "re_fig_shapes")["layout"]["annotations"]]
+    assert len(texts) == 5
+    assert f"ARI {ari_of(s, 'kmeans'):.2f}" in texts[0] and "ARI 1.00" in texts[2]
+
+
+@pytest.mark.parametrize("settings, words", [({"re_k": 1}, "One cluster"),
+                                             ({"re_n": 5, "re_k": 8}, "8 clusters from 5")])
+def test_clusterings_it_cannot_do_get_words(settings, words):
+    at = _set(open_page(PAGE), **settings)
+    assert any(words in m.value for m in at.info) and not at.error
+
+
+@pytest.mark.parametrize("labelled, words", [(0, "no point is labelled"),
+                                             (150, "every point is labelled")])
+def test_labels_it_cannot_spread_get_words(labelled, words):
+    at = open_view(open_page(PAGE), SLUG, "Few labels")
+    _set(at, re_labelled=labelled)
+    assert any(words in m.value for m in at.info) and not at.error
+
+
+def test_step_trains_dec_and_draws_its_frame():
+    at = open_view(open_page(PAGE), SLUG, "Deep clustering (DEC)")
+    at.button(key="re_dec__step").click().run()
+    assert not at.exception
+    view = at.session_state["re_dec__view"]
+    assert view.steps > 0
+    snap = view.snapshot()
+    codes = chart_figure(at, "re_fig_codes")
+    assert codes["layout"]["title"]["text"] == f"DEC: {snap.accuracy:.1%} right"
+    pull = chart_figure(at, "re_fig_pull")
+    np.testing.assert_allclose(plotly_array(pull["data"][0]["x"]), snap.q_j, rtol=1e-6)
+    np.testing.assert_allclose(plotly_array(pull["data"][0]["y"]), snap.pull_j, rtol=1e-5,
+                               atol=1e-7)
+
+
+def test_the_prototypes_are_the_support_means():
+    from topics.representations.compute import prototypes_of
+    at = open_page(PAGE)
+    choose_preset(at, SLUG, "Prototypes from five labels")
+    fig = chart_figure(at, "re_fig_protos")
+    r = prototypes_of(5)
+    assert fig["layout"]["title"]["text"] == f"Nearest prototype: {r['accuracy']:.1%} right"
+    stars = next(t for t in fig["data"] if t.get("name") == "prototypes")
+    support = next(t for t in fig["data"] if t.get("name") == "labelled")
+    sx, sy = plotly_array(support["x"]), r["support_y"]
+    means = [sx[sy == c].mean() for c in r["classes"]]
+    np.testing.assert_allclose(plotly_array(stars["x"]), means, rtol=1e-4, atol=1e-5)
