@@ -110,6 +110,10 @@ TOPICS: tuple[Topic, ...] = (
           "Pass messages along a graph's edges, watch features smooth out with depth, and train a GCN to label the karate club from a few nodes.",
           ':material/hub:',
           engine=("engine.graphs",)),
+    Topic('network', 'A network you build', 'Foundations',
+          "Build a small network on a 2-D dataset and watch every neuron's output, the weights and the losses as it trains.",
+          ':material/science:',
+          engine=("engine.network",)),
 )
 
 TOPICS_BY_SLUG = {t.slug: t for t in TOPICS}
