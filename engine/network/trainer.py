@@ -1,72 +1,113 @@
-"""The live trainer of the A network you build page: an MLP f: R² -> R fitted by full-batch Adam to two
-noisy moons (an example to replace),
+"""The live trainer of the network page: the playground's MLP (engine/network/model.py) fitted
+by minibatch SGD to a train split of one of its datasets,
 
-    L(θ) = mean_i BCE(σ(f(x_i)), y_i)
+    L(theta) = mean_{i in batch} [softplus(f(phi(x_i))) - y_i f(phi(x_i))] + R(W)
 
-snapshot(): every point's predicted class and the training accuracy."""
+(the binary cross-entropy of sigmoid(f) against y in {0, 1}, R the L1/L2 penalty). One
+iteration is one SGD step on `batch` training points; the batches walk through a seeded
+shuffle of the training points, a new one per epoch (a pure function of the step count, so a
+saved state resumes the same run). Every iteration logs the data loss on the whole train and
+test split (without R). snapshot(): the weights as numpy arrays, the splits and the losses."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from sklearn.datasets import make_moons
 from torch import nn
 
+from engine.network.data import make_dataset, split
+from engine.network.features import feature_matrix, ordered
+from engine.network.model import PlaygroundNet
 from engine.training import TrainerBase
 
-
-def make_points(n: int, noise: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(x (n, 2) float32, y (n,) float32 in {0, 1}): two interleaved half circles plus
-    Gaussian noise of standard deviation `noise` (scikit-learn's make_moons), seeded."""
-    x, y = make_moons(n_samples=int(n), noise=float(noise), random_state=int(seed))
-    return x.astype(np.float32), y.astype(np.float32)
+N_POINTS = 500           # the playground's dataset size
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    points: np.ndarray       # (n, 2)
-    labels: np.ndarray       # (n,) the true classes
-    predicted: np.ndarray    # (n,) the predicted classes, 1 where f(x) > 0
-    accuracy: float          # share of the points predicted right
+    layers: list[tuple[np.ndarray, np.ndarray]]   # (W (out, in), b (out,)) float32, input first
+    features: tuple[str, ...]
+    activation: str
+    x_train: np.ndarray      # (n_train, 2)
+    y_train: np.ndarray      # (n_train,)
+    x_test: np.ndarray       # (n_test, 2)
+    y_test: np.ndarray       # (n_test,)
+    train_loss: float
+    test_loss: float
+    train_accuracy: float
+    test_accuracy: float
 
 
 class NetworkTrainer(TrainerBase):
-    """Full-batch Adam (torch.optim.Adam) on L = mean BCE(σ(f(x)), y) with
-    f = Linear(2, h) -> tanh -> Linear(h, h) -> tanh -> Linear(h, 1); one iteration, one step."""
+    """Minibatch SGD (torch.optim.SGD, lr) on L(theta) of the module docstring."""
 
-    log_every = 5            # the loss curve keeps every 5th iteration
+    log_every = 1
 
-    def __init__(self, n: int = 200, noise: float = 0.2, hidden: int = 16, lr: float = 0.01,
-                 seed: int = 0, device: str = "cpu"):
+    def __init__(self, dataset: str = "circle", noise: float = 0.0, train_share: float = 0.5,
+                 features: Sequence[str] = ("x1", "x2"), hidden: Sequence[int] = (4, 2),
+                 activation: str = "tanh", lr: float = 0.03, regularization: str = "none",
+                 reg_rate: float = 0.0, batch: int = 10, seed: int = 0, device: str = "cpu",
+                 n: int = N_POINTS):
         super().__init__()
-        x, y = make_points(n, noise, seed)
-        self.x = torch.from_numpy(x).to(device)                      # (n, 2)
-        self.y = torch.from_numpy(y).to(device)                      # (n,)
-        with torch.random.fork_rng(devices=[]):                      # seeded, whatever ran before
-            torch.manual_seed(seed)
-            self.model = nn.Sequential(nn.Linear(2, hidden), nn.Tanh(),
-                                       nn.Linear(hidden, hidden), nn.Tanh(),
-                                       nn.Linear(hidden, 1)).to(device)
-        self.opt = torch.optim.Adam(self.model.parameters(), lr=lr)
+        self.features = ordered(features)
+        if not self.features:
+            raise ValueError("no input feature is selected: choose at least one")
+        x, y = make_dataset(dataset, n, noise, seed)
+        xtr, ytr, xte, yte = split(x, y, train_share, seed)
+        self.points = (xtr, ytr, xte, yte)
+        self.activation = activation
+        self.regularization, self.reg_rate = regularization, float(reg_rate)
+        self.batch = max(1, min(int(batch), len(xtr)))
+        self.seed = int(seed)
+        self.x = torch.from_numpy(feature_matrix(xtr, self.features)).to(device)   # (n_tr, k)
+        self.y = torch.from_numpy(ytr).to(device)                                  # (n_tr,)
+        self.x_test = torch.from_numpy(feature_matrix(xte, self.features)).to(device)
+        self.y_test = torch.from_numpy(yte).to(device)                             # (n_te,)
+        self.model = PlaygroundNet(len(self.features), hidden, activation, seed).to(device)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=float(lr))
+        self._order: tuple[int, torch.Tensor] | None = None
 
-    def loss(self) -> torch.Tensor:
-        logits = self.model(self.x).squeeze(-1)                      # (n,)
-        return F.binary_cross_entropy_with_logits(logits, self.y)
+    def _batch(self) -> torch.Tensor:
+        """The indices of iteration `steps`'s minibatch (batch,)."""
+        n = len(self.y)
+        per_epoch = math.ceil(n / self.batch)
+        epoch, k = divmod(self.steps - 1, per_epoch)
+        if self._order is None or self._order[0] != epoch:
+            perm = np.random.default_rng((self.seed, epoch)).permutation(n)
+            self._order = (epoch, torch.from_numpy(perm).to(self.y.device))
+        return self._order[1][k * self.batch:(k + 1) * self.batch]
+
+    def data_loss(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return F.binary_cross_entropy_with_logits(self.model(x), y)
 
     def _iteration(self) -> dict[str, float]:
-        loss = self.loss()
+        idx = self._batch()
+        loss = (self.data_loss(self.x[idx], self.y[idx])
+                + self.model.penalty(self.regularization, self.reg_rate))
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         self.opt.step()
-        return {"loss": float(loss.detach())}
+        with torch.no_grad():
+            return {"train": float(self.data_loss(self.x, self.y)),
+                    "test": float(self.data_loss(self.x_test, self.y_test))}
 
     def snapshot(self) -> Snapshot:
+        return self.cached("snapshot", self._snapshot)
+
+    def _snapshot(self) -> Snapshot:
         with torch.no_grad():
-            predicted = (self.model(self.x).squeeze(-1) > 0).float()  # (n,)
-        return Snapshot(self.x.cpu().numpy(), self.y.cpu().numpy(), predicted.cpu().numpy(),
-                        float((predicted == self.y).float().mean()))
+            f_tr, f_te = self.model(self.x), self.model(self.x_test)         # (n_tr,), (n_te,)
+            acc_tr = float(((f_tr > 0).float() == self.y).float().mean())
+            acc_te = float(((f_te > 0).float() == self.y_test).float().mean())
+            loss_tr = float(F.binary_cross_entropy_with_logits(f_tr, self.y))
+            loss_te = float(F.binary_cross_entropy_with_logits(f_te, self.y_test))
+        xtr, ytr, xte, yte = self.points
+        return Snapshot(self.model.layers(), self.features, self.activation, xtr, ytr, xte,
+                        yte, loss_tr, loss_te, acc_tr, acc_te)
 
     def _modules(self) -> dict[str, nn.Module]:
         return {"model": self.model}
