@@ -100,10 +100,17 @@ def run_of(s: Mapping[str, Any], steps: int, seed: int = 0, **change: Any) -> di
     return _run(_key({**trainer_config(s), **change}), int(steps), int(seed))
 
 
-@lesson_measure
+@lesson_measure(trains=True)
 def test_accuracy_after(s: Mapping[str, Any], steps: int = 1000, seed: int = 0) -> float:
     """Test accuracy of a fresh network of the settings s after `steps` SGD steps."""
     return float(run_of(s, steps, seed)["test_accuracy"])
+
+
+@lesson_measure(trains=True)
+def train_loss_after(s: Mapping[str, Any], steps: int = 1000, seed: int = 0) -> float:
+    """Training loss (mean binary cross-entropy on every training point) of a fresh network
+    of the settings s after `steps` SGD steps."""
+    return float(run_of(s, steps, seed)["train_loss"])
 
 
 def steps_to_accuracy(s: Mapping[str, Any], target: float, steps: int, seed: int = 0,
