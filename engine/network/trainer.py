@@ -6,8 +6,9 @@ by minibatch SGD to a train split of one of its datasets,
 (the binary cross-entropy of sigmoid(f) against y in {0, 1}, R the L1/L2 penalty). One
 iteration is one SGD step on `batch` training points; the batches walk through a seeded
 shuffle of the training points, a new one per epoch (a pure function of the step count, so a
-saved state resumes the same run). Every iteration logs the data loss on the whole train and
-test split (without R). snapshot(): the weights as numpy arrays, the splits and the losses."""
+saved state resumes the same run). Every `log_every`-th iteration logs the data loss on the
+whole train and test split (without R); every iteration returns its batch's loss (a NaN or inf
+ends the run as diverged). snapshot(): the weights as numpy arrays, the splits and the losses."""
 from __future__ import annotations
 
 import math
@@ -45,7 +46,7 @@ class Snapshot:
 class NetworkTrainer(TrainerBase):
     """Minibatch SGD (torch.optim.SGD, lr) on L(theta) of the module docstring."""
 
-    log_every = 1
+    log_every = 5            # the loss curves keep every 5th iteration
 
     def __init__(self, dataset: str = "circle", noise: float = 0.0, train_share: float = 0.5,
                  features: Sequence[str] = ("x1", "x2"), hidden: Sequence[int] = (4, 2),
@@ -91,9 +92,12 @@ class NetworkTrainer(TrainerBase):
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         self.opt.step()
-        with torch.no_grad():
-            return {"train": float(self.data_loss(self.x, self.y)),
-                    "test": float(self.data_loss(self.x_test, self.y_test))}
+        metrics = {"batch": float(loss.detach())}
+        if self.steps % self.log_every == 0:
+            with torch.no_grad():
+                metrics["train"] = float(self.data_loss(self.x, self.y))
+                metrics["test"] = float(self.data_loss(self.x_test, self.y_test))
+        return metrics
 
     def snapshot(self) -> Snapshot:
         return self.cached("snapshot", self._snapshot)

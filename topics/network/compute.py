@@ -82,7 +82,7 @@ def _run(key: tuple, steps: int, seed: int) -> dict:
     trainer.step(steps)
     snap = trainer.snapshot()
     _, test = trainer.history.as_arrays("test")
-    _, train = trainer.history.as_arrays("train")
+    train_steps, train = trainer.history.as_arrays("train")
     h0 = feature_matrix(snap.x_train, snap.features)
     hidden = layer_outputs(snap.layers, snap.activation, h0)[:-1]
     silent = sum(int((np.abs(h) <= 0).all(0).sum()) for h in hidden)
@@ -90,7 +90,7 @@ def _run(key: tuple, steps: int, seed: int) -> dict:
     return {"train_accuracy": snap.train_accuracy, "test_accuracy": snap.test_accuracy,
             "train_loss": snap.train_loss, "test_loss": snap.test_loss,
             "weight_norm": weight_norm(snap.layers), "diverged_at": trainer.diverged_at,
-            "train_curve": train, "test_curve": test,
+            "train_steps": train_steps, "train_curve": train, "test_curve": test,
             "dead_share": silent / units if units else 0.0}
 
 
@@ -147,8 +147,9 @@ def noise_loss_ratio(s: Mapping[str, Any], steps: int = 1000) -> float:
 
 def train_loss_fall(s: Mapping[str, Any], steps: int = 1000, early: int = 100) -> float:
     """Training loss at iteration `steps` over the training loss at iteration `early`."""
-    curve = run_of(s, steps)["train_curve"]
-    return float(curve[steps - 1] / curve[early - 1])
+    run = run_of(s, steps)
+    at = dict(zip(run["train_steps"].tolist(), run["train_curve"].tolist()))
+    return float(at[steps] / at[early])
 
 
 def diverged_at(s: Mapping[str, Any], steps: int = 100) -> float:
