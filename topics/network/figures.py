@@ -114,9 +114,9 @@ def network_figure(inputs: np.ndarray, feature_names: Sequence[str], hidden: lis
                                         xref="paper", yref="paper", xanchor="right",
                                         showarrow=False, font=dict(size=11)))
             axis += 1
-        head = "input" if ci == 0 else f"layer {ci}"
-        annotations.append(dict(text=f"{head}<br>{len(maps)}", x=float(cx[ci]), y=1.0,
-                                xref="paper", yref="paper", yanchor="bottom",
+        head = "input" if ci == 0 else f"L{ci}: {len(maps)}"
+        annotations.append(dict(text=head, x=float(cx[ci]), y=0.97, xref="paper",
+                                yref="paper", xanchor="center", yanchor="bottom",
                                 showarrow=False, font=dict(size=11)))
     # the output neuron's small map, then the large output map with the data
     xo, yo = centres[-1][0]
@@ -129,8 +129,9 @@ def network_figure(inputs: np.ndarray, feature_names: Sequence[str], hidden: lis
                                   anchor=f"y{axis}")
     layout[f"yaxis{axis}"] = dict(BARE, domain=[float(yo - h / 2), float(yo + h / 2)],
                                   anchor=f"x{axis}")
-    annotations.append(dict(text="output", x=float(xo), y=1.0, xref="paper", yref="paper",
-                            yanchor="bottom", showarrow=False, font=dict(size=11)))
+    annotations.append(dict(text="output", x=float(xo), y=0.97, xref="paper", yref="paper",
+                            xanchor="center", yanchor="bottom", showarrow=False,
+                            font=dict(size=11)))
     big = axis + 1
     traces.append(dict(type="heatmap", x=f32(out_xs), y=f32(out_ys), z=small,
                        showscale=False, colorscale=DIVERGING, zmin=0, zmax=1,
@@ -152,7 +153,7 @@ def network_figure(inputs: np.ndarray, feature_names: Sequence[str], hidden: lis
     # the loss curves
     loss = big + 1
     ts, tv, es, ev = curves
-    for (s, v), color, name in (((ts, tv), "#333333", "train loss"),
+    for (s, v), color, name in (((ts, tv), "#777777", "train loss"),
                                 ((es, ev), NEGATIVE, "test loss")):
         s, v = block_means(np.asarray(s), np.asarray(v, dtype=float))
         traces.append(dict(type="scatter", x=s, y=f32(np.nan_to_num(v, posinf=0.0)),
@@ -162,9 +163,6 @@ def network_figure(inputs: np.ndarray, feature_names: Sequence[str], hidden: lis
                                   title=dict(text="iteration"))
     layout[f"yaxis{loss}"] = dict(domain=[0.0, 0.28], anchor=f"x{loss}", rangemode="tozero",
                                   title=dict(text="loss"))
-    annotations.append(dict(text="train — / test —", x=1.0, y=0.3, xref="paper",
-                            yref="paper", xanchor="right", yanchor="bottom",
-                            showarrow=False, font=dict(size=11, color=NEGATIVE)))
     layout["annotations"] = annotations
     return plain_figure(traces, layout)
 

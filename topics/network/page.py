@@ -80,8 +80,8 @@ def network_frame_parts(view, read, knocked: frozenset, show_test: bool,
     ts, tv = view.history.as_arrays("train")
     es, ev = view.history.as_arrays("test")
     test = (snap.x_test, snap.y_test) if show_test else None
-    title = (f"Iteration {view.steps:,} · test loss {_finite(snap.test_loss)} · "
-             f"train loss {_finite(snap.train_loss)}")
+    title = (f"Iteration {view.steps:,} · test loss {_finite(snap.test_loss)} (orange) · "
+             f"train loss {_finite(snap.train_loss)} (grey)")
     fig = figs.network_figure(maps.inputs, snap.features, maps.hidden, out.output, out.xs,
                               out.ys, layers, knocked, (snap.x_train, snap.y_train), test,
                               (ts, tv, es, ev), title, discretize)

@@ -105,7 +105,7 @@ PRESETS = {
                  "the floating-point range within 20 iterations, and the page says so.",
         "network", C_DIVERGE),
     "Dead ReLUs": Preset(
-        DEAD, "ReLUs at learning rate 10: a few huge steps push every unit's input below 0 "
+        DEAD, "ReLUs at the largest learning rate: a few huge steps push every unit's input below 0 "
               "on every point. After 300 steps at least 40% of the hidden units output 0 "
               "everywhere, and training stalls: the loss stays at least 0.6, near a coin "
               "toss's 0.693.", "network", C_DEAD),
@@ -131,7 +131,7 @@ STEPS = [
          "with x1, x2 alone they stay at most 70% after 1,000 steps.",
          SPIRAL_SIN, "network", C_SPIRAL_SIN),
     Step("Regularisation",
-         "L2 (rate 0.03) adds 0.015 Σw² to the loss: the weights' norm ends at most 0.7 of "
+         "L2 adds half its rate times Σw² to the loss: the weights' norm ends at most 0.7 of "
          "the unregularised run's after 1,000 steps.", L2, "network", C_L2[:1]),
     Step("Noise and the test loss",
          "At 50% noise the test loss after 1,000 steps is at least 5 times the noise-free "
