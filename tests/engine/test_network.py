@@ -97,7 +97,7 @@ def test_no_hidden_layer_is_a_linear_model():
     net = PlaygroundNet(2, (), "relu", seed=0)
     (W, b), = net.layers()
     x = torch.tensor([[1.0, -2.0]])
-    assert float(net(x)) == pytest.approx(float(W[0] @ x[0].numpy() + b[0]), rel=1e-6)
+    assert float(net(x).detach()) == pytest.approx(float(W[0] @ x[0].numpy() + b[0]), rel=1e-6)
 
 
 def test_training_lowers_the_loss_repeats_and_resumes():

@@ -114,3 +114,17 @@ def test_divergence_is_named_and_no_nan_reaches_the_screen():
     for t in fig.data:
         if t.type == "heatmap":
             assert np.isfinite(np.asarray(t.z, float)).all()
+
+
+def test_a_click_on_a_neuron_knocks_it_out_and_a_second_brings_it_back(monkeypatch):
+    page = _module()
+    state = {"ne_knock": ["L2 n1"],
+             "ne_fig_net": {"selection": {"points": [{"customdata": "L1 n3"}]}}}
+    monkeypatch.setattr(page.st, "session_state", state)
+    page._on_click_neuron()
+    assert state["ne_knock"] == ["L2 n1", "L1 n3"]
+    page._on_click_neuron()
+    assert state["ne_knock"] == ["L2 n1"]
+    dots = [t for t in _parts(_config(hidden=(4, 4)), 1)["ne_fig_net"].fig.data
+            if t.name == "neurons"]
+    assert list(dots[0].customdata) == [f"L{i} n{j}" for i in (1, 2) for j in (1, 2, 3, 4)]

@@ -118,6 +118,16 @@ def network_figure(inputs: np.ndarray, feature_names: Sequence[str], hidden: lis
         annotations.append(dict(text=head, x=float(cx[ci]), y=0.97, xref="paper",
                                 yref="paper", xanchor="center", yanchor="bottom",
                                 showarrow=False, font=dict(size=11)))
+    # a clickable dot on each hidden neuron (points selection: knock it out or back in)
+    dots = [(float(centres[ci][j][0]), float(centres[ci][j][1]), f"L{ci} n{j + 1}")
+            for ci in range(1, len(cols)) for j in range(len(cols[ci]))]
+    if dots:
+        traces.append(dict(type="scatter", x=[d[0] for d in dots], y=[d[1] for d in dots],
+                           customdata=[d[2] for d in dots], mode="markers", name="neurons",
+                           marker=dict(size=12, color="rgba(40,40,40,0.05)",
+                                       line=dict(color="rgba(40,40,40,0.35)", width=1)),
+                           hovertemplate="%{customdata}: click to knock out or bring back"
+                                         "<extra></extra>", xaxis="x", yaxis="y"))
     # the output neuron's small map, then the large output map with the data
     xo, yo = centres[-1][0]
     small = f32(np.where(output > 0.5, 1.0, 0.0) if discretize else output)

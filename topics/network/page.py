@@ -64,6 +64,20 @@ def _finite(v: float, fmt: str = ".3f") -> str:
 
 
 # ----------------------------------------------------------------------------- frame
+def _on_click_neuron() -> None:
+    """A click on a neuron's dot (paused) knocks it out, or brings it back."""
+    sel = st.session_state.get("ne_fig_net")
+    pts = (sel or {}).get("selection", {}).get("points", []) if isinstance(sel, dict) else \
+        getattr(getattr(sel, "selection", None), "points", [])
+    knocked = list(st.session_state.get("ne_knock", []))
+    for p in pts:
+        label = p.get("customdata") if isinstance(p, dict) else None
+        if isinstance(label, str) and label in KNOCK_OPTIONS:
+            knocked = [k for k in knocked if k != label] if label in knocked else [*knocked,
+                                                                                   label]
+    st.session_state["ne_knock"] = knocked
+
+
 def network_frame_parts(view, read, knocked: frozenset, show_test: bool,
                         discretize: bool) -> dict:
     """One live frame of the Network tab as parts (pure: the frame route may build it): the
@@ -105,7 +119,8 @@ def network_frame_parts(view, read, knocked: frozenset, show_test: bool,
         f = layer_outputs(layers, snap.activation, h0, keep)[-1][:, 0]
         words.append(f"Test loss with {len(knocked)} neuron{'s' if len(knocked) > 1 else ''} "
                      f"knocked out: **{_finite(bce(f, snap.y_test))}**.")
-    return {"ne_fig_net": Figure(fig), "ne_caption": Caption(" ".join(words))}
+    return {"ne_fig_net": Figure(fig, on_select=_on_click_neuron, selection_mode="points"),
+            "ne_caption": Caption(" ".join(words))}
 
 
 # ----------------------------------------------------------------------------- views
@@ -151,7 +166,9 @@ def network_view(panel) -> None:
                 "L2 penalty of the weights). The big map is P(class 1 | x), the data on it; "
                 "below it the loss on all training and test points. A ReLU network on x1, x2 "
                 "alone is piecewise linear: the caption counts its exact linear regions. "
-                "Knocked-out neurons (under Data, regularisation, view) output 0.")
+                "Click a neuron's dot (paused) to knock it out: it outputs 0, its map turns "
+                "grey and the caption gives the test loss without it; click again, or use "
+                "the list under Data, regularisation, view, to bring it back.")
 
 
 def data_view(panel) -> None:
