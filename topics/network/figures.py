@@ -34,7 +34,7 @@ def _column_x(n_cols: int) -> np.ndarray:
 def _cell(n_cols: int, max_rows: int) -> tuple[float, float]:
     """(width, height) of one neuron's map in paper units."""
     h = min(0.9 / max(max_rows, 1) * 0.78, 0.16)
-    w = min((NET_W - 0.1) / max(n_cols - 1, 1) * 0.42, 0.09)
+    w = min((NET_W - 0.1) / max(n_cols - 1, 1) * 0.5, 0.09)
     return w, h
 
 
@@ -80,10 +80,12 @@ def network_figure(inputs: np.ndarray, feature_names: Sequence[str], hidden: lis
                 xs, ys = groups.setdefault(key, ([], []))
                 xs += [float(src[i, 0] + w / 2), float(dst[j, 0] - w / 2), None]
                 ys += [float(src[i, 1]), float(dst[j, 1]), None]
+    dense = sum(a * b for a, b in zip(sizes[:-1], sizes[1:])) > 100     # thinner lines
     for (sign, b), (xs, ys) in sorted(groups.items()):
         traces.append(dict(type="scatter", x=xs, y=ys, mode="lines", hoverinfo="skip",
                            line=dict(color=POSITIVE if sign else NEGATIVE,
-                                     width=0.6 + 1.4 * b), opacity=0.75, xaxis="x", yaxis="y"))
+                                     width=(0.6 + 1.4 * b) * (0.5 if dense else 1.0)),
+                           opacity=0.6 if dense else 0.75, xaxis="x", yaxis="y"))
     # one small heat map per neuron, each on its own pair of axes
     annotations = []
     axis = 2

@@ -30,6 +30,8 @@ NOISY = {**BASE, "ne_data": "gauss", "ne_features": XY, "ne_layers": 2, "ne_unit
          "ne_act": "tanh", "ne_lr": 0.03, "ne_noise": 0.5, "ne_test": True}
 DIVERGE = {**BASE, "ne_data": "circle", "ne_features": ALL, "ne_layers": 2, "ne_units": 4,
            "ne_act": "linear", "ne_lr": 1.0}
+WIDEST = {**BASE, "ne_data": "spiral", "ne_features": XY, "ne_layers": 6, "ne_units": 8,
+          "ne_act": "relu", "ne_lr": 0.03, "ne_test": True}
 DEAD = {**BASE, "ne_data": "circle", "ne_features": XY, "ne_layers": 2, "ne_units": 8,
         "ne_act": "relu", "ne_lr": 10.0}
 
@@ -109,6 +111,10 @@ PRESETS = {
               "on every point. After 300 steps at least 40% of the hidden units output 0 "
               "everywhere, and training stalls: the loss stays at least 0.6, near a coin "
               "toss's 0.693.", "network", C_DEAD),
+    "The largest network: six layers of eight": Preset(
+        WIDEST, "The cap: six hidden layers of eight ReLUs, every neuron drawn as its map. "
+                "Deeper layers fold the plane more: compare their maps with the first "
+                "layer's straight edges.", "network"),
 }
 
 STEPS = [
