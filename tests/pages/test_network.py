@@ -128,3 +128,17 @@ def test_a_click_on_a_neuron_knocks_it_out_and_a_second_brings_it_back(monkeypat
     dots = [t for t in _parts(_config(hidden=(4, 4)), 1)["ne_fig_net"].fig.data
             if t.name == "neurons"]
     assert list(dots[0].customdata) == [f"L{i} n{j}" for i in (1, 2) for j in (1, 2, 3, 4)]
+
+
+def test_each_layers_width_typed_or_refused_in_words():
+    from topics.network.compute import hidden_of
+    page = _module()
+    s = page.STATE.resolve({"ne_layers": 2, "ne_units": 4})
+    assert hidden_of({**s, "ne_widths": "8, 3, 1"}) == ((8, 3, 1), None)
+    assert hidden_of({**s, "ne_widths": "0"}) == ((), None)
+    widths, reason = hidden_of({**s, "ne_widths": "9, 2"})
+    assert widths == (4, 4) and "between 1 and 8" in reason
+    at = open_page(PAGE)
+    at.text_input(key="ne_widths").set_value("3, x").run()
+    assert not at.exception
+    assert any("sliders" in w.value for w in at.warning)

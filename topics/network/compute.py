@@ -8,10 +8,11 @@ from typing import Any, Mapping
 import numpy as np
 import streamlit as st
 
-from engine.network import (BOX, FEATURE_NAMES, NetworkTrainer, feature_matrix,
+from engine.network import (BOX, FEATURE_NAMES, MAX_LAYERS, MAX_UNITS, NetworkTrainer,
+                            feature_matrix,
                             layer_outputs, make_dataset, neuron_maps, ordered, split,
                             weight_norm)
-from engine.regions import partition
+from engine.regions import parse_widths, partition
 from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
@@ -46,11 +47,27 @@ def knocked_pairs(labels) -> set[tuple[int, int]]:
 
 
 # ----------------------------------------------------------------------------- settings
+def hidden_of(s: Mapping[str, Any]) -> tuple[tuple[int, ...], str | None]:
+    """(the hidden widths, None) from the typed list ne_widths ("4, 2") where one is typed,
+    else from the sliders (ne_layers layers of ne_units); a list that cannot be read gives the
+    sliders' widths and the reason in words."""
+    sliders = (int(s["ne_units"]),) * int(s["ne_layers"])
+    text = str(s.get("ne_widths", "") or "").strip()
+    if not text:
+        return sliders, None
+    if text == "0":
+        return (), None
+    try:
+        return parse_widths(text, MAX_LAYERS, MAX_UNITS), None
+    except ValueError as err:
+        return sliders, str(err)
+
+
 def trainer_config(s: Mapping[str, Any]) -> dict:
     """The trainer's arguments, plain values, from the settings s."""
     return {"dataset": str(s["ne_data"]), "noise": float(s["ne_noise"]),
             "train_share": float(s["ne_share"]), "features": ordered(s["ne_features"]),
-            "hidden": (int(s["ne_units"]),) * int(s["ne_layers"]),
+            "hidden": hidden_of(s)[0],
             "activation": str(s["ne_act"]), "lr": float(s["ne_lr"]),
             "regularization": str(s["ne_reg"]),
             "reg_rate": float(s["ne_rate"]) if s["ne_reg"] != "none" else 0.0,

@@ -25,7 +25,8 @@ from live.push import live_parts, place
 from topics.network import figures as figs
 from topics.network.compute import (BATCHES, DATASET_NAMES, KNOCK_OPTIONS, LRS, NOISES,
                                     OUT_RES, REG_RATES, SHARES, TRAIN_MAX, build_trainer,
-                                    dataset_of, frame_maps, knocked_pairs, region_count,
+                                    dataset_of, frame_maps, hidden_of, knocked_pairs,
+                                    region_count,
                                     trainer_config)
 from topics.network.tour import PRESETS, STEPS
 from ui import session
@@ -48,6 +49,8 @@ STATE = StateTable([
             options=FEATURE_NAMES),
     Control("ne_layers", 2, "Hidden layers", lo=0, hi=MAX_LAYERS, step=1),
     Control("ne_units", 4, "Neurons per hidden layer", lo=1, hi=MAX_UNITS, step=1),
+    Control("ne_widths", "", "Or each layer's neurons (e.g. 4, 2; 0: none)", kind="text",
+            help="Overrides the two sliders: up to 6 layers of 1 to 8 neurons."),
     Control("ne_act", "tanh", "Activation", kind="segmented", options=tuple(ACT_NAMES),
             format_func=ACT_NAMES.get),
     Control("ne_lr", 0.03, "Learning rate (SGD)", kind="select_slider", options=LRS),
@@ -127,8 +130,8 @@ def network_frame_parts(view, read, knocked: frozenset, show_test: bool,
 def _controls() -> None:
     for key in ("ne_data", "ne_features", "ne_layers", "ne_units", "ne_act", "ne_lr"):
         STATE.widget(key)
-    with st.expander("Data, regularisation, view"):
-        for key in ("ne_noise", "ne_share", "ne_batch", "ne_reg", "ne_rate", "ne_test",
+    with st.expander("Layers, data, regularisation, view"):
+        for key in ("ne_widths", "ne_noise", "ne_share", "ne_batch", "ne_reg", "ne_rate", "ne_test",
                     "ne_discrete", "ne_knock"):
             STATE.widget(key)
 
@@ -142,6 +145,10 @@ def network_view(panel) -> None:
             st.warning("No input feature is selected: the network would see nothing. Choose "
                        "at least one feature (x1 and x2 to start).")
             return
+        _, unread = hidden_of(s)
+        if unread:
+            st.warning(f"Each layer's neurons: {unread}. The sliders' {int(s['ne_layers'])} "
+                       f"layers of {int(s['ne_units'])} are used instead.")
         config = trainer_config(s)
         seed, device = session.seed(), session.device()
         make = functools.partial(build_trainer, config, seed, device)
@@ -168,7 +175,7 @@ def network_view(panel) -> None:
                 "alone is piecewise linear: the caption counts its exact linear regions. "
                 "Click a neuron's dot (paused) to knock it out: it outputs 0, its map turns "
                 "grey and the caption gives the test loss without it; click again, or use "
-                "the list under Data, regularisation, view, to bring it back.")
+                "the list under Layers, data, regularisation, view, to bring it back.")
 
 
 def data_view(panel) -> None:

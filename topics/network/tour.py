@@ -11,7 +11,7 @@ from ui.claims import PERCENT, Claim
 from ui.widgets import Preset, Step
 
 # ----------------------------------------------------------------------------- settings
-BASE = {"ne_noise": 0.0, "ne_share": 0.5, "ne_batch": 10, "ne_reg": "none", "ne_rate": 0.0,
+BASE = {"ne_widths": "", "ne_noise": 0.0, "ne_share": 0.5, "ne_batch": 10, "ne_reg": "none", "ne_rate": 0.0,
         "ne_knock": [], "ne_test": False, "ne_discrete": False}
 XY = ["x1", "x2"]
 XOR_LINEAR = {**BASE, "ne_data": "xor", "ne_features": XY, "ne_layers": 0, "ne_units": 4,
