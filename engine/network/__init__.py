@@ -4,8 +4,7 @@
     data.py      the playground's datasets (circle, XOR, two Gaussians, spiral), noise, split
     features.py  the input features x1, x2, x1^2, x2^2, x1 x2, sin x1, sin x2
     model.py     the MLP, its L1/L2 penalty, every neuron's map over the plane in one pass
-    trainer.py   NetworkTrainer, minibatch SGD (engine.training.TrainerBase)
-    measures.py  what the page's claims measure (trained runs, accuracies, weight norms)"""
+    trainer.py   NetworkTrainer, minibatch SGD (engine.training.TrainerBase)"""
 from __future__ import annotations
 
 from engine.network.data import BOX, DATASETS, make_dataset, split
