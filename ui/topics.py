@@ -126,6 +126,10 @@ TOPICS: tuple[Topic, ...] = (
           'Clustering toy shapes, deep embedded clustering of digits, and how learned features help when labels are few.',
           ':material/science:',
           engine=("engine.representations",)),
+    Topic('network', 'A network you build', 'Foundations',
+          "Build a small network on a 2-D dataset and watch every neuron's output, the weights and the losses as it trains.",
+          ':material/science:',
+          engine=("engine.network",)),
 )
 
 TOPICS_BY_SLUG = {t.slug: t for t in TOPICS}
