@@ -26,27 +26,34 @@ from typing import Any, Callable, Mapping
 
 @dataclass(frozen=True)
 class OnRun:
-    """How a slow claim reads the live run on its tab: the history metrics `metrics` of that
-    run at the first iteration >= `at` they were logged at, combined by `combine` (default:
-    the first metric's value). The claim's `measure` trains from scratch on its seeds (what
-    the tests assert); this is the same quantity on the one run the class watches."""
+    """How a slow claim reads the live run on its tab, once the run has reached iteration
+    `at`: the history metrics `metrics` at the first iteration >= `at` they were logged at,
+    combined by `combine` (default: the first metric's value); or `snapshot(view.snapshot())`
+    for a quantity the run's snapshot keeps per iteration (read at `at` by that function).
+    The claim's `measure` trains from scratch on its seeds (what the tests assert); this is
+    the same quantity on the one run the class watches."""
     at: int
-    metrics: tuple[str, ...]
+    metrics: tuple[str, ...] = ()
     combine: Callable[..., float] | None = None
+    snapshot: Callable[[Any], float] | None = None
 
-    def read(self, history: Any) -> tuple[int, float] | None:
-        """(the iteration read, the value) from a trainer's History, or None when a metric
-        was never logged at or after `at`."""
+    def read(self, view: Any) -> tuple[int, float] | None:
+        """(the iteration read, the value) from a live run's view (its `history`, or its
+        `snapshot()`), or None when a metric was never logged at or after `at`."""
+        if self.snapshot is not None:
+            return self.at, float(self.snapshot(view.snapshot()))
         step, values = None, []
         for name in self.metrics:
-            steps, vals = history.as_arrays(name)
+            steps, vals = view.history.as_arrays(name)
             later = [i for i, s in enumerate(steps) if s >= self.at]
             if not later:
                 return None
             step = int(steps[later[0]]) if step is None else step
             values.append(float(vals[later[0]]))
+        if step is None:
+            return None
         value = self.combine(*values) if self.combine is not None else values[0]
-        return int(step), float(value)
+        return step, float(value)
 
 
 @dataclass(frozen=True)
@@ -162,7 +169,7 @@ def run_line(claim: Claim, view: Any) -> str:
     at, steps = claim.run.at, int(getattr(view, "steps", 0) or 0)
     if view is None or steps < at:
         return f"{claim.what}: *{steps:,} of {at:,} iterations on this run{claim.bound}*"
-    got = claim.run.read(view.history)
+    got = claim.run.read(view)
     if got is None:
         return f"{claim.what}: *not logged on this run{claim.bound}*"
     step, value = got

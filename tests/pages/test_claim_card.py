@@ -126,7 +126,7 @@ def test_a_trained_claim_reads_the_live_run_once_it_reaches_the_claims_iteration
     history = at.session_state["gen_overfit__trainer"].history
     text = _markdown(at)
     for c in claims:
-        step, value = c.run.read(history)
+        step, value = c.run.read(at.session_state["gen_overfit__view"])
         assert step == 1000
         mark = "✓" if c.lo <= value <= c.hi else "✗"
         assert f"{c.what} · *this run, iteration 1,000*: **{c.format(value)}** {mark}" in text, text
@@ -147,9 +147,14 @@ def test_a_run_line_before_and_after_the_iteration():
     class View:
         def __init__(self, steps):
             self.steps, self.history = steps, h
+
+        def snapshot(self):
+            return [self.steps / 10, 7.0]
     assert run_line(c, None) == "a − b at 25: *0 of 25 iterations on this run (≥ 0.2)*"
     assert run_line(c, View(20)) == "a − b at 25: *20 of 25 iterations on this run (≥ 0.2)*"
     assert run_line(c, View(30)) == "a − b at 25 · *this run, iteration 30*: **0.25** ✓ (≥ 0.2)"
     assert "✗" in run_line(Claim("a", lambda s: 0, hi=0.05, slow=True, run=OnRun(5, ("a",))),
                            View(30))
     assert "not logged" in run_line(Claim("c", lambda s: 0, run=OnRun(5, ("c",))), View(30))
+    kept = Claim("k", lambda s: 0, lo=6, run=OnRun(25, snapshot=lambda snap: snap[1]))
+    assert run_line(kept, View(30)) == "k · *this run, iteration 25*: **7** ✓ (≥ 6)"
