@@ -168,7 +168,7 @@ def run_line(claim: Claim, view: Any) -> str:
     assert claim.run is not None
     at, steps = claim.run.at, int(getattr(view, "steps", 0) or 0)
     if view is None or steps < at:
-        return f"{claim.what}: *{steps:,} of {at:,} iterations on this run{claim.bound}*"
+        return f"{claim.what}: *this run: {steps:,} / {at:,} iterations{claim.bound}*"
     got = claim.run.read(view)
     if got is None:
         return f"{claim.what}: *not logged on this run{claim.bound}*"

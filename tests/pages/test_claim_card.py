@@ -120,7 +120,7 @@ def test_a_trained_claim_reads_the_live_run_once_it_reaches_the_claims_iteration
     assert all(c.run is not None for c in claims)
     before = _markdown(at)
     assert "measured after training" not in before
-    assert f"{claims[0].what}: *0 of 1,000 iterations on this run" in before, before
+    assert f"{claims[0].what}: *this run: 0 / 1,000 iterations" in before, before
     at.button(key="gen_overfit__to1000").click().run()
     assert not at.exception
     history = at.session_state["gen_overfit__trainer"].history
@@ -150,8 +150,8 @@ def test_a_run_line_before_and_after_the_iteration():
 
         def snapshot(self):
             return [self.steps / 10, 7.0]
-    assert run_line(c, None) == "a − b at 25: *0 of 25 iterations on this run (≥ 0.2)*"
-    assert run_line(c, View(20)) == "a − b at 25: *20 of 25 iterations on this run (≥ 0.2)*"
+    assert run_line(c, None) == "a − b at 25: *this run: 0 / 25 iterations (≥ 0.2)*"
+    assert run_line(c, View(20)) == "a − b at 25: *this run: 20 / 25 iterations (≥ 0.2)*"
     assert run_line(c, View(30)) == "a − b at 25 · *this run, iteration 30*: **0.25** ✓ (≥ 0.2)"
     assert "✗" in run_line(Claim("a", lambda s: 0, hi=0.05, slow=True, run=OnRun(5, ("a",))),
                            View(30))
