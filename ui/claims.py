@@ -27,8 +27,9 @@ from typing import Any, Callable, Mapping
 @dataclass(frozen=True)
 class OnRun:
     """How a slow claim reads the live run on its tab, once the run has reached iteration
-    `at`: the history metrics `metrics` at the first iteration >= `at` they were logged at,
-    combined by `combine` (default: the first metric's value); or `snapshot(view.snapshot())`
+    `at`: the history metrics `metrics` at the last iteration <= `at` they were logged at (what
+    a run stopped at `at` shows), combined by `combine` (default: the first metric's value);
+    or `snapshot(view.snapshot())`
     for a quantity the run's snapshot keeps per iteration (read at `at` by that function).
     The claim's `measure` trains from scratch on its seeds (what the tests assert); this is
     the same quantity on the one run the class watches."""
@@ -39,17 +40,17 @@ class OnRun:
 
     def read(self, view: Any) -> tuple[int, float] | None:
         """(the iteration read, the value) from a live run's view (its `history`, or its
-        `snapshot()`), or None when a metric was never logged at or after `at`."""
+        `snapshot()`), or None when a metric was never logged up to `at`."""
         if self.snapshot is not None:
             return self.at, float(self.snapshot(view.snapshot()))
         step, values = None, []
         for name in self.metrics:
             steps, vals = view.history.as_arrays(name)
-            later = [i for i, s in enumerate(steps) if s >= self.at]
-            if not later:
+            upto = [i for i, s in enumerate(steps) if s <= self.at]
+            if not upto:
                 return None
-            step = int(steps[later[0]]) if step is None else step
-            values.append(float(vals[later[0]]))
+            step = int(steps[upto[-1]]) if step is None else step
+            values.append(float(vals[upto[-1]]))
         if step is None:
             return None
         value = self.combine(*values) if self.combine is not None else values[0]

@@ -141,7 +141,7 @@ def test_a_run_line_before_and_after_the_iteration():
     h = History()
     for step in range(0, 40, 10):
         h.log(step, {"a": step / 100, "b": 0.05})
-    c = Claim("a − b at 25", lambda s: 1 / 0, lo=0.2, slow=True,
+    c = Claim("a − b at 25", lambda s: 1 / 0, lo=0.1, slow=True,
               run=OnRun(25, ("a", "b"), lambda a, b: a - b))
 
     class View:
@@ -150,10 +150,11 @@ def test_a_run_line_before_and_after_the_iteration():
 
         def snapshot(self):
             return [self.steps / 10, 7.0]
-    assert run_line(c, None) == "a − b at 25: *this run: 0 / 25 iterations (≥ 0.2)*"
-    assert run_line(c, View(20)) == "a − b at 25: *this run: 20 / 25 iterations (≥ 0.2)*"
-    assert run_line(c, View(30)) == "a − b at 25 · *this run, iteration 30*: **0.25** ✓ (≥ 0.2)"
-    assert "✗" in run_line(Claim("a", lambda s: 0, hi=0.05, slow=True, run=OnRun(5, ("a",))),
+    assert run_line(c, None) == "a − b at 25: *this run: 0 / 25 iterations (≥ 0.1)*"
+    assert run_line(c, View(20)) == "a − b at 25: *this run: 20 / 25 iterations (≥ 0.1)*"
+    # the last point logged up to 25 (what a run stopped at 25 shows): iteration 20
+    assert run_line(c, View(30)) == "a − b at 25 · *this run, iteration 20*: **0.15** ✓ (≥ 0.1)"
+    assert "✗" in run_line(Claim("a", lambda s: 0, hi=0.05, slow=True, run=OnRun(15, ("a",))),
                            View(30))
     assert "not logged" in run_line(Claim("c", lambda s: 0, run=OnRun(5, ("c",))), View(30))
     kept = Claim("k", lambda s: 0, lo=6, run=OnRun(25, snapshot=lambda snap: snap[1]))
