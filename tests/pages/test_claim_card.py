@@ -104,7 +104,7 @@ def test_the_words_come_first_and_the_claim_lines_after_in_their_own_compact_blo
         assert body < claims, texts
         assert texts[claims] in _block_markdown(at._tree, CLAIMS_KEY), "in their own block"
     css = load_css("classroom")
-    assert f".st-key-{CLAIMS_KEY}" in css and "font-size: 1.05rem" in css
+    assert f".st-key-{CLAIMS_KEY}" in css and "font-size: 0.95rem" in css
 
 
 @pytest.mark.slow
