@@ -30,8 +30,7 @@ from live.controls import live_training, read_trainer
 from live.push import live_parts, place
 from ui.page import Live, View, topic_page, user_errors
 from live.parts import Caption, Figure, Markdown, Metrics
-from ui.render import explain, present_height, show_figure
-from ui.screen import MIN_PRESENT_PX
+from ui.render import explain, show_figure
 from ui.state import Control, StateTable
 from ui.widgets import export_buttons
 
@@ -167,9 +166,6 @@ def _head(panel, seed: int) -> None:
                             "permutation": perm_of(s, seed)}, "attention-mechanics")
 
 
-METRIC_ROW_PX = 110          # a row of st.metric on the projector (label and value)
-
-
 def positions_view(panel) -> None:
     with panel.controls:
         STATE.widget("at_pe_n")
@@ -190,16 +186,14 @@ def positions_view(panel) -> None:
                     "shuffled order" + (", each plus the sinusoidal vector of its new position."
                                         if positions else ", without positions."))
         cols = st.columns(2)
-        # the pair leaves room for the metric row under it: the number the texts name
-        pair_px = max(MIN_PRESENT_PX, present_height() - METRIC_ROW_PX)
         with cols[0]:
             show_figure(figs.matrix_heatmap(base.weights, base.tokens, base.tokens,
                                          "weights, original order", weights=True),
-                        key="at_fig_pe_a", height=pair_px)
+                        key="at_fig_pe_a")
         with cols[1]:
             show_figure(figs.matrix_heatmap(moved.weights, moved.tokens, moved.tokens,
                                          "weights, permuted order", weights=True),
-                        key="at_fig_pe_b", height=pair_px)
+                        key="at_fig_pe_b")
         k = st.columns(2)
         k[0].metric("no positions: max |out(Px) − P·out(x)|", f"{errs['none']:.1e}")
         k[1].metric("with PE: max |out(Px) − P·out(x)|", f"{errs['add sinusoidal PE']:.2f}")
