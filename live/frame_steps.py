@@ -79,6 +79,8 @@ def fetch_view(state: State, run: LiveRun) -> TrainerView | None:
     if run.pending and not run.playing:
         st.rerun(scope="app")                 # the first picture is here: no more polling
     state[k.view] = view
+    if passed_a_claim(state, run.key, view.steps):
+        st.rerun(scope="app")                 # the card beside the figure reads this view
     if view.error is not None:
         if state.get(k.playing):           # the buttons say what is true: Play, disabled
             state[k.playing] = False
@@ -87,6 +89,16 @@ def fetch_view(state: State, run: LiveRun) -> TrainerView | None:
         st.error(view.error, icon=":material/error:")
         return None
     return view
+
+
+def passed_a_claim(state: State, key: str, steps: int) -> bool:
+    """Whether the run passed, since the frame before, an iteration that a claim of the card
+    beside the figure reads on it (ui.claims.OnRun; the card sits outside this fragment and
+    shows the value on its next run). Notes `steps` as this frame's."""
+    k = live_keys(key)
+    seen = state.get(k.claim_seen)
+    state[k.claim_seen] = steps
+    return seen is not None and any(seen < at <= steps for at in state.get(k.claim_marks, ()))
 
 
 def draw_frame(state: State, run: LiveRun, view: TrainerView, tick: TickResult | None,
@@ -102,7 +114,9 @@ def draw_frame(state: State, run: LiveRun, view: TrainerView, tick: TickResult |
                                 base_interval_s=run.base, classroom=classroom,
                                 max_total_steps=run.max_total_steps,
                                 status=functools.partial(status_text, target=run.target),
-                                present_px=run.present_px, on_client=_learns_browser(handle))
+                                present_px=run.present_px, on_client=_learns_browser(handle),
+                                claim_marks=tuple(state.get(k.claim_marks, ())),
+                                claim_seen=view.steps)
 
     status = st.container() if run.push else status_line(view, tick, run.target)
     ctx = live_push.FrameContext(state, run.key, handle, push=run.push,

@@ -99,6 +99,8 @@ class Source:
     frame_id: str = ""                   # the public part of its URL (set at register)
     client: str | None = None            # the browser cookie its first request came with
     on_client: Callable[[str], None] | None = None    # told that cookie (live/resume.py)
+    claim_marks: tuple[int, ...] = ()    # iterations the card's claims read on this run: a
+    claim_seen: int = 0                  # frame passing one (from claim_seen on) asks a rerun
 
 
 _REGISTRY: "weakref.WeakValueDictionary[str, Source]" = weakref.WeakValueDictionary()
@@ -315,7 +317,8 @@ def _frame(source: Source) -> dict:
     cap = source.max_total_steps
     finished = view.error is not None or view.diverged_at is not None or (
         cap is not None and view.steps >= cap)
-    if finished:
+    if finished or any(source.claim_seen < at <= view.steps for at in source.claim_marks):
+        # (a claim's iteration passed: the rerun shows the card beside the figure its value)
         return {"slots": {}, "next_ms": next_ms, "rerun": True, "steps": view.steps}
     try:
         parts = dict(source.parts(view, handle.read))

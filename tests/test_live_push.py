@@ -130,6 +130,16 @@ def test_a_run_that_must_end_asks_the_page_to_rerun(budget, why):
     assert source.frames == 0
 
 
+def test_a_run_passing_an_iteration_the_cards_claims_read_asks_for_a_rerun(budget):
+    """The card beside the figure sits outside the pushed frames: when the run passes an
+    iteration one of its claims reads (ui.claims.OnRun), the page reruns to show the value."""
+    live_push.register("tok-m", source := _source(_playing(steps=5), claim_marks=(5, 50),
+                                                  claim_seen=5))
+    assert _get("tok-m")[1]["rerun"] is False                # 5 was already on the card
+    source.handle.step(45)
+    assert _get("tok-m")[1]["rerun"] is True and source.frames == 1
+
+
 def test_a_part_the_canvas_cannot_draw_makes_the_page_fall_back(budget, monkeypatch):
     monkeypatch.setenv("DLPLAY_LIVE_PLOTLY", "0")     # else plotly.js draws it (no fallback)
 

@@ -11,7 +11,9 @@ claims` prints each measured value next to its threshold.
 The card that shows a preset's or step's text lists its claims with the value measured live on
 the settings on screen (`claim_line`, through the same `measured` that the tests call), so every
 number the text states is on screen. A claim that needs training (slow) or another tab says so
-(`needs`) instead of showing a number.
+(`needs`) instead of showing a number; a slow claim that says how to read it on the tab's live
+run (`run=OnRun(...)`) shows the value measured on that run once the run has reached the
+iteration it names, and until then how far the run is (`run_line`).
 """
 from __future__ import annotations
 
@@ -20,6 +22,39 @@ import importlib
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
+
+
+@dataclass(frozen=True)
+class OnRun:
+    """How a slow claim reads the live run on its tab, once the run has reached iteration
+    `at`: the history metrics `metrics` at the last iteration <= `at` they were logged at (what
+    a run stopped at `at` shows), combined by `combine` (default: the first metric's value);
+    or `snapshot(view.snapshot())`
+    for a quantity the run's snapshot keeps per iteration (read at `at` by that function).
+    The claim's `measure` trains from scratch on its seeds (what the tests assert); this is
+    the same quantity on the one run the class watches."""
+    at: int
+    metrics: tuple[str, ...] = ()
+    combine: Callable[..., float] | None = None
+    snapshot: Callable[[Any], float] | None = None
+
+    def read(self, view: Any) -> tuple[int, float] | None:
+        """(the iteration read, the value) from a live run's view (its `history`, or its
+        `snapshot()`), or None when a metric was never logged up to `at`."""
+        if self.snapshot is not None:
+            return self.at, float(self.snapshot(view.snapshot()))
+        step, values = None, []
+        for name in self.metrics:
+            steps, vals = view.history.as_arrays(name)
+            upto = [i for i, s in enumerate(steps) if s <= self.at]
+            if not upto:
+                return None
+            step = int(steps[upto[-1]]) if step is None else step
+            values.append(float(vals[upto[-1]]))
+        if step is None:
+            return None
+        value = self.combine(*values) if self.combine is not None else values[0]
+        return step, float(value)
 
 
 @dataclass(frozen=True)
@@ -33,6 +68,7 @@ class Claim:
                                # or "" = 3 significant digits
     needs: str = ""            # not measurable on the screen the text is shown with: what it
                                # takes ("press Train"); the card says so instead of a number
+    run: OnRun | None = None   # a slow claim read on the tab's live run (OnRun)
 
     def check(self, settings: Mapping[str, Any]) -> tuple[float, bool]:
         """(measured value, whether it lies in [lo, hi])."""
@@ -124,6 +160,23 @@ def claim_line(claim: Claim, settings: Mapping[str, Any] | None) -> str:
         return f"{claim.what}: *not measurable on these settings*"
     mark = f"✓{claim.bound}" if ok else f"✗ (the text expects {claim.threshold})"
     return f"{claim.what}: **{claim.format(value)}** {mark}"
+
+
+def run_line(claim: Claim, view: Any) -> str:
+    """One card line for a claim read on the live run (`claim.run`): `view` is the run's last
+    drawn view (steps, history), or None before its first frame. Before the claim's iteration:
+    how far the run is; from then on the value that run logged there, with ✓ or ✗."""
+    assert claim.run is not None
+    at, steps = claim.run.at, int(getattr(view, "steps", 0) or 0)
+    if view is None or steps < at:
+        return f"{claim.what}: *this run: {steps:,} / {at:,} iterations{claim.bound}*"
+    got = claim.run.read(view)
+    if got is None:
+        return f"{claim.what}: *not logged on this run{claim.bound}*"
+    step, value = got
+    ok = bool(claim.lo <= value <= claim.hi)
+    mark = f"✓{claim.bound}" if ok else f"✗ (the text expects {claim.threshold})"
+    return f"{claim.what} · *this run, iteration {step:,}*: **{claim.format(value)}** {mark}"
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,13 @@ class LiveKeys:
     def train_to(self) -> str: return self._("train_to")
     @property
     def train_reached(self) -> str: return self._("train_reached")
+    # set by the card beside the figure: the iterations its claims read on this run
+    # (ui.claims.OnRun.at); a frame that passes one redraws the page, so the card shows the
+    # value; `claim_seen`: the iteration of the frame before
+    @property
+    def claim_marks(self) -> str: return self._("claim_marks")
+    @property
+    def claim_seen(self) -> str: return self._("claim_seen")
 
 
 @functools.lru_cache(maxsize=256)

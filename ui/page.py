@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
@@ -12,6 +11,7 @@ from typing import Any, Callable, Mapping, Sequence
 import streamlit as st
 
 from ui import lesson_player
+from ui.live_keys import live_keys
 from ui.page_keys import apply_setting, hold_asked_view, preset_key, tour_key, view_key
 from ui import session
 from ui import url_check
@@ -68,6 +68,7 @@ def inject_css(name: str) -> None:
 
 
 PRESENT_CONTROLS = 0.85     # classroom mode: the controls column's share of its width
+CLAIMS_KEY = "dlplay_claims"  # the card's claim lines (smaller on the projector: classroom.css)
 
 
 @dataclass(frozen=True)
@@ -203,25 +204,49 @@ def _tour_bar(slug: str, steps, views, counter: bool = True) -> None:
         st.caption(f"Tour step {active + 1} of {n}")
 
 
-def _claim_list(claims, state, on_screen: bool, own=None) -> None:
+def _claim_list(claims, state, on_screen: bool, own=None,
+                run_key: str | None = None) -> Callable[[], None] | None:
     """Each claim of the card with its value measured live on the settings on screen
     (ui.claims.claim_line: the value tests/test_claims.py asserts); `own`: settings the
-    text's own action changes, read at the text's values."""
+    text's own action changes, read at the text's values. A claim read on the live run
+    (`Claim.run`) on a tab that trains live (`run_key`, its live panel) shows that run's
+    value once the run has reached the claim's iteration (ui.claims.run_line); the live panel
+    is told that iteration, so a frame passing it redraws the page. Returns what writes the
+    lines again once the tab has drawn this run's frame (the view the card read before it
+    may be the previous trainer's), or None."""
     if not claims:
-        return
-    from ui.claims import claim_line
+        return None
+    from ui.claims import claim_line, run_line
     settings = state.values(own) if (on_screen and state is not None) else None
-    st.markdown("\n".join(f"- {claim_line(c, settings)}" for c in claims))
+    on_run = [c for c in claims if c.run is not None] if (run_key and settings is not None) else []
+    if not on_run:
+        st.markdown("\n".join(f"- {claim_line(c, settings)}" for c in claims))
+        return None
+    keys = live_keys(run_key)
+    st.session_state[keys.claim_marks] = tuple(sorted({c.run.at for c in on_run}))
+    slot = st.empty()
+
+    def write() -> None:
+        view = st.session_state.get(keys.view)
+        slot.markdown("\n".join(
+            f"- {run_line(c, view) if c in on_run else claim_line(c, settings)}" for c in claims))
+
+    write()
+    return write
 
 
-def _note_card(slug: str, presets, steps, views, state=None) -> None:
+def _note_card(slug: str, presets, steps, views, state=None,
+               run_key: str | None = None) -> Callable[[], None] | None:
     """The text of the active tour step (with Show me), else of the applied preset, at the
-    top of the controls column: beside the figure, never above it. On the projector its
-    claims (the measured numbers) come before the words, so they are on the first screen
-    with the figure; a long text would push them under the fold."""
-    first = session.classroom()
+    top of the controls column: beside the figure, never above it. The words come first,
+    then the claim lines (the measured numbers), in a smaller type on the projector
+    (CLAIMS_KEY, assets/classroom.css) so that words and numbers both fit the first screen.
+    Returns what writes the claim lines again after the tab's live frame (_claim_list), or
+    None."""
+    if run_key:                        # the card names its claims' iterations anew each run
+        st.session_state.pop(live_keys(run_key).claim_marks, None)
     if lesson_player.card(slug):
-        return
+        return None
     active = st.session_state.get(tour_key(slug))
     if steps and active is not None and 0 <= active < len(steps):
         step = steps[active]
@@ -231,30 +256,24 @@ def _note_card(slug: str, presets, steps, views, state=None) -> None:
                 st.button("Show me", key=f"{tour_key(slug)}__show", type="primary",
                           icon=":material/visibility:", width="stretch",
                           on_click=_show_active_step, args=(slug, views, steps))
-            claims = functools.partial(_claim_list, step.claims, state,
-                                       settings_match(step.held),
-                                       {k: step.settings[k] for k in step.acts_on})
-            if first:
-                claims()
             st.markdown(step.body)
-            if not first:
-                claims()
-        return
+            with st.container(key=CLAIMS_KEY):
+                return _claim_list(step.claims, state, settings_match(step.held),
+                                   {k: step.settings[k] for k in step.acts_on}, run_key)
     chosen = st.session_state.get(preset_key(slug))
     if presets and chosen in presets:
         preset = presets[chosen]
         if settings_match(preset.held):
             if preset.description:
                 with st.container(key=f"{slug}__preset_card"):
-                    claims = functools.partial(_claim_list, preset.claims, state, True,
-                                               {k: preset.settings[k] for k in preset.acts_on})
-                    if first:
-                        claims()
                     st.info(f"**{chosen}.** {preset.description}", icon=":material/lightbulb:")
-                    if not first:
-                        claims()
+                    with st.container(key=CLAIMS_KEY):
+                        return _claim_list(preset.claims, state, True,
+                                           {k: preset.settings[k] for k in preset.acts_on},
+                                           run_key)
         else:
             st.caption(f"Controls changed since the preset “{chosen}” was applied.")
+    return None
 
 
 def _split(view: View) -> tuple[float, float]:
@@ -271,9 +290,12 @@ def _run_view(slug: str, view: View, presets, steps, views, state=None) -> None:
         left, right = st.columns(_split(view), gap="medium")
         notes = st.container()
         with left:
-            _note_card(slug, presets, steps, views, state)
+            rewrite = _note_card(slug, presets, steps, views, state,
+                                 view.live.key if view.live is not None else None)
         with user_errors(f"draw the {view.title.lower()} view"):
             view.draw(Panel(left, right, notes))
+        if rewrite is not None:            # the claims read on this run's frame, not the last
+            rewrite()
 
     if view.fragment:
         st.fragment(body)()

@@ -46,10 +46,25 @@ C_COLD = (Claim("mean row entropy at τ = 0.2 (nats)", lambda s: mechanics_of(s)
                 mechanics_of({**s, "at_temp": 1.0}).mean_entropy, hi=0.5))
 C_CAUSAL = (Claim("largest weight on a later key", above_diagonal, lo=0, hi=0),)
 C_PERMUTE = (Claim("max |out(Px) − P·out(x)|", permutation_error_of, hi=1e-5),)
+
+
+def offset_only_error(s: Any) -> float:
+    """max over p, q of |PE[p]·PE[q] − PE[0]·PE[|p − q|]| for the tab's positions and
+    d_model: 0 up to float round-off when the similarity depends on the offset only."""
+    import torch
+    from engine import attention
+    sim = attention.position_similarity(
+        attention.sinusoidal_encoding(int(s["at_pe_n"]), int(s["at_pe_d"])))
+    idx = torch.arange(sim.shape[0])
+    return float((sim - sim[0][(idx[:, None] - idx[None, :]).abs()]).abs().max())
+
+
 C_POSITIONS = (Claim("max |out(Px) − P·out(x)| without positions",
                      lambda s: pe_errors(s)["none"], hi=1e-5),
                Claim("max |out(Px) − P·out(x)| with sinusoidal PE",
-                     lambda s: pe_errors(s)["add sinusoidal PE"], lo=0.5))
+                     lambda s: pe_errors(s)["add sinusoidal PE"], lo=0.5),
+               Claim("max |PE[p]·PE[q] − PE[0]·PE[|p − q|]| (the offset alone decides)",
+                     offset_only_error, hi=1e-4))
 C_REVERSE = (Claim("example answered right (share of tokens)", example_accuracy, lo=1.0),
              Claim("layer of the enlarged head", shown_layer, lo=1, hi=1),
              Claim("enlarged head's weight on the mirror position", shown_mass, lo=0.95))
@@ -79,8 +94,8 @@ PRESETS = {
                 "would be log 5 = 1.61); each row sums to 1.", "mechanics", C_SCALED),
     "No scaling at d_k = 64: the softmax sharpens": Preset(
         UNSCALED, "Scores grow like √d_k, so rows get much sharper (mean entropy 0.45 nats, "
-                  "one weight ≥ 0.999). The entropy curve below (16 keys) shows where this "
-                  "goes: unscaled, the entropy falls to 0.2 nats at d_k = 256; scaled, it "
+                  "one weight ≥ 0.999). With 16 keys the trend goes on (the card's last two "
+                  "lines): unscaled, the entropy falls to 0.2 nats at d_k = 256; scaled, it "
                   "stays near 2.4.", "mechanics", C_UNSCALED),
     "Cold temperature τ = 0.2": Preset(
         COLD, "Dividing by a small τ sharpens every row towards its largest score (mean "
@@ -134,7 +149,8 @@ STEPS = [
          C_PERMUTE),
     Step("Positions", "Adding sinusoidal position vectors makes the result depend on order "
          "(the permuted output differs by 0.94); their dot product depends only on the "
-         "distance between positions.", POSITIONS, "positions", C_POSITIONS),
+         "distance between positions (the card's last line: any two positions at the same "
+         "distance agree to float round-off).", POSITIONS, "positions", C_POSITIONS),
     Step("A trained transformer copies", "A 2-layer, 2-head model trained to copy 8 digits "
          "has layer-1 heads whose answer rows form a diagonal: output j reads input j.",
          trained("copy"), "trained", C_COPY),

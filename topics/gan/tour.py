@@ -6,7 +6,7 @@ import numpy as np
 
 from engine.gan import TRAINER_DEFAULTS, parallel_lines
 from engine.gan.reads import blob_share
-from ui.claims import PERCENT, Claim
+from ui.claims import PERCENT, Claim, OnRun
 from topics.gan.compute import (settings_of, worst, modes_at, max_modes_at, dirac_runs,
                              dirac_ratio)
 from ui.widgets import Preset, Step
@@ -32,22 +32,27 @@ CHANGE = "{:+.1%}"      # a ratio minus 1, as the card prints it: +2.3%
 
 C_COLLAPSE = (
     Claim(f"modes covered at iteration {COLLAPSE_AT:,} (worst of seeds 0, 1)",
-          lambda s: max_modes_at(s, COLLAPSE_AT), hi=1, slow=True),
+          lambda s: max_modes_at(s, COLLAPSE_AT), hi=1, slow=True,
+          run=OnRun(COLLAPSE_AT, ("modes",))),
     Claim(f"share of samples within 1 of their median at {COLLAPSE_AT:,} (one blob)",
           lambda s: worst(blob_share, s, COLLAPSE_AT), lo=BLOB_SHARE, slow=True, fmt=SHARE),
     Claim(f"share of samples within 3σ of a mode at {COLLAPSE_AT:,} (the blob sits between "
           "modes)", lambda s: worst(lambda t: t.coverage().high_quality_fraction, s,
-                                     COLLAPSE_AT, lowest=False), hi=0.2, slow=True, fmt=SHARE),
+                                     COLLAPSE_AT, lowest=False), hi=0.2, slow=True, fmt=SHARE,
+          run=OnRun(COLLAPSE_AT, ("high_quality",))),
 )
 C_UNROLLED = (Claim(f"modes covered at iteration {CURE_AT:,} (worst of seeds 0, 1)",
-                    lambda s: modes_at(s, CURE_AT), lo=7, slow=True),
+                    lambda s: modes_at(s, CURE_AT), lo=7, slow=True,
+                    run=OnRun(CURE_AT, ("modes",))),
               Claim(f"share of samples within 1 of their median at {CURE_AT:,} (no blob)",
                     lambda s: worst(blob_share, s, CURE_AT, lowest=False), hi=0.3,
                     slow=True))
 C_DEEP = (Claim(f"modes covered at iteration {DEEP_AT:,} (worst of seeds 0, 1)",
-                lambda s: modes_at(s, DEEP_AT), lo=7, slow=True),)
+                lambda s: modes_at(s, DEEP_AT), lo=7, slow=True,
+                run=OnRun(DEEP_AT, ("modes",))),)
 C_DSTEPS = (Claim(f"modes covered at iteration {DSTEPS_AT:,} (worst of seeds 0, 1)",
-                  lambda s: modes_at(s, DSTEPS_AT), lo=7, slow=True),)
+                  lambda s: modes_at(s, DSTEPS_AT), lo=7, slow=True,
+                  run=OnRun(DSTEPS_AT, ("modes",))),)
 C_DIRAC_MINIMAX = (Claim("γ = 0: distance after 300 it. / start distance (spirals out)",
                          dirac_ratio, lo=1.2),
                    Claim("R1 γ = 1: distance to (0, 0) after 300 it.",

@@ -138,6 +138,8 @@ def pair_parts(view, read, key: str, panels: tuple[str, str], first: tuple[str, 
 
 def overfit_view(panel) -> None:
     with panel.controls:
+        # first under the card, whose words name it: on the projector's first screen
+        _train_to_button("gen_overfit", NAMED_STEP, "Train to 1,000")
         STATE.widget("gen_data")
         STATE.widget("gen_n")
         STATE.widget("gen_label_noise")
@@ -152,7 +154,6 @@ def overfit_view(panel) -> None:
             STATE.widget("gen_opt")
             STATE.widget("gen_lr")
             STATE.widget("gen_patience")
-        _train_to_button("gen_overfit", NAMED_STEP, "Train to 1,000")
     s = STATE.values()
     config = overfit_config(s)
     box = None

@@ -3,13 +3,18 @@ says (topics/generalization/page.py imports PRESETS and STEPS; the measurements 
 topics/generalization/compute.py)."""
 from __future__ import annotations
 
-from ui.claims import PERCENT, Claim
+from ui.claims import PERCENT, Claim, OnRun
 from topics.generalization.compute import (
-    gap_at, overfit_measure, val_loss_growth, best_step, random_measure, memorization_slowdown,
+    NAMED_STEP, gap_at, overfit_measure, val_loss_growth, best_step, random_measure, memorization_slowdown,
     decay_measure, norm_ratio, norm_vs_unregularized, peak_offset, peak_ratio)
 from ui.widgets import Preset, Step
 
 # ----------------------------------------------------------------------------- presets
+# the same quantities read on the Overfitting tab's live run (it logs every 10 iterations)
+RUN_TRAIN = OnRun(NAMED_STEP, ("train_acc",))
+RUN_VAL = OnRun(NAMED_STEP, ("val_acc",))
+RUN_GAP = OnRun(NAMED_STEP, ("train_acc", "val_acc"), lambda train, val: train - val)
+RUN_NORM = OnRun(NAMED_STEP, ("weight_norm",))
 NO_REG = {"gen_data": "two_moons", "gen_n": 100, "gen_label_noise": 0.2, "gen_dropout": 0.0,
           "gen_l2": 0.0, "gen_wd": 0.0, "gen_width": 128, "gen_depth": 2, "gen_opt": "adam",
           "gen_lr": 3e-3, "gen_patience": 10}
@@ -23,21 +28,24 @@ DOUBLE = {"gen_dd_n": 100, "gen_dd_noise": 0.5, "gen_dd_ridge": 1e-2}
 
 C_NO_REG = (
     Claim("train accuracy at iteration 1,000", lambda s: overfit_measure(s, "train_acc"),
-          lo=0.9, slow=True),
+          lo=0.9, slow=True, run=RUN_TRAIN),
     Claim("validation accuracy at iteration 1,000", lambda s: overfit_measure(s, "val_acc"),
-          lo=0.65, hi=0.75, slow=True),
-    Claim("train acc − val acc at iteration 1,000", gap_at, lo=0.15, slow=True))
+          lo=0.65, hi=0.75, slow=True, run=RUN_VAL),
+    Claim("train acc − val acc at iteration 1,000", gap_at, lo=0.15, slow=True,
+          run=RUN_GAP))
 C_EARLY = (
     Claim("iteration of the lowest validation loss", best_step, hi=100, slow=True),
     Claim("validation loss at 1,000 / its minimum", val_loss_growth, lo=3.0, slow=True))
 C_DROPOUT = (
-    Claim("train acc − val acc at iteration 1,000, dropout 0.5", gap_at, hi=0.1, slow=True),
+    Claim("train acc − val acc at iteration 1,000, dropout 0.5", gap_at, hi=0.1, slow=True,
+          run=RUN_GAP),
     Claim("gap with dropout / gap without",
           lambda s: gap_at(s) / gap_at({**s, "gen_dropout": 0.0}), hi=0.5, slow=True))
 C_L2 = (
-    Claim("train acc − val acc at iteration 1,000, L2 λ = 0.01", gap_at, hi=0.08, slow=True),
+    Claim("train acc − val acc at iteration 1,000, L2 λ = 0.01", gap_at, hi=0.08, slow=True,
+          run=RUN_GAP),
     Claim("‖θ‖ at iteration 1,000, L2 λ = 0.01", lambda s: overfit_measure(s, "weight_norm"),
-          hi=8.0, slow=True))
+          hi=8.0, slow=True, run=RUN_NORM))
 C_RANDOM = (
     Claim("random labels: train accuracy at iteration 400",
           lambda s: random_measure(s, "random labels", "train_acc"), lo=0.95, slow=True),

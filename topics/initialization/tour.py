@@ -3,9 +3,13 @@ says (topics/initialization/page.py imports PRESETS and STEPS; the measurements 
 topics/initialization/compute.py)."""
 from __future__ import annotations
 
-from ui.claims import PERCENT, Claim
+import math
+
+import numpy as np
+
+from ui.claims import PERCENT, Claim, OnRun
 from topics.initialization.compute import (
-    propagation_of, chi_of, grad_ratio, trained_loss, he_over_small, gap_at, sweep_of, worst,
+    TRAIN_STEPS, propagation_of, chi_of, grad_ratio, trained_loss, he_over_small, gap_at, sweep_of, worst,
     act_ratio, end_over_first, spread, last_var, grad_in_over_out, chi_error)
 from ui.widgets import Preset, Step
 
@@ -59,12 +63,28 @@ C_BN = (Claim("max/min of Var(h_l) with batch norm, largest over seeds", worst(s
 C_CHAOS = (Claim("|measured gradient factor / χ − 1|, worst seed", worst(chi_error), hi=0.05,
                  fmt=PERCENT),
            Claim("χ at (2.5, 0.5)", chi_of, lo=1.3),)
+
+
+def run_loss(net: int, last: int = 20) -> OnRun:
+    """The training claims' loss on the Training tab's live run: net `net`'s mean mini-batch
+    loss over its iterations TRAIN_STEPS - last + 1 .. TRAIN_STEPS (the snapshot keeps one
+    loss per iteration; NaN for a net that diverged there)."""
+    def window(snap) -> float:
+        losses = np.asarray(snap.losses[net, TRAIN_STEPS - last:TRAIN_STEPS], float)
+        return float(losses.mean()) if len(losses) == last and np.isfinite(losses).all() \
+            else math.nan
+    return OnRun(TRAIN_STEPS, snapshot=window)
+
+
 C_TRAIN = (Claim("He net's loss at step 300, largest over seeds",
-                 worst(lambda s, seed: trained_loss(s, seed, 2)), hi=1.5, slow=True),
+                 worst(lambda s, seed: trained_loss(s, seed, 2)), hi=1.5, slow=True,
+                 run=run_loss(2)),
            Claim("normal σ_w = 0.5 net's loss at step 300, smallest over seeds",
-                 worst(lambda s, seed: trained_loss(s, seed, 0), min), lo=2.25, slow=True),
+                 worst(lambda s, seed: trained_loss(s, seed, 0), min), lo=2.25, slow=True,
+                 run=run_loss(0)),
            Claim("Xavier net's loss at step 300, smallest over seeds",
-                 worst(lambda s, seed: trained_loss(s, seed, 1), min), lo=2.0, slow=True),
+                 worst(lambda s, seed: trained_loss(s, seed, 1), min), lo=2.0, slow=True,
+                 run=run_loss(1)),
            Claim("He's smallest / normal σ_w = 0.5's largest gradient norm at step 0, min "
                  "over seeds", worst(he_over_small, min), lo=1e8))
 C_GAP = (Claim("mean |y_train − y_eval| at B = 2, smallest over seeds",
