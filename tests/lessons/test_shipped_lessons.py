@@ -108,12 +108,12 @@ def test_optimization_slides_show_what_their_cited_figures_are_about():
 
 def test_no_two_slides_of_a_lesson_show_the_same_screen():
     """A new title over an unchanged screen reads as a repeat on the projector: two slides of
-    one lesson differ in page, tab or settings."""
+    one lesson differ in page, tab, settings or the iteration their training stops at."""
     repeats = set()
     for lid in IDS:
         seen = {}
         for i, s in enumerate(library.shipped(lid).slides, 1):
-            key = (s.page, s.view, repr(sorted(s.settings.items())))
+            key = (s.page, s.view, repr(sorted(s.settings.items())), s.train)
             if key in seen:
                 repeats.add((lid, seen[key], i))
             seen.setdefault(key, i)

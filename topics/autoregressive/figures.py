@@ -145,7 +145,10 @@ def samples_figure(images: np.ndarray, given_rows: int, labels: np.ndarray, leve
     return plain_figure([dict(type="heatmap", z=f32(z), colorscale=INK, showscale=False,
                               zmin=0, zmax=levels - 1, name="samples")],
                         dict(title=dict(text=title), height=HEIGHT, showlegend=False,
-                             shapes=shapes, annotations=annotations, xaxis=x, yaxis=y))
+                             xaxis=x, yaxis=y,
+                             # an empty list is no valid Plotly value: left out instead
+                             **({"shapes": shapes} if shapes else {}),
+                             **({"annotations": annotations} if annotations else {})))
 
 
 def bits_pixel_figure(steps: np.ndarray, bits: np.ndarray, test_step: int, test_bits: float,
