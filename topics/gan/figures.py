@@ -434,8 +434,7 @@ def manifold_figure(m, setup: str = "", show_arrows: bool = True,
                            name="−∇ generator loss", line=dict(color="black", width=1.2),
                            hoverinfo="skip"))
     ext = float(np.abs(m.u).max())
-    latent_title = "z₁" if rows == 1 else "z₁ (the other latents 0)" if m.latent_dim > 2 \
-        else "z₁"
+    latent_title = "z₁ (the other latents 0)" if m.latent_dim > 2 else "z₁"
     layout = dict(
         height=height, legend=LEGEND_BELOW, margin=dict(t=60),
         title=dict(text=f"Iteration {m.step:,}: the latent grid through G",
