@@ -250,6 +250,9 @@ def _export_files(s, seed, device, dims) -> None:
 
 
 # ----------------------------------------------------------------------------- brushing view
+BRUSH_PX = {False: 340, True: 280}    # the latent scatter's side: laptop, projector
+
+
 def brush_view(panel) -> None:
     """Linked views (Altair, ui/altair_theme.py): the latent codes of the Latent space tab's
     model; brushing selects in the browser, so a brush move costs no rerun."""
@@ -269,8 +272,11 @@ def brush_view(panel) -> None:
                     "to clear.")
     frame = brush_frame(data.means[:, list(dims)], data.labels, data.images, data.decoded)
     with panel.figure:
+        # on the projector (larger fonts, 720 px high) the scatter is smaller, so the
+        # brushed digits below it stay on the screen
         show_altair(brush_chart(frame, dims, f"Latent means at iteration {data.steps:,}: "
-                                             "brush a region"), key="vae_brush")
+                                             "brush a region",
+                                size=BRUSH_PX[session.classroom()]), key="vae_brush")
     with panel.notes:
         explain("The brush is evaluated by the browser (Vega-Lite's selection): the server "
                 "is not asked while you drag, so the bars and the digits follow the "
