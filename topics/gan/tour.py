@@ -137,7 +137,7 @@ PRESETS: dict[str, Preset] = {
         BIG, "The same GAN with a two-layer D (Cure 2), drawn as a map. Press Play: the grid "
              "tears into one patch per mode, stretched thin between them. At iteration "
              f"{DEEP_AT:,} no mode's cell receives more than {GRID_SPREAD:.0%} of the grid's "
-             "prior mass (an even spread gives each 12.5%) and the grid reaches all 8 "
+             "prior mass (an even spread gives each mode an eighth) and the grid reaches all 8 "
              "modes' cells (seeds 0 and 1).", "manifold", C_GRID_CURED),
     "25-mode grid": Preset(
         GRID, "A 5×5 grid of Gaussians: many more modes to cover. Press Play and watch the "
