@@ -22,7 +22,9 @@ class LiveView:
 
 def live_views() -> dict[str, LiveView]:
     """view id -> LiveView: every live tab, then the widget-switched variants."""
-    views = {key: LiveView(slug, tab, key) for (slug, tab), key in live_keys().items()}
+    views: dict[str, LiveView] = {}
+    for (slug, tab), key in live_keys().items():   # two tabs may show one trainer (GAN)
+        views[key if key not in views else f"{key}_{tab}"] = LiveView(slug, tab, key)
     # the page opens on the shipped model, whose frames are not live: train one here
     views["at_train"] = LiveView("attention", "trained", "at_train",
                                  {"at_source": "train from scratch"})

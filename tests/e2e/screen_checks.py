@@ -26,7 +26,8 @@ LOOK_JS = """([showKey, minCover, slack]) => {
                          Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > slack;
   const label = e => (e.textContent || '').trim().slice(0, 40);
   // ---- the main figure
-  const charts = [...document.querySelectorAll('.js-plotly-plot, [class*="st-key-live-canvas"]')]
+  const charts = [...document.querySelectorAll(
+      '.js-plotly-plot, [class*="st-key-live-canvas"], [data-testid="stVegaLiteChart"]')]
     .filter(shown).filter(e => !e.closest('[data-testid="stExpanderDetails"]'))
     .map(e => e.getBoundingClientRect()).filter(r => r.height >= 150);
   let cover = null;

@@ -179,6 +179,40 @@ def test_bad_url_values_fall_back():
     assert at.slider(key="cv_out_row").value == 7
 
 
+def _unit_line(at) -> str:
+    return next(m.value for m in at.markdown if "Σ window ⊙ kernel" in m.value
+                or "the largest of its" in m.value)
+
+
+def _clicked_unit_shows_its_sum(at, model, image):
+    """The network overview: before a click the strongest unit of the last convolution is
+    explained; a click (the pixel it chose, kept in the session) explains that unit, and the
+    value its line prints is the map's value."""
+    from topics.convolution.compute import UNIT_KEY, strongest_unit
+    maps, _ = conv.feature_maps(model, image)
+    layer, ch, r, q = strongest_unit(maps, 3)
+    assert f"{maps[layer].name}, channel {ch}, row {r}, column {q}" in _unit_line(at)
+    at.session_state[UNIT_KEY] = (5, 1, 2, 3, 4)          # conv2 + ReLU, channel 2, (3, 4)
+    at.run()
+    _ok(at)
+    line = _unit_line(at)
+    assert f"{maps[1].name}, channel 2, row 3, column 4" in line
+    assert f"**{maps[1].maps[2, 3, 4]:.3f}**" in line
+    at.session_state[UNIT_KEY] = (5, 2, 0, 1, 1)          # the max pool
+    at.run()
+    assert f"= **{maps[2].maps[0, 1, 1]:.3f}**" in _unit_line(at)
+
+
+def test_a_click_on_a_tiled_map_names_its_channel_and_pixel():
+    from topics.convolution.compute import unit_at
+    shape = (16, 4, 4)                       # 8 tiles of 4×4 per row, one-pixel gaps
+    assert unit_at(shape, 0, 0) == (0, 0, 0)
+    assert unit_at(shape, 6, 2) == (1, 2, 1)              # second tile: x 5..8
+    assert unit_at(shape, 4, 2) is None                   # the gap column
+    assert unit_at(shape, 3, 8) == (8, 3, 3)              # second tile row: y 5..8
+    assert unit_at((10, 4, 4), 12, 5) is None             # channel 10 does not exist
+
+
 def test_feature_maps_and_equivariance_views():
     at = _open(view="maps")
     _ok(at)
@@ -188,6 +222,7 @@ def test_feature_maps_and_equivariance_views():
     at.number_input(key="cv_digit").set_value(5).run()
     _ok(at)
     assert metric(at, "Label / prediction") == f"{digits.labels[5]} / {int(probs.argmax())}"
+    _clicked_unit_shows_its_sum(at, model, digits.images[5])
     trained = float(metric(at, "Peak / mean (trained)"))
     random0 = float(metric(at, "Peak / mean (random init (seed 0))"))
     assert trained > 1.2 * random0                   # the measured difference the text quotes

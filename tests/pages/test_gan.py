@@ -401,3 +401,24 @@ def test_the_samples_subtitle_names_the_target_and_the_networks():
     fig = live_figures(frame_of(tr), tr.snapshot(), tr.history.copy(),
                        setup=g.gan_setup(collapse))["gan_fig_samples"]
     assert fig.layout.title.subtitle.text == g.gan_setup(collapse)
+
+
+def test_the_manifold_tab_draws_the_same_run_as_train_with_its_grid_shares():
+    """The Manifold tab shares the Train tab's trainer (live key "gan"): switching keeps the
+    run, Step there trains it, and the badges are the grid's shares of that trainer."""
+    from engine.gan.manifold import largest_share, manifold_of, modes_reached
+    at = _page()
+    at.slider(key="gan__spf").set_value(2).run()
+    at.button(key="gan__step").click().run()
+    trainer, steps = _trainer(at), _trainer(at).steps
+    open_view(at, SLUG, "Manifold")
+    assert _trainer(at) is trainer and trainer.steps == steps
+    at.button(key="gan__step").click().run()
+    assert not at.exception and trainer.steps == steps + 2
+    block = next(m.value for m in at.markdown if 'class="gan-manifold"' in m.value)
+    got, m = badges_of(block), manifold_of(trainer)
+    assert got["Modes the grid reaches"] == f"{modes_reached(m)} / 8"
+    assert got["Largest share of the grid in one mode"] == f"{largest_share(m):.0%}"
+    assert "Share of the grid per mode: 0: " in block
+    fig = next(f for f in _charts(at) if "latent grid" in json.dumps(f["layout"]["title"]))
+    assert f"Iteration {trainer.steps:,}" in fig["layout"]["title"]["text"]

@@ -17,7 +17,7 @@ from topics.vae.compute import replay_extent
 
 REPLAY = "vae_replay_player"      # the replay's fragment key
 SLUG = "vae"
-VIEWS = ["Latent space", "Replay & interpolation", "Why the ELBO", "Autoencoder vs PCA"]
+VIEWS = ["Latent space", "Brush the codes", "Replay & interpolation", "Why the ELBO", "Autoencoder vs PCA"]
 
 
 def _page(view: str | None = None, **query) -> AppTest:
@@ -45,6 +45,27 @@ def _numbers(text):
     return [float(v) for v in re.findall(r"-?\d+\.\d+", text)]
 
 
+def _brush_view_links_its_charts_to_the_trainers_codes(at: AppTest) -> None:
+    """The brushing tab: one Vega-Lite chart whose scatter declares the interval selection
+    "brush" and whose other views filter by it (client-side linking: no on_select, so a
+    brush move reruns nothing), drawn from the live trainer's test codes."""
+    import json
+
+    from topics.vae.compute import brush_data_of
+    open_view(at, SLUG, "Brush the codes")
+    (chart,) = at.get("vega_lite_chart")
+    spec = json.loads(chart.proto.spec)
+    assert spec["params"][0]["name"] == "brush"
+    assert spec["params"][0]["select"]["type"] == "interval"
+    linked = [v for row in spec["vconcat"] for v in row["hconcat"]
+              if {"filter": {"param": "brush"}} in v.get("transform", [])]
+    assert len(linked) == 3                    # the label bars, the digits, the decoded means
+    assert not chart.proto.selection_mode     # no server-side selection: no rerun per brush
+    data = brush_data_of(at.session_state["vae_live__trainer"])
+    assert f"iteration {data.steps:,}" in json.dumps(spec)
+    assert spec["config"]["axis"]["labelFontSize"] == 12     # the light theme's tick size
+
+
 def test_defaults_show_the_shipped_model_and_all_views():
     at = _page()
     assert [t.label for t in at.tabs] == VIEWS
@@ -53,6 +74,7 @@ def test_defaults_show_the_shipped_model_and_all_views():
     assert float(metric(at, "Test ELBO (nats)")) > -35
     assert float(metric(at, "‖∂recon/∂encoder‖")) > 0
     assert not at.error and not at.warning
+    _brush_view_links_its_charts_to_the_trainers_codes(at)
     open_view(at, SLUG, "Replay & interpolation")
     # the replay slider holds the shipped model's training snapshots
     snap = at.slider(key="vae_snap")

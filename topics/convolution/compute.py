@@ -328,3 +328,30 @@ def wrap_note(shape: tuple[int, int], dy: int, dx: int) -> str | None:
     return ("The shift wraps around (circular): " + "; ".join(parts)
             + (". The image is not shifted at all, so every change is 0." if
                dy % h == 0 and dx % w == 0 else "."))
+
+
+# ----------------------------------------------------------------------------- a unit's sum
+UNIT_KEY = "cv_unit"     # session: (layer, channel, row, col) the maps figure's click chose
+MAPS_PER_ROW = 8         # channels per tile row in the feature-maps figure
+
+
+def unit_at(shape: tuple[int, int, int], x: int, y: int, per_row: int = MAPS_PER_ROW
+            ) -> tuple[int, int, int] | None:
+    """(channel, row, col) of the pixel (x, y) of a layer's tiled heatmap (channels (C, H, W)
+    tiled `per_row` to a row with a one-pixel gap, as figures._tiled lays them out); None on
+    a gap or past the last channel."""
+    c, h, w = shape
+    tr, r = divmod(int(y), h + 1)
+    tc, q = divmod(int(x), w + 1)
+    ch = tr * per_row + tc
+    if r == h or q == w or tc >= per_row or not 0 <= ch < c or min(x, y) < 0:
+        return None
+    return ch, r, q
+
+
+def strongest_unit(maps, layer: int) -> tuple[int, int, int, int]:
+    """(layer, channel, row, col) of the largest value of that layer: what the network
+    overview explains before any click."""
+    m = maps[layer].maps
+    ch, r, q = np.unravel_index(int(np.argmax(m)), m.shape)
+    return layer, int(ch), int(r), int(q)

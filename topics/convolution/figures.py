@@ -447,3 +447,27 @@ def tile_maps(maps: np.ndarray, per_row: int = 8, gap: int = 1) -> np.ndarray:
         r, k = divmod(i, per_row)
         out[r * (h + gap):r * (h + gap) + h, k * (w + gap):k * (w + gap) + w] = m
     return out
+
+
+def unit_figure(window: np.ndarray, kernel: np.ndarray | None, title: str,
+                per_row: int = 4) -> go.Figure:
+    """What one unit computes: the input window it sees (its input channels tiled), and for a
+    convolution the kernel of its channel and the products window ⊙ kernel that sum to it
+    (each tile one input channel, same layout in the three panels)."""
+    panels = [("Input window", window)]
+    if kernel is not None:
+        panels += [("Kernel W[c]", kernel), ("Window ⊙ kernel", window * kernel)]
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[p[0] for p in panels],
+                        horizontal_spacing=0.06)
+    for i, (name, arr) in enumerate(panels):
+        z, ch = _tiled(np.asarray(arr, float), min(per_row, len(arr)))
+        m = float(np.nanmax(np.abs(z))) or 1.0
+        fig.add_trace(go.Heatmap(
+            z=z, customdata=ch, zmin=-m, zmax=m, colorscale=DIVERGING, showscale=False,
+            hoverongaps=False, name=name,
+            hovertemplate=name + "<br>input channel %{customdata}: %{z:.3f}<extra></extra>"),
+            1, i + 1)
+        fig.update_yaxes(autorange="reversed", scaleanchor=f"x{i + 1 if i else ''}",
+                         row=1, col=i + 1)
+    fig.update_layout(height=300, title=dict(text=title), margin=dict(l=10, r=10, t=70, b=10))
+    return _bare(fig)

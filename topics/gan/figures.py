@@ -340,3 +340,119 @@ def critic_figure(c: DiscriminatorVsCritic) -> go.Figure:
     fig.update_layout(height=480, margin=dict(t=40),
                       legend=dict(orientation="h", yanchor="top", y=-0.15))
     return fig
+
+
+# ----------------------------------------------------------------------------- manifold
+GRID_LINE_EVERY = 4      # draw every 4th latent grid line (11 of the 41 per axis)
+OFF_MODE = "#e6e6e6"     # latent nodes of a target without modes
+
+
+def mode_colors(k: int) -> list[str]:
+    """One colour per mode (the qualitative colorway, repeated past its 10 colours)."""
+    return [COLORWAY[j % len(COLORWAY)] for j in range(k)]
+
+
+def _grid_lines(grid: np.ndarray, every: int) -> tuple[np.ndarray, np.ndarray]:
+    """x and y of every `every`-th row and column of a (rows, cols, 2) grid of points as one
+    polyline trace (NaN between lines): the latent plane's grid lines, wherever they lie."""
+    g = np.asarray(grid, np.float32)
+    lines = [g[i] for i in range(0, g.shape[0], every)]
+    if g.shape[0] > 1:
+        lines += [g[:, j] for j in range(0, g.shape[1], every)]
+    gap = np.full((1, 2), np.nan, np.float32)
+    pts = np.concatenate([np.concatenate([line, gap]) for line in lines])
+    return pts[:, 0], pts[:, 1]
+
+
+def _mode_scale(k: int) -> list[list]:
+    """A stepped colorscale for z in {−1 (no mode), 0, …, k−1} over [zmin, zmax] = [−1, k−1]."""
+    colors = [OFF_MODE, *mode_colors(k)]
+    n = len(colors)
+    scale: list[list] = []
+    for i, c in enumerate(colors):
+        scale += [[i / n, c], [(i + 1) / n, c]]
+    return scale
+
+
+def manifold_figure(m, setup: str = "", show_arrows: bool = True,
+                    height: int = 520) -> go.Figure:
+    """Left: the latent plane (z₁, z₂), each node coloured by the mode whose cell G sends it
+    to, pale where G(z) lands more than 3σ from that mode, with the grid lines that the
+    right panel carries. Right: those grid
+    lines mapped through G, over D's output (heat map), the real points (grey) and each
+    mode's 3σ circle in its colour; black strokes: −∇ₓ L_G at the grid's nodes, the pull
+    D exerts on a fake sample there. `m`: an engine.gan.manifold.Manifold."""
+    box, k = m.box, 0 if m.centers is None else len(m.centers)
+    c = m.critic
+    zm = 1.0 if c.kind.startswith("D(x)") else (float(np.nanmax(np.abs(c.values))) or 1.0)
+    traces: list = [dict(
+        type="heatmap", x=f32(c.xs), y=f32(c.ys), z=f32(c.values), opacity=0.5,
+        xaxis="x2", yaxis="y2", colorscale=colorscale("RdBu"), showscale=False,
+        zmin=0.0 if c.kind.startswith("D(x)") else -zm, zmax=zm, name=c.kind,
+        hovertemplate="x=%{x:.2f}, y=%{y:.2f}<br>" + c.kind + "=%{z:.3f}<extra></extra>")]
+    rows = m.assign.shape[0]
+    if rows > 1:
+        traces.append(dict(
+            type="heatmap", x=f32(m.u), y=f32(m.u), z=f32(m.assign), zmin=-1,
+            zmax=max(k - 1, 0), colorscale=_mode_scale(max(k, 1)), showscale=False,
+            name="mode of G(z)", hovertemplate="z₁=%{x:.2f}, z₂=%{y:.2f}<br>mode %{z}"
+                                                "<extra></extra>"))
+        latent = np.stack(np.meshgrid(m.u, m.u), -1)                     # (res, res, 2)
+        y_pale = m.u
+    else:               # a 1-D latent: its line, coloured by mode, at z₂ = 0
+        traces.append(dict(
+            type="heatmap", x=f32(m.u), y=f32([-0.1, 0.1]), z=f32(np.repeat(m.assign, 2, 0)),
+            zmin=-1, zmax=max(k - 1, 0), colorscale=_mode_scale(max(k, 1)), showscale=False,
+            name="mode of G(z)", hovertemplate="z=%{x:.2f}<br>mode %{z}<extra></extra>"))
+        latent = np.stack([m.u, np.zeros_like(m.u)], -1)[None]
+        y_pale = np.array([-0.1, 0.1])
+    pale = np.where(m.near, np.nan, 1.0)                       # off-mode nodes: a white veil
+    traces.append(dict(type="heatmap", x=f32(m.u), y=f32(y_pale),
+                       z=f32(pale if rows > 1 else np.repeat(pale, 2, 0)), zmin=0, zmax=1,
+                       colorscale=[[0, "white"], [1, "white"]], opacity=0.6, showscale=False,
+                       hoverinfo="skip"))
+    xs, ys = _grid_lines(latent, GRID_LINE_EVERY)
+    traces.append(dict(type="scatter", x=xs, y=ys, mode="lines", showlegend=False,
+                       line=dict(color="white", width=1), hoverinfo="skip"))
+    real = np.asarray(m.real[:REAL_SHOWN], np.float32)
+    traces.append(dict(type="scatter", x=real[:, 0], y=real[:, 1], mode="markers",
+                       xaxis="x2", yaxis="y2", name="real data",
+                       marker=dict(color=REAL, size=3, opacity=0.6), hoverinfo="skip"))
+    if m.centers is not None and m.radius is not None:
+        for j, color in enumerate(mode_colors(k)):
+            cx, cy = _rings(m.centers[j:j + 1], m.radius)
+            traces.append(dict(type="scatter", x=cx, y=cy, mode="lines", xaxis="x2",
+                               yaxis="y2", showlegend=False, line=dict(color=color, width=2.5),
+                               hovertemplate=f"mode {j}<extra></extra>"))
+    xs, ys = _grid_lines(m.mapped, GRID_LINE_EVERY)
+    traces.append(dict(type="scatter", x=xs, y=ys, mode="lines", xaxis="x2", yaxis="y2",
+                       name="latent grid through G", line=dict(color=FAKE, width=1.2),
+                       hoverinfo="skip"))
+    if show_arrows and len(m.arrows_at):
+        xs, ys = _segments(m.arrows_at, _scaled(m.arrows, 0.08 * (box[1] - box[0])))
+        traces.append(dict(type="scatter", x=xs, y=ys, mode="lines", xaxis="x2", yaxis="y2",
+                           name="−∇ generator loss", line=dict(color="black", width=1.2),
+                           hoverinfo="skip"))
+    ext = float(np.abs(m.u).max())
+    latent_title = "z₁ (the other latents 0)" if m.latent_dim > 2 else "z₁"
+    layout = dict(
+        height=height, legend=LEGEND_BELOW, margin=dict(t=60),
+        title=dict(text=f"Iteration {m.step:,}: the latent grid through G",
+                   subtitle=dict(text=setup)),
+        xaxis=dict(domain=[0, 0.3], range=[-ext, ext], title=dict(text=latent_title),
+                   anchor="y", tickmode="array", tickvals=[-2, 0, 2]),
+        # no scaleanchor: the domains make the latent panel about square (a constrained
+        # pair of axes in a second panel is ranged differently by the live canvas)
+        yaxis=dict(domain=[0.25, 0.9], range=[-ext, ext], anchor="x", tickmode="array",
+                   tickvals=[-2, 0, 2], title=dict(text="z₂" if rows > 1 else "")),
+        xaxis2=dict(domain=[0.4, 1.0], range=[box[0], box[1]], title=dict(text="x₁"),
+                    anchor="y2"),
+        yaxis2=dict(domain=[0.0, 0.9], range=[box[2], box[3]], anchor="x2",
+                    scaleanchor="x2", title=dict(text="x₂")),
+        annotations=[dict(text="Latent plane: colour = mode of G(z)", x=0.15, y=0.91,
+                          xref="paper", yref="paper", xanchor="center", yanchor="bottom",
+                          showarrow=False, font=dict(size=14)),
+                     dict(text="Data space: the grid through G over D", x=0.7, y=0.91,
+                          xref="paper", yref="paper", xanchor="center", yanchor="bottom",
+                          showarrow=False, font=dict(size=14))])
+    return plain_figure(traces, layout)

@@ -22,6 +22,7 @@ import streamlit as st
 from engine.datasets import parse_points_csv
 from engine.gan import (LOSSES, OPTIMIZERS, PRETRAINED, TARGETS, dirac_gan_field, parallel_lines,
                         trainer_config)
+from engine.gan.manifold import manifold_of
 from engine.gan.reads import (SMOOTH_CHECKS, build_trainer, coverage_table_of, export_of,
                                  frame_of, smoothed_modes, step_part)
 from ui import session
@@ -31,8 +32,9 @@ from topics.gan.compute import (
     UPLOAD, WIDTHS, critic_view_of, dirac_runs, fmt_lr, g_loss_curves_of, g_loss_slope,
     oc_value, trainer_kwargs)
 from topics.gan.figures import (critic_figure, dirac_figure, g_losses_figure, live_figures,
-                                wasserstein_figure)
-from topics.gan.summary import coverage_badges, losses_line, pretrained_note, summary_html
+                                manifold_figure, wasserstein_figure)
+from topics.gan.summary import (coverage_badges, losses_line, manifold_badges, pretrained_note,
+                                shares_line, summary_html)
 from topics.gan.tour import PRESETS, STEPS
 from live.controls import live_training, read_trainer
 from live.push import live_parts, place_all
@@ -228,7 +230,11 @@ def _train_controls() -> None:
                 width="stretch", help="One update of the generator only.")
 
 
-def train_view(panel) -> None:
+def _live_gan(panel, draw) -> tuple[Any, dict, Mapping[str, Any]]:
+    """The training controls and the live GAN (key "gan") drawn by `draw`: the Train and
+    the Manifold tab show the same trainer, built from the same settings (one config, so
+    switching tabs keeps the run). Returns (the frame's view or None, the config, the
+    settings)."""
     with panel.controls:
         _train_controls()
         s = STATE.values()
@@ -237,14 +243,18 @@ def train_view(panel) -> None:
     kwargs = trainer_kwargs(s)
     config = {**kwargs, "target": s["gan_target"], "std": s["gan_std"],
               "upload": upload_id, "seed": seed, "device": session.device()}
-    view = None
     factory, pretrained = _factory(target, s, seed, kwargs, upload_id)
     with panel.figure:
         view = live_training(
-            "gan", factory, _draw, config=config, steps_per_frame=STEPS_PER_FRAME,
+            "gan", factory, draw, config=config, steps_per_frame=STEPS_PER_FRAME,
             max_steps_per_frame=500, interval_s=FRAME_INTERVAL_S)
     if pretrained:       # built now from the snapshot (or kept): later builds start fresh
         st.session_state[PRETRAINED_USED] = True
+    return view, config, s
+
+
+def train_view(panel) -> None:
+    view, config, s = _live_gan(panel, _draw)
     with panel.notes:
         st.latex(LOSSES[s["gan_loss"]].formula)
         explain("**Reading the picture.** Grey: real samples; purple: generated samples; the "
@@ -259,6 +269,40 @@ def train_view(panel) -> None:
                 st.caption("Samples and coverage history of the trainer as it is when you "
                            "press the button (outside the live frame: press Pause first).")
                 on_demand("gan_export", lambda: _export(view, config))
+
+
+# ----------------------------------------------------------------------------- manifold
+def manifold_parts(view, read, show_arrows: bool, setup: str = "") -> dict:
+    """One live frame of the Manifold tab as parts (pure, like frame_parts): the latent grid
+    through G over D (engine.gan.manifold.manifold_of, read next to the trainer) and ONE
+    summary element with the grid's shares per mode."""
+    m = read(manifold_of)
+    summary = summary_html(manifold_badges(m), shares_line(m.shares),
+                           pretrained_note(read(frame_of).pretrained_steps, view.steps))
+    return {"gan_fig_manifold": Figure(manifold_figure(m, setup, show_arrows=show_arrows)),
+            "gan_manifold_summary": Html(summary.replace("gan-summary", "gan-manifold"),
+                                         markdown=True)}
+
+
+def _draw_manifold(view, tick) -> None:
+    place_all(live_parts(manifold_parts, view, show_arrows=bool(STATE.value("gan_arrows")),
+                         setup=gan_setup(STATE.values())))
+
+
+def manifold_view(panel) -> None:
+    _live_gan(panel, _draw_manifold)
+    with panel.notes:
+        explain("**Reading the map.** Left: the latent plane z = (z₁, z₂) from −2.5 to 2.5 "
+                "(with more latent dimensions, the slice where the others are 0), each point "
+                "coloured by the mode its image G(z) lands in (within 3σ), light grey where it "
+                "lands near no mode. Right: the same grid lines carried through G (purple) "
+                "over the real data (grey), each mode's 3σ circle in its colour, and D's "
+                "verdict behind (blue = judged real). Black strokes: −∇ₓ L_G at the grid's "
+                "nodes, where D pulls a fake sample there. The shares weight each node by the "
+                "prior N(0, I), so they estimate how much of G's output each mode receives; "
+                "the folded share is the prior mass where G turns the plane over (its "
+                "Jacobian's sign flips). A collapsed generator squeezes the whole grid into "
+                "one small region; a healthy one tears the plane into one patch per mode.")
 
 
 # ----------------------------------------------------------------------------- Dirac view
@@ -363,6 +407,7 @@ def critic_view(panel) -> None:
 
 VIEWS = [View("train", "Train a GAN", train_view,
               live=Live("gan", train_max=5_000)),
+         View("manifold", "Manifold", manifold_view, live=Live("gan", train_max=5_000)),
          View("dirac", "Dirac-GAN", dirac_view),
          View("wasserstein", "Why Wasserstein", wasserstein_view),
          View("glosses", "Generator losses", g_losses_view),

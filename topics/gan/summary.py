@@ -85,3 +85,39 @@ def summary_html(badges: Sequence[Badge], losses: str, note: str | None = None) 
 def badges_of(block: str) -> dict[str, str]:
     """{label: value} of the badges in a summary_html block."""
     return {html.unescape(k): html.unescape(v) for k, v in _BADGE_RE.findall(block)}
+
+
+def manifold_badges(m) -> list[Badge]:
+    """The manifold tab's badges for an engine.gan.manifold.Manifold: the largest share of
+    the latent grid in one mode's cell, the modes whose cell the grid reaches, the share that
+    lands on a mode (within 3σ), and the share where the map is turned over."""
+    from engine.gan.manifold import largest_share, modes_reached
+    fold = Badge("Folded share of the grid", _pct(m.fold),
+                 "Prior mass where the Jacobian of G on the latent plane has the minority "
+                 "sign: the map turns the plane over there (a fold).")
+    if not len(m.shares):
+        return [Badge("Grid sent to modes", "n/a", "This target is not a mixture of modes."),
+                fold]
+    k = len(m.shares)
+    return [
+        Badge("Largest share of the grid in one mode", _pct(largest_share(m)),
+              "Share of the latent grid's prior mass that G sends into the cell of its most "
+              f"popular mode (the points nearer that mode than any other); 1/{k} = {1 / k:.0%} "
+              "for an even spread, near 100% when the plane is squeezed into one mode."),
+        Badge("Modes the grid reaches", f"{modes_reached(m)} / {k}",
+              "Modes whose cell receives at least 1% of the grid's prior mass."),
+        Badge("Grid landing on a mode", _pct(m.on_mode),
+              "Prior mass of the latent grid whose image lies within 3σ of its mode."),
+        fold]
+
+
+def _pct(v: float) -> str:
+    return "–" if math.isnan(v) else f"{v:.0%}"
+
+
+def shares_line(shares) -> str:
+    """'Share of the grid per mode: 0: 12% · 1: 13% · …' (plain text)."""
+    if not len(shares):
+        return "This target has no modes to share the grid between."
+    return "Share of the grid per mode: " + " · ".join(
+        f"{j}: {s:.0%}" for j, s in enumerate(shares))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.gan import TRAINER_DEFAULTS, parallel_lines
+from engine.gan.manifold import largest_share, manifold_of, modes_reached
 from engine.gan.reads import blob_share
 from ui.claims import PERCENT, Claim, OnRun
 from topics.gan.compute import (settings_of, worst, modes_at, max_modes_at, dirac_runs,
@@ -71,6 +72,35 @@ C_WASSERSTEIN = (Claim("JSD at θ = 1 (log 2 = 0.6931)",
                  Claim("W₁ at θ = 1", lambda s: parallel_lines(np.array([s["gan_theta"]])).w1[0],
                        lo=1.0, hi=1.0))
 
+GRID_SQUEEZED = 0.75   # a collapsed map: at least this share of the grid in one mode's cell
+GRID_SPREAD = 0.2      # a spread map: at most this share in any one mode's cell
+
+
+def _grid(measure):
+    """A measure of the trained GAN's latent grid (engine.gan.manifold), the Manifold tab's
+    badges."""
+    return lambda t: measure(manifold_of(t))
+
+
+C_GRID_COLLAPSE = (
+    Claim(f"largest share of the latent grid in one mode's cell at {COLLAPSE_AT:,} (worst of "
+          "seeds 0, 1)", lambda s: worst(_grid(largest_share), s, COLLAPSE_AT),
+          lo=GRID_SQUEEZED, slow=True, fmt=SHARE),
+    Claim(f"modes the grid reaches at {COLLAPSE_AT:,} (worst of seeds 0, 1)",
+          lambda s: worst(_grid(modes_reached), s, COLLAPSE_AT, lowest=False), hi=2,
+          slow=True),
+    Claim(f"share of the grid landing within 3σ of a mode at {COLLAPSE_AT:,}",
+          lambda s: worst(_grid(lambda m: m.on_mode), s, COLLAPSE_AT, lowest=False),
+          hi=0.05, slow=True, fmt=SHARE),
+)
+C_GRID_CURED = (
+    Claim(f"largest share of the latent grid in one mode's cell at {DEEP_AT:,} (worst of "
+          "seeds 0, 1)", lambda s: worst(_grid(largest_share), s, DEEP_AT, lowest=False),
+          hi=GRID_SPREAD, slow=True, fmt=SHARE),
+    Claim(f"modes the grid reaches at {DEEP_AT:,} (worst of seeds 0, 1)",
+          lambda s: worst(_grid(modes_reached), s, DEEP_AT), lo=8, slow=True),
+)
+
 PRESETS: dict[str, Preset] = {
     "Collapse: one-layer D, one blob": Preset(
         COLLAPSE, "A discriminator with a single hidden layer (as in Metz et al. 2016), no "
@@ -99,6 +129,21 @@ PRESETS: dict[str, Preset] = {
                   "so it is close to its optimum when G moves and the blob cannot outrun it: "
                   f"at iteration {DSTEPS_AT:,} at least 7 of the 8 modes are covered (seeds 0 "
                   "and 1).", "train", C_DSTEPS),
+    "Manifold: the collapsed map": Preset(
+        COLLAPSE, "The collapsing GAN (one-layer D), drawn as a map: the latent plane's grid "
+                  "carried through G. Press Play: the whole grid is squeezed into a small "
+                  "patch that travels around the ring. At iteration "
+                  f"{COLLAPSE_AT:,} the cell of one mode receives at least "
+                  f"{GRID_SQUEEZED:.0%} of the grid's prior mass and the grid reaches at most "
+                  "2 of the 8 modes' cells (seeds 0 and 1); less than 5% of it even lands "
+                  "within 3σ of a mode: the patch sits between modes, where D's arrows "
+                  "push it along.", "manifold", C_GRID_COLLAPSE),
+    "Manifold: the map a two-layer D makes": Preset(
+        BIG, "The same GAN with a two-layer D (Cure 2), drawn as a map. Press Play: the grid "
+             "tears into one patch per mode, stretched thin between them. At iteration "
+             f"{DEEP_AT:,} no mode's cell receives more than {GRID_SPREAD:.0%} of the grid's "
+             "prior mass (an even spread gives each mode an eighth) and the grid reaches all 8 "
+             "modes' cells (seeds 0 and 1).", "manifold", C_GRID_CURED),
     "25-mode grid": Preset(
         GRID, "A 5×5 grid of Gaussians: many more modes to cover. Press Play and watch the "
               "badge and the 25-row mode histogram.", "train"),

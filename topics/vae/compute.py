@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
@@ -306,3 +307,31 @@ def delivered_rate(times: list[float]) -> float | None:
         return None
     span = times[-1] - times[0]
     return (len(times) - 1) / span if span > 0 else None
+
+
+# ----------------------------------------------------------------------------- brushing
+@dataclass(frozen=True)
+class BrushData:
+    """What the brushing tab draws: the test digits, their encoder means and their decoded
+    means decode(μ(x)), at the trainer's current iteration."""
+    steps: int
+    means: np.ndarray      # (n, latent_dim) μ(x) of the test digits
+    labels: np.ndarray     # (n,) their digit labels
+    images: np.ndarray     # (n, 8, 8) the test digits
+    decoded: np.ndarray    # (n, 8, 8) decode(μ(x))
+
+
+@torch.no_grad()
+def brush_data_of(trainer) -> BrushData:
+    """read_trainer fn (runs next to the trainer): encode the test digits to μ(x) and decode
+    μ(x), in one batch each."""
+    d = trainer.data
+    model = trainer.model
+    dev = next(model.parameters()).device
+    x = torch.as_tensor(d.x_test, dtype=torch.float32, device=dev)        # (n, 64)
+    mu, _ = model.encode(x)                                                # (n, latent_dim)
+    dec = model.decode(mu)                                                 # (n, 64)
+    side = int(round(math.sqrt(x.shape[1])))
+    return BrushData(int(trainer.steps), mu.cpu().numpy(), np.asarray(d.y_test),
+                     np.asarray(d.x_test).reshape(-1, side, side),
+                     dec.cpu().numpy().reshape(-1, side, side))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from engine.vae import LatentGrid, Reconstruction, ToyELBO, tile
@@ -272,3 +273,72 @@ def manifold_figure(points: np.ndarray, recons: dict[str, Reconstruction]) -> go
     fig.update_yaxes(scaleanchor="x", scaleratio=1)
     fig.update_layout(title="A 1-D bottleneck on a curved 2-D manifold", height=420)
     return fig
+
+
+# ----------------------------------------------------------------------------- brushing
+BRUSH_TILES = 40         # digits shown for a brushed region (the first ones, by test index)
+TILE_COLUMNS = 8
+TILE_PX = 28
+
+
+def digit_uri(image: np.ndarray, scale: int = 3) -> str:
+    """One 8x8 digit as a PNG data URI (ink dark on white), for a Vega-Lite image mark."""
+    import base64
+    return "data:image/png;base64," + base64.b64encode(
+        _png(np.asarray(image, dtype=float).reshape(8, 8), scale)).decode()
+
+
+def brush_frame(means2: np.ndarray, labels: np.ndarray, images: np.ndarray,
+                decoded: np.ndarray) -> pd.DataFrame:
+    """One row per test digit: its two shown latent means, label, test index, and the digit
+    and its decoded mean as data URIs."""
+    return pd.DataFrame({"z_a": np.asarray(means2[:, 0], float),
+                         "z_b": np.asarray(means2[:, 1], float),
+                         "digit": np.asarray(labels).astype(int).astype(str),
+                         "index": np.arange(len(labels)),
+                         "img": [digit_uri(i) for i in images],
+                         "dec": [digit_uri(i) for i in decoded]})
+
+
+def brush_chart(frame, dims: tuple[int, int] = (0, 1), title: str = "",
+                size: int = 340):
+    """Linked views (Altair): brush a rectangle on the latent scatter; the bar chart counts
+    the labels of the brushed digits, and below them the first BRUSH_TILES brushed test
+    digits and their decoded means decode(μ(x)) are drawn. The selection is Vega-Lite's,
+    evaluated in the browser: nothing is sent to the server while brushing. An empty brush
+    selects every digit."""
+    import altair as alt
+    brush = alt.selection_interval(name="brush", encodings=["x", "y"])
+    base = alt.Chart(frame)
+    digit_scale = alt.Scale(domain=[str(d) for d in range(10)], range=list(COLORWAY))
+    scatter = base.mark_point(filled=True, opacity=0.8).encode(
+        x=alt.X("z_a:Q", title=f"μ z{dims[0] + 1}"),
+        y=alt.Y("z_b:Q", title=f"μ z{dims[1] + 1}"),
+        color=alt.condition(brush, alt.Color("digit:N", scale=digit_scale, title="digit"),
+                            alt.value("#d0d0d0")),
+        tooltip=["digit:N", "index:Q"],
+    ).add_params(brush).properties(width=size, height=size,
+                                   title=title or "Brush a region of the latent codes")
+    bars = base.transform_filter(brush).mark_bar().encode(
+        x=alt.X("count():Q", title="brushed test digits"),
+        y=alt.Y("digit:N", scale=alt.Scale(domain=[str(d) for d in range(10)]), title="label"),
+        color=alt.Color("digit:N", scale=digit_scale, legend=None),
+    ).properties(width=int(size * 0.6), height=size, title="Their labels")
+    cols = TILE_COLUMNS
+    rows = -(-BRUSH_TILES // cols)
+
+    def tiles(field: str, name: str):
+        return base.transform_filter(brush).transform_window(
+            rank="row_number()", sort=[alt.SortField("index")]
+        ).transform_filter(f"datum.rank <= {BRUSH_TILES}").transform_calculate(
+            col=f"(datum.rank - 1) % {cols}", row=f"floor((datum.rank - 1) / {cols})"
+        ).mark_image(width=TILE_PX, height=TILE_PX).encode(
+            x=alt.X("col:O", scale=alt.Scale(domain=list(range(cols))), axis=None),
+            y=alt.Y("row:O", scale=alt.Scale(domain=list(range(rows))), axis=None),
+            url=f"{field}:N", tooltip=["digit:N", "index:Q"],
+        ).properties(width=cols * (TILE_PX + 4), height=rows * (TILE_PX + 4), title=name)
+
+    return alt.vconcat(
+        alt.hconcat(scatter, bars),
+        alt.hconcat(tiles("img", f"Brushed test digits (first {BRUSH_TILES})"),
+                    tiles("dec", "Their decoded means decode(μ(x))")))
