@@ -87,6 +87,29 @@ def diffusion_alpha_bar(s: S) -> float:
     return float(diffusion.SCHEDULES[s["df_sched"]]().alpha_bar(int(s["df_t"])))
 
 
+@lesson_measure(page="diffusion")
+def diffusion_far_over_near_error(s: S, t: int, near: float = 0.25, far: float = 2.0) -> float:
+    """How much worse the Reverse tab's denoiser (the shipped network when chosen) matches the
+    exact one (diffusion_compute.exact_of; the exact one itself gives nan) far from the data than on it, at step t: the mean
+    |ε_θ(x, t) − ε*(x, t)| over a 60 × 60 grid of the plot's square, on the grid points more
+    than `far` from every data point over those within `near` of one (the score is
+    −ε/√(1 − ᾱ_t), so its error has the same ratio)."""
+    import torch
+    from topics.diffusion.compute import (LIM, PRETRAINED, data_of, eps_of, exact_of,
+                                          pretrained_of)
+    data = data_of(s)
+    exact = exact_of(data, s["df_sched"])
+    shipped = pretrained_of(s["df_data"]) if s["df_den"] == PRETRAINED else None
+    model = shipped[0] if shipped is not None else None
+    grid = np.linspace(-LIM, LIM, 60)
+    x = torch.as_tensor(np.stack(np.meshgrid(grid, grid), -1).reshape(-1, 2),
+                        dtype=torch.float32)                                    # (3600, 2)
+    gap = (torch.as_tensor(eps_of(s, exact, model)(x, int(t)), dtype=torch.float64)
+           - torch.as_tensor(eps_of(s, exact)(x, int(t)), dtype=torch.float64)).norm(dim=1)
+    dist = torch.cdist(x.double(), torch.as_tensor(data.points, dtype=torch.float64)).min(1).values
+    return float(gap[dist > far].mean() / gap[dist < near].mean())
+
+
 @lesson_measure(page="initialization")
 def initialization_last_rank(s: S) -> float:
     """Effective rank of the last layer's activations over the first inputs, as the Signal
