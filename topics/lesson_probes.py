@@ -110,6 +110,22 @@ def diffusion_far_over_near_error(s: S, t: int, near: float = 0.25, far: float =
     return float(gap[dist > far].mean() / gap[dist < near].mean())
 
 
+@lesson_measure(page="generalization")
+def generalization_linear_accuracy(s: S, seed: int = 0) -> float:
+    """Training accuracy of the best straight boundary on the Overfitting tab's training points
+    (engine.generalization.make_split with the tab's TrainConfig and the trainer's seed): a
+    logistic regression with almost no penalty, fitted to those points."""
+    from sklearn.linear_model import LogisticRegression
+
+    from engine import generalization
+    from topics.generalization.compute import overfit_config
+    c = overfit_config(s)
+    data = generalization.make_split(c.dataset, c.n_train, c.n_val, c.noise, c.label_noise,
+                                     seed=int(seed))
+    fit = LogisticRegression(C=1e6, max_iter=10_000).fit(data.x_train, data.y_train)
+    return float(fit.score(data.x_train, data.y_train))
+
+
 @lesson_measure(page="initialization")
 def initialization_last_rank(s: S) -> float:
     """Effective rank of the last layer's activations over the first inputs, as the Signal
