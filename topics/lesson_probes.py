@@ -126,6 +126,26 @@ def generalization_linear_accuracy(s: S, seed: int = 0) -> float:
     return float(fit.score(data.x_train, data.y_train))
 
 
+@lesson_measure(page="vae", trains=True)
+def vae_denoised_share(s: S, which: str = "nonlinear autoencoder", seed: int = 0) -> float:
+    """How far the Autoencoder-vs-PCA tab's reconstructions (vae_compute.autoencoders, or PCA's
+    with which="PCA") lie from the clean arc the noisy points were drawn around
+    (engine.vae.curved_manifold: (2t, 1.5 (t² − 1/3)), t in [−1, 1]), as a share of how far the
+    noisy points themselves lie: mean distance to the arc of the reconstructions / of the inputs."""
+    from engine.vae import curved_manifold, pca_reconstruct
+    from topics.vae.compute import autoencoders
+    noise = float(s["vae_mnoise"])
+    pts = curved_manifold(300, seed, noise)
+    recon = (pca_reconstruct(pts, 1) if which == "PCA"
+             else autoencoders(noise, int(s["vae_mhidden"]), seed)[which]).recon
+    t = np.linspace(-1.0, 1.0, 4001)
+    arc = np.stack([2 * t, 1.5 * (t ** 2 - 1 / 3)], 1)                     # (4001, 2)
+
+    def to_arc(x: np.ndarray) -> float:
+        return float(np.sqrt(((x[:, None, :] - arc[None]) ** 2).sum(-1)).min(1).mean())
+    return to_arc(np.asarray(recon, dtype=np.float64)) / to_arc(pts.astype(np.float64))
+
+
 @lesson_measure(page="initialization")
 def initialization_last_rank(s: S) -> float:
     """Effective rank of the last layer's activations over the first inputs, as the Signal
