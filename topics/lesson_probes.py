@@ -87,6 +87,65 @@ def diffusion_alpha_bar(s: S) -> float:
     return float(diffusion.SCHEDULES[s["df_sched"]]().alpha_bar(int(s["df_t"])))
 
 
+@lesson_measure(page="diffusion")
+def diffusion_far_over_near_error(s: S, t: int, near: float = 0.25, far: float = 2.0) -> float:
+    """How much worse the Reverse tab's denoiser (the shipped network when chosen) matches the
+    exact one (diffusion_compute.exact_of; the exact one itself gives nan) far from the data than on it, at step t: the mean
+    |ε_θ(x, t) − ε*(x, t)| over a 60 × 60 grid of the plot's square, on the grid points more
+    than `far` from every data point over those within `near` of one (the score is
+    −ε/√(1 − ᾱ_t), so its error has the same ratio)."""
+    import torch
+    from topics.diffusion.compute import (LIM, PRETRAINED, data_of, eps_of, exact_of,
+                                          pretrained_of)
+    data = data_of(s)
+    exact = exact_of(data, s["df_sched"])
+    shipped = pretrained_of(s["df_data"]) if s["df_den"] == PRETRAINED else None
+    model = shipped[0] if shipped is not None else None
+    grid = np.linspace(-LIM, LIM, 60)
+    x = torch.as_tensor(np.stack(np.meshgrid(grid, grid), -1).reshape(-1, 2),
+                        dtype=torch.float32)                                    # (3600, 2)
+    gap = (torch.as_tensor(eps_of(s, exact, model)(x, int(t)), dtype=torch.float64)
+           - torch.as_tensor(eps_of(s, exact)(x, int(t)), dtype=torch.float64)).norm(dim=1)
+    dist = torch.cdist(x.double(), torch.as_tensor(data.points, dtype=torch.float64)).min(1).values
+    return float(gap[dist > far].mean() / gap[dist < near].mean())
+
+
+@lesson_measure(page="generalization")
+def generalization_linear_accuracy(s: S, seed: int = 0) -> float:
+    """Training accuracy of the best straight boundary on the Overfitting tab's training points
+    (engine.generalization.make_split with the tab's TrainConfig and the trainer's seed): a
+    logistic regression with almost no penalty, fitted to those points."""
+    from sklearn.linear_model import LogisticRegression
+
+    from engine import generalization
+    from topics.generalization.compute import overfit_config
+    c = overfit_config(s)
+    data = generalization.make_split(c.dataset, c.n_train, c.n_val, c.noise, c.label_noise,
+                                     seed=int(seed))
+    fit = LogisticRegression(C=1e6, max_iter=10_000).fit(data.x_train, data.y_train)
+    return float(fit.score(data.x_train, data.y_train))
+
+
+@lesson_measure(page="vae", trains=True)
+def vae_denoised_share(s: S, which: str = "nonlinear autoencoder", seed: int = 0) -> float:
+    """How far the Autoencoder-vs-PCA tab's reconstructions (vae_compute.autoencoders, or PCA's
+    with which="PCA") lie from the clean arc the noisy points were drawn around
+    (engine.vae.curved_manifold: (2t, 1.5 (t² − 1/3)), t in [−1, 1]), as a share of how far the
+    noisy points themselves lie: mean distance to the arc of the reconstructions / of the inputs."""
+    from engine.vae import curved_manifold, pca_reconstruct
+    from topics.vae.compute import autoencoders
+    noise = float(s["vae_mnoise"])
+    pts = curved_manifold(300, seed, noise)
+    recon = (pca_reconstruct(pts, 1) if which == "PCA"
+             else autoencoders(noise, int(s["vae_mhidden"]), seed)[which]).recon
+    t = np.linspace(-1.0, 1.0, 4001)
+    arc = np.stack([2 * t, 1.5 * (t ** 2 - 1 / 3)], 1)                     # (4001, 2)
+
+    def to_arc(x: np.ndarray) -> float:
+        return float(np.sqrt(((x[:, None, :] - arc[None]) ** 2).sum(-1)).min(1).mean())
+    return to_arc(np.asarray(recon, dtype=np.float64)) / to_arc(pts.astype(np.float64))
+
+
 @lesson_measure(page="initialization")
 def initialization_last_rank(s: S) -> float:
     """Effective rank of the last layer's activations over the first inputs, as the Signal
