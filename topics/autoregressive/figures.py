@@ -165,6 +165,7 @@ def bits_pixel_figure(steps: np.ndarray, bits: np.ndarray, test_step: int, test_
     seen[order >= row * digit.shape[1] + col] = np.nan
     top = max(float(np.nanmax(v)) if len(v) else 0.0, baseline,
               float(test_bits) if np.isfinite(test_bits) else 0.0) * 1.1 or 1.0
+    last = float(max(int(test_step), float(np.max(s)) if len(s) else 0.0, 1))
     bars_x: list = []
     bars_y: list = []
     for q, p in enumerate(probs):
@@ -196,7 +197,8 @@ def bits_pixel_figure(steps: np.ndarray, bits: np.ndarray, test_step: int, test_
     return plain_figure(traces, dict(
         title=dict(text="Bits/pixel by iteration; one pixel"), height=HEIGHT,
         showlegend=False, shapes=[frame],
-        xaxis=dict(anchor="y", domain=[0, 1]),
+        # an explicit range: the live canvas and Plotly then draw the same axis
+        xaxis=dict(anchor="y", domain=[0, 1], range=[0, last * 1.04]),
         yaxis=dict(anchor="x", domain=[0.62, 1], title=dict(text="bits/pixel"),
                    range=[0, top]),
         xaxis2=x2, yaxis2=y2,

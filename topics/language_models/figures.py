@@ -52,6 +52,8 @@ def loss_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]], unigram: float
                            name=f"untrained {start:.2f}", marker=dict(color=HELD, size=10)))
     for (name, (st, v)), color in zip(curves.items(), (TRAIN, HELD)):
         s, m = block_means(np.asarray(st), np.asarray(v, dtype=float))
+        if not len(s):              # nothing logged yet: Plotly shows no legend entry for it
+            continue
         traces.append(dict(type="scatter", x=s, y=f32(m), mode="lines", name=name,
                            line=dict(color=color, width=2.5 if name == "held-out" else 1.5)))
     end = max(int(steps_max), 1)

@@ -63,7 +63,9 @@ def network_figure(inputs: np.ndarray, feature_names: Sequence[str], hidden: lis
     centres = [np.stack([np.full(n, cx[i]), _row_y(n, h)], 1) for i, n in enumerate(sizes)]
     traces: list[dict] = []
     layout: dict = dict(title=dict(text=title), height=HEIGHT, showlegend=False,
-                        margin=dict(l=10, r=10, t=60, b=40),
+                        # room for the input labels left of the first column (a narrower
+                        # margin Plotly widens itself, the live canvas does not)
+                        margin=dict(l=48, r=10, t=60, b=40),
                         xaxis=dict(BARE, domain=[0, NET_W], range=[0, NET_W]),
                         yaxis=dict(BARE, domain=[0, 1], range=[0, 1]))
     # edges, grouped by sign and width (one trace per group: few traces per frame)
