@@ -135,14 +135,12 @@ STEPS = [
          "geometrically. The run stops where |x| passes 10⁶ and the page says at which step.",
          DIVERGE, "race", C_DIVERGE),
     Step("Momentum: faster, not smoother",
-         "The heavy ball v ← βv + g, x ← x − ηv remembers past gradients. At η = 4/(√L+√μ)², "
-         "β = ((√κ−1)/(√κ+1))² its rate improves from (κ−1)/(κ+1) = 0.96 to "
-         "(√κ−1)/(√κ+1) = 0.75: it reaches 1e-8 in under a third of GD's steps. The path still "
-         "oscillates (the two roots are complex), so 'momentum removes the zigzag' is not what "
-         "happens: its first swings even grow to over twice the start's distance across the "
-         "valley, then die out at the "
-         "faster rate. The tab *Momentum phase diagram* maps the "
-         "rate over (η, β).", MOMENTUM, "race", C_MOMENTUM),
+         "The heavy ball v ← βv + g, x ← x − ηv remembers past gradients. With the best "
+         "(η, β) its rate improves from (κ−1)/(κ+1) = 0.96 to (√κ−1)/(√κ+1) = 0.75: it "
+         "reaches 1e-8 in under a third of GD's steps. It does not remove the zigzag: its "
+         "first swings grow to over twice the start's distance across the valley, then die "
+         "out at the faster rate. *Momentum phase diagram* maps the rate over (η, β).",
+         MOMENTUM, "race", C_MOMENTUM),
     Step("Adaptive methods rescale coordinates, not directions",
          "RMSProp divides each coordinate of the step by a running RMS of its gradient: its "
          "step stays near η, so it hops around x* forever. Adam adds momentum and bias "
