@@ -103,15 +103,12 @@ C_GRID_CURED = (
 
 PRESETS: dict[str, Preset] = {
     "Collapse: one-layer D, one blob": Preset(
-        COLLAPSE, "A discriminator with a single hidden layer (as in Metz et al. 2016), no "
-                  "remedy, ring of 8 at σ = 0.05: the generated samples form **one blob** "
-                  f"(at least {BLOB_SHARE:.0%} of them within 1 of their median, a disc "
-                  "that holds 1/6 of the ring) that travels around the ring "
-                  f"to wherever D currently likes fakes best. At iteration {COLLAPSE_AT:,} at "
-                  "most 1 of the 8 modes is covered (seeds 0 and 1), and fewer than 1 in 5 "
-                  "samples even lies within 3σ of a mode: the blob is wider than a mode and "
-                  "mostly sits between them. The mode histogram shows a single cell jumping. "
-                  "The three cures below change one setting each.", "train", C_COLLAPSE),
+        COLLAPSE, "D has one hidden layer (Metz et al. 2016), no remedy, ring of 8 at "
+                  "σ = 0.05: the samples form **one blob** "
+                  f"(at least {BLOB_SHARE:.0%} of them within 1 of their median) that travels "
+                  f"around the ring. At iteration {COLLAPSE_AT:,} at most 1 of the 8 modes is "
+                  "covered (seeds 0 and 1) and fewer than 1 in 5 samples lies within 3σ of a "
+                  "mode. The three cures below change one setting each.", "train", C_COLLAPSE),
     "Cure 1: unroll D (k = 5)": Preset(
         UNROLLED, "The same GAN, one setting changed: G's loss is taken against D unrolled 5 "
                   "Adam steps ahead, with gradients through the unroll (Metz et al. 2016). G "
@@ -130,14 +127,12 @@ PRESETS: dict[str, Preset] = {
                   f"at iteration {DSTEPS_AT:,} at least 7 of the 8 modes are covered (seeds 0 "
                   "and 1).", "train", C_DSTEPS),
     "Manifold: the collapsed map": Preset(
-        COLLAPSE, "The collapsing GAN (one-layer D), drawn as a map: the latent plane's grid "
-                  "carried through G. Press Play: the whole grid is squeezed into a small "
-                  "patch that travels around the ring. At iteration "
-                  f"{COLLAPSE_AT:,} the cell of one mode receives at least "
-                  f"{GRID_SQUEEZED:.0%} of the grid's prior mass and the grid reaches at most "
-                  "2 of the 8 modes' cells (seeds 0 and 1); less than 5% of it even lands "
-                  "within 3σ of a mode: the patch sits between modes, where D's arrows "
-                  "push it along.", "manifold", C_GRID_COLLAPSE),
+        COLLAPSE, "The collapsing GAN drawn as a map: the latent grid carried through G. "
+                  "Press Play: the grid is squeezed into one patch that travels around the "
+                  f"ring. At iteration {COLLAPSE_AT:,} one mode's cell gets at least "
+                  f"{GRID_SQUEEZED:.0%} of the grid's prior mass, the grid reaches at most 2 "
+                  "of the 8 cells (seeds 0 and 1), and under 5% of it lands within 3σ of a "
+                  "mode.", "manifold", C_GRID_COLLAPSE),
     "Manifold: the map a two-layer D makes": Preset(
         BIG, "The same GAN with a two-layer D (Cure 2), drawn as a map. Press Play: the grid "
              "tears into one patch per mode, stretched thin between them. At iteration "
