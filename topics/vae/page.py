@@ -26,17 +26,16 @@ from live.push import live_parts, place
 from ui.on_demand import on_demand
 from ui.page import Live, View, topic_page, user_errors
 from live.parts import Caption, Figure, Image, Metrics
-from ui.altair_theme import show_altair
 from ui.render import explain, show_figure
 from ui.state import Control, StateTable
 from topics.vae.compute import (
     MODELS, BETAS, LATENT_DIMS, STARTS, SPAN_CHOICES, Z_LIMIT, REPLAY_SPEEDS, digits,
     deterministic_of, dims_of, shipped_file, trainer_factory, trainer_config, span_of,
-    posterior_modes, autoencoders, cached_replay_extent, delivered_rate, shipped_jobs,
-    brush_data_of)
-from topics.vae.figures import (brush_chart, brush_frame, digit_png, grid_figure, grid_png, latent_scatter, loss_curves,
+    posterior_modes, autoencoders, cached_replay_extent, delivered_rate, shipped_jobs)
+from topics.vae.figures import (digit_png, grid_figure, grid_png, latent_scatter, loss_curves,
                              manifold_figure, strip_figure, toy_bars_figure,
                              toy_marginal_figure, toy_posterior_figure)
+from topics.vae.brush import brush_view
 from topics.vae.tour import PRESETS, STEPS
 from ui.widgets import export_buttons
 
@@ -249,43 +248,6 @@ def _export_files(s, seed, device, dims) -> None:
                        icon=":material/image:", on_click="ignore")
 
 
-# ----------------------------------------------------------------------------- brushing view
-BRUSH_PX = {False: 340, True: 280}    # the latent scatter's side: laptop, projector
-
-
-def brush_view(panel) -> None:
-    """Linked views (Altair, ui/altair_theme.py): the latent codes of the Latent space tab's
-    model; brushing selects in the browser, so a brush move costs no rerun."""
-    s = STATE.values()
-    seed, device = session.seed(), session.device()
-    dims, _ = dims_of(s)
-    get_trainer("vae_live", trainer_factory(s, seed, device),      # the handle exists
-                trainer_config(s, seed, device))
-    data = read_trainer("vae_live", brush_data_of)
-    with panel.controls:
-        st.caption(f"The model of the *Latent space* tab ({s['vae_model']}, "
-                   f"{'shipped' if shipped_file(s) else 'trained here'}, iteration "
-                   f"{data.steps:,}): the encoder means μ(x) of its {len(data.labels)} test "
-                   "digits.")
-        st.markdown("**Drag a rectangle** on the scatter. The bars count the labels inside "
-                    "it; below, the brushed digits and their decoded means. Double-click "
-                    "to clear.")
-    frame = brush_frame(data.means[:, list(dims)], data.labels, data.images, data.decoded)
-    with panel.figure:
-        # on the projector (larger fonts, 720 px high) the scatter is smaller, so the
-        # brushed digits below it stay on the screen
-        show_altair(brush_chart(frame, dims, f"Latent means at iteration {data.steps:,}: "
-                                             "brush a region",
-                                size=BRUSH_PX[session.classroom()]), key="vae_brush")
-    with panel.notes:
-        explain("The brush is evaluated by the browser (Vega-Lite's selection): the server "
-                "is not asked while you drag, so the bars and the digits follow the "
-                "rectangle at once. Brush the border between two clusters: the bars show "
-                "both labels, and the decoded means show the blend the decoder makes of "
-                "them. Brush the middle of one cluster: its decoded means look alike "
-                "(blurred versions of the digit), whatever the handwriting above them.")
-
-
 # ----------------------------------------------------------------------------- replay view
 REPLAY_FRAGMENT = "vae_replay_player"
 # session keys: the snapshot shown (the truth; the slider "vae_snap" only edits it while
@@ -467,7 +429,7 @@ def pca_view(panel) -> None:
 
 VIEWS = [View("latent", "Latent space", latent_view,
               live=Live("vae_live", train_max=3_000)),
-         View("brush", "Brush the codes", brush_view),
+         View("brush", "Brush the codes", lambda panel: brush_view(panel, STATE.values())),
          View("replay", "Replay & interpolation", replay_view),
          View("elbo", "Why the ELBO", elbo_view),
          View("pca", "Autoencoder vs PCA", pca_view)]
