@@ -8,7 +8,7 @@
 # Engine and page (AppTest) tests with CUDA present (the `device` fixture adds "cuda" and the
 # sidebar's "auto" device picks it), then `python -m benchmarks devices` (every trainer and the
 # heavy ops on CPU and on CUDA). Python packages the GPU image lacks (streamlit, plotly, ...)
-# travel as wheels in .whl/ (see /work/.library/device/README.md).
+# travel as wheels in .whl/, installed before the tests run.
 set -o pipefail
 out=${1:-/tmp/device_check}
 mkdir -p "$out"
