@@ -155,6 +155,38 @@ def choose_preset(at: AppTest, slug: str, name: str) -> AppTest:
     return at
 
 
+def set_values(at: AppTest, **values) -> AppTest:
+    """Write widget values into the session (as a preset does) and rerun; no exception."""
+    for key, value in values.items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def check_tabs_are_the_views(slug: str) -> AppTest:
+    """The page opens with one tab per declared view, in order, and no error box."""
+    from ui.claims import page_module
+    at = open_page(f"topics/{slug}/page.py")
+    assert [t.label for t in at.tabs] == [v.title for v in page_module(slug).VIEWS]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def check_every_preset_and_step(slug: str) -> None:
+    """Every preset, then every tour step's "Show me", one after another on one session, as a
+    teacher clicks through them: no exception and no error box after any of them."""
+    from ui.claims import page_module
+    m = page_module(slug)
+    at = open_page(f"topics/{slug}/page.py")
+    for name in m.PRESETS:
+        choose_preset(at, slug, name)
+        assert not at.error, (name, [e.value for e in at.error])
+    for i in range(len(m.STEPS)):
+        show_step(at, slug, i)
+        assert not at.error, (i, [e.value for e in at.error])
+
+
 def record_run_every(monkeypatch) -> list:
     """Replace st.fragment by one that records each fragment's run_every (and gives it none,
     so AppTest does not wait on timers); returns the list it appends to."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.apptest import (chart_figure, choose_preset, open_page, open_view, plotly_array,
-                           show_step)
+from tests.apptest import (chart_figure, check_every_preset_and_step, check_tabs_are_the_views,
+                           choose_preset, open_page, open_view, plotly_array, set_values)
 
 PAGE = "topics/autoregressive/page.py"
 SLUG = "autoregressive"
@@ -17,32 +17,13 @@ def _module():
     return page
 
 
-def _set(at, **values):
-    for key, value in values.items():
-        at.session_state[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
 def test_tabs_and_defaults():
-    at = open_page(PAGE)
-    assert [t.label for t in at.tabs] == [v.title for v in _module().VIEWS]
-    assert not at.error and not at.warning
+    at = check_tabs_are_the_views(SLUG)
+    assert not at.warning
 
 
-def test_every_preset_applies_without_an_error():
-    at = open_page(PAGE)
-    for name in _module().PRESETS:
-        choose_preset(at, SLUG, name)
-        assert not at.exception and not at.error, name
-
-
-def test_every_step_shows_without_an_error():
-    at = open_page(PAGE)
-    for i in range(len(_module().STEPS)):
-        show_step(at, SLUG, i)
-        assert not at.exception and not at.error, i
+def test_every_preset_then_every_step():
+    check_every_preset_and_step(SLUG)
 
 
 def test_the_blind_spot_drawn_is_the_computed_one():
@@ -72,20 +53,20 @@ def test_the_causal_stack_draws_its_field():
     ({"au_row": 0, "au_col": 0}, "comes first in raster order"),
 ])
 def test_fields_it_cannot_draw_get_words(settings, words):
-    at = _set(open_page(PAGE), **settings)
+    at = set_values(open_page(PAGE), **settings)
     shown = " ".join(m.value for m in [*at.info, *at.warning])
     assert words in shown and not at.error
 
 
 def test_a_field_longer_than_the_sequence_is_said():
     at = open_view(open_page(PAGE), SLUG, "Causal 1-D (WaveNet)")
-    _set(at, au_sched="1,2,4,8,16,32", au_len=16)
+    set_values(at, au_sched="1,2,4,8,16,32", au_len=16)
     assert any("longer than the sequence" in m.value for m in at.warning) and not at.error
 
 
 def test_step_trains_the_live_view_and_temperature_0_is_said():
     at = open_view(open_page(PAGE), SLUG, "PixelCNN")
-    _set(at, au_hidden=16, au_blocks=1, au_temp=0.0)
+    set_values(at, au_hidden=16, au_blocks=1, au_temp=0.0)
     assert any("Temperature 0" in m.value for m in at.info)
     at.button(key="au_train__step").click().run()
     assert not at.exception

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.apptest import (chart_figure, choose_preset, open_page, open_view, plotly_array,
-                           show_step)
+from tests.apptest import (chart_figure, check_every_preset_and_step, check_tabs_are_the_views,
+                           choose_preset, open_page, open_view, plotly_array, set_values)
 
 PAGE = "topics/graphs/page.py"
 SLUG = "graphs"
@@ -17,32 +17,13 @@ def _module():
     return page
 
 
-def _set(at, **values):
-    for key, value in values.items():
-        at.session_state[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
 def test_tabs_and_defaults():
-    at = open_page(PAGE)
-    assert [t.label for t in at.tabs] == [v.title for v in _module().VIEWS]
-    assert not at.error and not at.warning
+    at = check_tabs_are_the_views(SLUG)
+    assert not at.warning
 
 
-def test_every_preset_applies_without_an_error():
-    at = open_page(PAGE)
-    for name in _module().PRESETS:
-        choose_preset(at, SLUG, name)
-        assert not at.exception and not at.error, name
-
-
-def test_every_step_shows_without_an_error():
-    at = open_page(PAGE)
-    for i in range(len(_module().STEPS)):
-        show_step(at, SLUG, i)
-        assert not at.exception and not at.error, i
+def test_every_preset_then_every_step():
+    check_every_preset_and_step(SLUG)
 
 
 def test_messages_show_the_row_of_a_hat():
@@ -89,7 +70,7 @@ def test_the_permutation_points_lie_on_the_diagonal():
     ({"gr_graph": "random", "gr_n": 20, "gr_p": 0.05}, "no neighbour"),
 ])
 def test_graphs_it_cannot_use_get_words(settings, words):
-    at = _set(open_page(PAGE), **settings)
+    at = set_values(open_page(PAGE), **settings)
     shown = " ".join(m.value for m in [*at.info, *at.warning])
     assert words in shown and not at.error
 
@@ -98,14 +79,14 @@ def test_graphs_it_cannot_use_get_words(settings, words):
                                               (17, "Every member is labelled")])
 def test_labels_it_cannot_use_get_words(per_class, words):
     at = open_view(open_page(PAGE), SLUG, "Node classification")
-    _set(at, gr_per_class=per_class)
+    set_values(at, gr_per_class=per_class)
     shown = " ".join(m.value for m in [*at.info, *at.warning])
     assert words in shown and not at.error
 
 
 def test_one_node_on_the_permutation_tab():
     at = open_view(open_page(PAGE), SLUG, "Permutation")
-    _set(at, gr_graph="ring", gr_n=1)
+    set_values(at, gr_graph="ring", gr_n=1)
     assert any("one node" in m.value for m in at.info) and not at.error
 
 

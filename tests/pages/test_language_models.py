@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.apptest import (chart_figure, choose_preset, open_page, open_view, plotly_array,
-                           show_step)
+from tests.apptest import (chart_figure, check_every_preset_and_step, open_page, open_view,
+                           plotly_array)
 
 PAGE = "topics/language_models/page.py"
 SLUG = "language_models"
@@ -17,6 +17,10 @@ SLUG = "language_models"
 def _module():
     import topics.language_models.page as page
     return page
+
+
+def test_every_preset_then_every_step():
+    check_every_preset_and_step(SLUG)
 
 
 def test_next_token_bars_are_the_engines_distribution():
@@ -75,20 +79,6 @@ def test_a_too_short_text_is_refused_in_words():
     assert any("at least 1,000" in w.value for w in at.warning)
     at.selectbox(key="lm_corpus").select("The Zen of Python (too short)").run()
     assert any("856 characters" in w.value for w in at.warning)
-
-
-def test_every_preset_applies_without_an_error():
-    at = open_page(PAGE)
-    for name in _module().PRESETS:
-        choose_preset(at, SLUG, name)
-        assert not at.exception and not at.error, name
-
-
-def test_every_step_shows_without_an_error():
-    at = open_page(PAGE)
-    for i in range(len(_module().STEPS)):
-        show_step(at, SLUG, i)
-        assert not at.exception and not at.error, i
 
 
 def test_step_trains_the_live_view():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.apptest import choose_preset, open_page, show_step
+from tests.apptest import check_every_preset_and_step, check_tabs_are_the_views, open_page
 
 PAGE = "topics/network/page.py"
 SLUG = "network"
@@ -17,23 +17,12 @@ def _module():
 
 
 def test_tabs_and_defaults():
-    at = open_page(PAGE)
-    assert [t.label for t in at.tabs] == [v.title for v in _module().VIEWS]
-    assert not at.exception and not at.error
+    at = check_tabs_are_the_views(SLUG)
+    assert not at.warning
 
 
-def test_every_preset_applies_without_an_error():
-    at = open_page(PAGE)
-    for name in _module().PRESETS:
-        choose_preset(at, SLUG, name)
-        assert not at.exception and not at.error, name
-
-
-def test_every_step_shows_without_an_error():
-    at = open_page(PAGE)
-    for i in range(len(_module().STEPS)):
-        show_step(at, SLUG, i)
-        assert not at.exception and not at.error, i
+def test_every_preset_then_every_step():
+    check_every_preset_and_step(SLUG)
 
 
 def test_step_trains_the_live_view():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.apptest import chart_figure, choose_preset, metric, open_page, open_view, show_step
+from tests.apptest import chart_figure, check_every_preset_and_step, metric, open_page, open_view
 
 PAGE = "topics/practice/page.py"
 SLUG = "practice"
@@ -14,6 +14,10 @@ SLUG = "practice"
 def _module():
     import topics.practice.page as page
     return page
+
+
+def test_every_preset_then_every_step():
+    check_every_preset_and_step(SLUG)
 
 
 def _warned(at, words: str) -> bool:
@@ -57,20 +61,6 @@ def test_pruning_all_or_nothing_is_explained():
     for rate, words in ((0.0, "removes nothing"), (1.0, "removes every weight")):
         at.select_slider(key="pr_rate").set_value(rate).run()
         assert not at.exception and _warned(at, words), rate
-
-
-def test_every_preset_applies_without_an_error():
-    at = open_page(PAGE)
-    for name in _module().PRESETS:
-        choose_preset(at, SLUG, name)
-        assert not at.exception and not at.error, name
-
-
-def test_every_step_shows_without_an_error():
-    at = open_page(PAGE)
-    for i in range(len(_module().STEPS)):
-        show_step(at, SLUG, i)
-        assert not at.exception and not at.error, i
 
 
 def test_step_trains_the_live_view():

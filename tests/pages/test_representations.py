@@ -7,8 +7,8 @@ import pytest
 
 import numpy as np
 
-from tests.apptest import (chart_figure, choose_preset, open_page, open_view, plotly_array,
-                           show_step)
+from tests.apptest import (chart_figure, check_every_preset_and_step, check_tabs_are_the_views,
+                           choose_preset, open_page, open_view, plotly_array, set_values)
 
 PAGE = "topics/representations/page.py"
 SLUG = "representations"
@@ -19,32 +19,13 @@ def _module():
     return page
 
 
-def _set(at, **values):
-    for key, value in values.items():
-        at.session_state[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
 def test_tabs_and_defaults():
-    at = open_page(PAGE)
-    assert [t.label for t in at.tabs] == [v.title for v in _module().VIEWS]
-    assert not at.error and not at.warning
+    at = check_tabs_are_the_views(SLUG)
+    assert not at.warning
 
 
-def test_every_preset_applies_without_an_error():
-    at = open_page(PAGE)
-    for name in _module().PRESETS:
-        choose_preset(at, SLUG, name)
-        assert not at.exception and not at.error, name
-
-
-def test_every_step_shows_without_an_error():
-    at = open_page(PAGE)
-    for i in range(len(_module().STEPS)):
-        show_step(at, SLUG, i)
-        assert not at.exception and not at.error, i
+def test_every_preset_then_every_step():
+    check_every_preset_and_step(SLUG)
 
 
 def test_the_panels_print_the_claimed_aris():
@@ -61,7 +42,7 @@ def test_the_panels_print_the_claimed_aris():
 @pytest.mark.parametrize("settings, words", [({"re_k": 1}, "One cluster"),
                                              ({"re_n": 5, "re_k": 8}, "8 clusters from 5")])
 def test_clusterings_it_cannot_do_get_words(settings, words):
-    at = _set(open_page(PAGE), **settings)
+    at = set_values(open_page(PAGE), **settings)
     assert any(words in m.value for m in at.info) and not at.error
 
 
@@ -69,7 +50,7 @@ def test_clusterings_it_cannot_do_get_words(settings, words):
                                              (150, "every point is labelled")])
 def test_labels_it_cannot_spread_get_words(labelled, words):
     at = open_view(open_page(PAGE), SLUG, "Few labels")
-    _set(at, re_labelled=labelled)
+    set_values(at, re_labelled=labelled)
     assert any(words in m.value for m in at.info) and not at.error
 
 
