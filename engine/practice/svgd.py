@@ -25,6 +25,16 @@ class Mixture:
     w: float = 1 / 3
     s: float = 1.0
 
+    @property
+    def mean(self) -> float:
+        """E[x] = (1 − 2w) m."""
+        return (1 - 2 * self.w) * self.m
+
+    @property
+    def std(self) -> float:
+        """sd[x] = √(s² + m² − E[x]²) (each component's variance plus the spread of the means)."""
+        return math.sqrt(self.s ** 2 + self.m ** 2 - self.mean ** 2)
+
     def density(self, x: np.ndarray) -> np.ndarray:
         return (self.w * _normal(x, -self.m, self.s)
                 + (1 - self.w) * _normal(x, self.m, self.s))

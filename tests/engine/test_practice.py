@@ -174,3 +174,14 @@ def test_soft_targets_flatten_with_temperature():
     p = soft_targets(torch.tensor([4.0, 1.0, 0.0]), (1.0, 4.0))
     np.testing.assert_allclose(p.sum(1), 1.0, rtol=1e-6)
     assert p[1].max() < p[0].max()
+
+
+def test_the_mixtures_mean_and_std_are_its_density_moments():
+    from engine.practice.svgd import Mixture
+    p = Mixture()
+    x = np.linspace(-15, 15, 30001)
+    dx = x[1] - x[0]
+    dens = p.density(x)
+    mean = float(np.sum(x * dens) * dx)
+    std = float(np.sqrt(np.sum((x - mean) ** 2 * dens) * dx))
+    assert abs(p.mean - mean) < 1e-9 and abs(p.std - std) < 1e-9

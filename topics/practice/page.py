@@ -133,9 +133,9 @@ def svgd_view(panel) -> None:
         m[0].metric("share right of 0", f"{svgd.mode_share(x):.0%}",
                     help=f"The target puts {1 - TARGET.w:.0%} of its mass in the right mode.")
         m[1].metric("particles' mean", f"{x.mean():.2f}",
-                    help=f"Target: {(1 - 2 * TARGET.w) * TARGET.m:.2f}")
+                    help=f"Target: {TARGET.mean:.2f}")
         m[2].metric("particles' std", f"{x.std():.2f}",
-                    help=f"Target: {math.sqrt(TARGET.s ** 2 + TARGET.m ** 2 - ((1 - 2 * TARGET.w) * TARGET.m) ** 2):.2f}")
+                    help=f"Target: {TARGET.std:.2f}")
     with panel.notes:
         st.latex(r"x_i \leftarrow x_i + \frac{\epsilon}{n}\sum_j \Big[k(x_j,x_i)\,\nabla\log "
                  r"p(x_j) + \nabla_{x_j} k(x_j,x_i)\Big]")

@@ -3,7 +3,7 @@ Claim: measured by the function the page draws from, with the bound the text sta
 (ui/claims.py); a text states bounds, the card prints the measured value beside them."""
 from __future__ import annotations
 
-from topics.practice.compute import (TOL, band_value, distill_gain,
+from topics.practice.compute import (TARGET, TOL, band_value, distill_gain,
                                      lottery_measure, search_measure, svgd_measure)
 from ui.claims import PERCENT, Claim
 from ui.widgets import Preset, Step
@@ -26,8 +26,8 @@ DROPOUT_RATIO = Claim("MC dropout: mean σ in the gap / inside the data",
                       band_value("width_ratio", "MC dropout"), hi=1.3)
 SVGD_RIGHT = Claim("share of particles right of 0 at iteration 500 (target 67%)",
                    svgd_measure("right"), lo=0.55, hi=0.75, fmt=PERCENT)
-SVGD_STD = Claim("particles' std at iteration 500 (target 2.24)", svgd_measure("std"),
-                 lo=1.9, hi=2.5)
+SVGD_STD = Claim(f"particles' std at iteration 500 (target {TARGET.std:.2f})",
+                 svgd_measure("std"), lo=1.9, hi=2.5)
 NARROW_RIGHT = Claim("share of particles right of 0 with h = 0.01", svgd_measure("right"),
                      hi=0.4, fmt=PERCENT)
 GRID_MISS = Claim("grid: closest |u − u*| over its 16 trials", search_measure("u_error", "grid"),
@@ -77,7 +77,8 @@ PRESETS = {
     "SVGD: particles cover both modes": Preset(
         SVGD, "Fifty particles start around −10. With the median bandwidth they split "
               "between the two modes: between 55% and 75% end right of 0 (the target puts "
-              "67% there), with a spread of 1.9 to 2.5 (target 2.24).", "svgd", C_SVGD),
+              f"67% there), with a spread of 1.9 to 2.5 (target {TARGET.std:.2f}).", "svgd",
+        C_SVGD),
     "SVGD: a tiny bandwidth switches the repulsion off": Preset(
         NARROW, "With h = 0.01 the particles no longer see each other: each climbs the "
                 "density on its own and most stay in the left mode they reach first (under "
