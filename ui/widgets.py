@@ -33,6 +33,8 @@ class Preset:
     claims: tuple = ()         # ui.claims.Claim: what `description` states, as measurements
     acts_on: tuple = ()        # keys the text's own action changes ("press Fit q"): the card
                                # stays, and its claims read the preset's values for them
+    shows: tuple = ()          # widget keys of the figures, metrics and buttons its words
+                               # point to: on the projector's first screen (the e2e walk)
 
     @property
     def held(self) -> dict[str, Any]:
@@ -48,6 +50,7 @@ class Step:
     view: str | None = None    # the view (tab) "Show me" opens
     claims: tuple = ()         # ui.claims.Claim: what `body` states, as measurements
     acts_on: tuple = ()        # keys the text's own action changes (see Preset.acts_on)
+    shows: tuple = ()          # widget keys its words point to (see Preset.shows)
 
     @property
     def held(self) -> dict[str, Any]:

@@ -95,6 +95,26 @@ def look(page, show_key: str | None = None,
     return got["problems"], got["cover"]
 
 
+# ---- what a card's words point to (Preset.shows / Step.shows: widget keys)
+SHOWN_JS = """([keys, slack]) => keys.map(key => {
+  const e = document.querySelector(`.st-key-${key}`);
+  if (!e) return `"${key}" (named by the card) is not on the page`;
+  const r = e.getBoundingClientRect();
+  if (r.width <= 0 || r.height <= 0) return `"${key}" (named by the card) is hidden`;
+  if (r.top < -slack || r.bottom > innerHeight + slack || r.left < -slack ||
+      r.right > innerWidth + slack)
+    return `"${key}" (named by the card) off the first screen: y ${Math.round(r.top)}-` +
+           `${Math.round(r.bottom)} (screen ${innerWidth}x${innerHeight})`;
+  return null;
+}).filter(p => p)"""
+
+
+def unseen(page, keys) -> list[str]:
+    """The widgets `keys` (figures, metrics, buttons a card's words point to) that are not
+    whole on the screen as it is now (no scrolling)."""
+    return page.evaluate(SHOWN_JS, [list(keys), SLACK_PX]) if keys else []
+
+
 # ---- the numbers a card states, looked for on the rest of the screen
 #
 # The card's words (the tour step's or preset's text; not its claim list, whose lines print

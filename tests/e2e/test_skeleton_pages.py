@@ -23,7 +23,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.conftest import ROOT, SCREENSHOTS
-from tests.e2e.screen_checks import MIN_COVER, card_numbers, look
+from tests.e2e.screen_checks import MIN_COVER, card_numbers, look, unseen
 from ui.claims import page_module
 from ui.page_keys import preset_key, tour_key
 from ui.topics import TOPICS
@@ -200,8 +200,10 @@ def _press(page, key: str, timeout_s: float = 60.0) -> bool:
 
 
 def _visit(page, topic, where: str, problems: list, covers: dict, show_key=None,
-           shots: Path = WALK_SHOTS, min_cover: float = MIN_COVER) -> None:
-    """Check the screen as the class sees it now; keep a screenshot (outside the tree)."""
+           shots: Path = WALK_SHOTS, min_cover: float = MIN_COVER, shows=()) -> None:
+    """Check the screen as the class sees it now; keep a screenshot (outside the tree).
+    `shows`: the widget keys the card's words point to (Preset.shows, Step.shows), each
+    whole on the screen."""
     page.wait_for_timeout(450)       # ui/viewport.js reports where the figure starts ...
     settle(page)                     # ... and the rerun that sizes the figure to it ends
     no_errors(page, f"{topic.slug} / {where}")
@@ -215,6 +217,10 @@ def _visit(page, topic, where: str, problems: list, covers: dict, show_key=None,
         found, cover = look(page, show_key, min_cover)
     covers[where] = cover
     problems += [f"{where}: {p}" for p in found]
+    if unseen(page, shows):          # a figure sized by the rerun that follows: look again
+        page.wait_for_timeout(1500)
+        settle(page)
+    problems += [f"{where}: {p}" for p in unseen(page, shows)]
     numbers = card_numbers(page, topic.slug)
     if numbers and numbers["missing"]:
         # the rerun that applies Show me's settings may still be drawing: one more look
@@ -262,7 +268,7 @@ def test_walk_every_preset_step_and_tab(context_factory, server_url, topic, walk
     """A teacher's walk on the projector (1280x720, ?classroom=1) in one session: every tab,
     presets in order, then the tour with "Show me". On each screen: the main figure whole and
     >= 45% of it, "Show me" on the screen, no text over text, nothing clipped, (classroom)
-    the card's numbers on the screen (tests/e2e/screen_checks.py); no error box and no
+    the card's numbers and the widgets its words point to (`shows`) on the screen (tests/e2e/screen_checks.py); no error box and no
     traceback in the server's log.
     Screenshots of every state: $DLPLAY_WALK_SHOTS (default: a folder in the temp dir)."""
     module = page_module(topic.slug)
@@ -289,7 +295,7 @@ def test_walk_every_preset_step_and_tab(context_factory, server_url, topic, walk
             wanted = next(v.title for v in module.VIEWS if v.key == preset.view)
             assert _selected_tab(page, wanted) == wanted, name
         _visit(page, topic, f"preset {name}", problems, covers, shots=shots,
-               min_cover=min_cover)
+               min_cover=min_cover, shows=preset.shows if classroom else ())
     if module.STEPS:
         tour = tour_key(topic.slug)
         assert _press(page, f"{tour}__start")
@@ -316,7 +322,7 @@ def test_walk_every_preset_step_and_tab(context_factory, server_url, topic, walk
                 assert selected == wanted, f"step {i + 1} opens {selected!r}, not {wanted!r}"
             _visit(page, topic, f"step {i + 1} shown", problems, covers,
                    show_key=f"{tour}__show" if has_show else None, shots=shots,
-                   min_cover=min_cover)
+                   min_cover=min_cover, shows=step.shows if classroom else ())
             if i + 1 < len(module.STEPS):
                 assert _press(page, f"{tour}__next"), (
                     f"step {i + 1}: no enabled next arrow; the page reads: "

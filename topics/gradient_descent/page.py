@@ -220,11 +220,25 @@ def race_view(panel) -> None:
                                      axes=eigen_axes_of(s) if s["gd_eigaxes"] else None,
                                      model=taylor_of(s).level_ellipses(TAYLOR_LEVELS)
                                      if s["gd_taylor"] else ())
-            show_figure(_fixed_margins(paths), key="gd_contour", on_select=_on_click_start,
-                        selection_mode=("points", "box"))
-            STATE.widget("gd_iter", hi=steps)
-            show_figure(_fixed_margins(figs.loss_figure(runs, problem.f_star, theory, k)),
-                        key="gd_loss")
+            # the projector shows both figures side by side on its first screen (the texts
+            # point to the error curve), the scrubber under them; a laptop stacks them, the
+            # scrubber between
+            present = session.classroom()
+            loss = figs.loss_figure(runs, problem.f_star, theory, k)
+            paths_col, loss_col = st.columns(2) if present else (st.container(), None)
+            if present:                  # half a screen wide: shorter title, legends below
+                below = dict(orientation="h", x=0, y=-0.2, yanchor="top")
+                paths.update_layout(title_text=f"Paths (iteration {k})", legend=below)
+                loss.update_layout(title_text="Error f(x_k) − f*", legend=below)
+            with paths_col:
+                show_figure(_fixed_margins(paths), key="gd_contour",
+                            on_select=_on_click_start, selection_mode=("points", "box"))
+                if not present:
+                    STATE.widget("gd_iter", hi=steps)
+            with loss_col or st.container():
+                show_figure(_fixed_margins(loss), key="gd_loss")
+            if present:
+                STATE.widget("gd_iter", hi=steps)
 
         scrubbed()
     with panel.notes:

@@ -80,7 +80,8 @@ C_ROSENBROCK = (Claim("final f − f*: momentum / GD", lambda s: gap(s, "momentu
 PRESETS = {
     "κ = 1, η = 1/λ: one step": Preset(
         ONE_STEP, "Both eigenvalues equal 1 and η = 1/λ: the first step lands exactly on x* "
-                  "(the error curve drops to the floor at k = 1).", "race", C_ONE_STEP),
+                  "(the error curve drops to the floor at k = 1).", "race", C_ONE_STEP,
+                  shows=("gd_loss",)),
     "κ = 50: the zigzag": Preset(
         ZIGZAG, "η = 1.9 is near 2/λmax: the steep direction flips sign on every step "
                 "(factor −0.9) while the flat one creeps (factor 0.962, the measured rate). "
@@ -124,7 +125,7 @@ STEPS = [
     Step("One step is enough when κ = 1",
          "On a round bowl the gradient points straight at x*. With η = 1/λ the step "
          "x − η λ (x − x*) lands on x* exactly: the error drops to the float64 floor at k = 1.",
-         ONE_STEP, "race", C_ONE_STEP),
+         ONE_STEP, "race", C_ONE_STEP, shows=("gd_loss",)),
     Step("Ill-conditioning makes GD zigzag",
          "With κ = λmax/λmin = 50 the error along each eigenvector is multiplied by 1 − ηλ per "
          "step. η must keep |1 − ηλmax| < 1, so the steep direction oscillates and the flat "
