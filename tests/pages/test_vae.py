@@ -73,6 +73,8 @@ def test_defaults_show_the_shipped_model_and_all_views():
     assert float(metric(at, "Epoch")) > 100
     assert float(metric(at, "Test ELBO (nats)")) > -35
     assert float(metric(at, "‖∂recon/∂encoder‖")) > 0
+    # the scatter's title carries the test KL the tour's words point to (first screen)
+    assert f"test KL {metric(at, 'Test KL (nats)')} nats" in _chart_spec(at, "vae_scatter")
     assert not at.error and not at.warning
     _brush_view_links_its_charts_to_the_trainers_codes(at)
     open_view(at, SLUG, "Replay & interpolation")

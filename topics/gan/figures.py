@@ -99,8 +99,13 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
     squares (dash_path: 2 SVG elements instead of ~900 markers; the legend lists them
     through two empty traces). Built in one call from plain dicts (ui/fastfig.py: redrawn
     every live frame; add_trace/add_shape one by one cost ~10x more, validation ~7x more).
-    `setup` (the target and the networks) is the title's subtitle."""
+    `setup` (the target and the networks) is the title's subtitle; the title counts the
+    modes covered at the latest check (what the tour's words point to, on the first screen
+    of the projector)."""
     traces: list = []
+    cov = snap.coverage
+    covered = (f" · modes covered now: {cov.modes_covered} of {cov.n_modes}"
+               if cov is not None else "")
     c = snap.critic
     if show_heatmap:
         m = 1.0 if c.kind.startswith("D(x)") else (float(np.nanmax(np.abs(c.values))) or 1.0)
@@ -133,7 +138,7 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
         yaxis=dict(range=[box[2], box[3]], title=dict(text="x₂"), scaleanchor="x",
                    scaleratio=1),
         legend=LEGEND_BELOW, margin=dict(t=30),
-        title=dict(text=f"Iteration {snap.step:,}", subtitle=dict(text=setup))))
+        title=dict(text=f"Iteration {snap.step:,}" + covered, subtitle=dict(text=setup))))
 
 
 def _mode_heatmap(steps: np.ndarray, hists: np.ndarray, n_eval: int) -> tuple[dict, float]:

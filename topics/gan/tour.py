@@ -141,7 +141,7 @@ PRESETS: dict[str, Preset] = {
              "modes' cells (seeds 0 and 1).", "manifold", C_GRID_CURED),
     "25-mode grid": Preset(
         GRID, "A 5×5 grid of Gaussians: many more modes to cover. Press Play and watch the "
-              "badge and the 25-row mode histogram.", "train"),
+              "count of modes covered in the figure's title.", "train", shows=("gan_fig_samples",)),
     "Tiny generator on moons": Preset(
         MOONS, "A generator with one hidden layer of 8 ReLUs is piecewise linear in its 2-D "
                "latent code: press Play and see its samples follow the curved moons with a few "
@@ -163,9 +163,9 @@ PRESETS: dict[str, Preset] = {
 STEPS = [
     Step("Mode collapse: one blob",
          "Press **Play**. The fakes (purple) gather into one blob that travels around the ring; "
-         "the mode histogram below shows one bright cell jumping from mode to mode. At "
-         f"iteration {COLLAPSE_AT:,} at most 1 of 8 modes is covered.", COLLAPSE, "train",
-         C_COLLAPSE),
+         "the figure's title counts the modes it covers now. At iteration "
+         f"{COLLAPSE_AT:,} at most 1 of 8 modes is covered.",
+         COLLAPSE, "train", C_COLLAPSE, shows=("gan_fig_samples",)),
     Step("Cure: unroll D",
          "One setting changed: G now plays against D five steps ahead. Moving the whole blob "
          "no longer pays, and the fakes spread: at least 7 of 8 modes at iteration "

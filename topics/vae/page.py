@@ -142,6 +142,15 @@ AE_NOTE = ("An autoencoder has no KL term and no ELBO: it is not a probabilistic
            "reconstruction error is defined.")
 
 
+def _scatter_title(epoch: float, history, ae: bool) -> str:
+    """The latent scatter's title: the epoch and, for a VAE, the test KL of the last check
+    (what the tour's words point to, in the figure itself: on the projector's first screen)."""
+    kl = float("nan") if ae else history.last("test_kl")
+    if math.isfinite(kl):
+        return f"Epoch {epoch:.1f} · test KL {kl:.2f} nats"
+    return f"Latent means at epoch {epoch:.1f}"
+
+
 def frame_parts(view, read, dims, n: int, span, z, ae: bool, classroom: bool) -> dict:
     """One live frame as parts (live/parts.py; pure, so the frame route can build it too):
     the latent scatter (click to decode, when paused), the decoded grid, the digit decoded at
@@ -154,7 +163,7 @@ def frame_parts(view, read, dims, n: int, span, z, ae: bool, classroom: bool) ->
         "vae_scatter": Figure(_projector_legend(latent_scatter(
             codes.means[:, list(dims)], codes.labels, grid=frame.grid,
             picked=(z[dims[0]], z[dims[1]]), dims=dims,
-            title=f"Latent means at epoch {view.snapshot().epoch:.1f}"), classroom),
+            title=_scatter_title(view.snapshot().epoch, h, ae)), classroom),
             on_select=_on_pick, selection_mode="points"),
         "vae_gridfig": Figure(grid_figure(frame.grid)),
         "vae_digit": Image(digit_png(frame.decoded),

@@ -102,12 +102,12 @@ PRESETS = {
             "that are no digit (farther from every training digit than 90% of real test "
             "digits are), against under 10% for the VAE's grid.", "latent", C_AE),
     "Train a VAE from scratch": Preset(
-        SCRATCH, "Press Play. After a brief spike in the first epochs (the KL curve "
-                 "passes 0.5 nats) the KL falls back near 0 (≤ 0.05 nats at epoch 10 on seeds "
+        SCRATCH, "Press Play. After a brief spike in the first epochs (the test KL in the "
+                 "scatter's title passes 0.5 nats) the KL falls back near 0 (≤ 0.05 nats at epoch 10 on seeds "
                  "0 and 1): every code sits on the prior and the grid is one average blob. "
                  "Then the codes split by digit and the grid turns into digits (by epoch "
                  "30: KL ≥ 1 nat, codes out to |z| ≈ 2). Then open the *Replay* tab.",
-        "latent", C_SCRATCH),
+        "latent", C_SCRATCH, shows=("vae_scatter",)),
     "β = 0: no pull to the prior": Preset(
         {**SCRATCH, "vae_beta": 0.0},
         "Press Play: with β = 0 only reconstruction counts; by epoch 30 the cloud spreads to "
@@ -140,9 +140,10 @@ STEPS = [
          "space the decoder was trained to use, and they decode to digits.", BASE, "latent",
          C_SHIPPED),
     Step("Train it yourself", "From scratch, press Play. Watch the left panel: codes start "
-         "on the prior (after a brief KL spike in the first epochs, KL ≈ 0 at epoch 10), then "
-         "spread into a centred cloud with one "
-         "region per digit; the grid follows.", SCRATCH, "latent", C_SCRATCH),
+         "on the prior (after a brief KL spike in the first epochs, the test KL in its title "
+         "is ≈ 0 at epoch 10), then spread into a centred cloud with one "
+         "region per digit; the grid follows.", SCRATCH, "latent", C_SCRATCH,
+         shows=("vae_scatter",)),
     Step("Watch it form again", "The *Replay* tab plays the stored snapshots of the test "
          "digits' codes on fixed axes (the shipped model: every snapshot it recorded while "
          "training; the caption says how many).",
