@@ -62,16 +62,18 @@ def rows_above(px: int) -> Iterator[None]:
         _frame.above = before
 
 
-def present_height() -> int:
+def present_height(below: int = 0) -> int:
     """Height of a large figure, on the projector and on a laptop alike: from the window's
     height and where the page's first figure starts (ui/viewport.py) when the browser
     reported it, else from the layout's usual header height and the rows_above of this
-    frame."""
+    frame. `below`: px of what must stay on the first screen under the figure (a metrics
+    row: screen.METRIC_ROW_PX)."""
     top = viewport.figure_top()
     if top is not None:
-        return screen.present_height(viewport.height(), top - screen.FIGURE_TOP_PX)
+        return screen.present_height(viewport.height(), top - screen.FIGURE_TOP_PX + below)
     header = 0 if session.classroom() else screen.LAPTOP_HEADER_PX
-    return screen.present_height(viewport.height(), header + getattr(_frame, "above", 0))
+    return screen.present_height(viewport.height(),
+                                 header + getattr(_frame, "above", 0) + below)
 
 
 def in_playing_frame() -> bool:

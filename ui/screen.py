@@ -68,6 +68,7 @@ FIGURE_TOP_PX = 126
 LAPTOP_HEADER_PX = 60
 FIGURE_BOTTOM_PX = 12
 LIVE_ROW_PX = 110           # a live view's Play row and status line (live/controls.py)
+METRIC_ROW_PX = 104         # a row of st.metric under a figure, with the gap above it
 MIN_PRESENT_PX = 300        # a figure smaller than this (a strip, a bar) keeps its own height
 
 

@@ -114,7 +114,12 @@ def test_every_preset_then_every_step_then_every_view():
         assert at.info, name            # the preset's explanation is shown: it still matches
         seen[name] = (list(at.metric), at.table)
         if name == "Training concentrates regions where the target bends":
-            assert any("of the regions lie within 0.3" in c.value for c in at.caption)
+            caption = next(c.value for c in at.caption if "of the regions lie within 0.3"
+                           in c.value)
+            share = caption.split("**")[1]          # "**23%** of the regions lie within"
+            # the same share in the regions figure's title (on the projector's first screen)
+            title = chart_figure(at, "rr_fig_regions")["layout"]["title"]["text"]
+            assert title.endswith(f" · {share} near the bend"), (title, share)
         if name.startswith("Same 24 neurons"):
             df = at.table[0].value.reset_index()
             assert list(df["architecture"]) == ["24", "12x12", "8x8x8", "6x6x6x6", "4x4x4x4x4x4"]

@@ -22,7 +22,7 @@ import streamlit as st
 
 from engine.adversarial.training import AdvTrainConfig, AdversarialTrainer
 from topics.adversarial import figures as figs
-from ui import session
+from ui import screen, session
 from ui import warm
 from topics.adversarial.compute import (
     clean_accuracy, target_of, attack_of, heldout_accuracy, targeted_rate, curves_of,
@@ -35,7 +35,7 @@ from live.push import live_parts, place
 from ui.page import Live, View, topic_page, user_errors
 from live.parts import Caption, Figure
 from ui.progress import progress
-from ui.render import explain, show_figure
+from ui.render import explain, present_height, show_figure
 from ui.state import Control, StateTable
 from ui.widgets import export_buttons
 
@@ -101,10 +101,14 @@ def attack_view(panel) -> None:
             with st.spinner(f"Attacking this digit and the {N_HELDOUT} held-out digits…"):
                 r = attack_of(s, seed, device)
                 heldout_accuracy(s, seed, device)
+            # on the projector the figure leaves room for the accuracies under it (the
+            # tour's words name them): both on the first screen
             show_figure(figs.attack_figure(r, s["adv_model"], name,
                                            model_recipe(s["adv_model"], device), GREY_STEPS),
-                        key="adv_attack_fig")
-            c = st.columns(3)
+                        key="adv_attack_fig",
+                        height=present_height(below=screen.METRIC_ROW_PX)
+                        if session.classroom() else None)
+            c = st.container(key="adv_accuracies").columns(3)
             c[0].metric("Held-out accuracy, attacked",
                         f"{heldout_accuracy(s, seed, device):.1%}",
                         help=f"{N_HELDOUT} held-out digits, this network, this attack and ε.")

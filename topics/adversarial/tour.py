@@ -78,17 +78,20 @@ C_LINEAR = (Claim("log-log slope of the worst case ε‖w‖₁ vs d",
             Claim("worst case / spread of wᵀx at d = 100,000",
                   lambda s: linear_of(s).worst_change[-1] / linear_of(s).score_std[-1], lo=5))
 
+# what the attack tab's texts point to: the figure and the accuracies under it
+ATTACK_SHOWS = ("adv_attack_fig", "adv_accuracies")
+
 PRESETS = {
     "ε = 0.125: PGD breaks the standard CNN (< 20%)": Preset(
         STANDARD_PGD, "Two grey levels per pixel (ε = 0.125 = 2/16) and 10 PGD steps: the "
                       "standard CNN, 98.6% right on clean held-out digits, keeps 17.8% of them "
                       "(the claim: below 20%). This 0 becomes a 9. At ε = 0.1 it still keeps "
                       "40.7%: on these coarse 8×8 digits the headline needs two grey levels.",
-        "attack", C_STANDARD),
+        "attack", C_STANDARD, shows=ATTACK_SHOWS),
     "The robust CNN keeps ≥ 70% at the same ε": Preset(
         ROBUST_PGD, "The same network trained on PGD examples at ε = 0.15 keeps 76.0% of the "
                     "held-out digits under the same attack (the claim: at least 70%) and 98.3% "
-                    "on clean ones. This 0 stays a 0.", "attack", C_ROBUST),
+                    "on clean ones. This 0 stays a 0.", "attack", C_ROBUST, shows=ATTACK_SHOWS),
     "FGSM is weaker than PGD": Preset(
         CURVES, "At every ε and for both networks, accuracy under FGSM (dotted) is at least "
                 "accuracy under PGD (solid): one big step finds fewer adversarial examples than "
@@ -97,11 +100,12 @@ PRESETS = {
     "A targeted attack reaches its class": Preset(
         TARGETED, "Targeted PGD descends the loss of class 8 instead of climbing the true "
                   "class's: at ε = 0.2 this 6 is read as an 8, and so are 95.9% of the held-out "
-                  "digits of other classes (the claim: at least 90%).", "attack", C_TARGETED),
+                  "digits of other classes (the claim: at least 90%).", "attack", C_TARGETED,
+        shows=ATTACK_SHOWS),
     "Targeted attack on the robust CNN": Preset(
         TARGETED_ROBUST, "The same targeted attack on the adversarially trained CNN: the 6 "
                          "stays a 6, and only 25% of the held-out digits reach class 8 (the "
-                         "claim: at most 40%).", "attack", C_TARGETED_ROBUST),
+                         "claim: at most 40%).", "attack", C_TARGETED_ROBUST, shows=ATTACK_SHOWS),
     "Linear models: the effect grows with d": Preset(
         LINEAR, "For a linear score wᵀx, moving every input by ε = 0.01 in the direction "
                 "sign(w) changes the score by ε‖w‖₁, which grows like d (slope 1 on the log-log "
@@ -117,20 +121,21 @@ STEPS = [
          "accuracy falls from 98.6% to 48%. The middle panel is the perturbation on its own "
          "colour scale. On an 8×8 digit the change is plain to see in the attacked image too: "
          "over half of its pixels move, none by more than ε (the metric ‖δ‖∞).",
-         FGSM_ONE, "attack", C_FGSM_ONE),
+         FGSM_ONE, "attack", C_FGSM_ONE, shows=ATTACK_SHOWS),
     Step("PGD: many small projected steps",
          "PGD repeats smaller steps (α = ε/4) and projects back into the ε-ball after each. "
          "At ε = 0.125 (two grey levels) it leaves the standard CNN 17.8% of the held-out "
-         "digits; FGSM at the same ε leaves 30.4%.", STANDARD_PGD, "attack", C_PGD_STEP),
+         "digits; FGSM at the same ε leaves 30.4%.", STANDARD_PGD, "attack", C_PGD_STEP,
+         shows=ATTACK_SHOWS),
     Step("Targeted: choose the wrong answer",
          "A targeted attack descends the loss of a chosen class. With ε = 0.2 this 6 is read "
          "as an 8, like 95.9% of the held-out digits of other classes.",
-         TARGETED, "attack", C_TARGETED),
+         TARGETED, "attack", C_TARGETED, shows=ATTACK_SHOWS),
     Step("Adversarial training",
          "Training on PGD examples solves min over θ of the worst loss in the ε-ball (Madry et "
          "al.). The same CNN trained this way at ε = 0.15 keeps 76.0% under the attack that "
          "left the standard one 17.8%, with 98.3% clean accuracy.",
-         ROBUST_PGD, "attack", C_ROBUST),
+         ROBUST_PGD, "attack", C_ROBUST, shows=ATTACK_SHOWS),
     Step("Accuracy against ε",
          "The curves measure both networks over ε. FGSM (dotted) never beats PGD (solid). "
          "Press **Play** on this tab to train a CNN robustly yourself and watch its (green) "

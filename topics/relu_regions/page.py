@@ -96,9 +96,13 @@ def frame_parts(view, read, widths, box, by_layer: bool, surface: bool, caption:
     part = snap.partition
     layers = read(reads.trainer_layers)
     edges = reg.edge_layers(layers, part) if by_layer and layers else None
+    _, near = view.history.as_arrays("near_bend")
+    # the share near the bend (what the tour's words follow) in the title: on the first
+    # screen of the projector
+    title = (f"{part.count} regions · {near[-1]:.0%} near the bend" if len(near)
+             else f"{part.count} linear regions in the box")
     out = {"rr_fig_regions": Figure(figs.regions_figure(
-        part, snap.points, snap.targets, edges=edges,
-        title=f"{part.count} linear regions in the box"))}
+        part, snap.points, snap.targets, edges=edges, title=title))}
     if surface or not layers:
         out["rr_fig_out"] = Figure(figs.surface_figure(part))
     else:
@@ -113,7 +117,6 @@ def frame_parts(view, read, widths, box, by_layer: bool, surface: bool, caption:
          "Different affine maps: neighbouring regions can share one plane."),
         ("Loss", f"{snap.loss:.4g}"),
         ("ReLUs", f"{sum(widths)}", f"Architecture {' → '.join(['2', *map(str, widths), '1'])}.")])
-    _, near = view.history.as_arrays("near_bend")
     if len(near):                           # one caption element per frame, not two
         caption += (f"  \n**{near[-1]:.0%}** of the regions lie within "
                     f"{reg.RegionTrainer.NEAR} of the line where the target bends "

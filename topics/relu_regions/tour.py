@@ -64,9 +64,10 @@ PRESETS = {
         "regions", C_NARROW),
     "Training concentrates regions where the target bends": Preset(
         RIDGE, "Press Play: the edges migrate to the bend of the ridge (the line x₁ = x₂/2), "
-               "where the fit needs many planes; flat parts need few. The caption under the "
-               "figures tracks the share of regions near the bend: on seeds 0 and 1 it starts "
-               "between 20% and 35% and passes 38% within 600 steps.", "regions", C_RIDGE),
+               "where the fit needs many planes; flat parts need few. The left figure's title "
+               "tracks the share of regions near the bend: on seeds 0 and 1 it starts "
+               "between 20% and 35% and passes 38% within 600 steps.", "regions", C_RIDGE,
+        shows=("rr_fig_regions",)),
     "The sawtooth: 2^depth pieces from 2 units per layer": Preset(
         SAW, "Each layer folds [0, 1] onto itself: 6 layers of 2 units give 64 linear pieces; "
              "one hidden layer would need 63 units.", "sawtooth", C_SAW),
@@ -94,7 +95,7 @@ STEPS = [
          "with 2 units per layer (64 from 12 ReLUs at depth 6): in the worst case depth is "
          "exponentially more expressive than width.", SAW, "sawtooth", C_SAW),
     Step("Train", "Fit a ridge: press Play and watch the region edges crowd where the target "
-         "bends, and the count plot under the figures change as training goes (the share near "
-         "the bend starts between 20% and 35% and passes 38% within 600 steps).", RIDGE,
-         "regions", C_RIDGE),
+         "bends, and the share of regions near the bend in the left figure's title grow (it "
+         "starts between 20% and 35% and passes 38% within 600 steps).", RIDGE,
+         "regions", C_RIDGE, shows=("rr_fig_regions",)),
 ]
