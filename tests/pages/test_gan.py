@@ -88,6 +88,10 @@ def test_first_paint_is_the_labelled_pretrained_gan_and_reset_trains_from_scratc
     assert t.pretrained is not None and t.steps == spec.steps
     covered = int(badge(at, "Modes covered now").split(" / ")[0])
     assert covered >= 7 and covered == t.coverage().modes_covered
+    # the samples figure's title counts them too (the tour's words point there: on the
+    # projector's first screen, where the badges are not)
+    title = chart_figure(at, "gan_fig_samples")["layout"]["title"]["text"]
+    assert title.endswith(f" · modes covered now: {covered} of 8"), title
     _, modes = t.history.as_arrays("modes")
     assert badge(at, BADGE) == f"{np.mean(modes[-5:]):.1f} / 8"      # the smoothed badge
     assert "Pretrained snapshot" in _summary(at) and "Reset" in _summary(at)

@@ -115,7 +115,7 @@ def _follow_slider() -> None:
 
 
 def _sliding_window(frames: conv.ConvFrames | conv.TransposedFrames, kernel: np.ndarray,
-                    controls) -> None:
+                    controls, play_box) -> None:
     """CNN Explainer's view with auto-play. Play/Pause and the speed sit in the view (they
     change run_every, so they rerun the view); Prev/Next, the position and the figure sit in
     a keyed @st.fragment(run_every=1/speed): while playing each tick reruns only it and
@@ -131,8 +131,9 @@ def _sliding_window(frames: conv.ConvFrames | conv.TransposedFrames, kernel: np.
     if AT not in st.session_state:
         st.session_state[AT] = STATE["cv_pos"].coerce(STATE.value("cv_pos"), 0, last)
     st.session_state[AT] = min(max(int(st.session_state[AT]), 0), last)
-    with controls:
+    with play_box:
         playing = PLAYER.button(st, "cv_play", last, disabled=n_pos == 1)
+    with controls:
         speed = STATE.widget("cv_speed")
 
     @st.fragment(run_every=1 / speed if playing else None, key="cv_window")
@@ -180,6 +181,9 @@ def _sliding_window(frames: conv.ConvFrames | conv.TransposedFrames, kernel: np.
 
 def slide_view(panel) -> None:
     with panel.controls:
+        # Play heads the controls on the projector (the tour's words name it: on the first
+        # screen, under the card), and follows them on a laptop
+        play_box = st.container() if session.classroom() else None
         STATE.widget("cv_slide_op")
         if STATE.value("cv_slide_op") in ("max pooling", "average pooling"):
             STATE.widget("cv_slide_pool")
@@ -198,7 +202,7 @@ def slide_view(panel) -> None:
             if note:
                 st.info(note, icon=":material/info:")
         if frames is not None:
-            _sliding_window(frames, kernel, panel.controls)
+            _sliding_window(frames, kernel, panel.controls, play_box or panel.controls)
     with panel.notes:
         explain("The input is the image shrunk to a few pixels so every number fits. Left: "
                 "the padded input (dotted: the image inside its zero padding) with the window "

@@ -119,7 +119,7 @@ STEPS = [
          "Each output is the sum of the window times the kernel (no flip: deep-learning "
          "'convolution' is cross-correlation). Press Play: the window starts at the top-left "
          "output and fills in the output row by row; the caption checks each sum against "
-         "torch's F.conv2d.", SLIDE, "slide"),
+         "torch's F.conv2d.", SLIDE, "slide", shows=("cv_fig_slide", "cv_play")),
     Step("Kernels are feature detectors",
          "Sobel x answers 'is there a vertical edge here?': it sums to 0, so flat regions go "
          "to 0 and about three quarters of the output is below 5% of its peak. Try Sobel y, "

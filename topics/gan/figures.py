@@ -104,8 +104,8 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
     of the projector)."""
     traces: list = []
     cov = snap.coverage
-    covered = (f" · modes covered now: {cov.modes_covered} of {cov.n_modes}"
-               if cov is not None else "")
+    count = (f" · modes covered now: {cov.modes_covered} of {cov.n_modes}"
+            if cov is not None else "")
     c = snap.critic
     if show_heatmap:
         m = 1.0 if c.kind.startswith("D(x)") else (float(np.nanmax(np.abs(c.values))) or 1.0)
@@ -138,7 +138,7 @@ def samples_figure(snap: GANSnapshot, box: tuple[float, float, float, float],
         yaxis=dict(range=[box[2], box[3]], title=dict(text="x₂"), scaleanchor="x",
                    scaleratio=1),
         legend=LEGEND_BELOW, margin=dict(t=30),
-        title=dict(text=f"Iteration {snap.step:,}" + covered, subtitle=dict(text=setup))))
+        title=dict(text=f"Iteration {snap.step:,}" + count, subtitle=dict(text=setup))))
 
 
 def _mode_heatmap(steps: np.ndarray, hists: np.ndarray, n_eval: int) -> tuple[dict, float]:

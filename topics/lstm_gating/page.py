@@ -56,6 +56,9 @@ STATE = StateTable([
       for g, title in GATE_TITLES.items()],
     Control("lg_unit", "auto", "Unit", kind="selectbox", options=UNITS,
             format_func=_unit_label),
+    Control("lg_unit_first", False, "One unit over time as the main figure", kind="toggle",
+            help="The chosen unit's gates and states over time in place of the heat maps "
+                 "(which move under it)."),
     # its range follows the sequence length: not URL-bound (a new range is a new widget to
     # Streamlit, which then prefers the URL's value over a preset's; docs/ADDING_A_PAGE.md)
     Control("lg_t", 0, "Time step for the equations", lo=0, hi=300, step=1, url=False),
@@ -119,7 +122,11 @@ def gates_view(panel) -> None:
         c = st.columns(3)
         for col, g in zip(c, GATE_TITLES):
             STATE.widget(f"lg_clamp_{g}", col, label=g)
+        STATE.widget("lg_unit_first")
+    with panel.figure:
+        figure_box = st.container()
     s = STATE.values()
+    unit_first = bool(s["lg_unit_first"])
     seed = session.seed()
     traced = None
     with user_errors("build this input"):
@@ -143,15 +150,20 @@ def gates_view(panel) -> None:
                       f"p = {rp.max():.2f}", delta_color="off",
                       help="A 16-unit tanh RNN trained with the same recipe (1,500 Adam steps "
                            f"on delays {DELAYS[0]}-{DELAYS[1]}): it stays near chance (25 %).")
-    with panel.figure:
-        show_figure(_projector_margins(figs.gate_heatmaps(trace, labels)), key="lg_fig_heat")
+    heatmaps = _projector_margins(figs.gate_heatmaps(trace, labels))
+    if not unit_first:
+        with figure_box:
+            show_figure(heatmaps, key="lg_fig_heat")
     with panel.notes:
         c = st.columns([1, 1, 2])
         with c[2]:
             st.markdown("**Answer** (softmax of the readout of h at '?')")
             for sym, p in zip(rec.RECALL_ALPHABET[:K], probs):
                 st.progress(float(p), text=f"P({sym}) = {p:.3f}")
-        unit_box = st.container()
+        # the unit's lines: under the heat maps, or the main figure in their place
+        unit_box = figure_box if unit_first else st.container()
+        if unit_first:
+            show_figure(heatmaps, key="lg_fig_heat")
 
     def unit_detail() -> None:
         _unit_detail(c[0], c[1], unit_box, trace, free, labels)

@@ -14,8 +14,10 @@ from topics.lstm_gating.compute import (
 from ui.widgets import Preset, Step
 
 # ----------------------------------------------------------------------------- presets
-FREE = {"lg_clamp_i": "free", "lg_clamp_f": "free", "lg_clamp_o": "free", "lg_unit": "auto"}
+FREE = {"lg_clamp_i": "free", "lg_clamp_f": "free", "lg_clamp_o": "free", "lg_unit": "auto",
+        "lg_unit_first": False}
 SAMPLE = {**FREE, "lg_input": "task sample", "lg_delay": 40, "lg_t": 0}
+UNIT = {**SAMPLE, "lg_unit_first": True}     # the storing unit's lines as the main figure
 FROZEN = {**SAMPLE, "lg_clamp_i": "0", "lg_clamp_f": "1"}
 ERASED = {**SAMPLE, "lg_clamp_f": "0"}
 FLOW = {"lg_rho": 1.0, "lg_T": 150, "lg_clip": "off", "lg_kinds": list(KINDS)}
@@ -96,12 +98,13 @@ C_TRAIN = (
 
 PRESETS = {
     "Trained LSTM remembers a symbol": Preset(
-        SAMPLE, "Gates tab, unit 'auto' (the unit whose cell state at '?' best tells this "
+        UNIT, "Gates tab, unit 'auto' (the unit whose cell state at '?' best tells this "
                 "symbol from the others): its forget gate stays above 0.9 over the 40 "
                 "distractors and its cell state c keeps growing in one direction, so "
                 "h = o·tanh(c) is saturated at '?'. The input and output gates are not "
                 "on/off switches in this net: they move by less than 0.2 at the symbol and "
-                "at '?'. It answers right on over 95% of sequences.", "gates", C_REMEMBER),
+                "at '?'. It answers right on over 95% of sequences.", "gates", C_REMEMBER,
+        shows=("lg_fig_unit",)),
     "Freeze the memory (f = 1, i = 0)": Preset(
         FROZEN, "Gates tab: nothing is written and nothing forgotten, so every c row stays at "
                 "its start value 0 and the answer is a guess (accuracy ≤ 40% on 64 "
@@ -139,7 +142,8 @@ STEPS = [
          "others. Its forget gate stays above 0.9 through the delay and c drifts further "
          "in the symbol's direction, while i and o change little: this net keeps the "
          "symbol in the sign of c (h = o·tanh(c) saturates), not by switching gates on and "
-         "off. Change the delay: the answer stays right.", SAMPLE, "gates", C_REMEMBER),
+         "off. Change the delay: the answer stays right.", UNIT, "gates", C_REMEMBER,
+         shows=("lg_fig_unit",)),
     Step("Break a gate",
          "Clamp f = 0: the memory is erased each step and accuracy drops from 100% to "
          "about 47% (chance 25%). (The preset *Freeze the memory* clamps f = 1, i = 0: "
