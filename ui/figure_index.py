@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui import figure_coverage as cov
 from ui import lesson_library as library
-from ui import session
+from ui import session, viewport
 from ui.figure_list import FigureListError, load
 from ui.lesson_format import Source
 from ui.lesson_gallery import slide_link
@@ -41,6 +41,11 @@ ALL = "all"
 # zooms a table by 1.3 (assets/classroom.css), and a stretched table would then overflow a
 # 1280 px projector, while 840 px zoomed still fits beside the page's margins.
 TABLE_PX = 840
+# the projector: what lies above the table (title, the counts, the notes' expander, the
+# search row), so that the whole table is on the first screen
+ABOVE_TABLE_PX = 290
+MIN_TABLE_PX = 200
+TABLE_ZOOM = 1.3        # assets/classroom.css draws tables 1.3x on the projector
 STATUS_COLUMNS = ("cited", "shows", "page", "status", "open")
 SLIDE_COLUMNS = ("notes", "figure", "slide", "lesson", "open")
 
@@ -123,10 +128,17 @@ def figure_index() -> None:
                    "(2.5), or by words; each link opens the slide.")
     with st.expander("Which notes? 000-004 name these course notes"):
         st.markdown("\n".join(f"- **{nid}**: {full}" for nid, (_, full) in COURSE_NOTES.items()))
-    query = st.text_input("Search", key="figure_search", placeholder="e.g. 004 2.5, momentum",
-                          max_chars=100)
+    # the projector: search and status filter in one row, the table sized to the screen
+    search, status = (st.columns(2, vertical_alignment="bottom") if classroom
+                      else (st.container(), st.container()))
+    query = search.text_input("Search", key="figure_search",
+                              placeholder="e.g. 004 2.5, momentum", max_chars=100)
+    height = (max(MIN_TABLE_PX, int((viewport.height() - ABOVE_TABLE_PX) / TABLE_ZOOM))
+              if classroom else "auto")
     if entries:
-        _status_table(status_rows(entries, classroom), query)
+        _status_table(status_rows(entries, classroom), query, status, height)
+        if classroom:       # the zoomed table overflows its box: keep what follows clear
+            st.html(f'<div style="height:{int(height * (TABLE_ZOOM - 1))}px"></div>')
     with st.expander(f"Every slide that cites a figure ({len(slides)})", expanded=not entries):
         shown = [r for r in slides if _matches(r, query)]
         if shown:
@@ -143,14 +155,14 @@ def figure_index() -> None:
             st.info("No slide matches this search.", icon=":material/search_off:")
 
 
-def _status_table(rows: list[dict], query: str) -> None:
-    status = st.radio("Show", (ALL, *cov.STATUSES), horizontal=True, key="figure_status",
-                      label_visibility="collapsed")
+def _status_table(rows: list[dict], query: str, filter_box, height) -> None:
+    status = filter_box.radio("Show", (ALL, *cov.STATUSES), horizontal=True,
+                              key="figure_status", label_visibility="collapsed")
     shown = [r for r in rows if _matches(r, query) and _has_status(r, status)]
     if not shown:
         st.info("No figure matches this search.", icon=":material/search_off:")
         return
-    st.dataframe(pd.DataFrame(shown), hide_index=True, width=TABLE_PX,
+    st.dataframe(pd.DataFrame(shown), hide_index=True, width=TABLE_PX, height=height,
                  column_order=STATUS_COLUMNS,
                  column_config={
                      "cited": st.column_config.TextColumn(
