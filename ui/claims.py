@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 
@@ -37,6 +37,18 @@ class OnRun:
     metrics: tuple[str, ...] = ()
     combine: Callable[..., float] | None = None
     snapshot: Callable[[Any], float] | None = None
+    seed: int | None = None     # the claim is about the run on this seed: others are not read
+    when: Mapping[str, Any] = field(default_factory=dict)   # settings the run must have ...
+    when_text: str = ""         # ... in words ("the curriculum on")
+
+    def elsewhere(self, settings: Mapping[str, Any] | None, seed: int | None) -> str:
+        """Why the run on screen is not the one the claim is about (another seed, other
+        settings), in words; "" when it is (or when that is not known)."""
+        if self.seed is not None and seed is not None and int(seed) != self.seed:
+            return f"read on seed {self.seed} (this run: seed {seed}; the sidebar sets it)"
+        if settings is not None and any(settings.get(k) != v for k, v in self.when.items()):
+            return "read on a run with " + (self.when_text or "the text's settings")
+        return ""
 
     def read(self, view: Any) -> tuple[int, float] | None:
         """(the iteration read, the value) from a live run's view (its `history`, or its
@@ -162,11 +174,17 @@ def claim_line(claim: Claim, settings: Mapping[str, Any] | None) -> str:
     return f"{claim.what}: **{claim.format(value)}** {mark}"
 
 
-def run_line(claim: Claim, view: Any) -> str:
+def run_line(claim: Claim, view: Any, settings: Mapping[str, Any] | None = None,
+             seed: int | None = None) -> str:
     """One card line for a claim read on the live run (`claim.run`): `view` is the run's last
-    drawn view (steps, history), or None before its first frame. Before the claim's iteration:
-    how far the run is; from then on the value that run logged there, with ✓ or ✗."""
+    drawn view (steps, history), or None before its first frame; `settings` and `seed` those
+    of the run on screen. Before the claim's iteration: how far the run is; from then on the
+    value that run logged there, with ✓ or ✗. A run on another seed or other settings than
+    the claim's (OnRun.seed, OnRun.when) is not read: the line says which run it needs."""
     assert claim.run is not None
+    elsewhere = claim.run.elsewhere(settings, seed)
+    if elsewhere:
+        return f"{claim.what}: *{elsewhere}{claim.bound}*"
     at, steps = claim.run.at, int(getattr(view, "steps", 0) or 0)
     if view is None or steps < at:
         return f"{claim.what}: *this run: {steps:,} / {at:,} iterations{claim.bound}*"

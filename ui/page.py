@@ -227,9 +227,10 @@ def _claim_list(claims, state, on_screen: bool, own=None,
     slot = st.empty()
 
     def write() -> None:
-        view = st.session_state.get(keys.view)
+        view, seed = st.session_state.get(keys.view), session.seed()
         slot.markdown("\n".join(
-            f"- {run_line(c, view) if c in on_run else claim_line(c, settings)}" for c in claims))
+            f"- {run_line(c, view, settings, seed) if c in on_run else claim_line(c, settings)}"
+            for c in claims))
 
     write()
     return write

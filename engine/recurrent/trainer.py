@@ -10,7 +10,7 @@ from torch import nn
 
 from engine.device import make_generator, resolve_device
 from engine.training import TrainerBase
-from engine.recurrent.model import RecurrentNet, _init_net
+from engine.recurrent.model import RecurrentNet, _init_net, accuracy_by_length
 from engine.recurrent.tasks import TASKS, task_accuracy, task_loss
 
 
@@ -129,9 +129,16 @@ class RaceTrainer(TrainerBase):
     trains alone. steps = the slowest racer's steps; one diverged racer does not stop the
     others, the race has diverged (diverged_at = the last racer's) once all have."""
 
-    def __init__(self, kinds=("rnn", "lstm"), **kwargs):
+    def __init__(self, kinds=("rnn", "lstm"), eval_every: int = 0, eval_n: int = 256,
+                 **kwargs):
+        """`eval_every` > 0: every racer's held-out accuracy at the task's full length
+        (`max_length`, else `length`) on `eval_n` sequences seeded by the racers' seed
+        (model.accuracy_by_length, as a trainer trained alone is measured) is logged as
+        "<kind>/heldout" at each multiple of eval_every iterations: step(n) stops there."""
         super().__init__()
         self.racers = {k: SequenceTrainer(kind=k, **kwargs) for k in kinds}
+        self.eval_every, self.eval_n = max(0, int(eval_every)), int(eval_n)
+        self.eval_length = int(kwargs.get("max_length") or kwargs.get("length", 10))
 
     def _sync(self) -> None:
         self.steps = min(r.steps for r in self.racers.values())
@@ -140,12 +147,31 @@ class RaceTrainer(TrainerBase):
 
     def step(self, n: int = 1) -> dict[str, float]:
         metrics: dict[str, float] = {}
+        n = int(n)
+        while n > 0:
+            chunk = n if not self.eval_every else min(
+                n, self.eval_every - self.steps % self.eval_every)
+            before = self.steps
+            metrics = self._step_racers(chunk)
+            n -= chunk
+            if self.steps == before:             # every racer has diverged
+                break
+            if self.eval_every and self.steps % self.eval_every == 0:
+                self._log({f"{k}/heldout": self._held_out(r) for k, r in self.racers.items()})
+        return metrics
+
+    def _step_racers(self, n: int) -> dict[str, float]:
+        metrics: dict[str, float] = {}
         for kind, r in self.racers.items():
             metrics.update({f"{kind}/{k}": v for k, v in r.step(n).items()})
         self._sync()
         if metrics:
             self._log(metrics)
         return metrics
+
+    def _held_out(self, r: SequenceTrainer) -> float:
+        return float(accuracy_by_length(r.net, r.task, [self.eval_length], n=self.eval_n,
+                                        seed=r.seed, **r.task_params)[0])
 
     def snapshot(self) -> RaceSnapshot:
         return RaceSnapshot(self.steps, {k: r.snapshot() for k, r in self.racers.items()})

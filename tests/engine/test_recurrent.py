@@ -212,6 +212,29 @@ def test_race_trainer_and_curriculum_raise_level():
     assert race.steps == 40 and race.snapshot().racers["lstm"].level > 1
 
 
+def test_race_logs_each_racers_held_out_accuracy_at_its_eval_steps():
+    """eval_every: step(n) stops at each multiple and logs "<kind>/heldout", the accuracy
+    reads.race_accuracy measures on the same racer trained alone (whatever the chunks)."""
+    from engine.recurrent.reads import race_accuracy
+    race = R.RaceTrainer(("rnn", "lstm"), eval_every=10, eval_n=64, task="delayed_recall",
+                         length=4, max_length=4, hidden=16, lr=0.01, batch=64, seed=3,
+                         forget_bias=2.0, task_params={"n_symbols": 4, "distract": 1.0})
+    for n in (7, 7, 9, 1):                 # 24 iterations in uneven chunks
+        race.step(n)
+    steps, values = race.history.as_arrays("lstm/heldout")
+    assert list(steps) == [10, 20] and race.steps == 24
+    race.step(6)
+    for kind in ("rnn", "lstm"):
+        steps, values = race.history.as_arrays(f"{kind}/heldout")
+        assert steps[-1] == 30
+        expected = race_accuracy(kind, 3, False, 4, 30, 4)       # 256 sequences
+        got = R.accuracy_by_length(race.racers[kind].net, "delayed_recall", [4], n=256,
+                                   seed=3, distract=1.0)[0]
+        assert got == pytest.approx(expected, abs=1e-9)           # the same trajectory
+        assert values[-1] == pytest.approx(R.accuracy_by_length(
+            race.racers[kind].net, "delayed_recall", [4], n=64, seed=3, distract=1.0)[0])
+
+
 @pytest.fixture(scope="module")
 def shipped():
     path = WEIGHTS / "lstm_gating_lstm.pt"

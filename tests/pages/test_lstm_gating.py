@@ -242,3 +242,24 @@ def test_a_clamped_gate_shows_its_own_accuracy_next_to_the_shipped_one():
     assert "accuracy with f = 0 (64 sequences): **46.9%** ✓" in card
     assert "accuracy unclamped at delay 40 (512 sequences): **100.0%** ✓" in card
     assert "chance: a guess among 4 symbols: **25%** ✓" in card
+
+
+def test_the_train_steps_claims_read_the_live_race_on_their_seed_and_settings():
+    """The race's claims are read on the Train tab's live run (ui.claims.OnRun): its held-out
+    accuracy at delay 40, which the race logs at iteration RACE_AT; a claim about another
+    seed or the curriculum says which run it needs instead of reading this one."""
+    from topics.lstm_gating.tour import C_TRAIN, STEPS
+    step = next(i for i, s in enumerate(STEPS) if s.claims == C_TRAIN)
+    at = show_step(open_page(PAGE, {"seed": "0"}), SLUG, step)
+    assert not at.exception
+    text = "\n".join(m.value for m in at.markdown)
+    at_600 = f"{compute.RACE_AT:,}"
+    assert f"{C_TRAIN[0].what}: *this run: 0 / {at_600} iterations (≥ 90.0%)*" in text, text
+    assert f"{C_TRAIN[1].what}: *read on seed 1 (this run: seed 0" in text
+    assert f"{C_TRAIN[2].what}: *this run: 0 / {at_600} iterations" in text
+    assert f"{C_TRAIN[3].what}: *read on a run with the curriculum on" in text
+    assert "measured after training" not in text
+    race = at.session_state["lg_race__trainer"]
+    assert race.eval_every and compute.RACE_AT % race.eval_every == 0
+    assert race.eval_n == 256 and race.eval_length == 40           # reads.race_accuracy's
+    assert {c.run.metrics for c in C_TRAIN} == {(f"{k}/heldout",) for k in race.racers}

@@ -3,9 +3,10 @@ says (topics/generalization/page.py imports PRESETS and STEPS; the measurements 
 topics/generalization/compute.py)."""
 from __future__ import annotations
 
+from engine.generalization import reads
 from ui.claims import PERCENT, Claim, OnRun
 from topics.generalization.compute import (
-    NAMED_STEP, gap_at, overfit_measure, val_loss_growth, best_step, random_measure, memorization_slowdown,
+    CLAIM_SEED, RANDOM_STEP, NAMED_STEP, gap_at, overfit_measure, val_loss_growth, best_step, random_measure, memorization_slowdown,
     decay_measure, norm_ratio, norm_vs_unregularized, peak_offset, peak_ratio)
 from ui.widgets import Preset, Step
 
@@ -15,6 +16,21 @@ RUN_TRAIN = OnRun(NAMED_STEP, ("train_acc",))
 RUN_VAL = OnRun(NAMED_STEP, ("val_acc",))
 RUN_GAP = OnRun(NAMED_STEP, ("train_acc", "val_acc"), lambda train, val: train - val)
 RUN_NORM = OnRun(NAMED_STEP, ("weight_norm",))
+
+
+def run_pair(step: int, read) -> OnRun:
+    """A claim about two runs trained side by side (Random labels, L2 vs AdamW) read on the
+    tab's live pair: `read` takes the pair's snapshots ({run: snapshot}) at `step`. The claims
+    are measured on seed CLAIM_SEED: a run on another seed is not read."""
+    return OnRun(step, snapshot=read, seed=CLAIM_SEED)
+
+
+def at_run(run: str, name: str, step: int):
+    """The value of `name` that run `run` logged at its last evaluation <= step (what the
+    claim's measure reads, reads.at)."""
+    return lambda snaps: reads.at(snaps[run], name, step)
+
+
 NO_REG = {"gen_data": "two_moons", "gen_n": 100, "gen_label_noise": 0.2, "gen_dropout": 0.0,
           "gen_l2": 0.0, "gen_wd": 0.0, "gen_width": 128, "gen_depth": 2, "gen_opt": "adam",
           "gen_lr": 3e-3, "gen_patience": 10}
@@ -46,28 +62,43 @@ C_L2 = (
           run=RUN_GAP),
     Claim("‖θ‖ at iteration 1,000, L2 λ = 0.01", lambda s: overfit_measure(s, "weight_norm"),
           hi=8.0, slow=True, run=RUN_NORM))
+RL, TL = at_run("random labels", "train_acc", RANDOM_STEP), at_run("true labels", "val_acc",
+                                                                    RANDOM_STEP)
 C_RANDOM = (
     Claim("random labels: train accuracy at iteration 400",
-          lambda s: random_measure(s, "random labels", "train_acc"), lo=0.95, slow=True),
+          lambda s: random_measure(s, "random labels", "train_acc"), lo=0.95, slow=True,
+          run=run_pair(RANDOM_STEP, RL)),
     Claim("random labels: validation accuracy at iteration 400 (10 classes)",
-          lambda s: random_measure(s, "random labels", "val_acc"), hi=0.15, slow=True),
+          lambda s: random_measure(s, "random labels", "val_acc"), hi=0.15, slow=True,
+          run=run_pair(RANDOM_STEP, at_run("random labels", "val_acc", RANDOM_STEP))),
     Claim("true labels: validation accuracy at iteration 400",
-          lambda s: random_measure(s, "true labels", "val_acc"), lo=0.85, slow=True),
+          lambda s: random_measure(s, "true labels", "val_acc"), lo=0.85, slow=True,
+          run=run_pair(RANDOM_STEP, TL)),
     Claim("steps to 95% train accuracy: random / true labels", memorization_slowdown,
-          lo=2.0, slow=True))
+          lo=2.0, slow=True, run=run_pair(RANDOM_STEP, lambda snaps: (
+              reads.steps_to_train_acc(snaps["random labels"])
+              / reads.steps_to_train_acc(snaps["true labels"])))))
 C_SAME_COEF = (
     Claim("‖θ‖ AdamW / ‖θ‖ Adam + L2 at iteration 1,000, λ = 0.01", norm_ratio, lo=5.0,
-          slow=True),
+          slow=True, run=run_pair(NAMED_STEP, lambda snaps: (
+              at_run("AdamW", "weight_norm", NAMED_STEP)(snaps)
+              / at_run("Adam + L2", "weight_norm", NAMED_STEP)(snaps)))),
     Claim("val acc Adam + L2 − val acc AdamW at iteration 1,000",
           lambda s: decay_measure(s, "Adam + L2", "val_acc")
-          - decay_measure(s, "AdamW", "val_acc"), lo=0.05, slow=True))
+          - decay_measure(s, "AdamW", "val_acc"), lo=0.05, slow=True,
+          run=run_pair(NAMED_STEP, lambda snaps: (
+              at_run("Adam + L2", "val_acc", NAMED_STEP)(snaps)
+              - at_run("AdamW", "val_acc", NAMED_STEP)(snaps)))))
 C_BIG_COEF = (
     Claim("Adam + L2, λ = 1: validation accuracy at 1,000 (chance 0.5)",
-          lambda s: decay_measure(s, "Adam + L2", "val_acc"), hi=0.6, slow=True),
+          lambda s: decay_measure(s, "Adam + L2", "val_acc"), hi=0.6, slow=True,
+          run=run_pair(NAMED_STEP, at_run("Adam + L2", "val_acc", NAMED_STEP))),
     Claim("Adam + L2, λ = 1: ‖θ‖ at 1,000",
-          lambda s: decay_measure(s, "Adam + L2", "weight_norm"), hi=2.5, slow=True),
+          lambda s: decay_measure(s, "Adam + L2", "weight_norm"), hi=2.5, slow=True,
+          run=run_pair(NAMED_STEP, at_run("Adam + L2", "weight_norm", NAMED_STEP))),
     Claim("AdamW, λ = 1: validation accuracy at 1,000",
-          lambda s: decay_measure(s, "AdamW", "val_acc"), lo=0.65, slow=True),
+          lambda s: decay_measure(s, "AdamW", "val_acc"), lo=0.65, slow=True,
+          run=run_pair(NAMED_STEP, at_run("AdamW", "val_acc", NAMED_STEP))),
     Claim("AdamW, λ = 1: ‖θ‖ / unregularized ‖θ‖ at 1,000", norm_vs_unregularized,
           hi=0.7, slow=True))
 C_PEAK = (Claim("|argmax_p test error − n| / n, ridge 0", peak_offset, hi=0.1, fmt=PERCENT),

@@ -25,6 +25,9 @@ DELAYS = (1, 60)                        # the shipped nets were trained on every
 CHECK_DELAYS = (1, 2, 5, 10, 20, 30, 40, 50, 60)
 PROBE = dict(n=128, delay=40, seed=12345)   # the batch on which the storing unit is chosen
 RACE_AT = 600                           # iteration the Train claim is checked at
+RACE_EVAL_EVERY = 100                   # the live race logs held-out accuracy this often
+                                        # (a divisor of RACE_AT: the card reads it there)
+RACE_EVAL_N = 256                       # on as many sequences as the claims (reads.race_accuracy)
 RACE_SEEDS = (0, 1)
 FLOW_LAG = 100
 GATE_TITLES = {"i": "input gate i", "f": "forget gate f", "o": "output gate o"}

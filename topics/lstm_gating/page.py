@@ -20,7 +20,8 @@ from ui import shipped_models
 from live.controls import live_training
 from live.push import live_parts, place
 from topics.lstm_gating.compute import (
-    DELAYS, KINDS, K, HIDDEN, CHECK_DELAYS, PROBE, FLOW_LAG, GATE_TITLES,
+    DELAYS, KINDS, K, HIDDEN, CHECK_DELAYS, PROBE, FLOW_LAG, GATE_TITLES, RACE_EVAL_EVERY,
+    RACE_EVAL_N,
     load_shipped, shipped_problem, lstm_net, clamps_of, input_of, trace_of, storing_units,
     unit_of, accuracy_by_delay, flows_of, cell_trace_of, clamped_note)
 from topics.lstm_gating.tour import PRESETS, STEPS
@@ -270,7 +271,8 @@ def train_view(panel) -> None:
               "lr": s["lg_tr_lr"], "seed": seed, "device": dev}
 
     def make_race():
-        return rec.RaceTrainer(("rnn", "lstm"), task="delayed_recall",
+        return rec.RaceTrainer(("rnn", "lstm"), eval_every=RACE_EVAL_EVERY,
+                             eval_n=RACE_EVAL_N, task="delayed_recall",
                              length=2 if curr else delay, max_length=delay, curriculum=curr,
                              hidden=int(s["lg_tr_hidden"]), lr=float(s["lg_tr_lr"]),
                              batch=64, seed=seed, device=dev, forget_bias=2.0,

@@ -4,7 +4,7 @@ topics/lstm_gating/compute.py)."""
 from __future__ import annotations
 
 from engine import recurrent as rec
-from ui.claims import PERCENT, Claim
+from ui.claims import PERCENT, Claim, OnRun
 from topics.lstm_gating.compute import (
     DELAYS, KINDS, CHECK_DELAYS, RACE_AT, RACE_SEEDS, FLOW_LAG, min_accuracy,
     rnn_max_accuracy, accuracy_at, unit_forget_over_delay, unit_cell_at_query,
@@ -28,8 +28,8 @@ EXPLODE = {**FREE, "lg_rho": 2.5, "lg_fb": 1, "lg_T": 100, "lg_clip": "1",
 CELL = {f"lg_s_{g}_{n}": float(v) for g in "ifgo" for n, v in zip("wub", rec.SCALAR_DEFAULTS[g])}
 SHORT = {**FREE, **CELL, "lg_s_f_b": 0.0, "lg_s_f_u": 0.0, "lg_s_i_b": -2.0, "lg_s_amp": 1.0}
 LONG = {**FREE, **CELL, "lg_s_f_b": 4.0, "lg_s_f_u": 0.0, "lg_s_i_b": -2.0, "lg_s_amp": 1.0}
-TRAIN = {**FREE, "lg_tr_delay": 40, "lg_tr_curr": False, "lg_tr_hidden": 16,
-         "lg_tr_lr": 0.01}
+RACE_SETTINGS = {"lg_tr_delay": 40, "lg_tr_hidden": 16, "lg_tr_lr": 0.01}   # reads.race_accuracy
+TRAIN = {**FREE, **RACE_SETTINGS, "lg_tr_curr": False}
 
 C_CHANCE = Claim("chance: a guess among 4 symbols", chance, lo=0.25, hi=0.25, fmt="{:.0%}")
 C_ALL_DELAYS = (Claim(f"shipped LSTM: lowest accuracy over delays {CHECK_DELAYS}",
@@ -83,18 +83,30 @@ C_LONG = (Claim("f at rest = σ(4)", f_at_rest, lo=0.981, hi=0.983),
           Claim("memory half-life (steps)", half_life, lo=37, hi=39))
 
 
+def race_run(kind: str, seed: int | None = None, curriculum: bool = False) -> OnRun:
+    """The claim read on the Train tab's live race: the held-out accuracy at delay 40 (256
+    sequences) it logs at iteration RACE_AT ("<kind>/heldout", engine RaceTrainer), on the
+    claim's seed and settings only."""
+    return OnRun(RACE_AT, (f"{kind}/heldout",), seed=seed,
+                 when={**RACE_SETTINGS, "lg_tr_curr": curriculum},
+                 when_text="the curriculum on" if curriculum else
+                 "delay 40, 16 units, η = 0.01, no curriculum")
+
+
 C_TRAIN = (
     Claim(f"LSTM, seed 0: accuracy at delay 40 after {RACE_AT} iterations",
-          lambda s: race_accuracy("lstm", 0), lo=0.9, slow=True, fmt=PERCENT),
+          lambda s: race_accuracy("lstm", 0), lo=0.9, slow=True, fmt=PERCENT,
+          run=race_run("lstm", 0)),
     Claim(f"LSTM, seed 1: accuracy at delay 40 after {RACE_AT} iterations",
-          lambda s: race_accuracy("lstm", 1), hi=0.4, slow=True, fmt=PERCENT),
+          lambda s: race_accuracy("lstm", 1), hi=0.4, slow=True, fmt=PERCENT,
+          run=race_run("lstm", 1)),
     Claim(f"best RNN accuracy at delay 40 after {RACE_AT} iterations, seeds 0 and 1",
           lambda s: max(race_accuracy("rnn", k) for k in RACE_SEEDS), hi=0.4, slow=True,
-          fmt=PERCENT),
+          fmt=PERCENT, run=race_run("rnn")),
     Claim(f"worst LSTM accuracy at delay 40 after {RACE_AT} iterations with the "
           "curriculum, seeds 0 and 1",
           lambda s: min(race_accuracy("lstm", k, True) for k in RACE_SEEDS), lo=0.95,
-          slow=True, fmt=PERCENT))
+          slow=True, fmt=PERCENT, run=race_run("lstm", curriculum=True)))
 
 PRESETS = {
     "Trained LSTM remembers a symbol": Preset(
