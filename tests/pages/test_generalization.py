@@ -214,3 +214,46 @@ def test_the_weight_norm_axis_labels_decades_before_training():
     fresh = compare_figure({"Adam + L2": snap(1), "AdamW": snap(1)})
     trained = compare_figure({"Adam + L2": snap(30), "AdamW": snap(30)})
     assert norm_axis(fresh).dtick == 1 and norm_axis(trained).dtick is None
+
+
+@pytest.mark.parametrize("name, step", [("Random labels are memorized", compute.RANDOM_STEP),
+                                        ("Same λ: Adam + L2 shrinks the weights far more than "
+                                         "AdamW", compute.NAMED_STEP)])
+def test_the_pair_tabs_claims_read_the_live_pair(name, step):
+    """The Random-labels and L2-vs-AdamW claims are read on the tab's live pair of runs
+    (ui.claims.OnRun): before the named iteration the card counts it; a run on another seed
+    than the claims' says so."""
+    from topics.generalization.tour import PRESETS
+    claims = PRESETS[name].claims
+    at = choose_preset(open_page(PAGE, {"seed": "0"}), SLUG, name)
+    text = "\n".join(m.value for m in at.markdown)
+    assert all(c.run is not None for c in claims)
+    for c in claims:
+        assert f"{c.what}: *this run: 0 / {step:,} iterations" in text, text
+    at = choose_preset(open_page(PAGE, {"seed": "1"}), SLUG, name)
+    text = "\n".join(m.value for m in at.markdown)
+    assert f"{claims[0].what}: *read on seed 0 (this run: seed 1" in text, text
+
+
+class _Pair:
+    """A live pair's view as the card reads it: steps and the runs' snapshots."""
+    def __init__(self, steps, snaps):
+        self.steps, self._snaps = steps, snaps
+
+    def snapshot(self):
+        return self._snaps
+
+
+@pytest.mark.slow
+def test_the_random_labels_claims_read_on_a_run_give_their_measured_values():
+    """On the claims' seed, what the card reads on the live pair at iteration 400 is the
+    claim's own measurement (the same runs, trained here as the page trains them)."""
+    from topics.generalization.tour import C_RANDOM, RANDOM
+    settings = page.STATE.resolve(RANDOM)
+    snaps = {run: compute.trained(cfg, 0, compute.RANDOM_STEP)
+             for run, cfg in compute.random_configs(settings).items()}
+    view = _Pair(compute.RANDOM_STEP, snaps)
+    for c in C_RANDOM:
+        step, value = c.run.read(view)
+        assert step == compute.RANDOM_STEP
+        assert value == pytest.approx(c.measure(settings), rel=1e-12), c.what
