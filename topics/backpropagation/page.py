@@ -143,10 +143,11 @@ def graph_view(panel) -> None:
     n = len(d.trace)
     with panel.controls:
         _nonfinite_notice(d)
-    # the projector puts Step, Play and Reset in a row over the figure (the tour's words name
-    # them: on the first screen); a laptop keeps them in the controls column
-    with panel.figure if session.classroom() else panel.controls:
-        step, play, reset = st.columns(3, gap="small")
+        if session.classroom():     # the projector's narrow column cut a third label
+            play = st.container()
+            step, reset = st.columns(2, gap="small")
+        else:
+            step, play, reset = st.columns(3, gap="small")
         step.button("Step", key="bp_next", width="stretch",
                     on_click=_step_to, args=(None, n), disabled=n == 0,
                     help="Process the next node of the backward pass.")
@@ -156,7 +157,6 @@ def graph_view(panel) -> None:
                     help=f"One backward step every {TICK_S:g} s.")
         reset.button("Reset", key="bp_reset", width="stretch",
                      on_click=_step_to, args=(0, n), help="Back to the forward pass.")
-    with panel.controls:
         _gradient_table(d)
     with panel.figure:
         _walk(d)

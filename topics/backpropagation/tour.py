@@ -146,8 +146,7 @@ STEPS = [
           _equals("gradients shown in the graph before the first step",
                   lambda s: np.count_nonzero(~np.isnan(_shown_grads(s))), 1, 0),
           _equals("the seed at the output, dL/df", lambda s: _shown_grads(s)[-1], 1.0),
-          *C_COURSE[1:4]),
-         shows=("bp_graph", "bp_next", "bp_play")),    # its title: "press Step"
+          *C_COURSE[1:4])),
     Step("One backward step",
          "Backprop starts at the output with dL/df = 1. The × node's local gradients are "
          "∂f/∂q = z = −4 and ∂f/∂z = q = 3; multiplied by the upstream 1 they go down its "
