@@ -37,6 +37,7 @@ CLAMP = ("free", "0", "0.5", "1")
 CLIPS = ("off", "0.1", "1", "10")
 UNITS = ["auto", *range(HIDDEN)]
 UNIT_FRAGMENT = "lg_unit_detail"        # the unit/time pickers and what they draw
+HEATMAPS_BELOW_PX = 680                 # the six gate heat maps under the unit's lines
 
 
 def _unit_label(u) -> str:
@@ -163,8 +164,8 @@ def gates_view(panel) -> None:
                 st.progress(float(p), text=f"P({sym}) = {p:.3f}")
         # the unit's lines: under the heat maps, or the main figure in their place
         unit_box = figure_box if unit_first else st.container()
-        if unit_first:
-            show_figure(heatmaps, key="lg_fig_heat")
+        if unit_first:      # under the unit's lines: its own height, not the screen's
+            show_figure(heatmaps, key="lg_fig_heat", height=HEATMAPS_BELOW_PX)
 
     def unit_detail() -> None:
         _unit_detail(c[0], c[1], unit_box, trace, free, labels)
