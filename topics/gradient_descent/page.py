@@ -228,8 +228,13 @@ def race_view(panel) -> None:
             paths_col, loss_col = st.columns(2) if present else (st.container(), None)
             if present:                  # half a screen wide: shorter title, legends below
                 below = dict(orientation="h", x=0, y=-0.2, yanchor="top")
-                paths.update_layout(title_text=f"Paths (iteration {k})", legend=below)
-                loss.update_layout(title_text="Error f(x_k) − f*", legend=below)
+                # the setup's landscape over the paths, its step sizes over the error curve
+                landscape, *steps_used = race_setup(s).split(" · ")
+                paths.update_layout(title=dict(text=f"Paths (iteration {k})",
+                                               subtitle=dict(text=landscape)), legend=below)
+                loss.update_layout(title=dict(text="Error f(x_k) − f*",
+                                              subtitle=dict(text=" · ".join(steps_used))),
+                                   legend=below)
             with paths_col:
                 show_figure(_fixed_margins(paths), key="gd_contour",
                             on_select=_on_click_start, selection_mode=("points", "box"))
