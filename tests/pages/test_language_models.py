@@ -110,7 +110,9 @@ def test_race_step_trains_both_models():
     at.button(key="lm_race__step").click().run()
     assert not at.exception and not at.error
     view = at.session_state["lm_race__view"]
-    assert view.steps > 0 and view.rnn.cfg.cell == "lstm"
+    snap = view.snapshot()
+    assert view.steps > 0 and snap.cell == "lstm" and snap.rnn_ms > 0 and snap.gpt_ms > 0
+    assert any("LSTM held-out" in str(m.label) for m in at.metric)
 
 
 def test_embeddings_tab_draws_the_engines_map_with_the_typed_phrase():
