@@ -4,7 +4,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = "pip install -r requirements.txt && streamlit run app.py"
-TEST = "pip install -r requirements-dev.txt && python -m pytest"
+TEST = "pip install -r requirements-dev.txt && python -m pytest -n 2 --dist loadgroup"
 
 
 def test_readme_has_run_and_test_commands():
