@@ -288,10 +288,11 @@ def race_frame_parts(view, read, setup: str, steps_max: int) -> dict:
     out["lm_race_fig"] = Figure(figs.race_figure(
         {"transformer (GPT)": view.history.as_arrays("held_out"),
          cell: view.history.as_arrays("rnn_held_out")}, snap.bigram_ce,
-        max(view.steps, steps_max // 5)))
+        max(view.steps, steps_max // 5),
+        now=(snap.gpt_ce, snap.rnn_ce)))
     if view.steps == 0:
-        out["lm_race_caption"] = Caption(f"{setup} Press Play (or Step) to train both; the "
-                                         "curves start at iteration 20.")
+        out["lm_race_caption"] = Caption(f"{setup} Press Play (or Step) to train both: the curves are "
+                                         "logged every 20 iterations.")
     rows = "".join(f"<p><b>{name}</b> → <code>{html.escape(t)}</code></p>"
                    for name, t in (("transformer", snap.gpt_sample), (cell, snap.rnn_sample)))
     out["lm_race_samples"] = Html(f"<div><i>After {snap.prompt!r} at iteration "
