@@ -87,8 +87,13 @@ class RaceTrainer(GPTTrainer):
         return float(self.rnn.loss(self.held[:, :-1], self.held[:, 1:]))
 
     def _log(self, metrics: dict[str, float]) -> None:
+        """Both held-out scores, the RNN's margin below the bigram baseline and the ratio of
+        the step times (transformer / RNN)."""
+        rnn_ce = self.rnn_held_ce()
         self.history.log(self.steps, {**metrics, "held_out": self.held_ce(),
-                                      "rnn_held_out": self.rnn_held_ce()})
+                                      "rnn_held_out": rnn_ce,
+                                      "rnn_below_bigram": self.bigram - rnn_ce,
+                                      "time_ratio": self.step_ms("gpt") / self.step_ms("rnn")})
 
     def step_ms(self, which: str) -> float:
         t = self.times[which]

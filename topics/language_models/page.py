@@ -378,8 +378,7 @@ def embed_view(panel) -> None:
                     f"PC 2 ({ev.explained[1]:.0%})")
         else:
             axes = ("t-SNE 1", "t-SNE 2")
-        title = (f"{len(ev.texts)} phrases, MiniLM sentence embeddings (384-d) by {s['lm_map']}: "
-                 f"linear probe {sep.probe:.0%} (chance 33%)")
+        title = f"{len(ev.texts)} phrases by {s['lm_map']}; 384-d probe {sep.probe:.0%}"
         show_figure(figs.embedding_figure(ev.xy, ev.labels, ev.texts, ev.typed_xy, ev.typed,
                                           title, axes), key="lm_fig_embed")
         st.dataframe({"measure": ["logistic probe, 384-d, 4-fold CV accuracy",
