@@ -17,10 +17,19 @@ RUN python3 -m venv /opt/venv
 WORKDIR /app
 COPY requirements.txt ./
 # The CPU build of torch first, with requirements.txt's own range, from PyTorch's CPU wheel
-# index (a bare `torch` would pull the multi-GB CUDA build); then the rest.
-RUN pip install "$(grep -E '^torch[<>=]' requirements.txt)" \
-        --index-url https://download.pytorch.org/whl/cpu \
- && pip install -r requirements.txt
+# index (a bare `torch` would pull the multi-GB CUDA build); then the rest. Where that index
+# cannot be reached, TORCH_WHEELS names a folder mounted into the build that holds the CPU
+# wheel (deploy/build_image.sh --wheels DIR): its local version (+cpu) ranks above PyPI's.
+# CA_BUNDLE: a certificate bundle mounted into the build, for a network whose proxy
+# re-signs TLS (deploy/build_image.sh --ca-bundle FILE).
+ARG TORCH_WHEELS=
+ARG CA_BUNDLE=
+RUN pip install "$(grep -E '^torch[<>=]' requirements.txt)" ${CA_BUNDLE:+--cert "$CA_BUNDLE"} \
+        --index-url https://download.pytorch.org/whl/cpu --timeout 20 --retries 1 \
+     || pip install "$(grep -E '^torch[<>=]' requirements.txt)" ${CA_BUNDLE:+--cert "$CA_BUNDLE"} \
+        ${TORCH_WHEELS:+--find-links "$TORCH_WHEELS"} \
+ && pip install -r requirements.txt ${CA_BUNDLE:+--cert "$CA_BUNDLE"} \
+        ${TORCH_WHEELS:+--find-links "$TORCH_WHEELS"}
 
 COPY . .
 # /var/lib/dlplay/checkpoints: compose.yaml's shared volume of trainer checkpoints (a new
