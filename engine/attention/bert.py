@@ -154,6 +154,14 @@ class BertEncoder(nn.Module):
                 maps.append(w)
         return EncoderOutput(tuple(hidden), tuple(maps) if attentions else None)
 
+    def layers_from(self, x: torch.Tensor, start: int,
+                    head_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """x_start (B, T, d) through layers start .. L-1 -> x_L (B, T, d); head_mask
+        (B, L, H) as in forward (its rows for the layers before `start` are not read)."""
+        for l in range(start, len(self.layers)):
+            x, _ = self.layers[l](x, None if head_mask is None else head_mask[:, l])
+        return x
+
     # ------------------------------------------------------------------ checkpoints
     @classmethod
     def from_checkpoint(cls, folder: Path) -> BertEncoder:

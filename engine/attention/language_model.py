@@ -201,12 +201,21 @@ def sentence_embeddings(text: str, head_masks: torch.Tensor,
 
 
 def masking_effects(text: str, max_tokens: int = MAX_TOKENS) -> np.ndarray:
-    """1 - cos(e, e without head (l, h)) for every head (layers, heads)."""
+    """1 - cos(e, e without head (l, h)) for every head (layers, heads).
+
+    A head masked in layer l leaves x_0 .. x_l as they are, so the unmasked pass's x_l is the
+    start of the H passes that mask layer l's heads (one batch each): 6 + 12 · (6 + 5 + ... + 1)
+    layer passes for all-MiniLM-L6-v2, against 73 · 6 in one batch from the embeddings."""
+    ids, _ = encode(text, max_tokens)
     lm = load()
     L, H = lm.layers, lm.heads
-    masks = torch.ones(L * H + 1, L, H)
-    idx = torch.arange(L * H)
-    masks[idx + 1, idx // H, idx % H] = 0.0                        # row 0: nothing masked
-    e = sentence_embeddings(text, masks, max_tokens)
-    e = e / np.linalg.norm(e, axis=1, keepdims=True)
-    return (1.0 - e[1:] @ e[0]).reshape(L, H)
+    with torch.inference_mode():
+        hidden = lm.model(ids).hidden_states                      # L + 1 of (1, T, d)
+        e0 = hidden[-1].mean(1)                                   # (1, d)
+        effects = []
+        for l in range(L):
+            masks = torch.ones(H, L, H)
+            masks[torch.arange(H), l, torch.arange(H)] = 0.0      # row h silences head (l, h)
+            last = lm.model.layers_from(hidden[l].expand(H, -1, -1), l, masks)   # (H, T, d)
+            effects.append(1.0 - torch.cosine_similarity(last.mean(1), e0, dim=-1))
+    return torch.stack(effects).float().numpy()                   # (L, H)

@@ -172,6 +172,13 @@ def test_masking_a_head_equals_zeroing_its_value_projection():
 def test_masking_effects_are_cosine_distances():
     e = LM.masking_effects(TEXT)
     assert e.shape == (6, 12)
+    # the same as the 73 embeddings of one batch from the token ids (no shared prefix)
+    masks = torch.ones(73, 6, 12)
+    idx = torch.arange(72)
+    masks[idx + 1, idx // 12, idx % 12] = 0.0
+    emb = LM.sentence_embeddings(TEXT, masks)
+    emb = emb / np.linalg.norm(emb, axis=1, keepdims=True)
+    np.testing.assert_allclose(e, (1.0 - emb[1:] @ emb[0]).reshape(6, 12), atol=1e-5)
     assert (e > -1e-5).all() and (e <= 2).all()
     assert e.max() > 0.05                             # some head matters
     assert np.median(e) < 0.01                        # most heads alone do not
