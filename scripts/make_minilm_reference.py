@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from engine.attention.language_model import model_path
+from engine.device import configure_threads
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "engine" / "data"
 SEED = 0
@@ -83,6 +84,7 @@ def head_masks() -> torch.Tensor:
 
 
 def main() -> None:
+    configure_threads()                  # one torch thread, as the app
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoTokenizer, BertModel
     path = str(model_path())
