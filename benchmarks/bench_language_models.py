@@ -1,7 +1,9 @@
 """Language models page: the next-token distribution for a 128-character prompt (what a
 slider or prompt change computes; target <= 30 ms on one core), generating 200 characters
 (target <= 2 s), one live frame's snapshot, and the trainer's speed against a plain PyTorch
-loop doing the same work (target >= 0.95x)."""
+loop doing the same work (target >= 0.95x); the Char-RNN vs transformer race (each model's
+time per step, and a race frame's snapshot); and the Embeddings tab's answer to a typed phrase
+(embedding it, PCA and t-SNE)."""
 from __future__ import annotations
 
 import statistics
@@ -11,7 +13,7 @@ import torch
 from benchmarks import Measurement, alternating_times, median_time, torch_threads
 from engine import language_models as lmx
 from engine.language_models.pretrained import SHIPPED, load_shipped
-from engine.language_models.reads import build_trainer
+from engine.language_models.reads import build_race, build_trainer
 
 ROUND_STEPS = 10
 ROUNDS = 5
@@ -93,9 +95,40 @@ def snapshot_time() -> Measurement:
                                       "60-character samples")
 
 
+def race_step_times() -> Measurement:
+    """Each model's median time per training step inside the race (the LSTM's first)."""
+    tr = build_race(lmx.shipped_text()[:100_000], 3e-3, 16, 0, "cpu", "lstm")
+    tr.step(1 + ROUNDS * ROUND_STEPS)
+    return Measurement(tr.step_ms("rnn"), "ms", f"LSTM step (batch 16 x 128); the GPT's "
+                                                 f"{tr.step_ms('gpt'):.0f} ms, "
+                                                 f"{tr.step_ms('gpt') / tr.step_ms('rnn'):.2f}x")
+
+
+def race_snapshot_time() -> Measurement:
+    tr = build_race(lmx.shipped_text()[:50_000], 3e-3, 16, 0, "cpu", "lstm")
+    tr.step(1)
+    t = median_time(lambda: (tr.forget_cached(), tr.snapshot()), repeat=3, warmup=1)
+    return Measurement(1e3 * t, "ms", "one race frame's snapshot: both held-out scores and a "
+                                      "60-character sample from each model")
+
+
+def phrase_time() -> Measurement:
+    """A typed phrase: its embedding, then PCA and t-SNE with the shipped phrases."""
+    from engine.language_models import embeddings as emb
+    from engine.language_models.phrases import labelled
+    e = emb.embed(labelled()[0])
+    t = median_time(lambda: emb.project(e, emb.embed(("what a lovely evening",))), repeat=3,
+                    warmup=1)
+    return Measurement(1e3 * t, "ms", f"embed one phrase, PCA and t-SNE of {len(e) + 1} "
+                                      "points (the Embeddings tab's answer to typing)")
+
+
 BENCHMARKS = {
     "language_models: next-token distribution": one_thread(next_token_time),
     "language_models: generate 200 characters": one_thread(generate_time),
     "language_models: training speed": one_thread(training_ratio),
     "language_models: live frame snapshot": one_thread(snapshot_time),
+    "language_models: race step times": one_thread(race_step_times),
+    "language_models: race frame snapshot": one_thread(race_snapshot_time),
+    "language_models: typed phrase on the map": one_thread(phrase_time),
 }

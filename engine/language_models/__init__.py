@@ -11,6 +11,11 @@ top-p), the baselines, its trainer and the shipped weights (notes 004, Sec. 10.2
     trainer.py    GPTTrainer, LMSnapshot                    next-character training
     reads.py      build_trainer                             the live factory
     pretrained.py load_shipped, SHIPPED                     the shipped model
+    rnn.py        CharRNN, RNNConfig, matched_hidden        the LSTM / GRU beside it
+    race.py       RaceTrainer, RaceSnapshot                 both trained on the same batches
+    phrases.py    labelled, LABELS                          sentiment phrases
+    embeddings.py embed, project, probe_accuracy,           MiniLM sentence embeddings
+                  silhouette, neighbours
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reading a GPT: the next-token logits after a prompt, and a sampled continuation.
+"""Reading a GPT (or a CharRNN, the same interface): the next-token logits after a prompt, and a sampled continuation.
 
 A prompt longer than the context keeps its last `context` characters; an empty prompt reads
 the start symbol (a newline). Sampling draws u ~ U[0, 1) from numpy's PCG64 seeded by `seed`
@@ -12,11 +12,12 @@ import numpy as np
 import torch
 
 from engine.language_models.gpt import GPT
+from engine.language_models.rnn import CharRNN
 from engine.language_models.sampling import draw, shape
 from engine.language_models.vocab import START, decode
 
 
-def context_ids(model: GPT, ids: np.ndarray) -> np.ndarray:
+def context_ids(model: GPT | CharRNN, ids: np.ndarray) -> np.ndarray:
     """The ids the model reads: the last `context` ones, or the start symbol if none."""
     ids = np.asarray(ids, dtype=np.int64)
     if len(ids) == 0:
@@ -25,7 +26,7 @@ def context_ids(model: GPT, ids: np.ndarray) -> np.ndarray:
 
 
 @torch.no_grad()
-def next_logits(model: GPT, ids: np.ndarray) -> np.ndarray:
+def next_logits(model: GPT | CharRNN, ids: np.ndarray) -> np.ndarray:
     """(V,) float64 logits of the token after ids (the last position's output)."""
     x = torch.as_tensor(context_ids(model, ids))[None]                  # (1, t)
     return model(x)[0, -1].double().numpy()
@@ -39,7 +40,7 @@ class Generated:
 
 
 @torch.no_grad()
-def generate(model: GPT, ids: np.ndarray, n: int, temperature: float, top_k: int = 0,
+def generate(model: GPT | CharRNN, ids: np.ndarray, n: int, temperature: float, top_k: int = 0,
              top_p: float = 1.0, seed: int = 0) -> Generated:
     """n tokens after ids, each drawn from shape(logits, T, k, p) with seeded uniforms."""
     rng = np.random.default_rng(int(seed))

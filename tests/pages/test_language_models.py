@@ -1,7 +1,8 @@
 """AppTest of the language models page: the Next token tab's bars against the engine, the
 buttons that append to the prompt, bad input (empty prompt, characters outside the
 vocabulary, T = 0, a text too short to train on) answered in words, every preset and tour
-step, and a Step of the live training."""
+step, a Step of the live training and of the RNN-vs-transformer race, and the Embeddings
+tab's map and typed phrases."""
 from __future__ import annotations
 
 import numpy as np
@@ -28,7 +29,8 @@ def test_next_token_bars_are_the_engines_distribution():
     page = _module()
     at = open_page(PAGE)
     assert [t.label for t in at.tabs] == ["Next token", "Train on your text",
-                                          "Inside the model"]
+                                          "Char-RNN vs transformer", "Inside the model",
+                                          "Embeddings"]
     at.slider(key="lm_p").set_value(0.8).run()
     assert not at.exception and not at.error
     nt = next_of(page.STATE.resolve({"lm_p": 0.8}))
@@ -100,3 +102,40 @@ def test_inside_tab_draws_the_lens_of_the_engine():
     lens = plotly_array(fig["data"][0]["z"])
     np.testing.assert_allclose(lens, r.lens, rtol=1e-6)
     assert len(fig["data"]) == 1 + r.attention.shape[0]
+
+
+def test_race_step_trains_both_models():
+    at = open_page(PAGE)
+    open_view(at, SLUG, "Char-RNN vs transformer")
+    at.button(key="lm_race__step").click().run()
+    assert not at.exception and not at.error
+    view = at.session_state["lm_race__view"]
+    snap = view.snapshot()
+    assert view.steps > 0 and snap.cell == "lstm" and snap.rnn_ms > 0 and snap.gpt_ms > 0
+    assert any("LSTM held-out" in str(m.label) for m in at.metric)
+
+
+def test_embeddings_tab_draws_the_engines_map_with_the_typed_phrase():
+    from topics.language_models.embed_compute import embed_view_of
+    page = _module()
+    at = open_page(PAGE)
+    open_view(at, SLUG, "Embeddings")
+    assert not at.exception and not at.error
+    ev = embed_view_of(page.STATE.resolve({}))
+    fig = chart_figure(at, "lm_fig_embed")
+    pos = [i for i, lab in enumerate(ev.labels) if lab == "positive"]
+    np.testing.assert_allclose(plotly_array(fig["data"][0]["x"]), ev.xy[pos, 0], rtol=1e-6)
+    assert fig["data"][-1]["name"] == "your phrase" and ev.neighbours
+
+
+@pytest.mark.parametrize("phrase, said", [("   ", "Type a phrase"),
+                                          ("\u200b\u200b", "cannot be placed"),
+                                          ("good " * 100, "first 300")],
+                         ids=["blank", "no-tokens", "long"])
+def test_bad_phrases_are_answered_in_words(phrase, said):
+    at = open_page(PAGE)
+    open_view(at, SLUG, "Embeddings")
+    at.text_input(key="lm_phrase").set_value(phrase).run()
+    assert not at.exception and not at.error
+    shown = [m.value for m in (*at.info, *at.warning)]
+    assert any(said in v for v in shown), shown

@@ -122,3 +122,57 @@ def inside_figure(lens: np.ndarray, lens_labels: tuple[str, ...], attention: np.
         layout[f"yaxis{k}"] = dict(domain=[max(top - each, 0), top], anchor=f"x{k}",
                                    title=dict(text=f"block {layer + 1}"))
     return plain_figure(traces, layout)
+
+
+RNN = "#2ca02c"
+SENTIMENT = {"positive": "#2ca02c", "negative": "#d62728", "neutral": "#7f7f7f"}
+
+
+def race_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]], bigram: float,
+                steps_max: int, now: tuple[float, ...] = ()) -> go.Figure:
+    """Both models' held-out cross-entropy (nats per character) against the iteration, with
+    the bigram baseline's as a dashed line; `curves` maps a model's name to (steps, values),
+    the transformer first. The y range is set to hold the curves, the baseline and `now` (the
+    models' current values; the curves are logged every 20 iterations), padded by 8%."""
+    traces, values = [], [float(bigram), *map(float, now)]
+    for (name, (s, v)), color in zip(curves.items(), (HELD, RNN)):
+        if not len(s):
+            continue
+        values += [float(x) for x in np.asarray(v) if np.isfinite(x)]
+        traces.append(dict(type="scatter", x=np.asarray(s).tolist(), y=f32(v),
+                           mode="lines", name=name, line=dict(color=color, width=2.5)))
+    end = max(int(steps_max), 1)
+    traces.append(dict(type="scatter", x=[0, end], y=[bigram, bigram], mode="lines",
+                       name=f"bigram baseline {bigram:.2f}",
+                       line=dict(color=BIGRAM, dash="dash")))
+    values = [v for v in values if np.isfinite(v)]
+    lo, hi = min(values), max(values)
+    pad = 0.08 * max(hi - lo, 0.5)
+    return plain_figure(traces, dict(
+        height=330, title=dict(text="held-out cross-entropy (nats per character)"),
+        xaxis=dict(title=dict(text="iteration (the same batches for both)"), range=[0, end]),
+        yaxis=dict(title=dict(text="nats/char"), range=[lo - pad, hi + pad]),
+        legend=LEGEND_BELOW))
+
+
+def embedding_figure(xy: np.ndarray, labels: tuple[str, ...], texts: tuple[str, ...],
+                     typed_xy: np.ndarray | None, typed: str, title: str,
+                     axes: tuple[str, str]) -> go.Figure:
+    """The phrases as points coloured by sentiment (hover: the phrase), and the typed phrase
+    as a black star."""
+    traces = []
+    for label, color in SENTIMENT.items():
+        rows = [i for i, lab in enumerate(labels) if lab == label]
+        traces.append(dict(type="scatter", x=f32(xy[rows, 0]), y=f32(xy[rows, 1]),
+                           mode="markers", name=label, text=[texts[i] for i in rows],
+                           marker=dict(color=color, size=11, line=dict(width=1,
+                                                                       color="white")),
+                           hovertemplate="%{text}<extra>" + label + "</extra>"))
+    if typed_xy is not None:
+        traces.append(dict(type="scatter", x=[float(typed_xy[0])], y=[float(typed_xy[1])],
+                           mode="markers+text", name="your phrase", text=[typed[:40]],
+                           textposition="top center",
+                           marker=dict(color="black", symbol="star", size=20)))
+    return plain_figure(traces, dict(
+        height=480, title=dict(text=title), xaxis=dict(title=dict(text=axes[0])),
+        yaxis=dict(title=dict(text=axes[1])), legend=LEGEND_BELOW))

@@ -17,7 +17,8 @@ import numpy as np
 import streamlit as st
 
 from engine import language_models as lmx
-from engine.language_models.reads import build_trainer
+from engine.attention import language_model as encoder
+from engine.language_models.reads import build_race, build_trainer
 from engine.language_models.sampling import T_MIN, draw
 from engine.weights import WeightsError
 from live.controls import live_training
@@ -28,6 +29,9 @@ from topics.language_models.compute import (BATCH, CORPORA, DEFAULT_PASTE, LRS, 
                                             TEXT_MAX, check_text, continuation_of,
                                             corpus_text, inside_of, next_of,
                                             shipped_held_out)
+from topics.language_models.embed_compute import (MAPS, NEIGHBOURS, PHRASE_MAX, embed_view_of,
+                                                  separation)
+from topics.language_models.race_compute import CELLS, params_of
 from topics.language_models.tour import PRESETS, STEPS
 from ui import session
 from ui.page import Live, View, topic_page, user_errors
@@ -35,6 +39,8 @@ from ui.render import explain, show_figure
 from ui.state import Control, StateTable
 
 DEFAULT_PROMPT = "The return statement leaves the current function call with "
+DEFAULT_PHRASE = "what a lovely evening"
+RACE_MAX = 1_000
 
 # ----------------------------------------------------------------------------- state
 STATE = StateTable([
@@ -50,6 +56,12 @@ STATE = StateTable([
     Control("lm_seed", 0, "Sampling seed", kind="number", lo=0, hi=9999, step=1),
     Control("lm_corpus", CORPORA[0], "Text to train on", kind="selectbox", options=CORPORA),
     Control("lm_lr", 3e-3, "Learning rate (AdamW)", kind="select_slider", options=LRS),
+    Control("lm_cell", CELLS[0], "Recurrent cell", kind="radio", options=CELLS,
+            extra={"horizontal": True},
+            help="Its hidden width is chosen so it has about the GPT's parameter count."),
+    Control("lm_phrase", DEFAULT_PHRASE, "Your phrase", kind="text",
+            help="A short phrase in English: it is embedded and placed among the others."),
+    Control("lm_map", MAPS[0], "Map", kind="radio", options=MAPS, extra={"horizontal": True}),
 ])
 PROMPTS = {"Python source: textwrap.py": ("", "def ")}
 
@@ -257,10 +269,157 @@ def inside_view(panel) -> None:
                 "previous character or two, others further back, at the start of the word.")
 
 
+# ----------------------------------------------------------------------------- race
+def race_frame_parts(view, read, setup: str, steps_max: int) -> dict:
+    """One live frame (pure): both models' held-out cross-entropy curves, their numbers and
+    step times, and a sample from each."""
+    snap = view.snapshot()
+    cell = snap.cell.upper()
+    ms = lambda v: "–" if v != v else f"{v:.0f} ms"  # noqa: E731 - nan before any step
+    out = {"lm_race_metrics": Metrics([
+               ("Transformer held-out", f"{snap.gpt_ce:.3f}",
+                f"The GPT ({snap.gpt_params:,} parameters), nats per character."),
+               (f"{cell} held-out", f"{snap.rnn_ce:.3f}",
+                f"The {cell} ({snap.rnn_params:,} parameters), nats per character."),
+               ("Transformer step", ms(snap.gpt_ms), "Median time of its last training "
+                                                     "steps: forward, backward, update."),
+               (f"{cell} step", ms(snap.rnn_ms), "The same for the recurrent model.")]),
+           "lm_race_caption": Caption(setup)}
+    out["lm_race_fig"] = Figure(figs.race_figure(
+        {"transformer (GPT)": view.history.as_arrays("held_out"),
+         cell: view.history.as_arrays("rnn_held_out")}, snap.bigram_ce,
+        max(view.steps, steps_max // 5),
+        now=(snap.gpt_ce, snap.rnn_ce)))
+    if view.steps == 0:
+        out["lm_race_caption"] = Caption(f"{setup} Press Play (or Step) to train both: the curves are "
+                                         "logged every 20 iterations.")
+    rows = "".join(f"<p><b>{name}</b> → <code>{html.escape(t)}</code></p>"
+                   for name, t in (("transformer", snap.gpt_sample), (cell, snap.rnn_sample)))
+    out["lm_race_samples"] = Html(f"<div><i>After {snap.prompt!r} at iteration "
+                                  f"{snap.step:,} (T = 0.8):</i>{rows}</div>", markdown=True)
+    if view.diverged_at is not None:
+        out["lm_race_caption"] = Caption(f"{setup} Training diverged at iteration "
+                                         f"{view.diverged_at}: press Reset, or lower the "
+                                         "learning rate.")
+    return out
+
+
+def race_view(panel) -> None:
+    with panel.controls:
+        STATE.widget("lm_corpus")
+        STATE.widget("lm_cell")
+        STATE.widget("lm_lr")
+        s = STATE.values()
+        text = _train_text(str(s["lm_corpus"]))
+        st.caption("001 L3817: Shakespeare-like text from a character RNN; here an RNN and a "
+                   "transformer of the same size learn the same text.")
+    if text is None:
+        with panel.figure:
+            st.info("Pick another text, or paste at least 1,000 characters.")
+        return
+    seed, device = session.seed(), session.device()
+    cell = str(s["lm_cell"])
+    make = functools.partial(build_race, text, float(s["lm_lr"]), BATCH, seed, device,
+                             cell.lower())
+    digest = hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:12]
+    gpt_n, rnn_n = params_of(cell)
+    setup = (f"{len(text):,} characters ({s['lm_corpus']}), 90% train / 10% held out; a GPT "
+             f"of {gpt_n:,} parameters and a one-layer {cell} of {rnn_n:,}, each an AdamW "
+             f"step at {s['lm_lr']:g} on the same {BATCH} windows of 128 characters, seed "
+             f"{seed}.")
+
+    def _draw(view, tick) -> None:
+        parts = live_parts(race_frame_parts, view, setup=setup, steps_max=RACE_MAX)
+        for slot in ("lm_race_fig", "lm_race_metrics", "lm_race_samples", "lm_race_caption"):
+            place(parts, slot)
+
+    with panel.figure, user_errors("train the two models"):
+        live_training("lm_race", make, _draw,
+                      config={"text": digest, "lr": s["lm_lr"], "seed": seed, "cell": cell,
+                              "device": device},
+                      steps_per_frame=5, max_steps_per_frame=40)
+    with panel.notes:
+        st.latex(r"h_t = \mathrm{cell}(E x_t,\ h_{t-1}),\quad p(x_{t+1}\mid x_{\le t}) = "
+                 r"\mathrm{softmax}(W h_t)\qquad\text{vs}\qquad "
+                 r"p(x_{t+1}\mid x_{\le t}) = \mathrm{softmax}(z_t(x_1..x_t))")
+        explain("Both models read the same windows of 128 characters and take one AdamW step "
+                "each per iteration. The recurrent model carries everything it has read in "
+                "one hidden vector that it updates character by character: its context is "
+                "the whole window, squeezed into that vector, and its steps run one after "
+                "the other. The transformer looks back at every earlier character of the "
+                "window at once through attention, with learned position embeddings it must "
+                "first learn to use. On a short budget the recurrent model usually learns "
+                "faster; the times per step depend on the machine (on a CPU the LSTM's fused "
+                "kernel is the cheaper one here).")
+
+
+# ----------------------------------------------------------------------------- embeddings
+def embed_view(panel) -> None:
+    with panel.controls:
+        STATE.widget("lm_phrase", max_chars=2_000)
+        STATE.widget("lm_map")
+        st.caption("001 L3792: word embeddings laid out in 2-D, grouped by sentiment.")
+    s = STATE.values()
+    with panel.figure, user_errors("embed the phrases"):
+        try:
+            ev = embed_view_of(s)
+            sep = separation()
+        except encoder.WeightsMissing as exc:
+            st.error(f"The pretrained encoder is missing: {exc}", icon=":material/error:")
+            return
+        if ev.problem:
+            st.warning(ev.problem, icon=":material/warning:")
+        elif not ev.typed:
+            st.info("Type a phrase to place it among the others.", icon=":material/info:")
+        for note in ev.notes:
+            st.info(note, icon=":material/info:")
+        if s["lm_map"] == "PCA":
+            axes = (f"PC 1 ({ev.explained[0]:.0%} of the variance)",
+                    f"PC 2 ({ev.explained[1]:.0%})")
+        else:
+            axes = ("t-SNE 1", "t-SNE 2")
+        title = f"{len(ev.texts)} phrases by {s['lm_map']}; 384-d probe {sep.probe:.0%}"
+        show_figure(figs.embedding_figure(ev.xy, ev.labels, ev.texts, ev.typed_xy, ev.typed,
+                                          title, axes), key="lm_fig_embed")
+        st.dataframe({"measure": ["logistic probe, 384-d, 4-fold CV accuracy",
+                                  "the same probe with shuffled labels",
+                                  "the probe on the two PCA coordinates",
+                                  "silhouette of the labels (cosine, 384-d)",
+                                  "variance kept by the two PCA axes"],
+                      "value": [f"{sep.probe:.1%}", f"{sep.shuffled:.1%}",
+                                f"{sep.pca_probe:.1%}", f"{sep.silhouette:.3f}",
+                                f"{sep.pca_share:.1%}"]}, hide_index=True)
+        if ev.neighbours:
+            st.markdown(f"**The {NEIGHBOURS} phrases closest to {ev.typed!r}** (cosine "
+                        "similarity in 384-d):")
+            st.dataframe({"phrase": [n[0] for n in ev.neighbours],
+                          "sentiment": [n[1] for n in ev.neighbours],
+                          "cosine": [round(n[2], 3) for n in ev.neighbours]},
+                         hide_index=True)
+    with panel.notes:
+        st.latex(r"e(\text{phrase}) = \frac{\bar h}{\lVert \bar h\rVert},\quad "
+                 r"\bar h = \tfrac1T\textstyle\sum_t h_t,\qquad "
+                 r"\cos(e_i, e_j) = e_i^\top e_j")
+        explain("Each phrase goes through the attention page's pretrained encoder "
+                "(all-MiniLM-L6-v2); the mean of its last layer's token vectors, scaled to "
+                "length 1, is its embedding. PCA keeps the two directions of largest variance "
+                "(a linear view; your phrase is placed without moving the others); t-SNE "
+                "places points so that close neighbours stay close (a nonlinear view computed "
+                "again with your phrase). Colour is the sentiment the phrases were written "
+                "with, which the encoder never sees. The encoder was trained to match "
+                "sentences by meaning, so phrases about the same thing (a film, a room, a "
+                "concert) pull together whatever their sentiment; a linear probe still reads "
+                f"the sentiment from all 384 dimensions. Typed phrases are cut at "
+                f"{PHRASE_MAX} characters.")
+
+
 VIEWS = [View("next", "Next token", next_view),
          View("train", "Train on your text", train_view,
               live=Live("lm_train", train_max=2_000)),
-         View("inside", "Inside the model", inside_view)]
+         View("race", "Char-RNN vs transformer", race_view,
+              live=Live("lm_race", train_max=RACE_MAX)),
+         View("inside", "Inside the model", inside_view),
+         View("embed", "Embeddings", embed_view)]
 
 if __name__ == "__main__":
     topic_page("language_models", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,

@@ -6,7 +6,9 @@ from __future__ import annotations
 from topics.language_models.compute import (TRAIN_STEPS, entropy_drop, inside_measure, greedy_loop, held_measure,
                                             same_text_for_seeds, shaped_measure,
                                             trained_measure)
-from ui.claims import PERCENT, YES_NO, Claim
+from topics.language_models.embed_compute import neighbours_labelled, separation_measure
+from topics.language_models.race_compute import (RACE_STEPS, params_gap, race_measure)
+from ui.claims import PERCENT, YES_NO, Claim, OnRun
 from ui.widgets import Preset, Step
 
 # ----------------------------------------------------------------------------- settings
@@ -55,6 +57,42 @@ LENS_ECHO = Claim("the embeddings' top guess is the character just read",
                   inside_measure("embedding_reads_last"), lo=1.0, fmt=YES_NO)
 INSIDE = {**BASE, "lm_prompt": "An object "}
 
+RACE = {**TRAIN, "lm_cell": "LSTM"}
+RACE_GRU = {**TRAIN, "lm_cell": "GRU"}
+RACE_PARAMS = Claim("RNN's parameter count off the GPT's by", params_gap, hi=0.01,
+                    fmt=PERCENT)
+RACE_GAP = Claim(f"transformer − LSTM held-out cross-entropy at {RACE_STEPS} steps",
+                 race_measure("gap"), lo=0.5, slow=True,
+                 run=OnRun(RACE_STEPS, ("held_out", "rnn_held_out"),
+                           combine=lambda gpt, rnn: gpt - rnn))
+RACE_BIGRAM = Claim(f"bigram − LSTM held-out cross-entropy at {RACE_STEPS} steps",
+                    race_measure("rnn_below_bigram"), lo=0.3, slow=True,
+                    run=OnRun(RACE_STEPS, ("rnn_below_bigram",)))
+RACE_TIME = Claim("transformer / LSTM time per step", race_measure("time_ratio"), lo=1.5,
+                  slow=True, run=OnRun(RACE_STEPS, ("time_ratio",)))
+
+EMBED = {"lm_map": "PCA", "lm_phrase": ""}
+EMBED_TSNE = {"lm_map": "t-SNE", "lm_phrase": ""}
+LOVELY = {"lm_map": "PCA", "lm_phrase": "what a lovely evening"}
+FILM = {"lm_map": "t-SNE", "lm_phrase": "I loved the film"}
+MUSEUM = {"lm_map": "PCA", "lm_phrase": "the museum closes at six"}
+PROBE = Claim("logistic probe's 4-fold cross-validated accuracy on the 384-d embeddings",
+              separation_measure("probe"), lo=0.85, fmt=PERCENT)
+SHUFFLED = Claim("the same probe with the labels shuffled", separation_measure("shuffled"),
+                 hi=0.5, fmt=PERCENT)
+PCA_SHARE = Claim("variance kept by the two PCA axes", separation_measure("pca_share"),
+                  hi=0.25, fmt=PERCENT)
+PCA_DROP = Claim("probe accuracy lost on the two PCA coordinates",
+                 separation_measure("probe_drop"), lo=0.25, fmt=PERCENT)
+SILHOUETTE = Claim("silhouette of the sentiment labels (cosine, 384-d)",
+                   separation_measure("silhouette"), lo=0.0, hi=0.2)
+NEAR_POSITIVE = Claim("positive phrases among the 5 nearest", neighbours_labelled("positive"),
+                      lo=4)
+NEAR_NEUTRAL = Claim("neutral phrases among the 5 nearest", neighbours_labelled("neutral"),
+                     lo=3)
+NEAR_OTHER = Claim("negative phrases among the 5 nearest", neighbours_labelled("negative"),
+                   lo=1)
+
 PRESETS = {
     "Next character at T = 1": Preset(
         BASE, "The bars are the shipped model's probabilities for the next character, all of "
@@ -94,6 +132,35 @@ PRESETS = {
                 "the tied embedding guesses the character just read. The blocks move the "
                 "guess to the output's, and the last row is the output itself.", "inside",
         (LENS_EMBED, LENS_ECHO, LENS_EXACT)),
+    "Char-RNN vs transformer": Preset(
+        RACE, "Press Play: an LSTM and the GPT (sizes within 1%) learn on the same batches. "
+              f"After {RACE_STEPS} steps the LSTM is at least 0.5 nats/char below the "
+              "transformer and 0.3 below the bigram line; on a CPU the transformer's step "
+              "takes at least 1.5 times as long.", "race",
+        (RACE_PARAMS, RACE_GAP, RACE_BIGRAM, RACE_TIME)),
+    "Char-RNN vs transformer: a GRU": Preset(
+        RACE_GRU, "The same race with a GRU, its width chosen for the same parameter count "
+                  "(within 1%).", "race", (RACE_PARAMS,)),
+    "Embeddings: sentiment, PCA": Preset(
+        EMBED, "48 phrases written positive, negative or neutral, embedded by MiniLM. A "
+               "linear probe reads their sentiment with a cross-validated accuracy above "
+               "85% (shuffled labels: under 50%), but the two PCA axes keep under 25% of the "
+               "variance and the probe's accuracy on them drops by at least 25%.", "embed",
+        (PROBE, SHUFFLED, PCA_SHARE, PCA_DROP)),
+    "Embeddings: t-SNE": Preset(
+        EMBED_TSNE, "t-SNE keeps close neighbours close. As clusters the sentiments overlap: "
+                    "their silhouette in 384-d is between 0 and 0.2.", "embed",
+        (SILHOUETTE,)),
+    "Your phrase: a positive one": Preset(
+        LOVELY, "A typed phrase lands among the others; at least 4 of its 5 nearest phrases "
+                "are positive ones.", "embed", (NEAR_POSITIVE,)),
+    "Your phrase: topic beats sentiment": Preset(
+        FILM, "A positive phrase about a film: the negative film review is among its 5 "
+              "nearest, since the encoder matches what a sentence is about.", "embed",
+        (NEAR_OTHER,)),
+    "Your phrase: a neutral one": Preset(
+        MUSEUM, "A phrase that states a fact: at least 3 of its 5 nearest are neutral.",
+        "embed", (NEAR_NEUTRAL,)),
 }
 
 STEPS = [
@@ -120,4 +187,16 @@ STEPS = [
          "The logit lens reads the residual stream after each layer through the output layer. "
          "At the embeddings the output's favourite has a probability under 1%; the last row "
          "is the output itself.", INSIDE, "inside", (LENS_EMBED, LENS_EXACT)),
+    Step("A recurrent model beside it",
+         "An LSTM of the same size (within 1%) trains on the same batches. Press Play: after "
+         f"{RACE_STEPS} steps it is at least 0.5 nats per character below the transformer "
+         "on held-out text, and each of its steps is cheaper on a CPU.", RACE, "race",
+         (RACE_PARAMS, RACE_GAP, RACE_TIME)),
+    Step("Sentiment in sentence embeddings",
+         "MiniLM embeds 48 short phrases. A linear probe reads their sentiment with a "
+         "cross-validated accuracy above 85%; the 2-D PCA map keeps under 25% of the variance "
+         "and mixes the colours.", EMBED, "embed", (PROBE, PCA_SHARE)),
+    Step("Your phrase among them",
+         "Type a phrase: it lands on the map and its nearest phrases are listed; for this one "
+         "at least 4 of the 5 are positive.", LOVELY, "embed", (NEAR_POSITIVE,)),
 ]
