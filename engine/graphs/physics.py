@@ -69,7 +69,7 @@ def spring_energy(x: torch.Tensor, v: torch.Tensor, springs: torch.Tensor) -> to
     """E = sum_i |v_i|^2 / 2 + sum_{i<j} springs_ij K (|d_ij| - REST)^2 / 2;
     x, v (..., n, 2) -> (...)."""
     d = x[..., None, :, :] - x[..., :, None, :]                      # (..., n, n, 2)
-    r = d.norm(dim=-1)                                                # (..., n, n)
+    r = (d ** 2).sum(-1).clamp_min(1e-18).sqrt()                      # (..., n, n), 0 -> 1e-9
     potential = (springs * K * (r - REST) ** 2 / 2).sum((-1, -2)) / 2  # each pair twice
     return (v ** 2).sum((-1, -2)) / 2 + potential
 
