@@ -28,7 +28,7 @@ def test_velocity_verlet_conserves_the_energy():
 
 def test_the_acceleration_is_minus_the_energy_gradient():
     springs, x0, _ = spring_system(5, seed=1)
-    x = torch.as_tensor(x0, requires_grad=True)
+    x = torch.tensor(x0, requires_grad=True)
     s = torch.as_tensor(springs)
     spring_energy(x, torch.zeros_like(x), s).backward()
     torch.testing.assert_close(spring_acceleration(x.detach(), s), -x.grad, rtol=0,
