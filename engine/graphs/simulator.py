@@ -117,10 +117,10 @@ def learned_rollout(net: InteractionNetwork, balls: int, steps: int,
     """The exact system of `balls` balls (exact_rollout) and the learned simulator's rollout
     from the same state, both by velocity Verlet with step DT."""
     springs, truth, x0, v0 = exact_rollout(int(balls), int(steps), int(seed))
-    s = torch.as_tensor(springs, dtype=torch.float32)                 # (n, n)
+    s = torch.tensor(springs, dtype=torch.float32)                    # (n, n), copies
     with torch.no_grad():
-        xs, _ = rollout(lambda x: net(x, s), torch.as_tensor(x0, dtype=torch.float32),
-                        torch.as_tensor(v0, dtype=torch.float32), steps)
+        xs, _ = rollout(lambda x: net(x, s), torch.tensor(x0, dtype=torch.float32),
+                        torch.tensor(v0, dtype=torch.float32), steps)
     learned = xs.numpy().astype(np.float64)                           # (T + 1, n, 2)
     error = np.linalg.norm(learned - truth, axis=-1).mean(-1)         # (T + 1,)
     return Rollouts(springs, truth, learned, error)

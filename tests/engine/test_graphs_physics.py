@@ -57,4 +57,4 @@ def test_training_lowers_the_loss_and_any_size_rolls_out():
     for balls in (2, 9):
         r = learned_rollout(net, balls, 10)
         assert r.learned.shape == r.truth.shape == (11, balls, 2)
-        assert r.error[0] == 0 and np.isfinite(r.error).all()
+        assert r.error[0] < 1e-6 and np.isfinite(r.error).all()
