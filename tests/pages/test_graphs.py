@@ -102,3 +102,22 @@ def test_step_trains_the_live_view():
     assert classes["layout"]["title"]["text"] == f"GCN: {snap.accuracy:.1%} of unlabelled right"
     diamonds = next(t for t in classes["data"] if t.get("name") == "labelled")
     assert len(diamonds["marker"]["color"]) == int(snap.labelled.sum()) == 2
+
+
+def test_step_trains_the_simulator_and_draws_both_sizes():
+    from topics.graphs.compute import rollouts_of
+    at = open_view(open_page(PAGE), SLUG, "Learned physics")
+    at.button(key="gr_sim__step").click().run()
+    assert not at.exception and not at.error
+    view = at.session_state["gr_sim__view"]
+    assert view.steps > 0
+    mine, theirs = rollouts_of(view.snapshot(), 5, 10)
+    for key, r, balls in (("gr_fig_roll", mine, 5), ("gr_fig_roll_other", theirs, 10)):
+        fig = chart_figure(at, key)
+        assert fig["layout"]["title"]["text"].endswith(f"error {r.error[-1]:.3f}")
+        learned = next(t for t in fig["data"] if t.get("name") == "learned balls")
+        np.testing.assert_allclose(plotly_array(learned["x"]), r.learned[-1, :, 0], rtol=1e-5,
+                                   atol=1e-5)
+        assert len(plotly_array(learned["x"])) == balls
+    curve = chart_figure(at, "gr_fig_roll_error")["data"][1]
+    np.testing.assert_allclose(plotly_array(curve["y"]), theirs.error, rtol=1e-5, atol=1e-6)

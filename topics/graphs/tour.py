@@ -3,8 +3,10 @@ measured by the function the page draws from, with the bound the text states (ui
 a text states bounds, the card prints the measured value beside them."""
 from __future__ import annotations
 
-from topics.graphs.compute import (TRAIN_STEPS, accuracy_after, eigen_gap, gcn_margin,
-                                   perm_changed, perm_error, row_sum, row_sum_gap, spread_after)
+from topics.graphs.compute import (ROLL_STEPS, SIM_TRAIN, TRAIN_STEPS, accuracy_after,
+                                   eigen_gap, energy_drift, gcn_margin, perm_changed,
+                                   perm_error, rollout_error, row_sum, row_sum_gap, size_ratio,
+                                   spread_after)
 from ui.claims import PERCENT, Claim
 from ui.widgets import Preset, Step
 
@@ -17,8 +19,14 @@ SPARSE = {"gr_graph": "random", "gr_n": 20, "gr_p": 0.05, "gr_node": 0, "gr_laye
 TRAIN = {"gr_per_class": 1, "gr_feat": "one-hot", "gr_hidden": 16, "gr_lr": 0.01}
 TRAIN_RANDOM = {**TRAIN, "gr_feat": "random"}
 PERMUTE = {"gr_graph": "karate", "gr_perm": 1}
+SIM = {"gr_balls": 5, "gr_test_balls": 10, "gr_sim_lr": 1e-3}
+SIM_FEW = {**SIM, "gr_test_balls": 3}
 
 # ----------------------------------------------------------------------------- claims
+SIM_ERROR_HI = 0.3       # mean distance of learned from exact balls (springs' rest length: 1)
+SIM_RATIO_HI = 3.0
+SIM_ENERGY_HI = 5e-3
+
 C_ROW = (Claim("sum of node 0's row of Â (its neighbours have fewer links)", row_sum,
                lo=1.5),
          Claim("max |Â √deg − √deg| (√deg: eigenvalue 1)", eigen_gap, hi=1e-12))
@@ -35,6 +43,14 @@ C_MLP = (Claim(f"MLP without edges: accuracy on the unlabelled, {TRAIN_STEPS} it
                lambda s: accuracy_after(s, "mlp"), hi=0.7, fmt=PERCENT),)
 C_PERM = (Claim("max |f(PX, PAPᵀ) − P f(X, A)|", perm_error, hi=1e-5),
           Claim("predictions changed by the permutation", perm_changed, hi=0))
+
+C_ENERGY = (Claim(f"exact system: max |E_t − E_0| / E_0 over {ROLL_STEPS} steps", energy_drift,
+                  hi=SIM_ENERGY_HI),)
+C_SIM = (Claim(f"rollout error after {ROLL_STEPS} steps, 5 balls, {SIM_TRAIN} iterations",
+               rollout_error, hi=SIM_ERROR_HI, slow=True),
+         Claim("10 balls' rollout error / 5 balls'", size_ratio, hi=SIM_RATIO_HI, slow=True))
+C_FEW = (Claim(f"rollout error after {ROLL_STEPS} steps, 3 balls never seen, {SIM_TRAIN} "
+               "iterations", lambda s: rollout_error(s, "other"), hi=SIM_ERROR_HI, slow=True),)
 
 # ----------------------------------------------------------------------------- presets
 PRESETS = {
@@ -60,6 +76,16 @@ PRESETS = {
     "Relabel the nodes": Preset(
         PERMUTE, "Renumbering the nodes renumbers the outputs and nothing else: the error is "
                  "below 1e-5 and no prediction changes.", "permute", C_PERM),
+    "Learned springs, twice the balls": Preset(
+        SIM, f"Press Play. After {SIM_TRAIN} iterations on systems of 5 balls, the learned "
+             f"simulator's balls stay on average less than {SIM_ERROR_HI} (a third of a "
+             f"spring) from the exact ones over {ROLL_STEPS} steps, and on 10 balls, which it "
+             f"never saw, its error is less than {SIM_RATIO_HI:g} times that.", "simulate",
+        C_SIM),
+    "Learned springs, fewer balls": Preset(
+        SIM_FEW, f"The same network on 3 balls: after {SIM_TRAIN} iterations its error over "
+                 f"{ROLL_STEPS} steps is below {SIM_ERROR_HI} too, since it only ever learned "
+                 "what one spring does.", "simulate", C_FEW),
 }
 
 STEPS = [
@@ -86,4 +112,14 @@ STEPS = [
          "A graph has no first node. Permuting the nodes permutes the GCN's outputs: the "
          "error is below 1e-5 and no prediction changes.",
          PERMUTE, "permute", C_PERM),
+    Step("Physics as message passing",
+         "The exact simulation keeps its energy: over the rollout it changes by less than "
+         f"{SIM_ENERGY_HI:g} of itself. Press Play: an interaction network learns what each "
+         "spring does to a ball and adds up the springs' effects. Its rollout (blue) follows "
+         f"the exact one (grey) to within {SIM_ERROR_HI} after {SIM_TRAIN} iterations.",
+         SIM, "simulate", C_ENERGY + C_SIM[:1]),
+    Step("Any number of balls",
+         "The network's rule is local, so it runs on a system of any size: on twice the balls "
+         f"its rollout error stays within {SIM_RATIO_HI:g} times the trained size's.",
+         SIM, "simulate", C_SIM[1:]),
 ]
