@@ -19,7 +19,7 @@ from engine.weights import save
 
 HIDDEN = 48
 TRAIN_ITERATIONS = 8     # message-passing iterations per forward pass in training
-STEPS = 3_000
+STEPS = 800
 BATCH = 64
 POOL = 4_000             # training puzzles
 
@@ -40,9 +40,9 @@ def pretrain(out_dir: Path, seed: int = 0) -> list[Path]:
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        if step % 250 == 0:
+        if step % 200 == 0:
             share = solved_share(model, test_ps, test_sols, 16)
-            print(f"  sudoku: step {step}, loss {float(loss):.4f}, held-out solved after 8 / "
+            print(f"  sudoku: step {step}, loss {float(loss.detach()):.4f}, held-out solved after 8 / "
                   f"16 iterations {share[7]:.3f} / {share[15]:.3f}, "
                   f"{time.perf_counter() - start:.0f} s", flush=True)
     share = solved_share(model, test_ps, test_sols, 16)

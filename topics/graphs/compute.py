@@ -176,7 +176,7 @@ def _trained_simulator(balls: int, lr: float, steps: int, seed: int) -> dict:
     return trainer.snapshot()
 
 
-@lesson_measure
+@lesson_measure(trains=True)
 def rollout_error(s: Mapping[str, Any], system: str = "trained", steps: int = SIM_TRAIN,
                   seed: int = 0) -> float:
     """Mean distance between the learned and the exact balls after ROLL_STEPS steps, for a
@@ -205,7 +205,7 @@ def energy_drift(s: Mapping[str, Any]) -> float:
 SUDOKU_FILE = "graphs_sudoku.pt"
 SUDOKU_ITERATIONS = 16   # iterations drawn (the network trained with 8)
 HELD_OUT_PUZZLES = 200
-DEFAULT_PUZZLE = "..3./4.../...2/.1.."
+DEFAULT_PUZZLE = "2.../3.../..4./..3."     # 4 givens, one solution, a held-out grid
 
 
 def sudoku_solver():
@@ -264,3 +264,11 @@ def puzzle_right(s: Mapping[str, Any], iterations: int = SUDOKU_ITERATIONS) -> f
     if b["digits"] is None or not b["solutions"]:
         return float("nan")
     return float((b["digits"][int(iterations) - 1] == b["solutions"][0]).sum())
+
+
+def puzzle_conflicts(s: Mapping[str, Any]) -> float:
+    """Pairs of joined cells holding the same given digit in the typed puzzle."""
+    try:
+        return float(len(conflicts(parse_grid(str(s["gr_sudoku"])))))
+    except ValueError:
+        return float("nan")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from topics.graphs.compute import (ROLL_STEPS, SIM_TRAIN, TRAIN_STEPS, accuracy_after,
                                    eigen_gap, energy_drift, gcn_margin, perm_changed,
-                                   perm_error, rollout_error, row_sum, row_sum_gap, size_ratio,
+                                   perm_error, puzzle_conflicts, puzzle_right, rollout_error,
+                                   row_sum, row_sum_gap, size_ratio, solved_after,
                                    spread_after)
 from ui.claims import PERCENT, Claim
 from ui.widgets import Preset, Step
@@ -21,11 +22,17 @@ TRAIN_RANDOM = {**TRAIN, "gr_feat": "random"}
 PERMUTE = {"gr_graph": "karate", "gr_perm": 1}
 SIM = {"gr_balls": 5, "gr_test_balls": 10, "gr_sim_lr": 1e-3}
 SIM_FEW = {**SIM, "gr_test_balls": 3}
+SUDOKU_FIRST = {"gr_sudoku": "2.../3.../..4./..3.", "gr_sd_iter": 1}
+SUDOKU_LAST = {**SUDOKU_FIRST, "gr_sd_iter": 16}
+SUDOKU_CLASH = {"gr_sudoku": "2..2/3.../..4./..3.", "gr_sd_iter": 16}
 
 # ----------------------------------------------------------------------------- claims
 SIM_ERROR_HI = 0.3       # mean distance of learned from exact balls (springs' rest length: 1)
 SIM_RATIO_HI = 3.0
 SIM_ENERGY_HI = 5e-3
+SD_FIRST_HI = 14         # cells right (of 16) after one iteration
+SD_SOLVED_FIRST_HI = 0.5
+SD_SOLVED_LO = 0.95
 
 C_ROW = (Claim("sum of node 0's row of Â (its neighbours have fewer links)", row_sum,
                lo=1.5),
@@ -51,6 +58,15 @@ C_SIM = (Claim(f"rollout error after {ROLL_STEPS} steps, 5 balls, {SIM_TRAIN} it
          Claim("10 balls' rollout error / 5 balls'", size_ratio, hi=SIM_RATIO_HI, slow=True))
 C_FEW = (Claim(f"rollout error after {ROLL_STEPS} steps, 3 balls never seen, {SIM_TRAIN} "
                "iterations", lambda s: rollout_error(s, "other"), hi=SIM_ERROR_HI, slow=True),)
+
+C_SD_FIRST = (Claim("cells of this puzzle right after 1 iteration", lambda s: puzzle_right(s, 1),
+                    hi=SD_FIRST_HI),
+              Claim("held-out puzzles solved after 1 iteration", lambda s: solved_after(s, 1),
+                    hi=SD_SOLVED_FIRST_HI, fmt=PERCENT))
+C_SD_LAST = (Claim("cells of this puzzle right after 16 iterations", puzzle_right, lo=16),
+             Claim("held-out puzzles solved after 16 iterations", solved_after,
+                   lo=SD_SOLVED_LO, fmt=PERCENT))
+C_CLASH = (Claim("pairs of cells that share a unit and a digit", puzzle_conflicts, lo=1),)
 
 # ----------------------------------------------------------------------------- presets
 PRESETS = {
@@ -86,6 +102,18 @@ PRESETS = {
         SIM_FEW, f"The same network on 3 balls: after {SIM_TRAIN} iterations its error over "
                  f"{ROLL_STEPS} steps is below {SIM_ERROR_HI} too, since it only ever learned "
                  "what one spring does.", "simulate", C_FEW),
+    "Sudoku: one iteration": Preset(
+        SUDOKU_FIRST, "Four digits given. After one round of messages each cell only knows "
+                      f"what its own row, column and box rule out: at most {SD_FIRST_HI} of "
+                      "the 16 cells are right, and fewer than half of the held-out puzzles "
+                      "are solved.", "sudoku", C_SD_FIRST),
+    "Sudoku: sixteen iterations": Preset(
+        SUDOKU_LAST, "After 16 rounds every cell of this puzzle is right, and at least "
+                     f"{SD_SOLVED_LO:.0%} of the puzzles of grids the network never saw are "
+                     "solved.", "sudoku", C_SD_LAST),
+    "Sudoku with a clash": Preset(
+        SUDOKU_CLASH, "Two 2s in the first row: no filling can work, and the page says so "
+                      "instead of guessing.", "sudoku", C_CLASH),
 }
 
 STEPS = [
@@ -122,4 +150,14 @@ STEPS = [
          "The network's rule is local, so it runs on a system of any size: on twice the balls "
          f"its rollout error stays within {SIM_RATIO_HI:g} times the trained size's.",
          SIM, "simulate", C_SIM[1:]),
+    Step("Sudoku, one message at a time",
+         "The cells of a 4x4 Sudoku are nodes joined to the 7 cells they must differ from. A "
+         "recurrent relational network sends messages along these edges again and again. "
+         f"After one iteration at most {SD_FIRST_HI} cells of this puzzle are right; move t.",
+         SUDOKU_FIRST, "sudoku", C_SD_FIRST[:1]),
+    Step("Beliefs settle",
+         "Each round lets what one cell learned reach the cells two hops away. After 16 "
+         "rounds every cell is right, and the network solves at least "
+         f"{SD_SOLVED_LO:.0%} of held-out puzzles.",
+         SUDOKU_LAST, "sudoku", C_SD_LAST),
 ]
