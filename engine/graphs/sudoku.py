@@ -120,6 +120,9 @@ def _mlp(d_in: int, hidden: int, d_out: int) -> nn.Sequential:
 class RecurrentRelationalNetwork(nn.Module):
     """m_ij = f(h_i, h_j); h_i <- GRU(g(x_i, sum_j m_ij), h_i); logits_i = r(h_i)."""
 
+    src: torch.Tensor
+    dst: torch.Tensor
+
     def __init__(self, hidden: int = 48):
         super().__init__()
         self.hidden = int(hidden)

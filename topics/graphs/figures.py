@@ -251,7 +251,7 @@ def iterations_figure(solved: np.ndarray, confidence: np.ndarray, t: int) -> go.
     """Against the iteration: the share of held-out puzzles solved, and the typed puzzle's
     mean confidence over its empty cells; iteration t marked."""
     its = list(range(1, len(solved) + 1))
-    traces = [dict(type="scatter", x=its, y=f32(solved), mode="lines+markers",
+    traces: list[dict] = [dict(type="scatter", x=its, y=f32(solved), mode="lines+markers",
                    name="held-out puzzles solved", line=dict(color=COLORWAY[0])),
               dict(type="scatter", x=its, y=f32(confidence), mode="lines+markers",
                    name="this puzzle: mean confidence", line=dict(color=COLORWAY[1])),
