@@ -94,9 +94,9 @@ def rollout(accel, x0: torch.Tensor, v0: torch.Tensor, steps: int,
 def simulate(springs: np.ndarray, x0: np.ndarray, v0: np.ndarray, steps: int,
              dt: float = DT) -> tuple[np.ndarray, np.ndarray]:
     """The exact system's trajectory in float64: x, v (steps + 1, n, 2)."""
-    s = torch.as_tensor(springs, dtype=torch.float64)                 # (n, n)
-    xs, vs = rollout(lambda x: spring_acceleration(x, s), torch.as_tensor(x0, dtype=torch.float64),
-                     torch.as_tensor(v0, dtype=torch.float64), steps, dt)
+    s = torch.tensor(springs, dtype=torch.float64)                    # (n, n), copies
+    xs, vs = rollout(lambda x: spring_acceleration(x, s), torch.tensor(x0, dtype=torch.float64),
+                     torch.tensor(v0, dtype=torch.float64), steps, dt)
     return xs.numpy(), vs.numpy()
 
 

@@ -58,3 +58,19 @@ def test_the_network_gives_beliefs_per_iteration():
     index = (solution - 1).expand(2, 1, 16)[..., None]                      # (2, 1, 16, 1)
     expected = -torch.log_softmax(logits, -1).gather(-1, index).mean()
     torch.testing.assert_close(loss_of(logits, solution), expected)
+
+
+def test_the_solver_file_loads_and_bad_files_say_what_to_run(tmp_path):
+    from engine import weights
+    from engine.graphs.sudoku import load_solver
+    net = RecurrentRelationalNetwork(8)
+    good = weights.save(tmp_path / "good.pt", {"hidden": 8}, net.state_dict(), {"steps": 1})
+    model, meta = load_solver(good)
+    assert meta["steps"] == 1 and model.hidden == 8
+    stale = weights.save(tmp_path / "stale.pt", {"hidden": 16}, net.state_dict())
+    (tmp_path / "corrupt.pt").write_bytes(b"not a torch file")
+    for path, error in ((tmp_path / "missing.pt", weights.MissingWeightsError),
+                        (stale, weights.StaleWeightsError),
+                        (tmp_path / "corrupt.pt", weights.CorruptWeightsError)):
+        with pytest.raises(error, match="scripts.pretrain"):
+            load_solver(path)

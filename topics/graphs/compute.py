@@ -196,8 +196,8 @@ def energy_drift(s: Mapping[str, Any]) -> float:
     """max_t |E_t - E_0| / E_0 of the exact rollout of the trained size (velocity Verlet)."""
     springs, truth, x0, v0 = exact_rollout(int(s["gr_balls"]), ROLL_STEPS)
     _, v = simulate(springs, x0, v0, ROLL_STEPS)
-    e = spring_energy(torch.as_tensor(truth), torch.as_tensor(v),
-                      torch.as_tensor(springs)).numpy()                  # (T + 1,)
+    e = spring_energy(torch.tensor(truth), torch.as_tensor(v),
+                      torch.tensor(springs)).numpy()                     # (T + 1,)
     return float(np.abs(e - e[0]).max() / e[0])
 
 
