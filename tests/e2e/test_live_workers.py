@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import ROOT, _start, wait_idle
+from tests.e2e.conftest import _start, log_path, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -26,7 +26,7 @@ def process_server(monkeypatch):
     monkeypatch.setenv("DLPLAY_LEASE_S", "3")
     server = _start("tests/pages/harness_widgets.py", LOG)
     url = next(server)
-    yield url, _server_pid(url), ROOT / "tests" / "e2e" / LOG
+    yield url, _server_pid(url), log_path(LOG)
     next(server, None)
 
 

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.e2e.conftest import ROOT, SCREENSHOTS
+from tests.e2e.conftest import SCREENSHOTS, log_path
 from tests.e2e.screen_checks import MIN_COVER, card_numbers, look
 from ui.claims import page_module
 from ui.page_keys import preset_key, tour_key
@@ -31,7 +31,7 @@ from ui.topics import TOPICS
 pytestmark = pytest.mark.e2e
 
 SKELETON = list(TOPICS)
-SERVER_LOG = ROOT / "tests" / "e2e" / "_server.log"      # conftest.server_url writes it
+SERVER_LOG = log_path("_server.log")      # conftest.server_url writes it
 SIZES = {"laptop": (1400, 900, False)}     # the projector: test_walk_every_preset_step_and_tab
 WALK_SHOTS = Path(os.environ.get("DLPLAY_WALK_SHOTS",
                                  Path(tempfile.gettempdir()) / "dlplay_walk"))

