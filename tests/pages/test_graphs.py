@@ -146,4 +146,4 @@ def test_the_sudoku_shows_the_networks_beliefs():
     z = np.array([plotly_array(row) for row in fig["data"][0]["z"]])
     np.testing.assert_allclose(z.ravel(), b["confidence"][1], rtol=1e-6)
     right = int((b["digits"][1] == solutions(parse_grid(DEFAULT_PUZZLE), 1)[0]).sum())
-    assert fig["layout"]["title"]["text"] == f"After 2 iterations: {right} of 16 cells right"
+    assert fig["layout"]["title"]["text"] == f"t = 2: {right}/16 right"

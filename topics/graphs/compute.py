@@ -265,10 +265,3 @@ def puzzle_right(s: Mapping[str, Any], iterations: int = SUDOKU_ITERATIONS) -> f
         return float("nan")
     return float((b["digits"][int(iterations) - 1] == b["solutions"][0]).sum())
 
-
-def puzzle_conflicts(s: Mapping[str, Any]) -> float:
-    """Pairs of joined cells holding the same given digit in the typed puzzle."""
-    try:
-        return float(len(conflicts(parse_grid(str(s["gr_sudoku"])))))
-    except ValueError:
-        return float("nan")

@@ -324,9 +324,9 @@ def sudoku_view(panel) -> None:
         mean_conf = b["confidence"][:, empty].mean(1)                       # (T,)
         left, right = st.columns(2)
         with left:
-            verdict = "" if solution is None else f": {16 - wrong} of 16 cells right"
+            verdict = "" if solution is None else f": {16 - wrong}/16 right"
             show_figure(figs.sudoku_figure(b["grid"], digits, confidence, solution,
-                                           f"After {t} iteration{'s' * (t > 1)}{verdict}"),
+                                           f"t = {t}{verdict}"),
                         key="gr_fig_sudoku")
         with right:
             show_figure(figs.iterations_figure(held_out_solved(), mean_conf, t),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from topics.graphs.compute import (ROLL_STEPS, SIM_TRAIN, TRAIN_STEPS, accuracy_after,
                                    eigen_gap, energy_drift, gcn_margin, perm_changed,
-                                   perm_error, puzzle_conflicts, puzzle_right, rollout_error,
+                                   perm_error, puzzle_right, rollout_error,
                                    row_sum, row_sum_gap, size_ratio, solved_after,
                                    spread_after)
 from ui.claims import PERCENT, Claim
@@ -24,7 +24,6 @@ SIM = {"gr_balls": 5, "gr_test_balls": 10, "gr_sim_lr": 1e-3}
 SIM_FEW = {**SIM, "gr_test_balls": 3}
 SUDOKU_FIRST = {"gr_sudoku": "2.../3.../..4./..3.", "gr_sd_iter": 1}
 SUDOKU_LAST = {**SUDOKU_FIRST, "gr_sd_iter": 16}
-SUDOKU_CLASH = {"gr_sudoku": "2..2/3.../..4./..3.", "gr_sd_iter": 16}
 
 # ----------------------------------------------------------------------------- claims
 SIM_ERROR_HI = 0.3       # mean distance of learned from exact balls (springs' rest length: 1)
@@ -66,7 +65,6 @@ C_SD_FIRST = (Claim("cells of this puzzle right after 1 iteration", lambda s: pu
 C_SD_LAST = (Claim("cells of this puzzle right after 16 iterations", puzzle_right, lo=16),
              Claim("held-out puzzles solved after 16 iterations", solved_after,
                    lo=SD_SOLVED_LO, fmt=PERCENT))
-C_CLASH = (Claim("pairs of cells that share a unit and a digit", puzzle_conflicts, lo=1),)
 
 # ----------------------------------------------------------------------------- presets
 PRESETS = {
@@ -111,9 +109,6 @@ PRESETS = {
         SUDOKU_LAST, "After 16 rounds every cell of this puzzle is right, and at least "
                      f"{SD_SOLVED_LO:.0%} of the puzzles of grids the network never saw are "
                      "solved.", "sudoku", C_SD_LAST),
-    "Sudoku with a clash": Preset(
-        SUDOKU_CLASH, "Two 2s in the first row: no filling can work, and the page says so "
-                      "instead of guessing.", "sudoku", C_CLASH),
 }
 
 STEPS = [
