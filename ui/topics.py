@@ -107,7 +107,7 @@ TOPICS: tuple[Topic, ...] = (
           ":material/gpp_maybe:",
           engine=("engine.adversarial",)),
     Topic('graphs', 'Graph neural networks', 'Architectures',
-          "Pass messages along a graph's edges, watch features smooth out with depth, and train a GCN to label the karate club from a few nodes.",
+          "Pass messages along a graph's edges, watch features smooth out with depth, train a GCN to label the karate club from a few nodes, train a simulator of balls and springs, and watch a network solve Sudoku.",
           ':material/hub:',
           engine=("engine.graphs",)),
     Topic('autoregressive', 'Autoregressive models', 'Generative models',

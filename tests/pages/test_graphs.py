@@ -102,3 +102,48 @@ def test_step_trains_the_live_view():
     assert classes["layout"]["title"]["text"] == f"GCN: {snap.accuracy:.1%} of unlabelled right"
     diamonds = next(t for t in classes["data"] if t.get("name") == "labelled")
     assert len(diamonds["marker"]["color"]) == int(snap.labelled.sum()) == 2
+
+
+def test_step_trains_the_simulator_and_draws_both_sizes():
+    from topics.graphs.compute import rollouts_of
+    at = open_view(open_page(PAGE), SLUG, "Learned physics")
+    at.button(key="gr_sim__step").click().run()
+    assert not at.exception and not at.error
+    view = at.session_state["gr_sim__view"]
+    assert view.steps > 0
+    mine, theirs = rollouts_of(view.snapshot(), 5, 10)
+    for key, r, balls in (("gr_fig_roll", mine, 5), ("gr_fig_roll_other", theirs, 10)):
+        fig = chart_figure(at, key)
+        assert fig["layout"]["title"]["text"].endswith(f"error {r.error[-1]:.3f}")
+        learned = next(t for t in fig["data"] if t.get("name") == "learned balls")
+        np.testing.assert_allclose(plotly_array(learned["x"]), r.learned[-1, :, 0], rtol=1e-5,
+                                   atol=1e-5)
+        assert len(plotly_array(learned["x"])) == balls
+    curve = chart_figure(at, "gr_fig_roll_error")["data"][1]
+    np.testing.assert_allclose(plotly_array(curve["y"]), theirs.error, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("puzzle, words", [
+    ("..../..../..../....", "grid is empty"),
+    ("2..2/3.../..4./..3.", "both hold 2"),
+    ("..../.123/..../4...", "no way of filling"),
+    ("12345", "cannot be read"),
+])
+def test_puzzles_it_cannot_solve_get_words(puzzle, words):
+    at = open_view(open_page(PAGE), SLUG, "Sudoku")
+    set_values(at, gr_sudoku=puzzle)
+    assert any(words in m.value for m in at.warning) and not at.error and not at.exception
+
+
+def test_the_sudoku_shows_the_networks_beliefs():
+    from engine.graphs.sudoku import parse_grid, solutions
+    from topics.graphs.compute import DEFAULT_PUZZLE, puzzle_beliefs
+    at = open_view(open_page(PAGE), SLUG, "Sudoku")
+    set_values(at, gr_sd_iter=2)
+    b = puzzle_beliefs(DEFAULT_PUZZLE)
+    assert b["digits"] is not None, "the shipped Sudoku network is missing"
+    fig = chart_figure(at, "gr_fig_sudoku")
+    z = np.array([plotly_array(row) for row in fig["data"][0]["z"]])
+    np.testing.assert_allclose(z.ravel(), b["confidence"][1], rtol=1e-6)
+    right = int((b["digits"][1] == solutions(parse_grid(DEFAULT_PUZZLE), 1)[0]).sum())
+    assert fig["layout"]["title"]["text"] == f"t = 2: {right}/16 right"

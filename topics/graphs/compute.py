@@ -8,9 +8,13 @@ import numpy as np
 import streamlit as st
 import torch
 
-from engine.graphs import (GCN, GraphsTrainer, make_graph, node_features, normalized_adjacency,
-                           permutation_error, propagate, spread_by_depth)
+from engine.graphs import (GCN, GraphsTrainer, Rollouts, SimulatorTrainer, exact_rollout,
+                           learned_rollout, make_graph, network_of, node_features,
+                           normalized_adjacency, permutation_error, propagate, simulate,
+                           spread_by_depth, spring_energy)
 from engine.graphs.gcn import rescaled
+from engine.graphs.sudoku import (beliefs, conflicts, load_solver, parse_grid, puzzles,
+                                  solutions, solved_share, split_grids)
 from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
@@ -138,3 +142,126 @@ def perm_error(s: Mapping[str, Any]) -> float:
 
 def perm_changed(s: Mapping[str, Any]) -> float:
     return float(permuted_of(*graph_args(s), int(s["gr_perm"]))["changed"])
+
+
+# ----------------------------------------------------------------------------- simulator
+SIM_BALLS = (3, 4, 5, 6, 8)
+SIM_LRS = (3e-4, 1e-3, 3e-3)
+MAX_TEST_BALLS = 20
+SIM_TRAIN = 1_000        # the simulator's claims: after this many iterations
+ROLL_STEPS = 100         # every rollout drawn: this many steps of DT
+
+
+def sim_args(s: Mapping[str, Any]) -> tuple[int, float, int]:
+    """(balls trained on, lr, balls of the other system) of the settings s."""
+    return int(s["gr_balls"]), float(s["gr_sim_lr"]), int(s["gr_test_balls"])
+
+
+def build_sim_trainer(balls: int, lr: float, seed: int, device: str) -> SimulatorTrainer:
+    """The simulator's live trainer, from plain values only."""
+    return SimulatorTrainer(balls=balls, lr=lr, seed=seed, device=device)
+
+
+def rollouts_of(snapshot: dict, balls: int, other: int) -> tuple[Rollouts, Rollouts]:
+    """The learned simulator of a SimulatorTrainer snapshot rolled out ROLL_STEPS steps on the
+    test system of `balls` balls and on the one of `other` balls."""
+    net = network_of(snapshot)
+    return learned_rollout(net, balls, ROLL_STEPS), learned_rollout(net, other, ROLL_STEPS)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _trained_simulator(balls: int, lr: float, steps: int, seed: int) -> dict:
+    trainer = build_sim_trainer(balls, lr, seed, "cpu")
+    trainer.step(steps)
+    return trainer.snapshot()
+
+
+@lesson_measure(trains=True)
+def rollout_error(s: Mapping[str, Any], system: str = "trained", steps: int = SIM_TRAIN,
+                  seed: int = 0) -> float:
+    """Mean distance between the learned and the exact balls after ROLL_STEPS steps, for a
+    fresh simulator trained `steps` iterations: on the trained size or the other."""
+    balls, lr, other = sim_args(s)
+    mine, theirs = rollouts_of(_trained_simulator(balls, lr, int(steps), int(seed)), balls,
+                               other)
+    return float(mine.error[-1] if system == "trained" else theirs.error[-1])
+
+
+def size_ratio(s: Mapping[str, Any]) -> float:
+    """The other size's rollout error over the trained size's, both after SIM_TRAIN."""
+    return rollout_error(s, "other") / rollout_error(s, "trained")
+
+
+def energy_drift(s: Mapping[str, Any]) -> float:
+    """max_t |E_t - E_0| / E_0 of the exact rollout of the trained size (velocity Verlet)."""
+    springs, truth, x0, v0 = exact_rollout(int(s["gr_balls"]), ROLL_STEPS)
+    _, v = simulate(springs, x0, v0, ROLL_STEPS)
+    e = spring_energy(torch.tensor(truth), torch.as_tensor(v),
+                      torch.tensor(springs)).numpy()                     # (T + 1,)
+    return float(np.abs(e - e[0]).max() / e[0])
+
+
+# ----------------------------------------------------------------------------- sudoku
+SUDOKU_FILE = "graphs_sudoku.pt"
+SUDOKU_ITERATIONS = 16   # iterations drawn (the network trained with 8)
+HELD_OUT_PUZZLES = 200
+DEFAULT_PUZZLE = "2.../3.../..4./..3."     # 4 givens, one solution, a held-out grid
+
+
+def sudoku_solver():
+    """(network, meta) of the shipped file, or (None, None) when it is not there; a problem
+    with the file: sudoku_problem()."""
+    from ui import shipped_models
+    return shipped_models.shipped(SUDOKU_FILE, load_solver)[0] or (None, None)
+
+
+def sudoku_problem() -> str | None:
+    from ui import shipped_models
+    return shipped_models.shipped(SUDOKU_FILE, load_solver)[1]
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def held_out_puzzles(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(puzzles, solutions) (HELD_OUT_PUZZLES, 16) of the grids the network never saw."""
+    _, held = split_grids(seed)
+    return puzzles(held, HELD_OUT_PUZZLES, seed + 7)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def held_out_solved(seed: int = 0) -> np.ndarray:
+    """(SUDOKU_ITERATIONS,) the share of held-out puzzles solved after 1, 2, ... iterations
+    (NaN without the shipped network)."""
+    model, _ = sudoku_solver()
+    if model is None:
+        return np.full(SUDOKU_ITERATIONS, np.nan)
+    return solved_share(model, *held_out_puzzles(seed), SUDOKU_ITERATIONS)
+
+
+@lesson_measure
+def solved_after(s: Mapping[str, Any], iterations: int = SUDOKU_ITERATIONS) -> float:
+    """Share of the held-out puzzles every cell of which is right after `iterations`."""
+    return float(held_out_solved()[int(iterations) - 1])
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def puzzle_beliefs(text: str) -> dict:
+    """The puzzle typed (parse_grid; ValueError for bad text) and the network's beliefs after
+    each iteration: digits and confidence (SUDOKU_ITERATIONS, 16), the solutions (up to 2),
+    the conflicting pairs. No network: digits/confidence None."""
+    grid = parse_grid(text)
+    model, _ = sudoku_solver()
+    digits = confidence = None
+    if model is not None:
+        digits, confidence = beliefs(model, grid, SUDOKU_ITERATIONS)
+    return {"grid": grid, "digits": digits, "confidence": confidence,
+            "solutions": solutions(grid, 2), "conflicts": conflicts(grid)}
+
+
+def puzzle_right(s: Mapping[str, Any], iterations: int = SUDOKU_ITERATIONS) -> float:
+    """Cells of the typed puzzle the network gets right after `iterations` (of 16), against
+    its first solution (NaN: no solution or no network)."""
+    b = puzzle_beliefs(str(s["gr_sudoku"]))
+    if b["digits"] is None or not b["solutions"]:
+        return float("nan")
+    return float((b["digits"][int(iterations) - 1] == b["solutions"][0]).sum())
+

@@ -167,3 +167,97 @@ def adjacency_figure(adjacency: np.ndarray, title: str) -> go.Figure:
                         dict(title=dict(text=title), height=HEIGHT,
                              xaxis=dict(title=dict(text="node j"), constrain="domain"),
                              yaxis=dict(title=dict(text="node i"), autorange="reversed")))
+
+
+def _paths(xs: np.ndarray) -> tuple[list, list]:
+    """x, y of every ball's path xs (T + 1, n, 2) as one polyline broken by None."""
+    px, py = [], []
+    for i in range(xs.shape[1]):
+        px += [*f32(xs[:, i, 0]), None]
+        py += [*f32(xs[:, i, 1]), None]
+    return px, py
+
+
+def rollout_figure(springs: np.ndarray, truth: np.ndarray, learned: np.ndarray,
+                   title: str) -> go.Figure:
+    """Two rollouts of the same spring system from the same start: the exact paths (grey,
+    dashed) and the learned simulator's (blue), each ending in its balls and springs at the
+    last step (exact: hollow grey circles; learned: filled). The axes follow the exact paths."""
+    edges = np.stack(np.nonzero(np.triu(springs, 1)), 1)
+    traces = []
+    for xs, color, dash, name in ((truth, EDGE, "dash", "exact"),
+                                  (learned, COLORWAY[0], "solid", "learned")):
+        px, py = _paths(xs)
+        ex, ey = _edge_lines(xs[-1], edges)
+        traces += [dict(type="scatter", x=px, y=py, mode="lines", name=f"{name} paths",
+                        hoverinfo="skip", line=dict(color=color, width=1, dash=dash)),
+                   dict(type="scatter", x=ex, y=ey, mode="lines", name=f"{name} springs",
+                        hoverinfo="skip", line=dict(color=color, width=2))]
+    traces += [dict(type="scatter", x=f32(truth[-1, :, 0]), y=f32(truth[-1, :, 1]),
+                    mode="markers", name="exact balls",
+                    marker=dict(size=14, color="rgba(0,0,0,0)", line=dict(color="#555555",
+                                                                          width=2))),
+               dict(type="scatter", x=f32(learned[-1, :, 0]), y=f32(learned[-1, :, 1]),
+                    mode="markers", name="learned balls",
+                    marker=dict(size=10, color=COLORWAY[0]))]
+    xr, yr = _range(truth[..., 0].ravel(), 0.2), _range(truth[..., 1].ravel(), 0.2)
+    return plain_figure(traces, dict(title=dict(text=title), height=HEIGHT, showlegend=False,
+                                     xaxis=dict(BARE, range=xr),
+                                     yaxis=dict(BARE, range=yr, scaleanchor="x")))
+
+
+def rollout_error_figure(errors: dict[str, np.ndarray], title: str) -> go.Figure:
+    """The mean distance between learned and exact balls against the step, one line per
+    system (name -> (T + 1,) errors)."""
+    traces = [dict(type="scatter", x=list(range(len(e))), y=f32(e), mode="lines", name=name,
+                   line=dict(color=COLORWAY[k]))
+              for k, (name, e) in enumerate(errors.items())]
+    return plain_figure(traces, dict(title=dict(text=title), height=HEIGHT,
+                                     legend=LEGEND_BELOW,
+                                     xaxis=dict(title=dict(text="step (dt = 0.02)")),
+                                     yaxis=dict(title=dict(text="mean |learned − exact|"),
+                                                rangemode="tozero")))
+
+
+def sudoku_figure(grid: np.ndarray, digits: np.ndarray, confidence: np.ndarray,
+                  solution: np.ndarray | None, title: str) -> go.Figure:
+    """A 4x4 Sudoku: each cell the network's digit, its colour the network's confidence
+    (white 0.25 to dark 1); given cells' digits in bold, a digit that differs from the
+    solution marked with ✗. Thick lines around the 2x2 boxes."""
+    text = []
+    for i in range(16):
+        d = str(int(digits[i]))
+        if grid[i]:
+            d = f"<b>{d}</b>"
+        elif solution is not None and digits[i] != solution[i]:
+            d = f"{d} ✗"
+        text.append(d)
+    z = np.asarray(confidence, dtype=float).reshape(4, 4)
+    shapes = [dict(type="line", x0=x, x1=x, y0=-0.5, y1=3.5, line=dict(color="#222222", width=3))
+              for x in (-0.5, 1.5, 3.5)]
+    shapes += [dict(type="line", y0=y, y1=y, x0=-0.5, x1=3.5, line=dict(color="#222222", width=3))
+               for y in (-0.5, 1.5, 3.5)]
+    trace = dict(type="heatmap", z=[f32(row) for row in z], zmin=0.25, zmax=1,
+                 colorscale="Blues", text=[text[4 * r:4 * r + 4] for r in range(4)],
+                 texttemplate="%{text}", textfont=dict(size=22), xgap=2, ygap=2,
+                 colorbar=dict(title=dict(text="confidence"), thickness=12),
+                 hovertemplate="confidence %{z:.2f}<extra></extra>")
+    return plain_figure([trace], dict(title=dict(text=title), height=HEIGHT, shapes=shapes,
+                                      xaxis=dict(BARE, range=[-0.5, 3.5], constrain="domain"),
+                                      yaxis=dict(BARE, range=[3.5, -0.5], scaleanchor="x")))
+
+
+def iterations_figure(solved: np.ndarray, confidence: np.ndarray, t: int) -> go.Figure:
+    """Against the iteration: the share of held-out puzzles solved, and the typed puzzle's
+    mean confidence over its empty cells; iteration t marked."""
+    its = list(range(1, len(solved) + 1))
+    traces: list[dict] = [dict(type="scatter", x=its, y=f32(solved), mode="lines+markers",
+                   name="held-out puzzles solved", line=dict(color=COLORWAY[0])),
+              dict(type="scatter", x=its, y=f32(confidence), mode="lines+markers",
+                   name="this puzzle: mean confidence", line=dict(color=COLORWAY[1])),
+              dict(type="scatter", x=[int(t), int(t)], y=[0, 1], mode="lines",
+                   name=f"iteration {t}", line=dict(color=EDGE, dash="dash"))]
+    return plain_figure(traces, dict(title=dict(text="Iterations of message passing"),
+                                     height=HEIGHT, legend=LEGEND_BELOW,
+                                     xaxis=dict(title=dict(text="iteration")),
+                                     yaxis=dict(range=[0, 1.02])))

@@ -3,8 +3,11 @@ measured by the function the page draws from, with the bound the text states (ui
 a text states bounds, the card prints the measured value beside them."""
 from __future__ import annotations
 
-from topics.graphs.compute import (TRAIN_STEPS, accuracy_after, eigen_gap, gcn_margin,
-                                   perm_changed, perm_error, row_sum, row_sum_gap, spread_after)
+from topics.graphs.compute import (ROLL_STEPS, SIM_TRAIN, TRAIN_STEPS, accuracy_after,
+                                   eigen_gap, energy_drift, gcn_margin, perm_changed,
+                                   perm_error, puzzle_right, rollout_error,
+                                   row_sum, row_sum_gap, size_ratio, solved_after,
+                                   spread_after)
 from ui.claims import PERCENT, Claim
 from ui.widgets import Preset, Step
 
@@ -17,8 +20,19 @@ SPARSE = {"gr_graph": "random", "gr_n": 20, "gr_p": 0.05, "gr_node": 0, "gr_laye
 TRAIN = {"gr_per_class": 1, "gr_feat": "one-hot", "gr_hidden": 16, "gr_lr": 0.01}
 TRAIN_RANDOM = {**TRAIN, "gr_feat": "random"}
 PERMUTE = {"gr_graph": "karate", "gr_perm": 1}
+SIM = {"gr_balls": 5, "gr_test_balls": 10, "gr_sim_lr": 1e-3}
+SIM_FEW = {**SIM, "gr_test_balls": 3}
+SUDOKU_FIRST = {"gr_sudoku": "2.../3.../..4./..3.", "gr_sd_iter": 1}
+SUDOKU_LAST = {**SUDOKU_FIRST, "gr_sd_iter": 16}
 
 # ----------------------------------------------------------------------------- claims
+SIM_ERROR_HI = 0.3       # mean distance of learned from exact balls (springs' rest length: 1)
+SIM_RATIO_HI = 3.0
+SIM_ENERGY_HI = 5e-3
+SD_FIRST_HI = 12         # cells right (of 16) after one iteration
+SD_SOLVED_FIRST_HI = 0.5
+SD_SOLVED_LO = 0.95
+
 C_ROW = (Claim("sum of node 0's row of Â (its neighbours have fewer links)", row_sum,
                lo=1.5),
          Claim("max |Â √deg − √deg| (√deg: eigenvalue 1)", eigen_gap, hi=1e-12))
@@ -35,6 +49,22 @@ C_MLP = (Claim(f"MLP without edges: accuracy on the unlabelled, {TRAIN_STEPS} it
                lambda s: accuracy_after(s, "mlp"), hi=0.7, fmt=PERCENT),)
 C_PERM = (Claim("max |f(PX, PAPᵀ) − P f(X, A)|", perm_error, hi=1e-5),
           Claim("predictions changed by the permutation", perm_changed, hi=0))
+
+C_ENERGY = (Claim(f"exact system: max |E_t − E_0| / E_0 over {ROLL_STEPS} steps", energy_drift,
+                  hi=SIM_ENERGY_HI),)
+C_SIM = (Claim(f"rollout error after {ROLL_STEPS} steps, 5 balls, {SIM_TRAIN} iterations",
+               rollout_error, hi=SIM_ERROR_HI, slow=True),
+         Claim("10 balls' rollout error / 5 balls'", size_ratio, hi=SIM_RATIO_HI, slow=True))
+C_FEW = (Claim(f"rollout error after {ROLL_STEPS} steps, 3 balls never seen, {SIM_TRAIN} "
+               "iterations", lambda s: rollout_error(s, "other"), hi=SIM_ERROR_HI, slow=True),)
+
+C_SD_FIRST = (Claim("cells of this puzzle right after 1 iteration", lambda s: puzzle_right(s, 1),
+                    hi=SD_FIRST_HI),
+              Claim("held-out puzzles solved after 1 iteration", lambda s: solved_after(s, 1),
+                    hi=SD_SOLVED_FIRST_HI, fmt=PERCENT))
+C_SD_LAST = (Claim("cells of this puzzle right after 16 iterations", puzzle_right, lo=16),
+             Claim("held-out puzzles solved after 16 iterations", solved_after,
+                   lo=SD_SOLVED_LO, fmt=PERCENT))
 
 # ----------------------------------------------------------------------------- presets
 PRESETS = {
@@ -60,6 +90,25 @@ PRESETS = {
     "Relabel the nodes": Preset(
         PERMUTE, "Renumbering the nodes renumbers the outputs and nothing else: the error is "
                  "below 1e-5 and no prediction changes.", "permute", C_PERM),
+    "Learned springs, twice the balls": Preset(
+        SIM, f"Press Play. After {SIM_TRAIN} iterations on systems of 5 balls, the learned "
+             f"simulator's balls stay on average less than {SIM_ERROR_HI} (a third of a "
+             f"spring) from the exact ones over {ROLL_STEPS} steps, and on 10 balls, which it "
+             f"never saw, its error is less than {SIM_RATIO_HI:g} times that.", "simulate",
+        C_SIM),
+    "Learned springs, fewer balls": Preset(
+        SIM_FEW, f"The same network on 3 balls: after {SIM_TRAIN} iterations its error over "
+                 f"{ROLL_STEPS} steps is below {SIM_ERROR_HI} too, since it only ever learned "
+                 "what one spring does.", "simulate", C_FEW),
+    "Sudoku: one iteration": Preset(
+        SUDOKU_FIRST, "Four digits given. After one round of messages each cell only knows "
+                      f"what its own row, column and box rule out: at most {SD_FIRST_HI} of "
+                      "the 16 cells are right, and fewer than half of the held-out puzzles "
+                      "are solved.", "sudoku", C_SD_FIRST),
+    "Sudoku: sixteen iterations": Preset(
+        SUDOKU_LAST, "After 16 rounds every cell of this puzzle is right, and at least "
+                     f"{SD_SOLVED_LO:.0%} of the puzzles of grids the network never saw are "
+                     "solved.", "sudoku", C_SD_LAST),
 }
 
 STEPS = [
@@ -86,4 +135,24 @@ STEPS = [
          "A graph has no first node. Permuting the nodes permutes the GCN's outputs: the "
          "error is below 1e-5 and no prediction changes.",
          PERMUTE, "permute", C_PERM),
+    Step("Physics as message passing",
+         "The exact simulation keeps its energy: over the rollout it changes by less than "
+         f"{SIM_ENERGY_HI:g} of itself. Press Play: an interaction network learns what each "
+         "spring does to a ball and adds up the springs' effects. Its rollout (blue) follows "
+         f"the exact one (grey) to within {SIM_ERROR_HI} after {SIM_TRAIN} iterations.",
+         SIM, "simulate", C_ENERGY + C_SIM[:1]),
+    Step("Any number of balls",
+         "The network's rule is local, so it runs on a system of any size: on twice the balls "
+         f"its rollout error stays within {SIM_RATIO_HI:g} times the trained size's.",
+         SIM, "simulate", C_SIM[1:]),
+    Step("Sudoku, one message at a time",
+         "The cells of a 4x4 Sudoku are nodes joined to the 7 cells they must differ from. A "
+         "recurrent relational network sends messages along these edges again and again. "
+         f"After one iteration at most {SD_FIRST_HI} cells of this puzzle are right; move t.",
+         SUDOKU_FIRST, "sudoku", C_SD_FIRST[:1]),
+    Step("Beliefs settle",
+         "Each round lets what one cell learned reach the cells two hops away. After 16 "
+         "rounds every cell is right, and the network solves at least "
+         f"{SD_SOLVED_LO:.0%} of held-out puzzles.",
+         SUDOKU_LAST, "sudoku", C_SD_LAST),
 ]
