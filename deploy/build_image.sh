@@ -40,7 +40,9 @@ BASE=docker.io/library/debian:bookworm-slim
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 ROOTFS=""
 cleanup() {
-  "${PODMAN[@]}" rm -f dlplay-check-one dlplay-check-class >/dev/null 2>&1 || true
+  for name in dlplay-check-one dlplay-check-class; do
+    "${PODMAN[@]}" rm -f -i "$name" >/dev/null 2>&1 || true
+  done
   if [ -n "$ROOTFS" ]; then rm -rf "$ROOTFS"; fi
 }
 trap cleanup EXIT

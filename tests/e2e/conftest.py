@@ -161,3 +161,13 @@ def wait_for_counter(page, label: str, lo: int, hi: int, timeout_ms: int = 60_00
         "new RegExp(label + ' (\\\\d+) of'));"
         " return m && parseInt(m[1]) - 1 >= lo && parseInt(m[1]) - 1 <= hi; }",
         arg=[label, lo, hi], timeout=timeout_ms)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """Under pytest-xdist (--dist loadgroup) every real-browser test runs in one worker, one
+    after another as without xdist: one app server and one Chromium at a time, beside the
+    other worker's tests (two browsers and servers at once on a 2-core machine timed out)."""
+    for item in items:
+        if item.get_closest_marker("e2e") and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group("e2e"))
