@@ -49,6 +49,11 @@ class FitResult:
     curve: np.ndarray        # (steps,) the batch NLL of each step
     density: DensityGrid     # exact p(x) on the plot's grid after training
 
+    @property
+    def integral(self) -> float:
+        """The density's sum over the plot (about 1)."""
+        return self.density.integral
+
 
 def fit_flow(family: str, layers: int, train: np.ndarray, held_out: np.ndarray,
              steps: int, hidden: int = 64, lr: float = 5e-3, batch: int = 256,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import torch
@@ -65,6 +66,8 @@ def masks() -> list[torch.Tensor]:
 
 
 class MaskedCoupling(nn.Module):
+    mask: torch.Tensor       # (64,) 1 = kept pixel (a buffer: saved with the weights)
+
     def __init__(self, mask: torch.Tensor, hidden: int):
         super().__init__()
         self.register_buffer("mask", mask.clone())
@@ -95,6 +98,9 @@ class DigitsRealNVP(nn.Module):
         self.layers = nn.ModuleList(MaskedCoupling(ms[k % len(ms)], int(hidden))
                                     for k in range(int(layers)))
 
+    def couplings(self) -> list[MaskedCoupling]:
+        return [cast(MaskedCoupling, m) for m in self.layers]
+
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         logdet = torch.zeros(x.shape[0], dtype=x.dtype, device=x.device)
         for layer in self.layers:
@@ -104,7 +110,7 @@ class DigitsRealNVP(nn.Module):
 
     def inverse(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         logdet = torch.zeros(z.shape[0], dtype=z.dtype, device=z.device)
-        for layer in reversed(self.layers):
+        for layer in reversed(self.couplings()):
             z, ld = layer.inverse(z)
             logdet = logdet + ld
         return z, logdet
