@@ -8,7 +8,7 @@ import statistics
 
 import torch
 
-from benchmarks import Measurement, alternating_times, median_time, torch_threads
+from benchmarks import Measurement, alternating_times, median_time, sized, torch_threads
 from engine import flows
 from engine.flows.reads import build_trainer
 
@@ -78,11 +78,12 @@ def coupling_time() -> Measurement:
                                       "image density (400 x 400 cells), uncached; target < 150 ms")
 
 
-FAMILY_STEPS = 20
+FAMILY_STEPS = sized(20, 2)
 
 
 def family_step_times() -> Measurement:
-    """Milliseconds per Adam step of each family as the comparison tab fits it (20 steps)."""
+    """Milliseconds per Adam step of each family as the comparison tab fits it (FAMILY_STEPS
+    steps each)."""
     from engine.flows.compare import fit_flow
     from topics.flows.families import CMP_LR, ODE_STEPS, family_args
     d = flows.flow_data("moons")
