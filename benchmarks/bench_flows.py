@@ -1,13 +1,14 @@
 """Flows page: the trainer's speed against a plain PyTorch loop doing the same work, one live
-frame's snapshot (exact density on the grid, samples, warped grid), and the Coupling tab's
-computation of one slider setting."""
+frame's snapshot (exact density on the grid, samples, warped grid), the Coupling tab's
+computation of one slider setting, one Adam step of each flow family on the comparison tab,
+and the digits tab's samples at one temperature and its bits per pixel."""
 from __future__ import annotations
 
 import statistics
 
 import torch
 
-from benchmarks import Measurement, alternating_times, median_time, torch_threads
+from benchmarks import Measurement, alternating_times, median_time, sized, torch_threads
 from engine import flows
 from engine.flows.reads import build_trainer
 
@@ -77,8 +78,50 @@ def coupling_time() -> Measurement:
                                       "image density (400 x 400 cells), uncached; target < 150 ms")
 
 
+FAMILY_STEPS = sized(20, 2)
+
+
+def family_step_times() -> Measurement:
+    """Milliseconds per Adam step of each family as the comparison tab fits it (FAMILY_STEPS
+    steps each)."""
+    from engine.flows.compare import fit_flow
+    from topics.flows.families import CMP_LR, ODE_STEPS, family_args
+    d = flows.flow_data("moons")
+    ms = {}
+    for family in ("planar", "radial", "coupling", "ode"):
+        layers, hidden = family_args(family, 8)
+        r = fit_flow(family, layers, d.train, d.held_out, FAMILY_STEPS, hidden=hidden or 64,
+                     lr=CMP_LR, res=10, ode_steps=ODE_STEPS)
+        ms[family] = 1e3 * r.seconds_per_step
+    detail = ", ".join(f"{k} {v:.1f} ms" for k, v in ms.items())
+    return Measurement(ms["ode"], "ms", f"one neural-ODE step ({ODE_STEPS} RK4 steps, exact "
+                                        f"trace); per step: {detail}; the comparison tab "
+                                        "fits 300 steps of each")
+
+
+def digits_samples_time() -> Measurement:
+    """The digits tab's move of the temperature slider: 32 samples through the inverse."""
+    from engine.flows import digits as fd
+    model, _ = fd.load_digits_flow()
+    t = median_time(lambda: fd.sample_digits(model, 32, 0.7))
+    return Measurement(1e3 * t, "ms", "32 digit samples at one temperature (uncached); "
+                                      "target < 50 ms")
+
+
+def digits_bits_time() -> Measurement:
+    from engine.flows import digits as fd
+    model, _ = fd.load_digits_flow()
+    test = fd.digit_levels()[1]
+    t = median_time(lambda: fd.bits_per_pixel(model, test), repeat=3)
+    return Measurement(1e3 * t, "ms", "the shipped flow's test bits per pixel (359 digits, 4 "
+                                      "dequantisations each), uncached; target < 500 ms")
+
+
 BENCHMARKS = {
     "flows: training speed": one_thread(training_ratio),
     "flows: live frame snapshot": one_thread(snapshot_time),
     "flows: coupling tab, one setting": one_thread(coupling_time),
+    "flows: one step of each family": one_thread(family_step_times),
+    "flows: digits samples, one temperature": one_thread(digits_samples_time),
+    "flows: digits bits per pixel": one_thread(digits_bits_time),
 }

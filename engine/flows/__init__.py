@@ -1,5 +1,6 @@
 """Normalizing flows on 2-D points: the affine coupling layer, Real NVP, its trainer, the data
-sets and the measurements the page shows (notes 004, chapter 11).
+sets and the measurements the page shows (notes 004, chapter 11); planar, radial and
+continuous-time flows to compare with; Real NVP on the 8 x 8 digits.
 
     coupling.py   AffineCoupling, SliderCoupling, bound_log_scale, S_MAX   one coupling layer
     realnvp.py    RealNVP, gaussian_log_prob                                the stack
@@ -7,6 +8,10 @@ sets and the measurements the page shows (notes 004, chapter 11).
     data.py       GENERATORS, flow_data, FlowData                           the 2-D data sets
     measures.py   density_grid, nll, inverse_error, logdet_vs_autograd      what the page shows
     reads.py      build_trainer                                             the live factory
+    simple.py     PlanarLayer, RadialLayer, SimpleFlow                      planar / radial
+    ode.py        ODEField, ODEFlow, hutchinson_trace                       a neural ODE
+    compare.py    build_flow, fit_flow, FitResult                           families compared
+    digits.py     DigitsRealNVP, bits_per_pixel, sample_digits, ...         Real NVP on digits
 """
 from __future__ import annotations
 

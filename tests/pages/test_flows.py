@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from engine import flows
 from streamlit.testing.v1 import AppTest
 
 from tests.apptest import chart_figure, choose_preset, metric, open_page, open_view, show_step
@@ -30,7 +32,9 @@ def test_coupling_tab_shows_the_engines_numbers():
     from topics.flows.compute import coupling_of
     page = _module()
     at = _page()
-    assert [t.label for t in at.tabs] == ["One coupling layer", "Real NVP on 2-D data"]
+    assert [t.label for t in at.tabs] == ["One coupling layer", "Real NVP on 2-D data",
+                                          "Planar, radial, ODE vs coupling",
+                                          "Real NVP on digits"]
     r = coupling_of(page.STATE.resolve({}))
     assert metric(at, "Inverse error") == f"{r.inverse_error:.2e}"
     assert float(metric(at, "Inverse error")) < 1e-5
@@ -103,3 +107,75 @@ def test_a_playing_train_tab_is_served_as_parts(monkeypatch):
     assert frame["slots"]["fl_fig_density"]["spec"]["data"][0]["type"] == "heatmap"
     pause_and_forget(at, "fl_train")
     assert {"fl_fig_density", "fl_fig_samples"} <= {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+
+
+def _short_fits(monkeypatch):
+    """The comparison tab's fits, 3 steps each on a coarse grid (the real fit_flow)."""
+    import topics.flows.families_tab as tab
+    from engine.flows.compare import fit_flow
+    from topics.flows.families import family_args
+
+    def short(family, data, simple, steps, seed=0):
+        layers, hidden = family_args(family, simple)
+        d = flows.flow_data(data, 200, 100)
+        return fit_flow(family, layers, d.train, d.held_out, 3, hidden=hidden or 16, res=20,
+                        ode_steps=2)
+    monkeypatch.setattr(tab, "fit_of", short)
+
+
+def test_families_tab_fits_on_request_and_tabulates_the_cost(monkeypatch):
+    _short_fits(monkeypatch)
+    at = open_view(_page(), SLUG, "Planar, radial, ODE vs coupling")
+    assert any("Press **Fit**" in i.value for i in at.info)
+    assert not at.dataframe
+    at.button(key="fl_cmp_fit").click().run()
+    assert not at.exception and not at.error
+    fig = chart_figure(at, "fl_fig_families")
+    titles = [a["text"] for a in fig["layout"]["annotations"]]
+    assert [t.split(":")[0] for t in titles] == ["planar", "radial", "coupling (Real NVP)",
+                                                 "neural ODE (RK4)"]
+    table = at.dataframe[0].value
+    assert list(table["parameters"])[0] == 8 * 5 + 4        # K = 8 planar layers + the affine
+    assert (table["ms per step"] > 0).all()
+    at.select_slider(key="fl_simple").set_value(2).run()    # fitted settings are remembered
+    assert any("Press **Fit**" in i.value for i in at.info)
+
+
+def test_digits_tab_samples_temperatures_and_bits(monkeypatch):
+    import topics.flows.digits_tab as tab
+    from topics.flows.digits import flow_bits, baseline_bits, stats_at
+    at = open_view(_page(), SLUG, "Real NVP on digits")
+    assert not at.exception and not at.error
+    fig = chart_figure(at, "fl_fig_digits")
+    assert fig["data"][0]["type"] == "heatmap"
+    assert metric(at, "Spread across samples") == f"{stats_at(0.7).spread:.2f}"
+    bars = chart_figure(at, "fl_fig_bits")["data"][0]
+    assert list(bars["y"]) == ["Real NVP (dequantised bound)", "independent pixels"]
+    assert list(bars["text"]) == [f"{flow_bits():.3f}", f"{baseline_bits():.3f}"]
+    at.select_slider(key="fl_temp").set_value(0.0).run()
+    assert not at.exception and not at.error
+    assert any("every sample is one and the same image" in i.value for i in at.info)
+    monkeypatch.setattr(tab, "pixelcnn_bits", lambda: _pixelcnn_bits_after(3))
+    at.button(key="fl_pixelcnn").click().run()
+    assert not at.exception and not at.error
+    bars = chart_figure(at, "fl_fig_bits")["data"][0]
+    assert list(bars["y"])[-1] == "PixelCNN (17 levels)"
+    assert float(list(bars["text"])[-1]) == pytest.approx(_pixelcnn_bits_after(3), abs=1e-3)
+
+
+def _pixelcnn_bits_after(steps):
+    from topics.flows.digits import pixelcnn_bits
+    return getattr(pixelcnn_bits, "__wrapped__", pixelcnn_bits)(steps)
+
+
+def test_missing_digits_weights_give_a_message(monkeypatch, tmp_path):
+    from engine.flows import digits as fd
+    from topics.flows.digits import shipped_flow
+    shipped_flow.clear()
+    monkeypatch.setattr(fd, "WEIGHTS", tmp_path / "none.pt")
+    try:
+        at = open_view(_page(), SLUG, "Real NVP on digits")
+        assert not at.exception
+        assert any("not available" in e.value and "pretrain" in e.value for e in at.error)
+    finally:
+        shipped_flow.clear()

@@ -74,6 +74,10 @@ def _flows_figures():
                                         snap.density.integral),
             "samples": F.samples_figure(snap.samples, snap.warped, d.train, 4.0),
             "stages": F.stages_figure(stages_of(tr).points, stages_of(tr).keeps, 4.0),
+            "families": F.families_figure([("a", snap.density.xs, snap.density.density)] * 2,
+                                          d.train, 4.0),
+            "digits": F.digits_figure(np.linspace(0, 16, 5 * 64).reshape(5, 8, 8), 3, "t"),
+            "bits": F.bits_figure({"a": 2.0, "b": 2.5}),
             "nll": F.nll_figure({"train": tr.history.as_arrays("train"),
                                  "held-out": tr.history.as_arrays("held_out")})}
 

@@ -175,3 +175,17 @@ def trained_value(s: Mapping[str, Any], name: str = "held_nll", steps: int = TRA
     `layers` coupling layers when given."""
     changes = {} if layers is None else {"fl_layers": int(layers)}
     return trained_measure(name, int(steps), **changes)(s)
+
+
+@lesson_measure
+def digits_value(s: Mapping[str, Any], name: str = "spread_ratio") -> float:
+    """A lesson's measurement on the digits tab's shipped flow: topics.flows.digits.<name>(s)
+    (one of DIGITS_MEASURES)."""
+    from topics.flows import digits
+    if name not in DIGITS_MEASURES:
+        raise ValueError(f"unknown digits measure {name!r}")
+    return float(getattr(digits, name)(s))
+
+
+DIGITS_MEASURES = ("spread_ratio", "roughness_ratio", "frozen_spread", "bits_below_baseline",
+                   "shipped_bits")

@@ -160,3 +160,64 @@ def stages_figure(points: np.ndarray, keeps: tuple[int, ...], lim: float) -> go.
                                           yanchor="bottom", showarrow=False,
                                           font=dict(size=12)))
     return plain_figure(traces, layout)
+
+
+def families_figure(panels: list[tuple[str, np.ndarray, np.ndarray]], points: np.ndarray,
+                    lim: float) -> go.Figure:
+    """One learned density per flow family side by side (title, xs (res,), density (res, res)),
+    each on its own colour scale, the data's points faint on top."""
+    k = len(panels)
+    gap = 0.03
+    traces, layout = [], dict(height=330, showlegend=False, annotations=[],
+                              margin=dict(t=40, b=30, l=20, r=20))
+    for i, (title, xs, dens) in enumerate(panels):
+        ax = "" if i == 0 else str(i + 1)
+        x0, x1 = i / k + gap / 2, (i + 1) / k - gap / 2
+        traces.append(dict(type="heatmap", x=f32(xs), y=f32(xs), z=f32(dens), showscale=False,
+                           colorscale=colorscale("Viridis"), xaxis=f"x{ax}", yaxis=f"y{ax}",
+                           hovertemplate="p = %{z:.3f}<extra></extra>"))
+        traces.append(dict(type="scatter", x=f32(points[:, 0]), y=f32(points[:, 1]),
+                           mode="markers", marker=dict(color="white", size=2, opacity=0.25),
+                           xaxis=f"x{ax}", yaxis=f"y{ax}", hoverinfo="skip"))
+        layout[f"xaxis{ax}"] = dict(domain=[x0, x1], anchor=f"y{ax}", range=[-lim, lim],
+                                    showticklabels=False)
+        layout[f"yaxis{ax}"] = dict(anchor=f"x{ax}", range=[-lim, lim], showticklabels=False,
+                                    scaleanchor=f"x{ax}")
+        layout["annotations"].append(dict(text=title, x=(x0 + x1) / 2, y=1.0, xref="paper",
+                                          yref="paper", xanchor="center", yanchor="bottom",
+                                          showarrow=False, font=dict(size=13)))
+    return plain_figure(traces, layout)
+
+
+def digits_figure(images: np.ndarray, cols: int, title: str) -> go.Figure:
+    """Images (n, 8, 8) in grey levels 0..16 tiled `cols` to a row, row 0 at the top."""
+    n = len(images)
+    rows = -(-n // cols)
+    full = np.full((rows * cols, 8, 8), np.nan, dtype=np.float32)
+    full[:n] = images
+    pad = 1
+    out = np.full((rows * 9 - pad, cols * 9 - pad), np.nan, dtype=np.float32)
+    for i, img in enumerate(full):
+        r, c = divmod(i, cols)
+        out[r * 9: r * 9 + 8, c * 9: c * 9 + 8] = img
+    return plain_figure([dict(type="heatmap", z=f32(out[::-1]), zmin=0, zmax=16,
+                              colorscale=colorscale("Greys"), showscale=False,
+                              hovertemplate="grey %{z:.1f}<extra></extra>")],
+                        dict(height=60 + 34 * rows * 9 // 8, title=dict(text=title),
+                             xaxis=dict(visible=False, constrain="domain"),
+                             yaxis=dict(visible=False, scaleanchor="x"),
+                             margin=dict(t=40, b=10, l=10, r=10)))
+
+
+def bits_figure(bits: dict[str, float]) -> go.Figure:
+    """Test bits per pixel of each model on the 17-level digits, one bar each."""
+    names = list(bits)
+    return plain_figure([dict(type="bar", x=[float(bits[n]) for n in names], y=names,
+                              orientation="h", text=[f"{bits[n]:.3f}" for n in names],
+                              textposition="auto", marker=dict(color=COLS),
+                              hovertemplate="%{y}: %{x:.3f} bits per pixel<extra></extra>")],
+                        dict(height=90 + 40 * len(names),
+                             xaxis=dict(title=dict(text="test bits per pixel (lower is better)"),
+                                        rangemode="tozero"),
+                             yaxis=dict(autorange="reversed"),
+                             margin=dict(l=10, r=10, t=20, b=40)))

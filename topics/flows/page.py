@@ -1,6 +1,8 @@
 """Normalizing flows: one affine coupling layer on a grid (its image, log-determinants and
 inverse), then Real NVP trained live on 2-D data by maximum likelihood, with its exact density,
-samples and NLL. Settings -> engine/flows/ -> topics/flows/figures.py.
+samples and NLL; planar, radial and neural-ODE flows against coupling on the same data
+(topics/flows/families_tab.py); Real NVP on the 8 x 8 digits (topics/flows/digits_tab.py).
+Settings -> engine/flows/ -> topics/flows/figures.py.
 
 The page skeleton (docs/ADDING_A_PAGE.md): STATE, one function per view, the footer. The
 constants and pure computations that both the views and the claims use are in
@@ -20,6 +22,10 @@ from live.push import live_parts, place
 from topics.flows import figures as figs
 from topics.flows.compute import (BASE, DATA, HIDDEN, IMAGE_LIM, KEEPS, LAYERS, LIM, LRS,
                                   coupling_of, data_of)
+from topics.flows.digits_tab import digits_view
+from topics.flows.digits import TEMPERATURES
+from topics.flows.families import CMP_STEPS, SIMPLE_LAYERS
+from topics.flows.families_tab import families_view
 from topics.flows.tour import PRESETS, STEPS
 from ui import session
 from ui.page import Live, View, topic_page, user_errors
@@ -42,6 +48,13 @@ STATE = StateTable([
     Control("fl_hidden", 64, "Hidden units of s and t", kind="select_slider",
             options=list(HIDDEN)),
     Control("fl_lr", 2e-3, "Learning rate (Adam)", kind="select_slider", options=list(LRS)),
+    Control("fl_simple", 8, "Planar / radial layers K", kind="select_slider",
+            options=list(SIMPLE_LAYERS), help="Each planar or radial layer has 5 or 4 "
+                                              "parameters."),
+    Control("fl_cmp_steps", 300, "Adam steps per flow", kind="select_slider",
+            options=list(CMP_STEPS)),
+    Control("fl_temp", 0.7, "Temperature T", kind="select_slider", options=list(TEMPERATURES),
+            help="Samples are f⁻¹(z) with z ~ N(0, T² I)."),
 ])
 
 CLAMP_NOTE = 0.5 * flows.S_MAX   # above this raw log-scale the tanh bound visibly bends it
@@ -182,7 +195,10 @@ def stages_view() -> None:
 
 VIEWS = [View("coupling", "One coupling layer", coupling_view),
          View("train", "Real NVP on 2-D data", train_view,
-              live=Live("fl_train", train_max=3_000))]
+              live=Live("fl_train", train_max=3_000)),
+         View("families", "Planar, radial, ODE vs coupling",
+              lambda panel: families_view(panel, STATE)),
+         View("digits", "Real NVP on digits", lambda panel: digits_view(panel, STATE))]
 
 if __name__ == "__main__":
     topic_page("flows", state=STATE, presets=PRESETS, steps=STEPS, views=VIEWS,

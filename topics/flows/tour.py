@@ -4,8 +4,10 @@ topics/flows/compute.py)."""
 from __future__ import annotations
 
 from engine.flows import S_MAX
-from topics.flows.compute import (TRAIN_STEPS, coupling_measure, start_integral,
-                                  trained_measure)
+from topics.flows.compute import (TRAIN_STEPS, coupling_measure, digits_value,
+                                  start_integral, trained_measure)
+from topics.flows.digits import pixelcnn_minus_flow
+from topics.flows.families import fit_measure, params_ratio
 from ui.claims import Claim
 from ui.widgets import Preset, Step
 
@@ -19,6 +21,11 @@ EXTREME = {**LAYER, "fl_a": 5.0, "fl_b": 5.0}
 TRAIN = {"fl_data": "moons", "fl_layers": 8, "fl_hidden": 64, "fl_lr": 2e-3}
 ONE = {**TRAIN, "fl_layers": 1}
 CHECKER = {**TRAIN, "fl_data": "checkerboard"}
+FAMILIES = {"fl_data": "moons", "fl_simple": 8, "fl_cmp_steps": 300}
+DEEP_PLANAR = {**FAMILIES, "fl_simple": 32}
+DIGITS = {"fl_temp": 0.5}
+HOT = {"fl_temp": 1.0}
+FROZEN = {"fl_temp": 0.0}
 
 # ----------------------------------------------------------------------------- claims
 INVERSE = Claim("largest |f⁻¹(f(x)) − x| on the grid (float32)",
@@ -59,6 +66,44 @@ C_CHECKER = (START_MASS, Claim(f"held-out NLL after {TRAIN_STEPS} steps, 8 layer
              Claim(f"held-out NLL after {TRAIN_STEPS} steps, 1 layer",
                    trained_measure("held_nll", fl_layers=1), lo=2.6, slow=True))
 
+# the bounds the comparison and digits texts state (measured values: the claims and the card)
+PLANAR_LO, COUPLING_HI, ODE_HI, RADIAL_HI = 2.1, 1.8, 1.5, 1.9
+SPREAD_HI, ROUGH_HI, BITS_LO = 0.8, 0.9, 0.15
+
+
+def _digits(name: str):
+    return lambda s: digits_value(s, name)
+
+
+PARAMS = Claim("parameters of the coupling flow / of the planar flow", params_ratio, lo=100.0)
+PLANAR_HELD = Claim("planar flow (K = 8), held-out NLL after 300 steps",
+                    fit_measure("planar", "held_nll"), lo=PLANAR_LO, slow=True)
+COUPLING_HELD = Claim("coupling flow, held-out NLL after 300 steps",
+                      fit_measure("coupling", "held_nll"), hi=COUPLING_HI, slow=True)
+ODE_HELD = Claim("neural ODE, held-out NLL after 300 steps", fit_measure("ode", "held_nll"),
+                 hi=ODE_HI, slow=True)
+ODE_MASS = Claim("neural ODE, ∫ p on the plot after 300 steps",
+                 fit_measure("ode", "integral"), lo=0.97, hi=1.03, slow=True)
+DEEP_PLANAR_HELD = Claim("planar flow (K = 32), held-out NLL after 300 steps",
+                         fit_measure("planar", "held_nll", fl_simple=32), lo=PLANAR_LO,
+                         slow=True)
+RADIAL_HELD = Claim("radial flow (K = 32), held-out NLL after 300 steps",
+                    fit_measure("radial", "held_nll", fl_simple=32), hi=RADIAL_HI, slow=True)
+C_FAMILIES = (PARAMS, PLANAR_HELD, COUPLING_HELD, ODE_HELD, ODE_MASS)
+DEEPER_WORSE = Claim("planar held-out NLL, K = 32 minus K = 8, after 300 steps",
+                     lambda s: fit_measure("planar", "held_nll", fl_simple=32)(s)
+                     - fit_measure("planar", "held_nll", fl_simple=8)(s), lo=0.0, slow=True)
+C_DEEP = (DEEP_PLANAR_HELD, DEEPER_WORSE, RADIAL_HELD, COUPLING_HELD)
+SPREAD = Claim("spread of the samples at T = 0.5 / at T = 1", _digits("spread_ratio"),
+               hi=SPREAD_HI)
+ROUGH = Claim("roughness of the samples at T = 0.5 / at T = 1", _digits("roughness_ratio"),
+              hi=ROUGH_HI)
+BITS = Claim("independent pixels' bits per pixel minus the flow's (test digits)",
+             _digits("bits_below_baseline"), lo=BITS_LO)
+PIXELCNN = Claim("PixelCNN's test bits per pixel minus the flow's (17 levels, same split)",
+                 pixelcnn_minus_flow, hi=-0.1, slow=True)
+C_DIGITS = (SPREAD, ROUGH, BITS)
+
 PRESETS = {
     "One coupling layer": Preset(
         LAYER, "x₁ is copied, x₂ is scaled by exp(s(x₁)) and shifted by t(x₁): the grid's "
@@ -89,6 +134,29 @@ PRESETS = {
     "Checkerboard": Preset(
         CHECKER, "Eight layers learn the checkerboard's squares (held-out NLL below 2.4), "
                  "one layer cannot (above 2.6).", "train", C_CHECKER),
+    "Planar, radial, ODE vs coupling": Preset(
+        FAMILIES, "Press Fit. Eight planar layers have under a hundredth of the coupling flow's "
+                  f"parameters and stay blurred (held-out NLL above {PLANAR_LO:g} after 300 "
+                  f"steps), where the coupling flow gets below {COUPLING_HI:g} and the neural "
+                  f"ODE below {ODE_HI:g}, its density still summing to 1 (0.97 to 1.03).",
+        "families", C_FAMILIES),
+    "More planar layers do not help in 300 steps": Preset(
+        DEEP_PLANAR, f"Press Fit. 32 planar layers stay above {PLANAR_LO:g}, no better than "
+                     "8 (deeper stacks of bends are harder to optimise in 300 steps); 32 "
+                     f"radial layers get below {RADIAL_HI:g}; the coupling flow below "
+                     f"{COUPLING_HI:g}.", "families", C_DEEP),
+    "Digits at temperature 0.5": Preset(
+        DIGITS, f"Samples at T = 0.5 are smoother and more alike than at T = 1: their spread "
+                f"is under {SPREAD_HI:g} of it, their roughness under {ROUGH_HI:g}. The flow's "
+                f"test bits per pixel are more than {BITS_LO:g} below independent pixels'.",
+        "digits", C_DIGITS),
+    "Digits at temperature 1": Preset(
+        HOT, "T = 1 samples the model itself: the most varied and the roughest samples.",
+        "digits", (SPREAD, ROUGH)),
+    "Temperature 0": Preset(
+        FROZEN, "At T = 0 every z is 0: one image, f⁻¹(0), and a message instead of a grid.",
+        "digits", (Claim("spread across the samples at T = 0 (grey levels)",
+                         _digits("frozen_spread"), hi=1e-4),)),
 }
 
 STEPS = [
@@ -111,4 +179,21 @@ STEPS = [
     Step("One layer is not enough",
          "With a single layer x₁ is copied to z₁ ~ N(0, 1): the model's x₁ is Gaussian and "
          "the held-out NLL stays above 1.6.", ONE, "train", (ONE_HELD,)),
+    Step("Planar, radial and continuous flows",
+         "Planar and radial layers are cheap and have a closed-form log-determinant, but each "
+         f"adds one bend: after 300 steps eight planar layers stay above {PLANAR_LO:g} "
+         f"nats, the coupling flow gets below {COUPLING_HI:g}. A neural ODE moves the points "
+         "along a learned velocity field; its log-determinant is the integral of a trace, and "
+         f"it gets below {ODE_HI:g}. Press Fit.", FAMILIES, "families",
+         (PARAMS, PLANAR_HELD, COUPLING_HELD, ODE_HELD)),
+    Step("Real NVP on digits, and temperature",
+         "The same coupling layers on 8 × 8 digits, with checkerboard and half-image masks. "
+         f"Sampling at T = 0.5 instead of 1 gives smoother (roughness under {ROUGH_HI:g} of "
+         f"T = 1's) but less varied samples (spread under {SPREAD_HI:g}).", DIGITS, "digits",
+         (SPREAD, ROUGH)),
+    Step("Bits per pixel",
+         "The dequantised density bounds the bits of each digit; on the test digits it is "
+         f"more than {BITS_LO:g} bits per pixel below independent pixels. Press the button "
+         "to train the autoregressive page's PixelCNN on the same split: it is more than 0.1 "
+         "bits per pixel better than this small flow.", DIGITS, "digits", (BITS, PIXELCNN)),
 ]
