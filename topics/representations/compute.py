@@ -130,13 +130,34 @@ def _dec_after(k: int, alpha: float, lr: float, gamma: float, interval: int, ste
                seed: int) -> dict[str, float]:
     trainer = build_trainer(k, alpha, lr, gamma, interval, seed, "cpu")
     trainer.step(steps)
-    return {"dec": trainer.snapshot().accuracy, "kmeans_code": trainer.kmeans_accuracy}
+    snap = trainer.snapshot()
+    return {"dec": snap.accuracy, "kmeans_code": trainer.kmeans_accuracy,
+            "top_purity": top_purity_of(snap.top, snap.labels)}
+
+
+def top_purity_of(top: np.ndarray, labels: np.ndarray) -> float:
+    """Share of the shown top members (top (k, m), -1: none) whose digit is the most common
+    digit of their cluster's row."""
+    agree = shown = 0
+    for row in top:
+        digits = labels[row[row >= 0]]
+        if len(digits):
+            agree += int(np.bincount(digits).max())
+            shown += len(digits)
+    return agree / shown if shown else float("nan")
 
 
 @lesson_measure(trains=True)
 def dec_accuracy(s: Mapping[str, Any], steps: int = DEC_STEPS, seed: int = 0) -> float:
     """Cluster accuracy of DEC on the digits after `steps` iterations (Hungarian matching)."""
     return _dec_after(*dec_args(s), int(steps), int(seed))["dec"]
+
+
+@lesson_measure(trains=True)
+def top_purity(s: Mapping[str, Any], steps: int = DEC_STEPS, seed: int = 0) -> float:
+    """After `steps` DEC iterations, the share of the top members drawn per cluster (largest
+    q_ij) that show their row's most common digit."""
+    return _dec_after(*dec_args(s), int(steps), int(seed))["top_purity"]
 
 
 @lesson_measure
