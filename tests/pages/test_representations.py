@@ -98,11 +98,13 @@ def test_step_trains_simclr_and_draws_its_frame():
 
 
 def test_no_augmentation_and_a_perplexity_too_large_get_words():
-    at = open_view(open_page(PAGE), SLUG, "Contrastive (SimCLR)")
-    set_values(at, re_aug=[])
+    at = open_page(PAGE)
+    at.session_state["re_aug"] = []
+    open_view(at, SLUG, "Contrastive (SimCLR)")
     assert any("no augmentation is on" in m.value for m in at.info) and not at.error
-    at = open_view(open_page(PAGE), SLUG, "t-SNE maps")
-    set_values(at, re_map_n=20, re_perplexity=30)
+    at = open_page(PAGE)
+    at.session_state["re_map_n"], at.session_state["re_perplexity"] = 20, 30
+    open_view(at, SLUG, "t-SNE maps")
     assert any("must be smaller than the number of points" in m.value for m in at.info)
     assert not at.error
 

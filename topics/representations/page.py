@@ -72,7 +72,7 @@ STATE = StateTable([
             options=AUGMENTATIONS, format_func=AUGMENTATION_NAMES.get),
     Control("re_tau", 0.2, "Temperature τ", kind="select_slider", options=TAUS),
     Control("re_cl_lr", 0.003, "Learning rate (Adam)", kind="select_slider", options=CL_LRS),
-    Control("re_map_n", 600, "Digits in the map", kind="select_slider", options=MAP_POINTS),
+    Control("re_map_n", 300, "Digits in the map", kind="select_slider", options=MAP_POINTS),
     Control("re_perplexity", 30, "t-SNE perplexity", kind="select_slider",
             options=PERPLEXITIES),
 ])
@@ -260,7 +260,7 @@ def few_view(panel) -> None:
                 "principal axes. Notes 004, Fig. 13.2, 13.4 and 13.20.")
 
 
-def simclr_frame_parts(view, code: float, pixels: float) -> dict:
+def simclr_frame_parts(view, read, code: float, pixels: float) -> dict:
     """One live frame of the contrastive tab as parts (pure): the augmented pairs, the
     similarity matrix of their projections, the loss curve and the probe's accuracy curve."""
     snap = view.snapshot()
