@@ -1,6 +1,7 @@
 """Representation-learning page: each clustering method on 1,500 points (target <= 1 s each),
-the live DEC trainer's speed against a plain PyTorch loop doing the same work, one live frame's
-snapshot, and the few-labels tab's curve (computed once per process)."""
+the live DEC and SimCLR trainers' speed against plain PyTorch loops doing the same work, one
+live frame's snapshot of each, a t-SNE map (cached after its first call), and the few-labels
+tab's curve (computed once per process)."""
 from __future__ import annotations
 
 import statistics
@@ -8,8 +9,9 @@ import statistics
 import torch
 
 from benchmarks import Measurement, alternating_times, median_time, sized, torch_threads
-from engine.representations import (METHODS, DECTrainer, cluster, kl_loss, make_shape,
-                                    shipped_state, soft_assign, target_distribution)
+from engine.representations import (METHODS, ContrastiveTrainer, DECTrainer, augment, cluster,
+                                    kl_loss, make_shape, nt_xent, shipped_state, soft_assign,
+                                    target_distribution)
 
 ROUND_STEPS = sized(20, 2)
 ROUNDS = 7
@@ -76,12 +78,65 @@ def snapshot_time() -> Measurement:
                                       "p, the pull curve, top members; target < 100 ms")
 
 
+def _plain_simclr(trainer: ContrastiveTrainer):
+    """The same work as ContrastiveTrainer.step without the trainer or its probe: two
+    augmented views of a minibatch, the NT-Xent loss, one Adam step."""
+    model, x, idx = trainer.model, trainer.x, trainer.train_idx
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    g = torch.Generator().manual_seed(0)
+
+    def run(steps: int) -> None:
+        for _ in range(steps):
+            xb = x[idx[torch.randint(len(idx), (trainer.batch,), generator=g)]]
+            v1, v2 = augment(xb, trainer.kinds, g), augment(xb, trainer.kinds, g)
+            loss = nt_xent(model(v1), model(v2), trainer.tau)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+    return run
+
+
+def simclr_ratio() -> Measurement:
+    """SimCLR trainer (its probe every 50 iterations included) and a plain loop in
+    alternating rounds; the median of the per-round speed ratios."""
+    tr = ContrastiveTrainer()
+    plain = _plain_simclr(ContrastiveTrainer(probe_every=None))
+    steps = sized(50, 2)
+    times = alternating_times({"plain": lambda: plain(steps),
+                               "trainer": lambda: tr.step(steps)}, rounds=ROUNDS)
+    ratios = [p[0] / t[0] for p, t in zip(times["plain"], times["trainer"])]
+    rate = lambda name: steps / statistics.median(w for w, _ in times[name])  # noqa: E731
+    return Measurement(statistics.median(ratios), "x plain loop",
+                       f"ContrastiveTrainer {rate('trainer'):,.0f} it/s vs plain loop "
+                       f"{rate('plain'):,.0f} it/s (batch 256, two views, probe every 50), "
+                       f"median of {ROUNDS} alternating rounds; target >= 0.95")
+
+
+def simclr_snapshot_time() -> Measurement:
+    tr = ContrastiveTrainer()
+    tr.step(2)
+    t = median_time(lambda: (tr.forget_cached(), tr.snapshot()))
+    return Measurement(1e3 * t, "ms", "one SimCLR frame's snapshot: 8 pairs of views, their "
+                                      "similarities, the probe on 1,797 digits' features; "
+                                      "target < 100 ms")
+
+
+def tsne_time() -> Measurement:
+    from topics.representations.compute import map_features, map_subset
+    from engine.representations import tsne_map
+    n = sized(300, 60)
+    x = map_features("pixels")[map_subset(n)]
+    t = median_time(lambda: tsne_map(x, 30 if n > 60 else 10), repeat=1)
+    return Measurement(t, "s", f"t-SNE map of {n} digits' pixels (the maps tab draws three, "
+                               "cached per setting after the first)")
+
+
 def few_labels_time() -> Measurement:
     from topics.representations.compute import PER_CLASS, REPRESENTATIONS, few_label_accuracy
     fn = getattr(few_label_accuracy, "__wrapped__", few_label_accuracy)
     points = sized(PER_CLASS, PER_CLASS[:1])
     t = median_time(lambda: [fn(r, n) for r in REPRESENTATIONS for n in points], repeat=1)
-    return Measurement(t, "s", "the few-labels curves (3 representations x 7 points x 3 "
+    return Measurement(t, "s", "the few-labels curves (4 representations x 7 points x 3 "
                                "draws), uncached; computed once per process")
 
 
@@ -89,5 +144,8 @@ BENCHMARKS = {
     **{f"representations: {m} on 1,500 points": one_thread(clustering(m)) for m in METHODS},
     "representations: DEC training speed": one_thread(training_ratio),
     "representations: DEC live frame snapshot": one_thread(snapshot_time),
+    "representations: SimCLR training speed": one_thread(simclr_ratio),
+    "representations: SimCLR live frame snapshot": one_thread(simclr_snapshot_time),
+    "representations: t-SNE map": one_thread(tsne_time),
     "representations: few-labels curves": one_thread(few_labels_time),
 }

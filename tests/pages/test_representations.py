@@ -81,3 +81,38 @@ def test_the_prototypes_are_the_support_means():
     sx, sy = plotly_array(support["x"]), r["support_y"]
     means = [sx[sy == c].mean() for c in r["classes"]]
     np.testing.assert_allclose(plotly_array(stars["x"]), means, rtol=1e-4, atol=1e-5)
+
+
+def test_step_trains_simclr_and_draws_its_frame():
+    at = open_view(open_page(PAGE), SLUG, "Contrastive (SimCLR)")
+    at.button(key="re_simclr__step").click().run()
+    assert not at.exception
+    view = at.session_state["re_simclr__view"]
+    assert view.steps > 0
+    snap = view.snapshot()
+    sim = chart_figure(at, "re_fig_similarity")
+    np.testing.assert_allclose(plotly_array(sim["data"][0]["z"]).reshape(16, 16),
+                               snap.similarity, rtol=1e-5, atol=1e-6)
+    probe = chart_figure(at, "re_fig_probe")
+    assert plotly_array(probe["data"][0]["y"])[-1] == pytest.approx(snap.probe, rel=1e-6)
+
+
+def test_no_augmentation_and_a_perplexity_too_large_get_words():
+    at = open_page(PAGE)
+    at.session_state["re_aug"] = []
+    open_view(at, SLUG, "Contrastive (SimCLR)")
+    assert any("no augmentation is on" in m.value for m in at.info) and not at.error
+    at = open_page(PAGE)
+    at.session_state["re_map_n"], at.session_state["re_perplexity"] = 20, 30
+    open_view(at, SLUG, "t-SNE maps")
+    assert any("must be smaller than the number of points" in m.value for m in at.info)
+    assert not at.error
+
+
+def test_the_maps_print_their_knn_scores():
+    from topics.representations.compute import tsne_of
+    at = open_page(PAGE)
+    choose_preset(at, SLUG, "t-SNE: every map separates the digits")
+    texts = [a["text"] for a in chart_figure(at, "re_fig_maps")["layout"]["annotations"]]
+    for text, key in zip(texts, ("contrastive", "code", "pixels")):
+        assert f"{tsne_of(key, 300, 30.0)['knn']:.1%}" in text

@@ -11,7 +11,11 @@ from sklearn.cluster import KMeans
 from engine.representations import (METHODS, DECTrainer, adjusted_rand, check_clusterable,
                                     cluster, cluster_accuracy, digit_codes, digits_pixels,
                                     make_shape, probe_accuracy, shipped_state, spread_labels)
+from engine.representations.contrastive import (AUGMENTATIONS, PROBE_LABELS,
+                                                ContrastiveTrainer, check_augmentations,
+                                                simclr_features)
 from engine.representations.fewlabels import split
+from engine.representations.maps import check_tsne, knn_accuracy, tsne_map
 from ui.lesson_measures import lesson_measure
 
 # ----------------------------------------------------------------------------- constants
@@ -27,7 +31,17 @@ DEC_STEPS = 300                           # the DEC claims: after this many iter
 TRAIN_MAX = 3_000
 REPRESENTATIONS = {"pixels": "pixels",          # logistic regression on raw pixels
                    "code": "AE code",          # ... on the autoencoder's code
+                   "contrastive": "SimCLR features",   # ... on the shipped SimCLR features
                    "spread": "spreading"}      # label spreading over all digits' pixels
+TAUS = (0.05, 0.1, 0.2, 0.5, 1.0)         # NT-Xent temperatures
+CL_LRS = (0.001, 0.003, 0.01)
+CL_STEPS = 500                            # the contrastive claims: after this many iterations
+CL_TRAIN_MAX = 5_000
+MAP_REPRESENTATIONS = {"contrastive": "SimCLR features", "code": "AE code",
+                       "pixels": "raw pixels"}
+PERPLEXITIES = (2, 5, 10, 30, 50, 100)
+MAP_POINTS = (20, 100, 300, 600, 1000, 1797)
+MAP_K = 5                                 # neighbours of the map's kNN score
 
 
 # ----------------------------------------------------------------------------- shapes
@@ -116,13 +130,34 @@ def _dec_after(k: int, alpha: float, lr: float, gamma: float, interval: int, ste
                seed: int) -> dict[str, float]:
     trainer = build_trainer(k, alpha, lr, gamma, interval, seed, "cpu")
     trainer.step(steps)
-    return {"dec": trainer.snapshot().accuracy, "kmeans_code": trainer.kmeans_accuracy}
+    snap = trainer.snapshot()
+    return {"dec": snap.accuracy, "kmeans_code": trainer.kmeans_accuracy,
+            "top_purity": top_purity_of(snap.top, snap.labels)}
+
+
+def top_purity_of(top: np.ndarray, labels: np.ndarray) -> float:
+    """Share of the shown top members (top (k, m), -1: none) whose digit is the most common
+    digit of their cluster's row."""
+    agree = shown = 0
+    for row in top:
+        digits = labels[row[row >= 0]]
+        if len(digits):
+            agree += int(np.bincount(digits).max())
+            shown += len(digits)
+    return agree / shown if shown else float("nan")
 
 
 @lesson_measure(trains=True)
 def dec_accuracy(s: Mapping[str, Any], steps: int = DEC_STEPS, seed: int = 0) -> float:
     """Cluster accuracy of DEC on the digits after `steps` iterations (Hungarian matching)."""
     return _dec_after(*dec_args(s), int(steps), int(seed))["dec"]
+
+
+@lesson_measure(trains=True)
+def top_purity(s: Mapping[str, Any], steps: int = DEC_STEPS, seed: int = 0) -> float:
+    """After `steps` DEC iterations, the share of the top members drawn per cluster (largest
+    q_ij) that show their row's most common digit."""
+    return _dec_after(*dec_args(s), int(steps), int(seed))["top_purity"]
 
 
 @lesson_measure
@@ -152,6 +187,8 @@ def few_label_accuracy(representation: str, per_class: int, seed: int = 0) -> fl
         return probe_accuracy(x, y, per_class, REPEATS, seed)
     if representation == "code":
         return probe_accuracy(digit_codes(), y, per_class, REPEATS, seed)
+    if representation == "contrastive":
+        return probe_accuracy(simclr_features(), y, per_class, REPEATS, seed)
     if representation == "spread":
         from engine.representations.fewlabels import draw_labelled
         train, test = split(len(y), y)
@@ -268,3 +305,129 @@ def prototype_accuracy(s: Mapping[str, Any]) -> float:
     """Held-out accuracy of the nearest prototype in the autoencoder's code, at the settings'
     labelled digits per class."""
     return float(prototypes_of(int(s["re_per_class"]))["accuracy"])
+
+
+def contrastive_gain(s: Mapping[str, Any]) -> float:
+    """The shipped SimCLR features' probe accuracy minus the raw pixels', at the settings'
+    labels per class."""
+    return few_accuracy(s, "contrastive") - few_accuracy(s, "pixels")
+
+
+# ----------------------------------------------------------------------------- contrastive
+def augmentations_of(s: Mapping[str, Any]) -> tuple[str, ...]:
+    """The settings' augmentations, in AUGMENTATIONS' order."""
+    chosen = set(s["re_aug"] or ())
+    return tuple(k for k in AUGMENTATIONS if k in chosen)
+
+
+def contrastive_args(s: Mapping[str, Any]) -> tuple[tuple[str, ...], float, float]:
+    """(augmentations, tau, lr) of the settings s."""
+    return augmentations_of(s), float(s["re_tau"]), float(s["re_cl_lr"])
+
+
+def contrastive_problem(s: Mapping[str, Any]) -> str | None:
+    return check_augmentations(augmentations_of(s))
+
+
+def build_contrastive(kinds: tuple[str, ...], tau: float, lr: float, seed: int,
+                      device: str) -> ContrastiveTrainer:
+    """The live trainer, from plain values only (it may be built in a worker process)."""
+    return ContrastiveTrainer(kinds, tau=tau, lr=lr, seed=seed, device=device)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _contrastive_after(kinds: tuple[str, ...], tau: float, lr: float, steps: int,
+                       seed: int) -> float:
+    trainer = build_contrastive(kinds, tau, lr, seed, "cpu")
+    trainer.step(steps)
+    return trainer.probe()
+
+
+@lesson_measure(trains=True)
+def contrastive_probe(s: Mapping[str, Any], steps: int = CL_STEPS, seed: int = 0) -> float:
+    """The linear probe's held-out accuracy (PROBE_LABELS labels per class) on the features of
+    an encoder trained from scratch by SimCLR for `steps` iterations."""
+    return _contrastive_after(*contrastive_args(s), int(steps), int(seed))
+
+
+def probe_baseline(representation: str) -> float:
+    """The same probe (PROBE_LABELS labels per class, same draws) on raw pixels or the
+    autoencoder's code."""
+    return _probe_baseline(representation)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _probe_baseline(representation: str) -> float:
+    from engine.representations.contrastive import PROBE_REPEATS
+    x, y = digits_pixels()
+    features = digit_codes() if representation == "code" else x
+    return probe_accuracy(features, y, PROBE_LABELS, PROBE_REPEATS, 0)
+
+
+@lesson_measure(trains=True)
+def contrastive_over_code(s: Mapping[str, Any], steps: int = CL_STEPS) -> float:
+    """contrastive_probe after `steps` iterations minus the same probe on the AE code."""
+    return contrastive_probe(s, steps) - probe_baseline("code")
+
+
+@lesson_measure(trains=True)
+def contrastive_over_pixels(s: Mapping[str, Any], steps: int = CL_STEPS) -> float:
+    """contrastive_probe after `steps` iterations minus the same probe on raw pixels."""
+    return contrastive_probe(s, steps) - probe_baseline("pixels")
+
+
+@lesson_measure
+def code_probe(s: Mapping[str, Any]) -> float:
+    """The probe (PROBE_LABELS labels per class) on the autoencoder's code."""
+    return probe_baseline("code")
+
+
+@lesson_measure
+def pixels_probe(s: Mapping[str, Any]) -> float:
+    """The probe (PROBE_LABELS labels per class) on raw pixels."""
+    return probe_baseline("pixels")
+
+
+# ----------------------------------------------------------------------------- t-SNE maps
+def map_args(s: Mapping[str, Any]) -> tuple[int, float]:
+    """(digits in the map, perplexity) of the settings s."""
+    return int(s["re_map_n"]), float(s["re_perplexity"])
+
+
+def map_subset(n: int, seed: int = 0) -> np.ndarray:
+    """The indices of the n digits mapped: a seeded draw, sorted."""
+    total = len(digits_pixels()[1])
+    n = max(0, min(int(n), total))
+    return np.sort(np.random.default_rng(seed).permutation(total)[:n])
+
+
+def map_features(representation: str) -> np.ndarray:
+    x, _ = digits_pixels()
+    return {"contrastive": simclr_features, "code": digit_codes,
+            "pixels": lambda: x}[representation]()
+
+
+@st.cache_data(max_entries=24, show_spinner=False)
+def tsne_of(representation: str, n: int, perplexity: float, seed: int = 0) -> dict[str, Any]:
+    """The t-SNE map of n digits' features (a seeded subset) and its leave-one-out kNN
+    accuracy (MAP_K neighbours); "problem": a sentence when t-SNE cannot run."""
+    idx = map_subset(n)
+    y = digits_pixels()[1][idx]
+    problem = check_tsne(len(idx), perplexity)
+    if problem:
+        return {"problem": problem}
+    points = tsne_map(map_features(representation)[idx], perplexity, seed)
+    return {"problem": None, "points": points, "y": y,
+            "knn": knn_accuracy(points, y, min(MAP_K, len(idx) - 1))}
+
+
+@lesson_measure
+def map_knn(s: Mapping[str, Any], representation: str = "contrastive") -> float:
+    """Leave-one-out kNN accuracy in the t-SNE map of `representation`."""
+    r = tsne_of(representation, *map_args(s))
+    return float(r["knn"]) if not r["problem"] else float("nan")
+
+
+def map_knn_gain(s: Mapping[str, Any], better: str = "contrastive",
+                 worse: str = "code") -> float:
+    return map_knn(s, better) - map_knn(s, worse)

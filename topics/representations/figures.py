@@ -25,18 +25,28 @@ def shapes_figure(x: np.ndarray, panels: list[tuple[str, np.ndarray | None, str]
                   height: int = 330) -> go.Figure:
     """One small scatter per method, side by side: panels = (name, labels (n,) or None when
     the method failed, subtitle). DBSCAN's noise (-1) is grey."""
+    return scatter_panels([(name, x, labels, subtitle) for name, labels, subtitle in panels],
+                          height, match_y=True)
+
+
+def scatter_panels(panels: list[tuple[str, np.ndarray, np.ndarray | None, str]],
+                   height: int = 330, match_y: bool = False) -> go.Figure:
+    """Small scatters side by side: panels = (name, points (n, 2), colour labels (n,) or None
+    for an empty panel, subtitle); label -1 is grey. match_y: one y axis for all panels (the
+    same points), else each panel keeps its own axes."""
     m = len(panels)
     gap = 0.02
     width = (1 - gap * (m - 1)) / m
     traces, layout = [], {}
     annotations = []
-    for i, (name, labels, subtitle) in enumerate(panels):
+    for i, (name, x, labels, subtitle) in enumerate(panels):
         ax = "" if i == 0 else str(i + 1)
         lo = i * (width + gap)
         layout[f"xaxis{ax}"] = dict(domain=[lo, lo + width], showticklabels=False,
                                     zeroline=False, showgrid=False)
         layout[f"yaxis{ax}"] = dict(showticklabels=False, zeroline=False, showgrid=False,
-                                    anchor=f"x{ax}", **({} if i == 0 else {"matches": "y"}))
+                                    anchor=f"x{ax}",
+                                    **({"matches": "y"} if match_y and i else {}))
         if labels is not None:
             traces.append(dict(type="scattergl", x=f32(x[:, 0]), y=f32(x[:, 1]), mode="markers",
                                xaxis=f"x{ax}", yaxis=f"y{ax}", name=name, showlegend=False,
@@ -173,3 +183,48 @@ def prototypes_figure(points: np.ndarray, nearest: np.ndarray, support: np.ndarr
         dict(title=dict(text=title), height=420, legend=LEGEND_BELOW,
              xaxis=dict(title=dict(text="principal axis 1 of the code")),
              yaxis=dict(title=dict(text="axis 2"))))
+
+
+def similarity_figure(sim: np.ndarray, title: str) -> go.Figure:
+    """The cosine similarities s_ik (2m, 2m) of m digits' two views (rows and columns: view 1
+    of digits 1..m, then view 2); a digit's two views meet on the two off-centre diagonals."""
+    m2 = len(sim)
+    ticks = [f"{'ab'[i // (m2 // 2)]}{i % (m2 // 2) + 1}" for i in range(m2)]
+    return plain_figure(
+        [dict(type="heatmap", z=f32(sim), x=ticks, y=ticks, zmin=-1, zmax=1,
+              colorscale=colorscale("RdBu"), reversescale=True,
+              colorbar=dict(title=dict(text="s_ik")))],
+        dict(title=dict(text=title), height=400,
+             xaxis=dict(title=dict(text="view (a: first, b: second) and digit")),
+             yaxis=dict(autorange="reversed", scaleanchor="x")))
+
+
+def contrastive_loss_figure(steps: np.ndarray, loss: np.ndarray) -> go.Figure:
+    """The NT-Xent loss against the iteration (block means of the logged values)."""
+    s, v = block_means(np.asarray(steps), np.asarray(loss, dtype=float))
+    right = float(s[-1]) if len(s) else 1.0
+    return plain_figure(
+        [dict(type="scatter", x=s, y=f32(v), mode="lines", name="NT-Xent",
+              line=dict(color="#d62728"))],
+        dict(title=dict(text="NT-Xent loss"), height=300, showlegend=False,
+             xaxis=dict(title=dict(text="iteration"), range=[0, max(right, 1.0)]),
+             yaxis=dict(title=dict(text="loss"), range=_span(v))))
+
+
+def probe_figure(steps: np.ndarray, accuracy: np.ndarray, code: float, pixels: float,
+                 labels: int) -> go.Figure:
+    """The linear probe's held-out accuracy on the SimCLR features against the iteration,
+    beside the same probe on the autoencoder's code and on raw pixels (horizontal lines)."""
+    s, v = np.asarray(steps, dtype=float), np.asarray(accuracy, dtype=float)
+    right = max(float(s[-1]) if len(s) else 1.0, 1.0)
+    lines = [dict(type="scatter", x=[0, right], y=[value, value], mode="lines", name=name,
+                  line=dict(dash=dash, color=colour))
+             for name, value, dash, colour in (("AE code", code, "dash", "#2ca02c"),
+                                               ("raw pixels", pixels, "dot", "#ff7f0e"))]
+    return plain_figure(
+        [dict(type="scatter", x=f32(s), y=f32(v), mode="lines+markers",
+              name="SimCLR features", line=dict(color="#1f77b4")), *lines],
+        dict(title=dict(text=f"Linear probe, {labels} labels per class"), height=300,
+             legend=LEGEND_BELOW, xaxis=dict(title=dict(text="iteration"), range=[0, right]),
+             yaxis=dict(title=dict(text="held-out accuracy"), tickformat=".0%",
+                        range=_span(v, [code, pixels]))))

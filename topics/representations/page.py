@@ -14,22 +14,29 @@ import numpy as np
 import streamlit as st
 
 from engine.representations import LINKAGES, METHOD_NAMES, METHODS, SHAPES, digits_pixels
+from engine.representations.contrastive import AUGMENTATIONS, PROBE_LABELS
 from engine.weights import WeightsError
 from live.controls import live_training
 from live.parts import Figure
 from live.push import live_parts, place
 from topics.representations import figures as figs
-from topics.representations.compute import (ALPHAS, EPS, GAMMAS, INTERVALS, LRS, NOISES,
-                                            PER_CLASS, REPRESENTATIONS, TRAIN_MAX,
-                                            build_trainer, clustered, dec_args,
+from topics.representations.compute import (ALPHAS, CL_LRS, CL_TRAIN_MAX, EPS, GAMMAS,
+                                            INTERVALS, LRS, MAP_K, MAP_POINTS,
+                                            MAP_REPRESENTATIONS, NOISES, PER_CLASS,
+                                            PERPLEXITIES, REPRESENTATIONS, TAUS, TRAIN_MAX,
+                                            build_contrastive, build_trainer, clustered,
+                                            contrastive_args, contrastive_problem, dec_args,
                                             few_label_accuracy, kmeans_pixels_accuracy,
-                                            prototypes_of, spread_args, spread_of)
+                                            map_args, probe_baseline, prototypes_of,
+                                            spread_args, spread_of, tsne_of)
 from topics.representations.tour import PRESETS, STEPS
 from ui import session
 from ui.page import Live, View, topic_page, user_errors
 from ui.render import explain, show_figure
 from ui.state import Control, StateTable
 
+AUGMENTATION_NAMES = {"shift": "shift", "rotate": "rotate", "crop": "crop and resize",
+                      "noise": "noise"}
 SHAPE_NAMES = {"blobs": "Blobs", "anisotropic": "Anisotropic blobs", "moons": "Two moons",
                "circles": "Two circles", "varied": "Varied densities"}
 
@@ -61,6 +68,13 @@ STATE = StateTable([
             options=("moons", "circles", "blobs"), format_func=SHAPE_NAMES.get),
     Control("re_labelled", 1, "Labelled points per class", lo=0, hi=150, step=1),
     Control("re_spread_steps", 5, "Spreading iterations", lo=1, hi=100, step=1),
+    Control("re_aug", list(AUGMENTATIONS), "Augmentations", kind="multiselect",
+            options=AUGMENTATIONS, format_func=AUGMENTATION_NAMES.get),
+    Control("re_tau", 0.2, "Temperature τ", kind="select_slider", options=TAUS),
+    Control("re_cl_lr", 0.003, "Learning rate (Adam)", kind="select_slider", options=CL_LRS),
+    Control("re_map_n", 300, "Digits in the map", kind="select_slider", options=MAP_POINTS),
+    Control("re_perplexity", 30, "t-SNE perplexity", kind="select_slider",
+            options=PERPLEXITIES),
 ])
 
 
@@ -233,7 +247,9 @@ def few_view(panel) -> None:
                 f"(from a 70% training split; accuracy on the other 30%, mean of 3 draws) a "
                 f"logistic regression on raw pixels gets {at['pixels']:.1%}, on the "
                 f"autoencoder's 10-D code {at['code']:.1%}: a code learned to reconstruct is "
-                "not automatically a better input for a classifier. Label spreading uses the "
+                "not automatically a better input for a classifier; on the features of the "
+                f"SimCLR encoder (Contrastive tab, trained without labels) {at['contrastive']:.1%}. "
+                "Label spreading uses the "
                 f"unlabelled digits too and gets {at['spread']:.1%}: it lets labels flow along "
                 "a nearest-neighbour graph of all digits, so a digit takes the label of its "
                 "cluster. Right, label spreading: the same on 2-D points, drawn after a given "
@@ -244,8 +260,119 @@ def few_view(panel) -> None:
                 "principal axes. Notes 004, Fig. 13.2, 13.4 and 13.20.")
 
 
+def simclr_frame_parts(view, read, code: float, pixels: float) -> dict:
+    """One live frame of the contrastive tab as parts (pure): the augmented pairs, the
+    similarity matrix of their projections, the loss curve and the probe's accuracy curve."""
+    snap = view.snapshot()
+    loss_steps, loss = view.history.as_arrays("loss")
+    probe_steps, probe = view.history.as_arrays("probe")
+    grid = np.concatenate([snap.originals[None], snap.views])              # (3, m, 8, 8)
+    return {"re_fig_pairs": Figure(figs.members_figure(
+                grid, "Digits (top) and two augmented views of each")),
+            "re_fig_similarity": Figure(figs.similarity_figure(
+                snap.similarity, f"Cosine similarity of the projections, NT-Xent "
+                                 f"{snap.loss:.2f}")),
+            "re_fig_cl_loss": Figure(figs.contrastive_loss_figure(loss_steps, loss)),
+            "re_fig_probe": Figure(figs.probe_figure(
+                *_with_now(probe_steps, probe, view.steps, snap.probe), code, pixels,
+                PROBE_LABELS))}
+
+
+def _with_now(steps: np.ndarray, values: np.ndarray, now: int, value: float
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The logged curve with the current iteration's value added unless it is logged."""
+    if len(steps) and int(steps[-1]) == int(now):
+        return steps, values
+    return np.append(steps, now), np.append(values, value)
+
+
+def contrastive_view(panel) -> None:
+    with panel.controls:
+        for key in ("re_aug", "re_tau", "re_cl_lr"):
+            STATE.widget(key)
+    s = STATE.values()
+    seed, device = session.seed(), session.device()
+    kinds, tau, lr = contrastive_args(s)
+    with panel.figure:
+        problem = contrastive_problem(s)
+        if problem:
+            st.info(f"Contrastive learning: {problem}")
+            return
+        with st.spinner("The probe on the autoencoder's code and on raw pixels..."):
+            code, pixels = probe_baseline("code"), probe_baseline("pixels")
+        make = functools.partial(build_contrastive, kinds, tau, lr, seed, device)
+
+        def draw(view, tick) -> None:
+            parts = live_parts(simclr_frame_parts, view, code=code, pixels=pixels)
+            left, right = st.columns(2)
+            with left:
+                place(parts, "re_fig_pairs")
+                place(parts, "re_fig_cl_loss")
+            with right:
+                place(parts, "re_fig_similarity")
+                place(parts, "re_fig_probe")
+
+        with user_errors("train SimCLR"):
+            live_training("re_simclr", make, draw,
+                          config={"kinds": kinds, "tau": tau, "lr": lr, "seed": seed,
+                                  "device": device},
+                          steps_per_frame=5, max_steps_per_frame=50)
+    with panel.notes:
+        explain("SimCLR learns features without labels: each digit of a minibatch is "
+                "augmented twice (shifted, rotated, cropped and resized, noised: top left, "
+                "a fixed draw), an encoder f (64 → 256 → 32) gives each view its features h "
+                "and a projection head g (32 → 256 → 32) its z. The NT-Xent loss asks each "
+                "view to pick its partner among all 2B − 1 other views of the batch: "
+                "ℓ_i = −log(exp(s_i,p(i)/τ) / Σ_k≠i exp(s_ik/τ)), s the cosine similarity "
+                "of the z. Top right: s_ik for 8 digits' two views; the partners sit on the "
+                "two off-centre diagonals and turn red as training goes on. Bottom right: a "
+                f"logistic regression (the linear probe) fitted to {PROBE_LABELS} labelled "
+                "digits per class on h, its accuracy on held-out digits, against the same "
+                f"probe on the autoencoder's code ({code:.1%}) and on raw pixels "
+                f"({pixels:.1%}). Notes 004, Fig. 13.11 and 13.12.")
+
+
+def maps_view(panel) -> None:
+    with panel.controls:
+        STATE.widget("re_map_n")
+        STATE.widget("re_perplexity")
+    s = STATE.values()
+    n, perplexity = map_args(s)
+    with panel.figure:
+        bar = st.progress(0.0, text="t-SNE...")
+        maps = {}
+        for i, key in enumerate(MAP_REPRESENTATIONS):
+            bar.progress(i / len(MAP_REPRESENTATIONS),
+                         text=f"t-SNE of the {MAP_REPRESENTATIONS[key]} ({i + 1}/3), "
+                              "computed once per setting...")
+            maps[key] = tsne_of(key, n, perplexity)
+        bar.empty()
+        problem = next((m["problem"] for m in maps.values() if m["problem"]), None)
+        if problem:
+            st.info(f"t-SNE: {problem}. Map more digits or lower the perplexity.")
+            return
+        show_figure(figs.scatter_panels(
+            [(name, maps[key]["points"], maps[key]["y"],
+              f"{MAP_K}-NN accuracy in the map {maps[key]['knn']:.1%}")
+             for key, name in MAP_REPRESENTATIONS.items()], height=420), key="re_fig_maps")
+    with panel.notes:
+        rows = ", ".join(f"{name} {maps[key]['knn']:.1%}"
+                         for key, name in MAP_REPRESENTATIONS.items())
+        explain(f"t-SNE maps of {n} digits (a fixed random draw), coloured by their true "
+                "digit, which none of the three representations was given: the features of "
+                "the shipped SimCLR encoder (trained without labels, as on the previous tab), "
+                "the autoencoder's 10-D code and the raw 64 pixels. t-SNE places points so that "
+                "near neighbours stay near (the perplexity is about how many neighbours count); "
+                "the distances between clusters mean little. The score under each map: the "
+                f"share of digits whose {MAP_K} nearest neighbours in the 2-D map have the "
+                f"same digit by majority: {rows}. Notes 004, Fig. 13.10; notes 001, L4822.")
+
+
 VIEWS = [View("shapes", "Clustering shapes", shapes_view),
          View("dec", "Deep clustering (DEC)", dec_view, live=Live("re_dec", train_max=TRAIN_MAX)),
+         View("contrastive", "Contrastive (SimCLR)", contrastive_view,
+              live=Live("re_simclr", train_max=CL_TRAIN_MAX)),
+         View("maps", "t-SNE maps", maps_view),
          View("few", "Few labels", few_view)]
 
 if __name__ == "__main__":

@@ -3,12 +3,16 @@ is a Claim: measured by the function the page draws from, with the bound the tex
 (ui/claims.py); a text states bounds, the card prints the measured value beside them."""
 from __future__ import annotations
 
-from topics.representations.compute import (DEC_STEPS, ari_gap, ari_of, code_gain,
+from engine.representations.contrastive import AUGMENTATIONS
+from topics.representations.compute import (CL_STEPS, DEC_STEPS, ari_gap, ari_of, code_gain,
+                                            code_probe, contrastive_gain,
+                                            contrastive_over_code, contrastive_probe,
                                             dec_gain, few_accuracy, kmeans_code_accuracy,
-                                            kmeans_pixels, prototype_accuracy, pull_ratio,
+                                            kmeans_pixels, map_knn, pixels_probe,
+                                            probe_baseline, prototype_accuracy, pull_ratio,
                                             spread_accuracy, spread_gain,
                                             spread_reached)
-from ui.claims import PERCENT, Claim
+from ui.claims import PERCENT, Claim, OnRun
 from ui.widgets import Preset, Step
 
 # ----------------------------------------------------------------------------- settings
@@ -23,6 +27,8 @@ FEW = {"re_per_class": 1, "re_right": "spread", "re_spread_shape": "moons", "re_
 FEW5 = {**FEW, "re_per_class": 5}
 EARLY = {**FEW, "re_spread_steps": 3}
 PROTOS = {**FEW, "re_per_class": 5, "re_right": "protos"}
+SIMCLR = {"re_aug": list(AUGMENTATIONS), "re_tau": 0.2, "re_cl_lr": 0.003}
+MAPS = {"re_map_n": 300, "re_perplexity": 30}
 
 
 def _ari(method: str, what: str, **bound) -> Claim:
@@ -60,6 +66,21 @@ C_SPREAD = (Claim("unlabelled moons points given their true class", spread_accur
                   lo=0.95, fmt=PERCENT),)
 C_PROTOS = (Claim("nearest prototype in the code, 5 labels per class", prototype_accuracy,
                   lo=0.75, fmt=PERCENT),)
+C_SIMCLR = (Claim(f"probe on SimCLR features after {CL_STEPS} iterations, 5 labels per class",
+                  contrastive_probe, lo=0.84, slow=True, fmt=PERCENT,
+                  run=OnRun(CL_STEPS, ("probe",))),
+            Claim(f"SimCLR features minus AE code, probe after {CL_STEPS} iterations",
+                  contrastive_over_code, lo=0.02, slow=True, fmt=PERCENT,
+                  run=OnRun(CL_STEPS, ("probe",),
+                            combine=lambda p: p - probe_baseline("code"))))
+C_PROBES = (Claim("probe on the AE code minus on raw pixels, 5 labels per class",
+                  lambda s: code_probe(s) - pixels_probe(s), hi=0.0, fmt=PERCENT),)
+C_FEW_CL = (Claim("shipped SimCLR features minus raw pixels, 1 label per class",
+                  contrastive_gain, lo=0.05, fmt=PERCENT),)
+C_MAPS = tuple(Claim(f"5-NN accuracy in the t-SNE map of the {what}",
+                     lambda s, key=key: map_knn(s, key), lo=0.9, fmt=PERCENT)
+               for key, what in (("contrastive", "SimCLR features"), ("code", "AE code"),
+                                 ("pixels", "raw pixels")))
 C_EARLY = (Claim("unlabelled points reached after 3 iterations", spread_reached, hi=0.5,
                  fmt=PERCENT),)
 
@@ -86,7 +107,18 @@ PRESETS = {
     "One label per digit": Preset(
         FEW, "With one labelled digit per class, label spreading over all digits beats a "
              "classifier on those ten by more than 10 points; the autoencoder's code gains "
-             "at most 2 points over raw pixels.", "few", C_FEW + C_SPREAD),
+             "at most 2 points over raw pixels, the SimCLR features more than 5.", "few",
+        C_FEW + C_FEW_CL + C_SPREAD),
+    "SimCLR learns digits without labels": Preset(
+        SIMCLR, f"Press Play: after {CL_STEPS} iterations a linear probe on the SimCLR "
+                "features, fitted to 5 labelled digits per class, gets above 84% of the "
+                "held-out digits right, at least 2 points more than the same probe on the "
+                "autoencoder's code, which does worse than raw pixels.", "contrastive",
+        C_SIMCLR + C_PROBES),
+    "t-SNE: every map separates the digits": Preset(
+        MAPS, "In the t-SNE maps of SimCLR features, autoencoder code and raw pixels alike, "
+              "more than 90% of the digits have mostly their own digit among their 5 nearest "
+              "neighbours.", "maps", C_MAPS),
     "Labels need iterations to travel": Preset(
         EARLY, "After 3 iterations the labels have reached fewer than half of the points: "
                "each iteration carries them one neighbour further.", "few", C_EARLY),
@@ -115,6 +147,19 @@ STEPS = [
          "half. DEC trusts its confident assignments, so the most typical digits move "
          "first; k-means on raw pixels (above 70%) is the bar it has to clear.", DEC, "dec",
          C_PULL + C_KMEANS[1:]),
+    Step("Learning without labels",
+         "SimCLR trains an encoder to tell two augmented views of the same digit from the "
+         "views of all other digits; no label is used. Press Play: the partners' similarity "
+         "(the off-centre diagonals) rises, and after "
+         f"{CL_STEPS} iterations a linear probe on its features with 5 labels per class "
+         "passes 84%, at least 2 points above the probe on the autoencoder's code.",
+         SIMCLR, "contrastive", C_PROBES + C_SIMCLR),
+    Step("Maps of the representations",
+         "t-SNE draws each representation in 2-D keeping near neighbours near. Coloured by "
+         "the digit none of them saw, all three maps keep the digits apart: more than 90% "
+         "of the digits have mostly their own digit among their 5 nearest neighbours in "
+         "each map. A map shows neighbourhoods, not what a linear classifier can use.",
+         MAPS, "maps", C_MAPS),
     Step("Few labels, many digits",
          "With 5 labels per class a classifier on pixels stays below 90%, while label "
          "spreading, which also uses the unlabelled digits, gets above 90%.",
