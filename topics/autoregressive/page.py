@@ -40,6 +40,7 @@ from engine.autoregressive.wavenet import HARMONICS, PERIOD
 from engine.autoregressive.wavenet import SCHEDULES as SCHEDULES_1D
 from engine.autoregressive.wavenet import field_of as field_of_1d
 from engine.weights import WeightsError
+from ui.live_keys import live_keys
 from ui.render import metrics
 from topics.autoregressive.tour import PRESETS, STEPS
 from ui import session
@@ -238,7 +239,10 @@ def pixelcnn_view(panel) -> None:
     levels, hidden, blocks, lr, cond, gated = trainer_args(s)
     temperature = float(s["au_temp"])
     shipped = shipped_name(s) if seed == PIXELCNN["plain"]["seed"] else None
-    use = shipped is not None and not st.session_state.get(SHIPPED_USED)
+    # the shipped state at the session's first build only: never after Reset, nor for a slide
+    # or a tour that asks for a fresh trainer (it trains from iteration 0)
+    fresh = st.session_state.get(live_keys("au_train").reset_asked)
+    use = shipped is not None and not fresh and not st.session_state.get(SHIPPED_USED)
     make = functools.partial(build_trainer, levels, hidden, blocks, lr, cond, gated, seed,
                              device, pretrained_bytes(shipped) if use and shipped else None)
     setup = (f"{levels} grey levels, a 5 × 5 type-A layer and {blocks} 3 × 3 type-B "
