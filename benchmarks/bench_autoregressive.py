@@ -2,7 +2,8 @@
 field of one output pixel through 8 masked layers by autograd (< 100 ms per click), the
 causal 1-D field (< 50 ms), sampling one 8 × 8 digit pixel by pixel (64 forward passes,
 < 0.5 s), and the live PixelCNN trainer's speed against a plain PyTorch loop on the same
-minibatches (>= 0.95x)."""
+minibatches (>= 0.95x); reading a shipped PixelCNN once per process, one gated training
+iteration against a plain one, and a WaveNet generating 208 samples one by one."""
 from __future__ import annotations
 
 import time
@@ -58,10 +59,41 @@ def training_ratio(steps: int = 100) -> Measurement:
                                          "iterations of 64 digits; target >= 0.95")
 
 
+def shipped_read() -> Measurement:
+    from engine.autoregressive.pretrained import load_trainer, pixelcnn_file
+    from ui.topics import ROOT
+    path = pixelcnn_file(ROOT / "assets" / "weights", "plain")
+    t = median_time(lambda: load_trainer(path), repeat=3)
+    return Measurement(t * 1e3, "ms", "the shipped PixelCNN trainer read and rebuilt (once per "
+                                      "process)")
+
+
+def gated_cost(steps: int = 30) -> Measurement:
+    times = {}
+    for gated in (False, True):
+        trainer = PixelCNNTrainer(levels=4, seed=0, gated=gated)
+        trainer.step(3)
+        times[gated] = median_time(lambda t=trainer: t.step(steps), repeat=3)
+    return Measurement(times[True] / times[False], "x", f"gated / plain PixelCNN, {steps} "
+                                                        "iterations of 64 digits")
+
+
+def wavenet_generation() -> Measurement:
+    from engine.autoregressive.wavenet import WaveNet, generate, vowels
+    model = WaveNet()
+    prompt = vowels(1, seed=0)[0, :48]
+    t = median_time(lambda: generate(model, prompt, 256), repeat=3)
+    return Measurement(t, "s", "208 samples, one forward pass each (the WaveNet tab's "
+                                "continuation, cached per vowel and prompt)")
+
+
 BENCHMARKS = {
     "autoregressive: masked field, 8 layers": field,
     "autoregressive: two-stack field, 8 layers": lambda: field("two-stack"),
     "autoregressive: causal 1-D field": causal,
     "autoregressive: sample one digit": one_digit,
     "autoregressive: live training vs plain loop": training_ratio,
+    "autoregressive: read the shipped PixelCNN": shipped_read,
+    "autoregressive: gated vs plain iteration": gated_cost,
+    "autoregressive: WaveNet generation": wavenet_generation,
 }

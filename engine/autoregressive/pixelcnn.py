@@ -3,6 +3,8 @@ factor a Q-way softmax over the levels of pixel i in raster order.
 
     h_0 = relu(A(x / (Q - 1)) + e_y)           A: a 5 x 5 type-A masked convolution
     h_l = relu(B_l(h_{l-1}) + e_y) + h_{l-1}   B_l: 3 x 3 type-B, l = 1 .. L
+    (gated:  f, g = B_l(h_{l-1}) + e_y  split in two halves of C channels,
+             h_l = tanh(f) ⊙ σ(g) + h_{l-1})
     logits = W h_L                             W: 1 x 1 convolution to Q channels
 
 e_y: a learned vector per class (class-conditional model) or 0. The loss is the mean over
@@ -24,27 +26,34 @@ CLASSES = 10
 
 class PixelCNN(nn.Module):
     def __init__(self, levels: int, hidden: int = 32, layers: int = 4,
-                 conditional: bool = False):
+                 conditional: bool = False, gated: bool = False):
         super().__init__()
         if layers < 0:
             raise ValueError("the PixelCNN needs at least 0 type-B layers")
-        self.levels, self.conditional = int(levels), bool(conditional)
+        self.levels, self.conditional, self.gated = int(levels), bool(conditional), bool(gated)
+        self.hidden = int(hidden)
+        width = 2 * hidden if gated else hidden                          # gated: f and g
         self.first = MaskedConv2d(1, hidden, 5, "A")
-        self.blocks = nn.ModuleList(MaskedConv2d(hidden, hidden, 3, "B") for _ in range(layers))
-        self.embed = nn.Embedding(CLASSES, hidden) if conditional else None
+        self.blocks = nn.ModuleList(MaskedConv2d(hidden, width, 3, "B") for _ in range(layers))
+        self.embed = nn.Embedding(CLASSES, width) if conditional else None
         self.out = nn.Conv2d(hidden, levels, 1)
 
     def forward(self, x: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
         """x (B, 8, 8) long levels, y (B,) long classes -> logits (B, Q, 8, 8)."""
-        e = 0.0
+        e: torch.Tensor | float = 0.0
         if self.embed is not None:
             if y is None:
                 raise ValueError("a class-conditional PixelCNN needs the classes")
-            e = self.embed(y)[:, :, None, None]                          # (B, C, 1, 1)
+            e = self.embed(y)[:, :, None, None]                          # (B, C or 2C, 1, 1)
+        e_first = e[:, :self.hidden] if isinstance(e, torch.Tensor) else e
         z = (x.float() / (self.levels - 1))[:, None]                     # (B, 1, 8, 8)
-        h = torch.relu(self.first(z) + e)                                # (B, C, 8, 8)
+        h = torch.relu(self.first(z) + e_first)                          # (B, C, 8, 8)
         for block in self.blocks:
-            h = torch.relu(block(h) + e) + h
+            if self.gated:
+                f, g = (block(h) + e).chunk(2, 1)                        # (B, C, 8, 8) each
+                h = torch.tanh(f) * torch.sigmoid(g) + h
+            else:
+                h = torch.relu(block(h) + e) + h
         return self.out(h)                                               # (B, Q, 8, 8)
 
 

@@ -23,6 +23,7 @@ class Snapshot:
     test_bits: float         # bits per pixel of the test digits under the model
     baseline_bits: float     # ... under the independent-pixel model
     levels: int
+    pretrained: int | None = None   # iterations trained offline when loaded from a file
 
 
 class PixelCNNTrainer(TrainerBase):
@@ -33,10 +34,14 @@ class PixelCNNTrainer(TrainerBase):
 
     def __init__(self, levels: int = 4, hidden: int = 32, layers: int = 4, lr: float = 3e-3,
                  conditional: bool = False, batch: int = 64, seed: int = 0,
-                 device: str = "cpu"):
+                 device: str = "cpu", gated: bool = False):
         super().__init__()
         d = quantised_digits(int(levels))
         self.levels, self.conditional, self.batch = int(levels), bool(conditional), int(batch)
+        self.config = {"levels": int(levels), "hidden": int(hidden), "layers": int(layers),
+                       "lr": float(lr), "conditional": bool(conditional), "batch": int(batch),
+                       "seed": int(seed), "gated": bool(gated)}
+        self.pretrained_steps: int | None = None   # iterations trained offline, if loaded
         self.device = device
         self.x = torch.from_numpy(d.train).to(device)                   # (N, 8, 8)
         self.y = torch.from_numpy(d.train_labels).to(device)             # (N,)
@@ -46,7 +51,7 @@ class PixelCNNTrainer(TrainerBase):
         with torch.random.fork_rng(devices=[]):                      # seeded, whatever ran before
             torch.manual_seed(seed)
             self.model = PixelCNN(self.levels, int(hidden), int(layers),
-                                  self.conditional).to(device)
+                                  self.conditional, bool(gated)).to(device)
         self.opt = torch.optim.Adam(self.model.parameters(), lr=float(lr))
         self.gen = torch.Generator().manual_seed(int(seed))
 
@@ -68,7 +73,8 @@ class PixelCNNTrainer(TrainerBase):
 
     def snapshot(self) -> Snapshot:
         return self.cached("snapshot", lambda: Snapshot(
-            int(self.steps), self.test_bits(), float(self.baseline), self.levels))
+            int(self.steps), self.test_bits(), float(self.baseline), self.levels,
+            self.pretrained_steps))
 
     def _modules(self) -> dict[str, nn.Module]:
         return {"model": self.model}

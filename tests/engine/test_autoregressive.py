@@ -64,10 +64,11 @@ def test_a_masked_layer_never_reads_the_future(kind):
         assert not torch.allclose(layer(bumped)[..., 3, 3], layer(x)[..., 3, 3])
 
 
-@pytest.mark.parametrize("conditional", [False, True])
-def test_the_pixelcnn_prediction_of_pixel_i_ignores_pixels_from_i_on(conditional):
+@pytest.mark.parametrize("conditional, gated", [(False, False), (True, False), (False, True),
+                                                (True, True)])
+def test_the_pixelcnn_prediction_of_pixel_i_ignores_pixels_from_i_on(conditional, gated):
     torch.manual_seed(1)
-    model = PixelCNN(4, hidden=8, layers=3, conditional=conditional)
+    model = PixelCNN(4, hidden=8, layers=3, conditional=conditional, gated=gated)
     x = torch.randint(0, 4, (2, 8, 8))
     y = torch.tensor([3, 7]) if conditional else None
     gen = torch.Generator().manual_seed(2)

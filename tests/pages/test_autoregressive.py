@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from tests.apptest import (chart_figure, check_every_preset_and_step, check_tabs_are_the_views,
+                           click_chart,
                            choose_preset, open_page, open_view, plotly_array, set_values)
 
 PAGE = "topics/autoregressive/page.py"
@@ -109,3 +110,41 @@ def test_a_run_that_does_not_learn_is_said_in_words(test_bits, diverged_at, word
     parts = _module().train_frame_parts(view, lambda fn, *a: fn(trainer), mode="free",
                                         temperature=1.0, digit=0, prow=3, pcol=2, setup="x")
     assert words in parts["au_caption"].text
+
+
+def test_the_live_pixelcnn_opens_on_the_shipped_model():
+    from engine.autoregressive.pretrained import PIXELCNN_STEPS
+    at = open_view(open_page(PAGE), SLUG, "PixelCNN")
+    view = at.session_state["au_train__view"]
+    assert view.steps == PIXELCNN_STEPS
+    assert f"iteration {PIXELCNN_STEPS}," in chart_figure(at, "au_fig_samples")["layout"][
+        "title"]["text"]
+
+
+def test_a_click_on_a_pixel_shows_its_distribution_and_the_sampler_has_64_steps():
+    from topics.autoregressive.compute import shipped_trainer
+    from engine.autoregressive.reads import predictive_of
+    at = open_view(open_page(PAGE), SLUG, "Sampling pixel by pixel")
+    steps = chart_figure(at, "au_fig_steps")
+    assert len(steps["frames"]) == 64 and len(steps["layout"]["sliders"][0]["steps"]) == 64
+    drawn = plotly_array(steps["frames"][10]["data"][0]["z"])
+    assert np.isfinite(drawn).sum() == 11             # pixels 0..10 drawn at step 10
+    click_chart(at, "au_fig_pixel", {"curve_number": 1, "point_number": 0, "x": 6, "y": 4})
+    assert (at.session_state["au_prow"], at.session_state["au_pcol"]) == (4, 6)
+    bars = next(t for t in chart_figure(at, "au_fig_pixel")["data"]
+                if t.get("name") == "p(level)")
+    expected = predictive_of(shipped_trainer("plain"), 0, 4, 6).probs
+    np.testing.assert_allclose(plotly_array(bars["y"]), expected, rtol=1e-6)
+
+
+def test_the_wavenet_tab_keeps_the_prompt_and_generates_the_rest():
+    from engine.autoregressive.wavenet import HELD_OUT_SEED, vowels
+    at = open_view(open_page(PAGE), SLUG, "WaveNet on a vowel")
+    set_values(at, au_prompt=32, au_vowel=3)
+    fig = chart_figure(at, "au_fig_wave")
+    real = next(t for t in fig["data"] if t["name"] == "real vowel")
+    made = next(t for t in fig["data"] if t["name"] == "generated")
+    np.testing.assert_allclose(plotly_array(real["y"]), vowels(16, HELD_OUT_SEED)[3],
+                               rtol=1e-6)
+    assert len(plotly_array(made["y"])) == 256 - 31
+    assert "32 samples given, 224 generated" in fig["layout"]["title"]["text"]

@@ -2,6 +2,7 @@
 and what the claims measure, from the same engine calls."""
 from __future__ import annotations
 
+import logging
 from typing import Any, Mapping
 
 import numpy as np
@@ -11,9 +12,17 @@ from engine.autoregressive import (PixelCNNTrainer, blind_spot, blind_spot_formu
                                    causal_field, causal_field_size, field_by_gradient,
                                    future_leak, kernel_mask)
 from engine.autoregressive.reads import predictive_of, samples_of
+from engine.autoregressive.pixelcnn import sample
+from engine.autoregressive.pretrained import (PIXELCNN, load_trainer, load_wavenet,
+                                              pixelcnn_file, wavenet_config, wavenet_file)
 from engine.autoregressive.receptive import causal_window
+from engine.autoregressive.wavenet import (HELD_OUT_SEED, WaveNet, generate, held_out_error,
+                                           parameter_count, vowels)
 from engine.autoregressive.vqvae import code_grid_bits, train_vqvae
 from ui.lesson_measures import lesson_measure
+from ui.topics import ROOT
+
+log = logging.getLogger(__name__)
 
 # ----------------------------------------------------------------------------- constants
 STACK_NAMES = {"pixelcnn": "PixelCNN (masked k×k)", "two-stack": "Two stacks (gated PixelCNN)"}
@@ -120,23 +129,36 @@ def causal_ms(s: Mapping[str, Any]) -> float:
 
 
 # ----------------------------------------------------------------------------- PixelCNN
-def trainer_args(s: Mapping[str, Any]) -> tuple[int, int, int, float, bool]:
-    """(levels, hidden, blocks, lr, conditional) of the settings s."""
+def trainer_args(s: Mapping[str, Any]) -> tuple[int, int, int, float, bool, bool]:
+    """(levels, hidden, blocks, lr, conditional, gated) of the settings s."""
     return (int(s["au_levels"]), int(s["au_hidden"]), int(s["au_blocks"]), float(s["au_lr"]),
-            bool(s["au_cond"]))
+            bool(s["au_cond"]), bool(s["au_gated"]))
 
 
 def build_trainer(levels: int, hidden: int, blocks: int, lr: float, conditional: bool,
-                  seed: int, device: str) -> PixelCNNTrainer:
-    """The live trainer, from plain values only (it may be built in a worker process)."""
+                  gated: bool, seed: int, device: str, snapshot: bytes | None = None
+                  ) -> PixelCNNTrainer:
+    """The live trainer, from plain values only (it may be built in a worker process): the
+    shipped trainer whose bytes are `snapshot` when it has exactly these settings (a stale or
+    damaged file is logged and a fresh trainer built instead), else a fresh one."""
+    config = {"levels": levels, "hidden": hidden, "layers": blocks, "lr": lr,
+              "conditional": conditional, "gated": gated, "seed": seed}
+    if snapshot is not None:
+        try:
+            trainer = load_trainer(snapshot, device)
+            if all(trainer.config[k] == v for k, v in config.items()):
+                return trainer
+            log.warning("the shipped PixelCNN has other settings: training from scratch")
+        except Exception:  # noqa: BLE001 - a stale or damaged file: train from scratch
+            log.exception("could not load the shipped PixelCNN")
     return PixelCNNTrainer(levels=levels, hidden=hidden, layers=blocks, lr=lr,
-                           conditional=conditional, seed=seed, device=device)
+                           conditional=conditional, seed=seed, device=device, gated=gated)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def _trained(levels: int, hidden: int, blocks: int, lr: float, conditional: bool, steps: int,
-             seed: int) -> PixelCNNTrainer:
-    trainer = build_trainer(levels, hidden, blocks, lr, conditional, seed, "cpu")
+def _trained(levels: int, hidden: int, blocks: int, lr: float, conditional: bool, gated: bool,
+             steps: int, seed: int) -> PixelCNNTrainer:
+    trainer = build_trainer(levels, hidden, blocks, lr, conditional, gated, seed, "cpu")
     trainer.step(steps)
     return trainer
 
@@ -233,3 +255,133 @@ def prior_gain(s: Mapping[str, Any]) -> float:
     prior: what the prior learns about where codes go."""
     r = vq_of(*vq_args(s))
     return code_grid_bits(r.usage)[1] - float(r.prior_bits)
+
+
+# ----------------------------------------------------------------------------- shipped models
+WEIGHTS = ROOT / "assets" / "weights"
+SHIPPED = {"plain": "plain PixelCNN", "gated": "gated PixelCNN (tanh ⊙ σ)"}
+SAMPLE_SEEDS = 20
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def pretrained_bytes(name: str) -> bytes | None:
+    """The bytes of the shipped PixelCNN trainer `name` (None if the file is missing)."""
+    path = pixelcnn_file(WEIGHTS, name)
+    return path.read_bytes() if path.exists() else None
+
+
+def shipped_name(s: Mapping[str, Any]) -> str | None:
+    """The shipped trainer whose settings are those of s, if any."""
+    wanted = {"levels": int(s["au_levels"]), "hidden": int(s["au_hidden"]),
+              "layers": int(s["au_blocks"]), "lr": float(s["au_lr"]),
+              "conditional": bool(s["au_cond"]), "gated": bool(s["au_gated"])}
+    for name, config in PIXELCNN.items():
+        if all(config[k] == v for k, v in wanted.items()):
+            return name
+    return None
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def shipped_trainer(name: str) -> PixelCNNTrainer:
+    """The shipped PixelCNN trainer `name`, read once per process (read only: never stepped).
+    A WeightsError says what to rebuild."""
+    return load_trainer(pixelcnn_file(WEIGHTS, name), "cpu", expect=PIXELCNN[name])
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def trajectory_of(name: str, temperature: float, seed: int) -> dict:
+    """One digit drawn pixel by pixel from the shipped model: the image and, for every pixel,
+    the distribution it was drawn from."""
+    images, probs = sample(shipped_trainer(name).model, 1, temperature, seed)
+    return {"image": images[0].numpy(), "probs": probs[0].numpy()}
+
+
+def _shipped_of(s: Mapping[str, Any]) -> str:
+    return str(s["au_model"])
+
+
+@lesson_measure
+def shipped_bits(s: Mapping[str, Any]) -> float:
+    """Test bits per pixel of the shipped model the settings choose."""
+    return shipped_trainer(_shipped_of(s)).snapshot().test_bits
+
+
+@lesson_measure
+def gated_gain(s: Mapping[str, Any]) -> float:
+    """Bits per pixel of the shipped plain PixelCNN minus the shipped gated one (same
+    settings, same iterations)."""
+    return (shipped_trainer("plain").snapshot().test_bits
+            - shipped_trainer("gated").snapshot().test_bits)
+
+
+@lesson_measure
+def shipped_truth_probability(s: Mapping[str, Any]) -> float:
+    """The shipped model's probability of the clicked pixel's true level, given the test
+    digit's pixels before it."""
+    p = predictive_of(shipped_trainer(_shipped_of(s)), *pixel_args(s))
+    return float(p.probs[p.truth])
+
+
+def drawn_probability(s: Mapping[str, Any]) -> float:
+    """Mean probability the shipped model gave each level it drew, over the 64 pixels."""
+    t = trajectory_of(_shipped_of(s), float(s["au_temp"]), int(s["au_sseed"]))
+    rows, cols = np.mgrid[:8, :8]
+    return float(t["probs"][rows, cols, t["image"]].mean())
+
+
+# ----------------------------------------------------------------------------- WaveNet
+WAVE_NAMES = {"dilated": "dilated 1, 2, 4, 8, 16", "undilated": "undilated 1, 1, 1, 1, 1"}
+VOWELS = 16              # held-out vowels to choose from
+PROMPTS = (32, 48, 64, 96)
+WAVE_LENGTH = 256
+WAVE_RATE_KHZ = 16.0
+WAVE_PARAMS = parameter_count(WaveNet())     # the same for both schedules
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def shipped_wavenet(name: str):
+    """The shipped WaveNet `name`, read once per process."""
+    return load_wavenet(wavenet_file(WEIGHTS, name), expect=wavenet_config(name))
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def wave_error(name: str) -> float:
+    """Held-out one-step error of the shipped WaveNet, in units of the signal's variance."""
+    return held_out_error(shipped_wavenet(name))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def wave_of(name: str, vowel: int, prompt: int) -> dict:
+    """Held-out vowel `vowel` and the shipped WaveNet's continuation of its first `prompt`
+    samples, generated one sample at a time; the continuation's error in units of the
+    vowel's variance."""
+    real = vowels(VOWELS, HELD_OUT_SEED, WAVE_LENGTH)[int(vowel) % VOWELS]      # (T,)
+    made = generate(shipped_wavenet(name), real[:prompt], WAVE_LENGTH)          # (T,)
+    err = float(((made[prompt:] - real[prompt:]) ** 2).mean() / real.var())
+    return {"real": real, "made": made, "error": err}
+
+
+def wave_args(s: Mapping[str, Any]) -> tuple[int, int]:
+    return int(s["au_vowel"]), int(s["au_prompt"])
+
+
+@lesson_measure
+def dilated_error(s: Mapping[str, Any]) -> float:
+    return wave_error("dilated")
+
+
+@lesson_measure
+def undilated_error(s: Mapping[str, Any]) -> float:
+    return wave_error("undilated")
+
+
+@lesson_measure
+def dilation_ratio(s: Mapping[str, Any]) -> float:
+    """Held-out one-step error of the undilated WaveNet over the dilated one's (same
+    weights count)."""
+    return wave_error("undilated") / wave_error("dilated")
+
+
+def continuation_error(s: Mapping[str, Any], name: str) -> float:
+    """Error of the shipped WaveNet `name`'s generated continuation of the chosen vowel."""
+    return wave_of(name, *wave_args(s))["error"]

@@ -37,7 +37,7 @@ def field_figure(routes: np.ndarray, blind: np.ndarray, window: np.ndarray, row:
     z = np.log1p(routes)                                                 # (size, size)
     br, bc = np.nonzero(blind)
     wr, wc = np.nonzero(window & ~blind & ~(routes > 0))
-    traces = [dict(type="heatmap", z=f32(z), colorscale=ROUTES, showscale=False,
+    traces: list[dict] = [dict(type="heatmap", z=f32(z), colorscale=ROUTES, showscale=False,
                    zmin=0, zmax=max(float(z.max()), 1e-9), xgap=1, ygap=1,
                    name="routes", text=[[f"{int(v)} routes" for v in r] for r in routes],
                    hovertemplate="row %{y}, col %{x}: %{text}<extra></extra>"),
@@ -171,7 +171,7 @@ def bits_pixel_figure(steps: np.ndarray, bits: np.ndarray, test_step: int, test_
     for q, p in enumerate(probs):
         bars_x += [float(q), float(q), None]
         bars_y += [0.0, float(p), None]
-    traces = [dict(type="scatter", x=s, y=f32(v), mode="lines", name="train minibatch",
+    traces: list[dict] = [dict(type="scatter", x=s, y=f32(v), mode="lines", name="train minibatch",
                    line=dict(color=COLORWAY[0])),
               dict(type="scatter", x=[0, max(int(test_step), 1)], y=[baseline, baseline],
                    mode="lines", name="independent pixels", line=dict(color="#888888",
@@ -227,3 +227,112 @@ def usage_figure(usage: np.ndarray, title: str) -> go.Figure:
                              xaxis=dict(title=dict(text="code k"), range=[-1, k]),
                              yaxis=dict(title=dict(text="uses on the test digits"),
                                         rangemode="tozero")))
+
+
+# ----------------------------------------------------------------------------- sampling
+def _bars(probs: np.ndarray, mark: int) -> tuple[dict, dict]:
+    """p over the levels as bars, and the bar of level `mark` again in red."""
+    q = np.arange(len(probs))
+    return (dict(type="bar", x=f32(q), y=f32(probs), name="p(level)",
+                 marker=dict(color=COLORWAY[0]), xaxis="x2", yaxis="y2"),
+            dict(type="bar", x=[int(mark)], y=[float(probs[mark])], name="chosen level",
+                 marker=dict(color=TARGET), xaxis="x2", yaxis="y2"))
+
+
+def _two_panels(levels: int, bar_title: str) -> dict:
+    x, y = _pixel_axes(8, (0.0, 0.42))
+    return dict(xaxis=x, yaxis=y, barmode="overlay", showlegend=False,
+                xaxis2=dict(anchor="y2", domain=[0.52, 1], range=[-0.6, levels - 0.4],
+                            dtick=1, title=dict(text=bar_title)),
+                yaxis2=dict(anchor="x2", domain=[0.1, 0.9], range=[0, 1.05],
+                            title=dict(text="p")))
+
+
+def sampling_figure(image: np.ndarray, probs: np.ndarray, levels: int, title: str
+                    ) -> go.Figure:
+    """One digit drawn pixel by pixel, as an animation with a Play button and a slider over
+    the 64 steps: left, the pixels drawn so far (grey: not drawn yet), the pixel being drawn
+    ringed; right, the distribution that pixel is drawn from, the level drawn in red (notes
+    004, Fig. 10.9). It opens on the last step: the finished digit."""
+    n = image.size
+    side = image.shape[1]
+    order = np.arange(n).reshape(image.shape)
+
+    def traces(i: int) -> list:
+        r, c = divmod(i, side)
+        shown = np.where(order <= i, image.astype(float), np.nan)
+        return [go.Heatmap(z=f32(shown), colorscale=INK, showscale=False, zmin=0,
+                           zmax=levels - 1, xgap=1, ygap=1, name="drawn",
+                           hovertemplate="row %{y}, col %{x}: level %{z}<extra></extra>"),
+                go.Scatter(x=[c], y=[r], mode="markers", name="this pixel",
+                           marker=dict(color="rgba(0,0,0,0)", size=22, symbol="square-open",
+                                       line=dict(color=TARGET, width=3))),
+                *(go.Bar(**{k: v for k, v in b.items() if k != "type"})
+                  for b in _bars(probs[r, c], int(image[r, c])))]
+
+    last = n - 1
+    frames = [go.Frame(data=traces(i), name=str(i)) for i in range(n)]
+    steps = [dict(method="animate", label=str(i),
+                  args=[[str(i)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
+                                       transition=dict(duration=0))]) for i in range(n)]
+    fig = go.Figure(data=traces(last), frames=frames)
+    fig.update_layout(
+        title=dict(text=title), height=HEIGHT, **_two_panels(levels, "level"),
+        plot_bgcolor="#e6e6e6",
+        updatemenus=[dict(type="buttons", direction="left", x=0.0, y=-0.02, xanchor="left",
+                          yanchor="top", showactive=False, buttons=[
+                              dict(label="▶ Play", method="animate",
+                                   args=[None, dict(frame=dict(duration=180, redraw=True),
+                                                    transition=dict(duration=0),
+                                                    fromcurrent=False)]),
+                              dict(label="❚❚ Pause", method="animate",
+                                   args=[[None], dict(mode="immediate",
+                                                      frame=dict(duration=0, redraw=False))])])],
+        sliders=[dict(active=last, steps=steps, x=0.22, y=-0.02, len=0.78, yanchor="top",
+                      currentvalue=dict(prefix="pixel ", visible=True))])
+    return fig
+
+
+def pixel_figure(digit: np.ndarray, row: int, col: int, probs: np.ndarray, truth: int,
+                 title: str) -> go.Figure:
+    """Left: a test digit up to pixel (row, col) (later pixels grey: the model does not see
+    them), the pixel ringed; every pixel clickable. Right: the model's distribution over the
+    pixel's levels given the pixels before it, the true level in red."""
+    levels = len(probs)
+    side = digit.shape[1]
+    order = np.arange(digit.size).reshape(digit.shape)
+    seen = np.where(order < row * side + col, digit.astype(float), np.nan)
+    rr, cc = np.mgrid[:digit.shape[0], :side]
+    traces: list[dict] = [dict(type="heatmap", z=f32(seen), colorscale=INK, showscale=False, zmin=0,
+                   zmax=levels - 1, xgap=1, ygap=1, name="context", hoverinfo="skip"),
+              dict(type="scatter", x=f32(cc.ravel()), y=f32(rr.ravel()), mode="markers",
+                   name="pixels", marker=dict(color="rgba(0,0,0,0)", size=26,
+                                              symbol="square"),
+                   hovertemplate="row %{y}, col %{x}: click<extra></extra>"),
+              dict(type="scatter", x=[col], y=[row], mode="markers", name="this pixel",
+                   marker=dict(color="rgba(0,0,0,0)", size=22, symbol="square-open",
+                               line=dict(color=TARGET, width=3)), hoverinfo="skip"),
+              *_bars(probs, truth)]
+    return plain_figure(traces, dict(title=dict(text=title), height=HEIGHT,
+                                     plot_bgcolor="#e6e6e6", clickmode="event+select",
+                                     **_two_panels(levels, f"level of pixel ({row}, {col})")))
+
+
+# ----------------------------------------------------------------------------- WaveNet
+def wave_figure(real: np.ndarray, made: np.ndarray, prompt: int, rate_khz: float,
+                title: str) -> go.Figure:
+    """The held-out vowel (grey) and the WaveNet's waveform (blue): identical over the prompt
+    (shaded), generated one sample at a time after it; time in ms."""
+    t = np.arange(len(real)) / float(rate_khz)                           # ms
+    top = float(max(np.abs(real).max(), np.abs(made).max(), 1e-6)) * 1.1
+    return plain_figure(
+        [dict(type="scatter", x=f32(t), y=f32(real), mode="lines", name="real vowel",
+              line=dict(color="#999999", width=3)),
+         dict(type="scatter", x=f32(t[prompt - 1:]), y=f32(made[prompt - 1:]), mode="lines",
+              name="generated", line=dict(color=COLORWAY[0], width=1.5))],
+        dict(title=dict(text=title), height=HEIGHT, legend=LEGEND_BELOW,
+             shapes=[dict(type="rect", xref="x", yref="paper", x0=0,
+                          x1=float(t[prompt - 1]), y0=0, y1=1, fillcolor="#f2e6c9",
+                          opacity=0.5, line=dict(width=0), layer="below")],
+             xaxis=dict(title=dict(text="time (ms)"), range=[0, float(t[-1])]),
+             yaxis=dict(title=dict(text="amplitude"), range=[-top, top])))

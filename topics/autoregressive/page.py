@@ -30,16 +30,30 @@ from topics.autoregressive.compute import (BETAS, CODEBOOK_SIZES, HIDDEN, KERNEL
                                            VQ_STEPS, baseline_bits, build_trainer, causal_args,
                                            causal_of, field_args, field_of, trainer_args,
                                            vq_args, vq_of)
+from topics.autoregressive.compute import (PROMPTS, SAMPLE_SEEDS, SHIPPED, VOWELS,
+                                           WAVE_LENGTH, WAVE_NAMES, WAVE_PARAMS,
+                                           WAVE_RATE_KHZ, gated_gain, pretrained_bytes,
+                                           shipped_name, shipped_trainer, trajectory_of,
+                                           wave_args, wave_error, wave_of)
+from engine.autoregressive.pretrained import PIXELCNN
+from engine.autoregressive.wavenet import HARMONICS, PERIOD
+from engine.autoregressive.wavenet import SCHEDULES as SCHEDULES_1D
+from engine.autoregressive.wavenet import field_of as field_of_1d
+from engine.weights import WeightsError
+from ui.live_keys import live_keys
+from ui.render import metrics
 from topics.autoregressive.tour import PRESETS, STEPS
 from ui import session
 from ui.page import Live, View, topic_page, user_errors
 from ui.render import explain, show_figure
 from ui.state import Control, StateTable
 
+SHIPPED_USED = "au__shipped_used"   # session: the live trainer started from shipped weights
+
 # ----------------------------------------------------------------------------- state
 STATE = StateTable([
     Control("au_stack", "pixelcnn", "Stack", kind="segmented", options=tuple(STACK_NAMES),
-            format_func=STACK_NAMES.get),
+            format_func=lambda v: STACK_NAMES[v]),
     Control("au_k", 3, "Kernel size k", kind="select_slider", options=KERNELS),
     Control("au_layers", 3, "Layers L", lo=0, hi=MAX_LAYERS, step=1),
     Control("au_size", 11, "Image size", lo=5, hi=MAX_SIZE, step=1),
@@ -54,8 +68,9 @@ STATE = StateTable([
     Control("au_blocks", 4, "Type-B layers", lo=0, hi=MAX_BLOCKS, step=1),
     Control("au_lr", 0.01, "Learning rate (Adam)", kind="select_slider", options=LRS),
     Control("au_cond", False, "Condition on the class", kind="toggle"),
+    Control("au_gated", False, "Gated layers (tanh ⊙ σ)", kind="toggle"),
     Control("au_mode", "free", "Draw", kind="segmented", options=tuple(MODES),
-            format_func=MODES.get),
+            format_func=lambda v: MODES[v]),
     Control("au_temp", 1.0, "Temperature", kind="select_slider", options=TEMPERATURES),
     Control("au_digit", 0, "Test digit", lo=0, hi=TEST_DIGITS, step=1),
     Control("au_prow", 3, "Pixel: row", lo=0, hi=7, step=1),
@@ -63,6 +78,13 @@ STATE = StateTable([
     Control("au_codes", 16, "Codebook size K", kind="select_slider", options=CODEBOOK_SIZES),
     Control("au_beta", 0.25, "Commitment weight β", kind="select_slider", options=BETAS),
     Control("au_vqsteps", 200, "Training steps", kind="select_slider", options=VQ_STEPS),
+    Control("au_model", "plain", "Shipped model", kind="segmented", options=tuple(SHIPPED),
+            format_func=lambda v: SHIPPED[v]),
+    Control("au_sseed", 0, "Sample seed", lo=0, hi=SAMPLE_SEEDS - 1, step=1),
+    Control("au_wnet", "dilated", "WaveNet", kind="segmented", options=tuple(WAVE_NAMES),
+            format_func=lambda v: WAVE_NAMES[v]),
+    Control("au_vowel", 0, "Held-out vowel", lo=0, hi=VOWELS - 1, step=1),
+    Control("au_prompt", 48, "Prompt (samples given)", kind="select_slider", options=PROMPTS),
 ])
 
 
@@ -185,6 +207,11 @@ def train_frame_parts(view, read, mode: str, temperature: float, digit: int, pro
         out["au_caption"] = Caption(f"{setup} Training diverged at iteration "
                                     f"{view.diverged_at}: press Reset, or lower the learning "
                                     "rate.")
+    elif snap.pretrained is not None:
+        out["au_caption"] = Caption(f"{setup} Started from the shipped model "
+                                    f"({snap.pretrained:,} iterations trained offline by "
+                                    "scripts/pretrain_autoregressive.py); Play trains on, "
+                                    "Reset starts from scratch.")
     elif snap.steps >= 100 and snap.test_bits > snap.baseline_bits:
         out["au_caption"] = Caption(f"{setup} After {snap.steps} iterations the model is "
                                     "still worse than independent pixels: the learning rate "
@@ -200,7 +227,8 @@ def pixelcnn_view(panel) -> None:
         STATE.widget("au_prow")
         STATE.widget("au_pcol")
         with st.expander("Model and learning rate"):
-            for key in ("au_levels", "au_cond", "au_hidden", "au_blocks", "au_lr"):
+            for key in ("au_levels", "au_cond", "au_gated", "au_hidden", "au_blocks",
+                        "au_lr"):
                 STATE.widget(key)
         if float(STATE.values()["au_temp"]) == 0:
             st.info("Temperature 0 takes the most likely level at every pixel instead of "
@@ -208,12 +236,19 @@ def pixelcnn_view(panel) -> None:
                     "same digit every time.")
     s = STATE.values()
     seed, device = session.seed(), session.device()
-    levels, hidden, blocks, lr, cond = trainer_args(s)
+    levels, hidden, blocks, lr, cond, gated = trainer_args(s)
     temperature = float(s["au_temp"])
-    make = functools.partial(build_trainer, levels, hidden, blocks, lr, cond, seed, device)
-    setup = (f"{levels} grey levels, a 5 × 5 type-A layer and {blocks} 3 × 3 type-B layers of "
-             f"{hidden} channels{', class-conditional' if cond else ''}, Adam at {lr:g}, "
-             f"minibatches of 64, seed {seed}.")
+    shipped = shipped_name(s) if seed == PIXELCNN["plain"]["seed"] else None
+    # the shipped state at the session's first build only: never after Reset, nor for a slide
+    # or a tour that asks for a fresh trainer (it trains from iteration 0)
+    fresh = st.session_state.get(live_keys("au_train").reset_asked)
+    use = shipped is not None and not fresh and not st.session_state.get(SHIPPED_USED)
+    make = functools.partial(build_trainer, levels, hidden, blocks, lr, cond, gated, seed,
+                             device, pretrained_bytes(shipped) if use and shipped else None)
+    setup = (f"{levels} grey levels, a 5 × 5 type-A layer and {blocks} 3 × 3 type-B "
+             f"{'gated ' if gated else ''}layers of {hidden} channels"
+             f"{', class-conditional' if cond else ''}, Adam at {lr:g}, minibatches of 64, "
+             f"seed {seed}.")
 
     def draw(view, tick) -> None:
         parts = live_parts(train_frame_parts, view, mode=str(s["au_mode"]),
@@ -231,9 +266,11 @@ def pixelcnn_view(panel) -> None:
         with user_errors("train the PixelCNN"):
             live_training("au_train", make, draw,
                           config={"levels": levels, "hidden": hidden, "blocks": blocks,
-                                  "lr": lr, "conditional": cond, "seed": seed,
-                                  "device": device},
+                                  "lr": lr, "conditional": cond, "gated": gated,
+                                  "seed": seed, "device": device},
                           steps_per_frame=10, max_steps_per_frame=100)
+    if use:              # built now from the shipped state (or kept): Reset starts fresh
+        st.session_state[SHIPPED_USED] = True
     with panel.notes:
         explain("The PixelCNN gives every pixel a softmax over the Q grey levels, computed "
                 "from the pixels before it in raster order only (the masks of the first tab), "
@@ -284,9 +321,115 @@ def vqvae_view(panel) -> None:
                 "that prior, decoded: the VQ-VAE's samples (notes 004, Fig. 10.11-10.12).")
 
 
+# ----------------------------------------------------------------------------- sampling
+PIXEL_CLICK = "au_fig_pixel"
+
+
+def _pixel_clicked() -> None:
+    """A click on a pixel of the test digit picks that pixel (row and column sliders)."""
+    sel = st.session_state.get(PIXEL_CLICK) or {}
+    pts = [p for p in sel.get("selection", {}).get("points", []) if p.get("curve_number") == 1]
+    if pts:
+        row, col = int(round(pts[0]["y"])), int(round(pts[0]["x"]))
+        if 0 <= row < 8 and 0 <= col < 8:
+            st.session_state["au_prow"], st.session_state["au_pcol"] = row, col
+
+
+def sampling_view(panel) -> None:
+    with panel.controls:
+        for key in ("au_model", "au_temp", "au_sseed", "au_digit", "au_prow", "au_pcol"):
+            STATE.widget(key)
+    s = STATE.values()
+    name, temperature = str(s["au_model"]), float(s["au_temp"])
+    digit, row, col = int(s["au_digit"]), int(s["au_prow"]), int(s["au_pcol"])
+    with panel.figure:
+        try:
+            trainer = shipped_trainer(name)
+        except WeightsError as err:
+            st.error(f"The shipped {SHIPPED[name]} cannot be read: {err}")
+            return
+        snap = trainer.snapshot()
+        t = trajectory_of(name, temperature, int(s["au_sseed"]))
+        pred = predictive_of(trainer, digit, row, col)
+        left, right = st.columns(2)
+        with left:
+            show_figure(figs.sampling_figure(
+                t["image"], t["probs"], snap.levels,
+                f"One digit, pixel by pixel (T = {temperature:g}): press ▶ Play"),
+                key="au_fig_steps")
+        with right:
+            show_figure(figs.pixel_figure(
+                pred.digit, row, col, pred.probs, pred.truth,
+                f"Test digit {digit} (a {pred.label}): click a pixel"),
+                key=PIXEL_CLICK, on_select=_pixel_clicked, selection_mode="points")
+        metrics([("Test bits/pixel", f"{snap.test_bits:.3f}",
+                  f"the shipped {SHIPPED[name]}, {snap.steps:,} iterations"),
+                 ("Independent pixels", f"{snap.baseline_bits:.3f}", "bits/pixel"),
+                 (f"p(true level) at ({row}, {col})", f"{pred.probs[pred.truth]:.0%}",
+                  "given the test digit's pixels before it"),
+                 ("Gated minus plain", f"{-gated_gain(s):+.3f}",
+                  "bits/pixel of the two shipped models, same settings and iterations")])
+    with panel.notes:
+        explain("Left: a digit drawn by the shipped PixelCNN (4 grey levels, trained offline "
+                f"for {snap.steps:,} iterations). ▶ Play walks through the 64 draws in raster "
+                "order; at each one the bars are the model's distribution for that pixel given "
+                "every pixel drawn before it, and the red bar the level drawn from it (at "
+                "temperature 0: the most likely one). Right: the same for a real test digit; "
+                "click any pixel (or use the sliders) to see what the model expects there from "
+                "the pixels above and to the left, the red bar being the true level (notes 004, "
+                "Fig. 10.9, there 256 levels of a colour channel). The gated model replaces "
+                "each ReLU layer by tanh(f) ⊙ σ(g), the gated PixelCNN's unit, with twice the "
+                "filters per layer.")
+
+
+# ----------------------------------------------------------------------------- WaveNet
+def wavenet_view(panel) -> None:
+    with panel.controls:
+        for key in ("au_wnet", "au_vowel", "au_prompt"):
+            STATE.widget(key)
+    s = STATE.values()
+    name = str(s["au_wnet"])
+    vowel, prompt = wave_args(s)
+    with panel.figure:
+        try:
+            with st.spinner("Generating the waveform one sample at a time…"):
+                w = wave_of(name, vowel, prompt)
+            errors = {n: wave_error(n) for n in WAVE_NAMES}
+        except WeightsError as err:
+            st.error(f"The shipped WaveNet cannot be read: {err}")
+            return
+        dil = SCHEDULES_1D[name]
+        show_figure(figs.wave_figure(
+            w["real"], w["made"], prompt, WAVE_RATE_KHZ,
+            f"{WAVE_NAMES[name]}: {prompt} samples given, {WAVE_LENGTH - prompt} generated"),
+            key="au_fig_wave")
+        metrics([("Field", f"{field_of_1d(dil)} samples",
+                  f"{field_of_1d(dil) / WAVE_RATE_KHZ:.2f} ms at {WAVE_RATE_KHZ:g} kHz"),
+                 ("One-step error, dilated", f"{errors['dilated']:.3f}",
+                  "held-out mean squared error / the signal's variance"),
+                 ("One-step error, undilated", f"{errors['undilated']:.3f}",
+                  "the same weights count, field 6 samples"),
+                 ("Generated error", f"{w['error']:.2f}",
+                  "the continuation against the real vowel, / its variance")])
+    with panel.notes:
+        explain(f"A made-up vowel: one period of {PERIOD} samples ({PERIOD / WAVE_RATE_KHZ:.1f} "
+                f"ms at {WAVE_RATE_KHZ:g} kHz) made of {HARMONICS} harmonics whose strengths "
+                "are drawn afresh for each vowel, repeated under a slow swell, plus a little "
+                "noise. No fixed short filter can predict a timbre it has not seen; one period "
+                "back the wave nearly repeats. Both WaveNets have five gated causal layers "
+                f"with 2 taps and {WAVE_PARAMS:,} weights each; the dilated one reads 32 past "
+                "samples (more than a period), the undilated one 6. Each was trained offline "
+                "on fresh vowels to predict the next sample (mean squared error; WaveNet "
+                "proper uses a 256-way softmax). The blue curve after the shaded prompt is "
+                "generated one sample at a time, each prediction fed back as the next input "
+                "(notes 004, Fig. 10.4, there real speech).")
+
+
 VIEWS = [View("masks", "Masks & receptive field", masks_view),
          View("causal", "Causal 1-D (WaveNet)", causal_view),
-         View("pixelcnn", "PixelCNN", pixelcnn_view, live=Live("au_train", train_max=3_000)),
+         View("wavenet", "WaveNet on a vowel", wavenet_view),
+         View("pixelcnn", "PixelCNN", pixelcnn_view, live=Live("au_train", train_max=5_000)),
+         View("sampling", "Sampling pixel by pixel", sampling_view),
          View("vqvae", "VQ-VAE", vqvae_view)]
 
 if __name__ == "__main__":
