@@ -65,13 +65,33 @@ def _config(**change):
     return {**base, **change}
 
 
+def _blocks(z, res):
+    """The maps stacked in a column image (top first), split at its NaN gap rows."""
+    from topics.network.figures import gap_rows
+    z = np.asarray(z, float)
+    n = (len(z) + gap_rows(res)) // (res + gap_rows(res))
+    return [z[(n - 1 - j) * (res + gap_rows(res)):][:res] for j in range(n)]
+
+
 def test_the_frame_draws_every_neuron_and_its_edges():
-    parts = _parts(_config(), 5)
+    from topics.network.compute import frame_maps
+    config = _config()
+    parts = _parts(config, 5)
     fig = parts["ne_fig_net"].fig
-    maps = [t for t in fig.data if t.type == "heatmap"]
-    assert len(maps) == 2 + 6 * 8 + 1 + 1          # inputs, hidden, output neuron, big map
-    hidden = [t for t in maps if "neuron" in (t.hovertemplate or "")]
-    assert len(hidden) == 48
+    columns = [t for t in fig.data if t.type == "heatmap" and t.xaxis == "x"]
+    assert len(columns) == 1 + 6 + 1                 # inputs, six hidden layers, output neuron
+    assert len(fig.data) < 30                         # few traces: a cheap live frame
+    from topics.network.compute import build_trainer
+    trainer = build_trainer(config, 0, "cpu")
+    trainer.step(5)
+    snap = trainer.snapshot()
+    maps = frame_maps(snap.layers, snap.activation, snap.features, set())
+    for drawn, true in zip(columns[1:7], maps.hidden):
+        blocks = _blocks(drawn.z, true.shape[-1])
+        assert len(blocks) == 8
+        for block, m in zip(blocks, true):            # each map on its own scale, top first
+            scale = np.abs(m).max() or 1.0
+            np.testing.assert_allclose(block, m / scale, rtol=1e-5, atol=1e-6)
     edges = [t for t in fig.data if t.type == "scatter" and t.mode == "lines"
              and t.xaxis == "x"]
     n_edges = sum(len(t.x) // 3 for t in edges)
@@ -80,11 +100,13 @@ def test_the_frame_draws_every_neuron_and_its_edges():
 
 
 def test_the_caption_counts_regions_and_the_knocked_out_loss():
+    from topics.network.figures import SILENCED
     parts = _parts(_config(hidden=(4, 4)), 20, knocked=frozenset({(0, 1)}))
     text = parts["ne_caption"].text
     assert "linear regions" in text and "knocked out" in text
-    grey = [t for t in parts["ne_fig_net"].fig.data if "knocked out" in (t.hovertemplate or "")]
-    assert len(grey) == 1 and np.allclose(np.asarray(grey[0].z, float), 0)
+    layer1 = [t for t in parts["ne_fig_net"].fig.data if t.type == "heatmap"][1]
+    blocks = _blocks(layer1.z, 20)
+    assert [bool((b == SILENCED).all()) for b in blocks] == [False, True, False, False]
 
 
 def test_no_hidden_layer_is_said_to_be_linear():
@@ -101,8 +123,9 @@ def test_divergence_is_named_and_no_nan_reaches_the_screen():
     fig = parts["ne_fig_net"].fig
     assert "nan" not in fig.layout.title.text.lower()
     for t in fig.data:
-        if t.type == "heatmap":
-            assert np.isfinite(np.asarray(t.z, float)).all()
+        if t.type == "heatmap":            # NaN only in whole gap rows (drawn transparent)
+            z = np.asarray(t.z, float)
+            assert np.isfinite(z[np.isfinite(z).any(1)]).all()
 
 
 def test_a_click_on_a_neuron_knocks_it_out_and_a_second_brings_it_back(monkeypatch):

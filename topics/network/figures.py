@@ -20,7 +20,6 @@ NET_W = 0.62             # the network's share of the figure's width
 RIGHT = 0.69             # where the output map and the loss curves start
 POSITIVE, NEGATIVE = "#0877bd", "#f59322"
 DIVERGING = [[0.0, NEGATIVE], [0.5, "#f7f7f7"], [1.0, POSITIVE]]
-KNOCKED = [[0.0, "#bdbdbd"], [1.0, "#bdbdbd"]]
 WIDTH_BINS = 5           # edges are drawn in this many widths per sign
 BARE = dict(showgrid=False, zeroline=False, showticklabels=False, ticks="",
             title=dict(text=""), fixedrange=True)
@@ -38,10 +37,85 @@ def _cell(n_cols: int, max_rows: int) -> tuple[float, float]:
     return w, h
 
 
-def _row_y(n: int, h: float) -> np.ndarray:
-    """Centres (paper y) of n cells in a column, centred around 0.47."""
-    step = h / 0.78
+def gap_rows(res: int) -> int:
+    """Rows of empty space between two stacked neuron maps of res rows (0.28 of a map)."""
+    return max(1, round(res * 0.22 / 0.78))
+
+
+def _row_y(n: int, h: float, res: int) -> np.ndarray:
+    """Centres (paper y) of n cells in a column, centred around 0.47, a gap of
+    gap_rows(res) / res cell heights between two cells."""
+    step = h * (res + gap_rows(res)) / res
     return 0.47 + (np.arange(n)[::-1] - (n - 1) / 2) * step
+
+
+def column_image(maps: np.ndarray, silenced: Sequence[int] = ()) -> np.ndarray:
+    """One column of the drawn network as one picture (rows, res): the maps (n, res, res)
+    stacked top (map 0) to bottom with gap_rows(res) NaN rows (transparent) between them,
+    row 0 at the bottom as a heatmap draws it. Each map is divided by its own largest |value|
+    (each neuron on its own colour scale, in [-1, 1]); a silenced map is SILENCED
+    everywhere (grey in COLUMN_SCALE)."""
+    n, res = maps.shape[0], maps.shape[-1]
+    g = gap_rows(res)
+    out = np.full((n * res + (n - 1) * g, res), np.nan, np.float32)     # (rows, res)
+    finite = np.nan_to_num(np.asarray(maps, np.float32), nan=0.0, posinf=0.0, neginf=0.0)
+    top = np.abs(finite).reshape(n, -1).max(1) if finite.size else np.zeros(n)   # (n,)
+    scaled = finite / np.where(top > 0, top, 1.0)[:, None, None]        # (n, res, res)
+    for j in range(n):
+        row = (n - 1 - j) * (res + g)
+        out[row:row + res] = SILENCED if j in silenced else scaled[j]
+    return out
+
+
+SILENCED = 2.0           # the value of a knocked-out neuron's cells in column_image
+# [-1, 1] diverging as DIVERGING, SILENCED grey
+COLUMN_SCALE = [[0.0, NEGATIVE], [1 / 3, "#f7f7f7"], [2 / 3, POSITIVE], [0.67, "#bdbdbd"],
+                [1.0, "#bdbdbd"]]
+
+
+def _edge_traces(layers, centres, w: float, sizes: list[int]) -> list[dict]:
+    """Every weight as a line from its source's right edge to its target's left edge, in
+    one trace per (sign, width bin): WIDTH_BINS widths of |w| / max |w| per sign."""
+    top = max((float(np.abs(W[np.isfinite(W)]).max(initial=0.0)) for W, _ in layers),
+              default=1.0) or 1.0
+    dense = sum(a * b for a, b in zip(sizes[:-1], sizes[1:])) > 100     # thinner lines
+    xs_all, ys_all, keys_all = [], [], []
+    for li, (W, _) in enumerate(layers):
+        src, dst = centres[li], centres[li + 1]                        # (d_in, 2), (d_out, 2)
+        jj, ii = np.meshgrid(np.arange(W.shape[0]), np.arange(W.shape[1]), indexing="ij")
+        wv = np.asarray(W, np.float64).ravel()                          # (d_out * d_in,)
+        ok = np.isfinite(wv)
+        jj, ii, wv = jj.ravel()[ok], ii.ravel()[ok], wv[ok]
+        bins = np.minimum((np.abs(wv) / top * WIDTH_BINS).astype(int), WIDTH_BINS - 1)
+        keys_all.append((wv >= 0).astype(int) * WIDTH_BINS + bins)
+        xs_all.append(np.stack([src[ii, 0] + w / 2, dst[jj, 0] - w / 2,
+                                np.full(len(wv), np.nan)], 1))          # (e, 3)
+        ys_all.append(np.stack([src[ii, 1], dst[jj, 1], np.full(len(wv), np.nan)], 1))
+    keys = np.concatenate(keys_all)
+    xs, ys = np.concatenate(xs_all), np.concatenate(ys_all)
+    traces = []
+    for key in np.unique(keys):
+        sign, b = divmod(int(key), WIDTH_BINS)
+        pick = keys == key
+        traces.append(dict(type="scatter", x=f32(xs[pick].ravel()), y=f32(ys[pick].ravel()),
+                           mode="lines", hoverinfo="skip",
+                           line=dict(color=POSITIVE if sign else NEGATIVE,
+                                     width=(0.6 + 1.4 * b) * (0.5 if dense else 1.0)),
+                           opacity=0.6 if dense else 0.75, xaxis="x", yaxis="y"))
+    return traces
+
+
+def _column_trace(image: np.ndarray, x0: float, w: float, y_top: float, h: float, res: int,
+                  colorscale, zmin: float, zmax: float) -> dict:
+    """A heatmap on the network's axes (paper units) whose cells of h / res fill the column
+    from y_top down, w wide around x0."""
+    rows, cols = image.shape
+    d = h / res
+    xs = x0 - w / 2 + (np.arange(cols) + 0.5) * (w / cols)
+    ys = y_top - rows * d + (np.arange(rows) + 0.5) * d
+    return dict(type="heatmap", x=f32(xs), y=f32(ys), z=image, showscale=False,
+                colorscale=colorscale, zmin=zmin, zmax=zmax, hoverinfo="skip",
+                xaxis="x", yaxis="y")
 
 
 def network_figure(inputs: np.ndarray, feature_names: Sequence[str], hidden: list[np.ndarray],
@@ -54,99 +128,68 @@ def network_figure(inputs: np.ndarray, feature_names: Sequence[str], hidden: lis
     map [iy, ix]; output (R, R) is P(class 1) on the grid out_xs, out_ys; layers the (W, b)
     of each Linear (input first); knocked the (layer, unit) pairs drawn grey; points and
     test_points (x (n, 2), y (n,)); curves (train steps, train loss, test steps, test
-    loss)."""
+    loss). Each column of neuron maps is one heatmap on the network's axes (column_image):
+    a frame has a dozen traces and three pairs of axes whatever the network's size."""
     cols = [inputs, *hidden]
+    res = inputs.shape[-1]
     sizes = [len(c) for c in cols] + [1]
     n_cols = len(sizes)
     cx = _column_x(n_cols)
     w, h = _cell(n_cols, max(sizes))
-    centres = [np.stack([np.full(n, cx[i]), _row_y(n, h)], 1) for i, n in enumerate(sizes)]
-    traces: list[dict] = []
+    centres = [np.stack([np.full(n, cx[i]), _row_y(n, h, res)], 1)
+               for i, n in enumerate(sizes)]
     layout: dict = dict(title=dict(text=title), height=HEIGHT, showlegend=False,
                         # room for the input labels left of the first column (a narrower
                         # margin Plotly widens itself, the live canvas does not)
                         margin=dict(l=48, r=10, t=60, b=40),
                         xaxis=dict(BARE, domain=[0, NET_W], range=[0, NET_W]),
                         yaxis=dict(BARE, domain=[0, 1], range=[0, 1]))
-    # edges, grouped by sign and width (one trace per group: few traces per frame)
-    top = max((float(np.abs(W).max()) for W, _ in layers if W.size), default=1.0) or 1.0
-    groups: dict[tuple[int, int], tuple[list, list]] = {}
-    for li, (W, _) in enumerate(layers):
-        src, dst = centres[li], centres[li + 1]
-        for j in range(W.shape[0]):
-            for i in range(W.shape[1]):
-                mag = abs(float(W[j, i])) / top
-                if not np.isfinite(mag):
-                    continue
-                key = (int(W[j, i] >= 0), min(int(mag * WIDTH_BINS), WIDTH_BINS - 1))
-                xs, ys = groups.setdefault(key, ([], []))
-                xs += [float(src[i, 0] + w / 2), float(dst[j, 0] - w / 2), None]
-                ys += [float(src[i, 1]), float(dst[j, 1]), None]
-    dense = sum(a * b for a, b in zip(sizes[:-1], sizes[1:])) > 100     # thinner lines
-    for (sign, b), (xs, ys) in sorted(groups.items()):
-        traces.append(dict(type="scatter", x=xs, y=ys, mode="lines", hoverinfo="skip",
-                           line=dict(color=POSITIVE if sign else NEGATIVE,
-                                     width=(0.6 + 1.4 * b) * (0.5 if dense else 1.0)),
-                           opacity=0.6 if dense else 0.75, xaxis="x", yaxis="y"))
-    # one small heat map per neuron, each on its own pair of axes
+    traces = _edge_traces(layers, centres, w, sizes)
     annotations = []
-    axis = 2
     for ci, maps in enumerate(cols):
-        for j, z in enumerate(maps):
-            out = knocked and (ci - 1, j) in knocked
-            zmax = float(np.nanmax(np.abs(z))) if z.size and np.isfinite(z).any() else 1.0
-            if ci == 0:
-                label = feature_names[j]
-                hover = f"{label}: %{{z:.3g}}<extra></extra>"
-            else:
-                wi = layers[ci - 1][0][j]
-                incoming = ", ".join(f"{v:+.2f}" for v in wi[:8])
-                label = f"L{ci} n{j + 1}"
-                hover = (f"layer {ci}, neuron {j + 1}" + (" (knocked out)" if out else "")
-                         + f"<br>incoming w: {incoming}<br>output %{{z:.3g}}<extra></extra>")
-            x0, y0 = centres[ci][j]
-            traces.append(dict(type="heatmap", z=f32(np.nan_to_num(z)), showscale=False,
-                               colorscale=KNOCKED if out else DIVERGING,
-                               zmin=-(zmax or 1.0), zmax=zmax or 1.0, hovertemplate=hover,
-                               xaxis=f"x{axis}", yaxis=f"y{axis}"))
-            layout[f"xaxis{axis}"] = dict(BARE, domain=[float(x0 - w / 2), float(x0 + w / 2)],
-                                          anchor=f"y{axis}")
-            layout[f"yaxis{axis}"] = dict(BARE, domain=[float(y0 - h / 2), float(y0 + h / 2)],
-                                          anchor=f"x{axis}")
-            if ci == 0:
-                annotations.append(dict(text=label, x=float(x0 - w / 2 - 0.005), y=float(y0),
-                                        xref="paper", yref="paper", xanchor="right",
-                                        showarrow=False, font=dict(size=11)))
-            axis += 1
+        silenced = [j for j in range(len(maps)) if knocked and (ci - 1, j) in knocked]
+        top = float(centres[ci][0][1] + h / 2)
+        traces.append(_column_trace(column_image(maps, silenced), float(cx[ci]), w, top, h,
+                                    res, COLUMN_SCALE, -1.0, SILENCED))
+        if ci == 0:
+            for j, label in enumerate(feature_names):
+                annotations.append(dict(text=label, x=float(cx[0] - w / 2 - 0.005),
+                                        y=float(centres[0][j][1]), xref="paper",
+                                        yref="paper", xanchor="right", showarrow=False,
+                                        font=dict(size=11)))
         head = "input" if ci == 0 else f"L{ci}: {len(maps)}"
         annotations.append(dict(text=head, x=float(cx[ci]), y=0.97, xref="paper",
                                 yref="paper", xanchor="center", yanchor="bottom",
                                 showarrow=False, font=dict(size=11)))
-    # a clickable dot on each hidden neuron (points selection: knock it out or back in)
-    dots = [(float(centres[ci][j][0]), float(centres[ci][j][1]), f"L{ci} n{j + 1}")
-            for ci in range(1, len(cols)) for j in range(len(cols[ci]))]
+    # a dot on each hidden neuron: its incoming weights on hover, a click (points selection)
+    # knocks it out or brings it back
+    dots = []
+    for ci in range(1, len(cols)):
+        for j in range(len(cols[ci])):
+            label = f"L{ci} n{j + 1}"
+            incoming = ", ".join(f"{v:+.2f}" for v in layers[ci - 1][0][j][:8])
+            gone = " (knocked out)" if (ci - 1, j) in knocked else ""
+            dots.append((float(centres[ci][j][0]), float(centres[ci][j][1]), label,
+                         f"layer {ci}, neuron {j + 1}{gone}<br>incoming w: {incoming}<br>"
+                         "click to knock out or bring back"))
     if dots:
         traces.append(dict(type="scatter", x=[d[0] for d in dots], y=[d[1] for d in dots],
-                           customdata=[d[2] for d in dots], mode="markers", name="neurons",
+                           customdata=[d[2] for d in dots], hovertext=[d[3] for d in dots],
+                           mode="markers", name="neurons",
                            marker=dict(size=12, color="rgba(40,40,40,0.05)",
                                        line=dict(color="rgba(40,40,40,0.35)", width=1)),
-                           hovertemplate="%{customdata}: click to knock out or bring back"
-                                         "<extra></extra>", xaxis="x", yaxis="y"))
+                           hovertemplate="%{hovertext}<extra></extra>", xaxis="x",
+                           yaxis="y"))
     # the output neuron's small map, then the large output map with the data
     xo, yo = centres[-1][0]
     small = f32(np.where(output > 0.5, 1.0, 0.0) if discretize else output)
-    traces.append(dict(type="heatmap", z=small[::4, ::4], showscale=False,
-                       colorscale=DIVERGING, zmin=0, zmax=1,
-                       hovertemplate="output P(class 1) %{z:.2f}<extra></extra>",
-                       xaxis=f"x{axis}", yaxis=f"y{axis}"))
-    layout[f"xaxis{axis}"] = dict(BARE, domain=[float(xo - w / 2), float(xo + w / 2)],
-                                  anchor=f"y{axis}")
-    layout[f"yaxis{axis}"] = dict(BARE, domain=[float(yo - h / 2), float(yo + h / 2)],
-                                  anchor=f"x{axis}")
+    tiny = small[::4, ::4]
+    traces.append(_column_trace(tiny, float(xo), w, float(yo + h / 2), h, tiny.shape[0],
+                                DIVERGING, 0.0, 1.0))
     annotations.append(dict(text="output", x=float(xo), y=0.97, xref="paper", yref="paper",
                             xanchor="center", yanchor="bottom", showarrow=False,
                             font=dict(size=11)))
-    big = axis + 1
+    big = 2
     traces.append(dict(type="heatmap", x=f32(out_xs), y=f32(out_ys), z=small,
                        showscale=False, colorscale=DIVERGING, zmin=0, zmax=1,
                        hovertemplate="x1 %{x:.2f}, x2 %{y:.2f}: P(class 1) %{z:.2f}"
