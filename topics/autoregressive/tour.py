@@ -124,7 +124,8 @@ PRESETS = {
         PLAIN, "The same four layers without dilation read only 5 samples.", "causal",
         C_PLAIN),
     "Train a PixelCNN on digits": Preset(
-        PIXELCNN, f"Press Play: after {TRAIN_STEPS} iterations the test digits cost at most "
+        PIXELCNN, f"Press Reset, then Play (the tab opens on the shipped model): after "
+                  f"{TRAIN_STEPS} iterations the test digits cost at most "
                   "1.0 bit per pixel, while independent pixels cost at least 1.1: a margin of "
                   "at least 0.15 bits.", "pixelcnn", C_BITS),
     "Temperature 0 repeats itself": Preset(
@@ -184,7 +185,8 @@ STEPS = [
          "L layers, where undilated ones reach L + 1.",
          WAVENET, "causal", C_WAVENET[:1]),
     Step("Train on digits",
-         f"Press Play. The model's bits per pixel fall below independent pixels' (at least "
+         f"Press Reset, then Play (the tab opens on the shipped model). The model's bits "
+         f"per pixel fall below independent pixels' (at least "
          f"1.1) within {TRAIN_STEPS} iterations, by at least 0.15 bits.",
          PIXELCNN, "pixelcnn", C_BITS[1:]),
     Step("One pixel's distribution",
