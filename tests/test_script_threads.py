@@ -12,7 +12,7 @@ LIMITS = ("configure_threads(", "deterministic(")
 # runs only other processes, each of which sets its own threads (pytest: tests/conftest.py)
 DRIVERS = {"scripts/machine_dependence.py"}
 # reads and writes text only: loads no library that starts threads
-TEXT_ONLY = {"scripts/make_figure_list.py"}
+TEXT_ONLY = {"scripts/make_figure_list.py", "scripts/screenshot_gallery.py"}
 
 
 def _runnable() -> list[Path]:

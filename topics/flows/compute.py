@@ -189,3 +189,11 @@ def digits_value(s: Mapping[str, Any], name: str = "spread_ratio") -> float:
 
 DIGITS_MEASURES = ("spread_ratio", "roughness_ratio", "frozen_spread", "bits_below_baseline",
                    "shipped_bits")
+
+
+def base_density(lim: float, res: int = RES) -> tuple[np.ndarray, np.ndarray]:
+    """The standard normal base density on the plot's grid: xs (res,), p (res, res) with
+    p[i, j] = exp(-(xs[j]² + xs[i]²) / 2) / 2π (row i: y = xs[i])."""
+    xs = np.linspace(-lim, lim, res)
+    sq = xs[None, :] ** 2 + xs[:, None] ** 2          # (res, res)
+    return xs, np.exp(-sq / 2) / (2 * np.pi)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from topics.flows import figures as figs
-from topics.flows.compute import LIM, data_of
+from topics.flows.compute import LIM, base_density, data_of
 from topics.flows.families import (COUPLING_HIDDEN, COUPLING_LAYERS, FAMILY_LABELS,
                                    ODE_HIDDEN, ODE_STEPS, fit_of, settings_args)
 from ui.page import user_errors
@@ -31,6 +31,10 @@ def families_view(panel, state: StateTable) -> None:
             st.info("Press **Fit** to train a planar, a radial, a coupling and a neural-ODE "
                     "flow on the same points (cached afterwards; the ODE takes longest).",
                     icon=":material/play_arrow:")
+            xs, base = base_density(LIM)
+            show_figure(figs.families_figure(
+                [("before fitting: every flow's base density N(0, I)", xs, base)],
+                data_of(data, 0).train, LIM), key="fl_fig_families")
         else:
             with user_errors("fit the flows"):
                 results = []
