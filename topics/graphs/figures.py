@@ -189,9 +189,11 @@ def rollout_figure(springs: np.ndarray, truth: np.ndarray, learned: np.ndarray,
                                   (learned, COLORWAY[0], "solid", "learned")):
         px, py = _paths(xs)
         ex, ey = _edge_lines(xs[-1], edges)
-        traces += [dict(type="scatter", x=px, y=py, mode="lines", name=f"{name} paths",
-                        hoverinfo="skip", line=dict(color=color, width=1, dash=dash)),
-                   dict(type="scatter", x=ex, y=ey, mode="lines", name=f"{name} springs",
+        traces += [dict(type="scatter", x=f32(px), y=f32(py), mode="lines",
+                        name=f"{name} paths", hoverinfo="skip",
+                        line=dict(color=color, width=1, dash=dash)),
+                   dict(type="scatter", x=f32(ex), y=f32(ey), mode="lines",
+                        name=f"{name} springs",
                         hoverinfo="skip", line=dict(color=color, width=2))]
     traces += [dict(type="scatter", x=f32(truth[-1, :, 0]), y=f32(truth[-1, :, 1]),
                     mode="markers", name="exact balls",

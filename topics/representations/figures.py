@@ -192,11 +192,12 @@ def similarity_figure(sim: np.ndarray, title: str) -> go.Figure:
     ticks = [f"{'ab'[i // (m2 // 2)]}{i % (m2 // 2) + 1}" for i in range(m2)]
     return plain_figure(
         [dict(type="heatmap", z=f32(sim), x=ticks, y=ticks, zmin=-1, zmax=1,
-              colorscale=colorscale("RdBu"), reversescale=True,
-              colorbar=dict(title=dict(text="s_ik")))],
+              colorscale=colorscale("RdBu"), reversescale=True, showscale=False,
+              hovertemplate="s = %{z:.2f} (red +1, blue -1)<extra></extra>")],
         dict(title=dict(text=title), height=400,
-             xaxis=dict(title=dict(text="view (a: first, b: second) and digit")),
-             yaxis=dict(autorange="reversed", scaleanchor="x")))
+             xaxis=dict(title=dict(text="view (a: first, b: second) and digit"),
+                        range=[-0.5, m2 - 0.5]),
+             yaxis=dict(range=[m2 - 0.5, -0.5])))
 
 
 def contrastive_loss_figure(steps: np.ndarray, loss: np.ndarray) -> go.Figure:
