@@ -27,6 +27,7 @@ from torch import nn
 from engine import weights
 from engine.autoregressive.digits import GREYS, quantised_digits
 from engine.flows.coupling import bound_log_scale
+from engine.flows.realnvp import compose, compose_inverse
 
 PIXELS = 64
 ALPHA = 0.05
@@ -102,18 +103,12 @@ class DigitsRealNVP(nn.Module):
         return [cast(MaskedCoupling, m) for m in self.layers]
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        logdet = torch.zeros(x.shape[0], dtype=x.dtype, device=x.device)
-        for layer in self.layers:
-            x, ld = layer(x)
-            logdet = logdet + ld
-        return x, logdet
+        """z = f(x) (n, 64) and sum_k log|det df_k| (n,)."""
+        return compose(self.couplings(), x)
 
     def inverse(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        logdet = torch.zeros(z.shape[0], dtype=z.dtype, device=z.device)
-        for layer in reversed(self.couplings()):
-            z, ld = layer.inverse(z)
-            logdet = logdet + ld
-        return z, logdet
+        """x = f^{-1}(z) (n, 64) and sum_k log|det df_k^{-1}| (n,)."""
+        return compose_inverse(self.couplings(), z)
 
 
 def log_prob_levels(model: DigitsRealNVP, levels: torch.Tensor, u: torch.Tensor) -> torch.Tensor:

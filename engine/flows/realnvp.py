@@ -9,6 +9,7 @@ partitions alternate (notes 004, Fig. 11.3), a standard Gaussian base, exact log
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import cast
 
 import torch
@@ -22,6 +23,26 @@ LOG_2PI = math.log(2 * math.pi)
 def gaussian_log_prob(z: torch.Tensor) -> torch.Tensor:
     """log N(z; 0, I) for z (n, 2): -|z|^2/2 - log(2 pi). Returns (n,)."""
     return -0.5 * (z ** 2).sum(-1) - LOG_2PI
+
+
+def compose(layers: Sequence[nn.Module], x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A flow of invertible layers f = f_K o ... o f_1: z = f(x) (n, d) and
+    sum_k log|det df_k| (n,), each layer returning (its output, its log-determinant)."""
+    logdet = torch.zeros(x.shape[0], dtype=x.dtype, device=x.device)   # (n,)
+    for layer in layers:
+        x, ld = layer(x)
+        logdet = logdet + ld
+    return x, logdet
+
+
+def compose_inverse(layers: Sequence[nn.Module], z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """x = f^{-1}(z) (n, d) through the layers' inverses, last layer first, and
+    sum_k log|det df_k^{-1}| (n,)."""
+    logdet = torch.zeros(z.shape[0], dtype=z.dtype, device=z.device)   # (n,)
+    for layer in reversed(layers):
+        z, ld = layer.inverse(z)  # type: ignore[operator]
+        logdet = logdet + ld
+    return z, logdet
 
 
 class RealNVP(nn.Module):
@@ -41,19 +62,11 @@ class RealNVP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """z = f(x) (n, 2) and sum_k log|det df_k| (n,)."""
-        logdet = torch.zeros(x.shape[0], dtype=x.dtype, device=x.device)   # (n,)
-        for layer in self.layers:
-            x, ld = layer(x)
-            logdet = logdet + ld
-        return x, logdet
+        return compose(self.couplings(), x)
 
     def inverse(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """x = f^{-1}(z) (n, 2) and sum_k log|det df_k^{-1}| (n,)."""
-        logdet = torch.zeros(z.shape[0], dtype=z.dtype, device=z.device)
-        for layer in reversed(self.couplings()):
-            z, ld = layer.inverse(z)
-            logdet = logdet + ld
-        return z, logdet
+        return compose_inverse(self.couplings(), z)
 
     def stages(self, x: torch.Tensor) -> list[torch.Tensor]:
         """[h_0 = x, h_1, ..., h_K = z]: the points after each layer."""
