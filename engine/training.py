@@ -397,3 +397,25 @@ class MLPClassifierTrainer(TrainerBase):
         prob = torch.sigmoid(self.model(grid)).reshape(res, res)
         return ClassifierSnapshot(self.steps, float(self.loss()), self.accuracy(),
                                   gx, gy, to_numpy(prob), self.diverged_at)
+
+
+class SingleModelTrainer(TrainerBase):
+    """A trainer of one model (self.model) by one optimizer (self.opt) drawing its batches
+    from one generator (self.gen): its checkpoint holds exactly these three. (Read untyped:
+    each subclass keeps its own types for them.)"""
+
+    def _modules(self) -> dict[str, nn.Module]:
+        me: Any = self              # each subclass types its own model
+        return {"model": me.model}
+
+    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        me: Any = self
+        return {"opt": me.opt}
+
+    def _extra_state(self) -> dict:
+        me: Any = self
+        return {"gen": me.gen.get_state()}
+
+    def _load_extra_state(self, state: dict) -> None:
+        me: Any = self
+        me.gen.set_state(state["gen"])

@@ -10,11 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from torch import nn
 
 from engine.autoregressive.digits import independent_bits, quantised_digits
 from engine.autoregressive.pixelcnn import PixelCNN, bits_per_pixel
-from engine.training import TrainerBase
+from engine.training import SingleModelTrainer
 
 
 @dataclass(frozen=True)
@@ -26,7 +25,7 @@ class Snapshot:
     pretrained: int | None = None   # iterations trained offline when loaded from a file
 
 
-class PixelCNNTrainer(TrainerBase):
+class PixelCNNTrainer(SingleModelTrainer):
     """Adam on L(θ) over seeded minibatches of the training digits; one iteration, one
     minibatch."""
 
@@ -76,17 +75,6 @@ class PixelCNNTrainer(TrainerBase):
             int(self.steps), self.test_bits(), float(self.baseline), self.levels,
             self.pretrained_steps))
 
-    def _modules(self) -> dict[str, nn.Module]:
-        return {"model": self.model}
-
-    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
-        return {"opt": self.opt}
-
-    def _extra_state(self) -> dict:
-        return {"gen": self.gen.get_state()}
-
-    def _load_extra_state(self, state: dict) -> None:
-        self.gen.set_state(state["gen"])
 
 
 def test_digit(levels: int, index: int) -> tuple[np.ndarray, int]:

@@ -12,7 +12,7 @@ import torch
 from engine.device import make_generator, resolve_device
 from engine.flows.measures import DensityGrid, density_grid, flow_log_prob
 from engine.flows.realnvp import RealNVP
-from engine.training import TrainerBase
+from engine.training import SingleModelTrainer
 
 GRID_LINES, LINE_POINTS = 9, 60     # the base space's grid: 9 lines each way, 60 points each
 
@@ -37,7 +37,7 @@ def base_grid_lines(extent: float = 2.5) -> np.ndarray:
     return np.concatenate([vertical, vertical[..., ::-1]]).astype(np.float32)
 
 
-class FlowTrainer(TrainerBase):
+class FlowTrainer(SingleModelTrainer):
     """One iteration = one Adam step on -mean log p of a random batch. Each step(n) call logs
     "train" (NLL over all training points) and "held_out" (over the held-out points). State:
     "model", "opt", steps, diverged_at, history."""
@@ -92,14 +92,3 @@ class FlowTrainer(TrainerBase):
         return FlowSnapshot(self.steps, n["train"], n["held_out"], dens, samples, warped,
                             self.diverged_at)
 
-    def _modules(self) -> dict[str, torch.nn.Module]:
-        return {"model": self.model}
-
-    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
-        return {"opt": self.opt}
-
-    def _extra_state(self) -> dict:
-        return {"gen": self.gen.get_state()}
-
-    def _load_extra_state(self, state: dict) -> None:
-        self.gen.set_state(state["gen"])

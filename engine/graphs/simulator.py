@@ -16,7 +16,7 @@ import torch
 
 from engine.graphs.physics import (InteractionNetwork, rollout, simulate,
                                    spring_acceleration, spring_system)
-from engine.training import TrainerBase
+from engine.training import SingleModelTrainer
 
 SYSTEMS = 24           # training systems, each simulated for TRAJECTORY steps
 TRAJECTORY = 200
@@ -39,7 +39,7 @@ def training_states(balls: int, seed: int) -> tuple[torch.Tensor, ...]:
     return x.float(), s.float(), a.float()
 
 
-class SimulatorTrainer(TrainerBase):
+class SimulatorTrainer(SingleModelTrainer):
     """Adam on the relative squared error of the predicted accelerations; one iteration, one
     minibatch of BATCH states."""
 
@@ -73,17 +73,6 @@ class SimulatorTrainer(TrainerBase):
                 "weights": {k: v.detach().cpu().numpy().copy()
                             for k, v in self.model.state_dict().items()}}
 
-    def _modules(self):
-        return {"model": self.model}
-
-    def _optimizers(self):
-        return {"opt": self.opt}
-
-    def _extra_state(self) -> dict:
-        return {"gen": self.gen.get_state()}
-
-    def _load_extra_state(self, state: dict) -> None:
-        self.gen.set_state(state["gen"])
 
 
 def network_of(snapshot: dict) -> InteractionNetwork:

@@ -19,7 +19,7 @@ from engine.language_models.corpus import bigram_ce, unigram_ce
 from engine.language_models.generate import generate
 from engine.language_models.gpt import GPT, GPTConfig
 from engine.language_models.vocab import encode
-from engine.training import TrainerBase
+from engine.training import SingleModelTrainer
 
 MIN_TRAIN = 256          # fewest training characters a trainer accepts
 HELD_WINDOWS = 16        # at most this many held-out windows are scored
@@ -44,7 +44,7 @@ def windows(ids: np.ndarray, length: int, limit: int) -> np.ndarray:
     return np.stack([ids[i * length:i * length + length + 1] for i in range(m)])
 
 
-class GPTTrainer(TrainerBase):
+class GPTTrainer(SingleModelTrainer):
     """One iteration = one Adam step on a batch of `batch` random training windows."""
 
     log_every = 20
@@ -108,14 +108,3 @@ class GPTTrainer(TrainerBase):
         return LMSnapshot(self.steps, self.held_ce(), self.unigram, self.bigram, self.prompts,
                           samples, self.diverged_at)
 
-    def _modules(self) -> dict[str, torch.nn.Module]:
-        return {"model": self.model}
-
-    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
-        return {"opt": self.opt}
-
-    def _extra_state(self) -> dict:
-        return {"gen": self.gen.get_state()}
-
-    def _load_extra_state(self, state: dict) -> None:
-        self.gen.set_state(state["gen"])

@@ -40,7 +40,7 @@ from torch import nn
 from engine import weights
 from engine.representations.dec import digits_pixels
 from engine.representations.fewlabels import probe_accuracy, split
-from engine.training import TrainerBase
+from engine.training import SingleModelTrainer
 
 AUGMENTATIONS = ("shift", "rotate", "crop", "noise")
 SHIFT = 1.0               # pixels
@@ -141,7 +141,7 @@ class ContrastiveSnapshot:
     loss: float              # nt_xent on the shown views
 
 
-class ContrastiveTrainer(TrainerBase):
+class ContrastiveTrainer(SingleModelTrainer):
     """SimCLR on the training split of the digits (module docstring)."""
 
     log_every = 5
@@ -213,17 +213,6 @@ class ContrastiveTrainer(TrainerBase):
                                    torch.stack([v1, v2]).cpu().numpy().reshape(2, m, 8, 8),
                                    sim.cpu().numpy(), self.probe(), loss)
 
-    def _modules(self) -> dict[str, nn.Module]:
-        return {"model": self.model}
-
-    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
-        return {"opt": self.opt}
-
-    def _extra_state(self) -> dict:
-        return {"gen": self.gen.get_state()}
-
-    def _load_extra_state(self, state: dict) -> None:
-        self.gen.set_state(state["gen"])
 
 
 def pretrain_simclr(seed: int = 0, steps: int = PRETRAIN_STEPS, progress=None) -> SimCLR:
